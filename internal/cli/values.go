@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Listen defines -listen HOST:PORT with the given default.
+func (f *FlagSet) Listen(def string) *string {
+	p := new(string)
+	*p = def
+	f.Var(listenValue{p}, "listen", "`HOST:PORT` to serve HTTP on (empty host: all addresses)")
+	return p
+}
+
+// DB defines -db PATH, the SQLite file.
+func (f *FlagSet) DB(def string) *string {
+	return f.String("db", def, "SQLite database `PATH` (created on first start)")
+}
+
+// LogLevel defines -log-level (debug, info, warn, error).
+func (f *FlagSet) LogLevel() *slog.Level {
+	l := new(slog.Level)
+	f.TextVar(l, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
+	return l
+}
+
+// URL defines a base-URL flag (http or https, with a host); "" is allowed when
+// def is "" and means "not configured".
+func (f *FlagSet) URL(name, def, usage string) *string {
+	p := new(string)
+	*p = def
+	f.Var(urlValue{p}, name, usage)
+	return p
+}
+
+// Brokers defines -kafka-brokers host:port[,...]; empty means "no Kafka".
+func (f *FlagSet) Brokers() *[]string {
+	p := new([]string)
+	f.Var(brokersValue{p}, "kafka-brokers", "Kafka `HOST:PORT[,...]`; empty uses the in-process bus")
+	return p
+}
+
+// Seconds defines a positive duration flag given in whole or fractional seconds,
+// as HMS configures its timers.
+func (f *FlagSet) Seconds(name string, def time.Duration, usage string) *time.Duration {
+	p := new(time.Duration)
+	*p = def
+	f.Var(secondsValue{p}, name, usage)
+	return p
+}
+
+type listenValue struct{ p *string }
+
+func (v listenValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+func (v listenValue) Set(s string) error {
+	if err := ValidateHostPort(s); err != nil {
+		return err
+	}
+	*v.p = s
+	return nil
+}
+
+// ValidateHostPort checks s is HOST:PORT with a port in 0-65535.
+func ValidateHostPort(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT: %v", err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number in 0-65535", port)
+	}
+	return nil
+}
+
+type urlValue struct{ p *string }
+
+func (v urlValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+func (v urlValue) Set(s string) error {
+	if s == "" {
+		*v.p = ""
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("want an http:// or https:// URL")
+	}
+	if u.Host == "" {
+		return fmt.Errorf("URL has no host")
+	}
+	*v.p = strings.TrimRight(s, "/")
+	return nil
+}
+
+type brokersValue struct{ p *[]string }
+
+func (v brokersValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strings.Join(*v.p, ",")
+}
+
+func (v brokersValue) Set(s string) error {
+	var out []string
+	for b := range strings.SplitSeq(s, ",") {
+		b = strings.TrimSpace(b)
+		if b == "" {
+			continue
+		}
+		if err := ValidateHostPort(b); err != nil {
+			return fmt.Errorf("broker %q: %v", b, err)
+		}
+		out = append(out, b)
+	}
+	*v.p = out
+	return nil
+}
+
+type secondsValue struct{ p *time.Duration }
+
+func (v secondsValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(v.p.Seconds(), 'f', -1, 64)
+}
+
+func (v secondsValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return fmt.Errorf("want a positive number of seconds")
+	}
+	*v.p = time.Duration(f * float64(time.Second))
+	return nil
+}

@@ -1,0 +1,99 @@
+// Package httpserver is the HTTP plumbing every daemon of the suite shares: a
+// server that binds before Run and shuts down gracefully with a fresh bounded
+// context, request logging with slog, Prometheus metrics on /metrics, and the JSON
+// reading and writing helpers handlers use.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// DefaultShutdownTimeout bounds how long Run waits for in-flight requests after
+// its context is cancelled.
+const DefaultShutdownTimeout = 15 * time.Second
+
+// Server is an HTTP server bound to a listener. Create it with Listen, then call Run.
+type Server struct {
+	ln              net.Listener
+	srv             *http.Server
+	log             *slog.Logger
+	ShutdownTimeout time.Duration
+}
+
+// NewRegistry returns a Prometheus registry with the Go runtime and process
+// collectors registered; each daemon owns one and passes it around.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// Listen binds addr (":0" picks a free port) and returns a server that will serve
+// h, wrapped with request logging and metrics, plus GET /metrics from reg.
+func Listen(addr string, h http.Handler, log *slog.Logger, reg *prometheus.Registry) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return Serve(ln, h, log, reg), nil
+}
+
+// Serve is Listen for a listener the caller already bound.
+func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Registry) *Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("/", h)
+	m := newMetrics(reg)
+	return &Server{
+		ln:  ln,
+		log: log,
+		srv: &http.Server{
+			Handler:           instrument(mux, log, m),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
+		ShutdownTimeout: DefaultShutdownTimeout,
+	}
+}
+
+// Addr is the bound address, useful when listening on ":0".
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is "http://" plus the bound address.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Run serves until ctx is cancelled, then stops accepting connections and waits
+// up to ShutdownTimeout for in-flight requests, using a fresh context so accepted
+// requests are not cut off.
+func (s *Server) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	s.log.Info("http_listening", "addr", s.Addr())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.ShutdownTimeout)
+	defer cancel()
+	err := s.srv.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	s.log.Info("http_stopped", "addr", s.Addr())
+	return nil
+}

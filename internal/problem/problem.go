@@ -1,0 +1,119 @@
+// Package problem holds the suite's small set of error kinds and writes them as
+// RFC 9457 (formerly RFC 7807) application/problem+json responses, with the field
+// names HMS clients parse: type, title, status, detail, instance.
+//
+// Domain code classifies failures by wrapping one of the kind sentinels
+// (ErrInvalid, ErrNotFound, ErrConflict, ErrUnavailable) with %w; handlers pass the
+// error to Write, which is the only place an error kind becomes an HTTP status.
+package problem
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+)
+
+// The error kinds. Check them with errors.Is.
+var (
+	// ErrInvalid means the caller sent something malformed or out of range (400).
+	ErrInvalid = errors.New("invalid")
+	// ErrNotFound means the named object does not exist (404).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means the request collides with stored state (409).
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable means a dependency is down or the service is shutting down (503).
+	ErrUnavailable = errors.New("unavailable")
+	// ErrTooLarge means the request body is over the size limit (413).
+	ErrTooLarge = errors.New("request body too large")
+)
+
+// kindError attaches a kind to a message without putting the kind's own text in it.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+// Invalidf returns an ErrInvalid error whose message is the formatted text.
+func Invalidf(format string, args ...any) error {
+	return &kindError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundf returns an ErrNotFound error whose message is the formatted text.
+func NotFoundf(format string, args ...any) error {
+	return &kindError{kind: ErrNotFound, msg: fmt.Sprintf(format, args...)}
+}
+
+// Conflictf returns an ErrConflict error whose message is the formatted text.
+func Conflictf(format string, args ...any) error {
+	return &kindError{kind: ErrConflict, msg: fmt.Sprintf(format, args...)}
+}
+
+// Unavailablef returns an ErrUnavailable error whose message is the formatted text.
+func Unavailablef(format string, args ...any) error {
+	return &kindError{kind: ErrUnavailable, msg: fmt.Sprintf(format, args...)}
+}
+
+// Details is the problem+json document.
+type Details struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+}
+
+// ContentType is the media type of a problem document.
+const ContentType = "application/problem+json"
+
+// Status maps an error to its HTTP status code.
+func Status(err error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.Is(err, ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// Write sends err as a problem+json response. Client errors carry the error text
+// as detail; server errors get a generic detail and are logged once here.
+func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status := Status(err)
+	detail := err.Error()
+	if status >= 500 && status != http.StatusServiceUnavailable {
+		if log != nil {
+			log.ErrorContext(r.Context(), "request_failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		detail = "internal error; see the service log"
+	}
+	WriteStatus(w, r, status, detail)
+}
+
+// WriteStatus sends a problem+json response with an explicit status and detail.
+func WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	d := Details{
+		Type:     "about:blank",
+		Title:    http.StatusText(status),
+		Status:   status,
+		Detail:   detail,
+		Instance: r.URL.Path,
+	}
+	w.Header().Set("Content-Type", ContentType)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(d)
+}

@@ -1,0 +1,48 @@
+package problem
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWriteMapsKindsToStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus int
+		wantDetail string
+	}{
+		{name: "invalid", err: Invalidf("field %s: bad", "Class"), wantStatus: 400, wantDetail: "field Class: bad"},
+		{name: "wrapped not found", err: fmt.Errorf("get x1: %w", NotFoundf("no such xname x1")), wantStatus: 404, wantDetail: "get x1: no such xname x1"},
+		{name: "conflict", err: Conflictf("x1 exists"), wantStatus: 409, wantDetail: "x1 exists"},
+		{name: "too large", err: fmt.Errorf("body: %w", ErrTooLarge), wantStatus: 413, wantDetail: "body: request body too large"},
+		{name: "unavailable", err: Unavailablef("hsm down"), wantStatus: 503, wantDetail: "hsm down"},
+		{name: "internal hides detail", err: errors.New("disk I/O error at /var/lib/secret"), wantStatus: 500, wantDetail: "internal error; see the service log"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			Write(rec, httptest.NewRequest("GET", "/v1/hardware/x1", nil), nil, tt.err)
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status = %d, want %d", rec.Code, tt.wantStatus)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != ContentType {
+				t.Fatalf("content type = %q", ct)
+			}
+			var got Details
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			want := Details{Type: "about:blank", Title: http.StatusText(tt.wantStatus), Status: tt.wantStatus, Detail: tt.wantDetail, Instance: "/v1/hardware/x1"}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("problem (-want +got):\n%s", d)
+			}
+		})
+	}
+}

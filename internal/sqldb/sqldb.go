@@ -1,0 +1,203 @@
+// Package sqldb opens the SQLite databases the daemons keep their state in: WAL
+// mode, foreign keys on, a busy timeout, one writer connection (SQLite allows one
+// writer at a time; serialising in the pool is cheaper than lock retries) and a pool
+// of read-only connections, with numbered migrations applied on open.
+//
+// SQL written against this package should stay portable to PostgreSQL: standard
+// types (INTEGER, TEXT, REAL), "?" placeholders (a Postgres driver rebinds them),
+// no SQLite-only functions in hot paths.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// DB is a SQLite database with a single-connection writer pool and a reader pool.
+type DB struct {
+	// W is the writer pool (one connection). Use WriteTx for transactions.
+	W *sql.DB
+	// R is the read-only pool for queries.
+	R *sql.DB
+	// Path is the file the database lives in.
+	Path string
+}
+
+// Open opens (creating if needed) the SQLite file at p and applies the
+// migrations found in migrations (files named NNNN_description.sql, applied in
+// numeric order, each once). migrations may be nil.
+func Open(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
+	if p == "" {
+		return nil, errors.New("open database: empty path")
+	}
+	q := url.Values{}
+	for _, pr := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", pr)
+	}
+	q.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite", "file:"+p+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", p, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: %w", p, err)
+	}
+	db := &DB{W: w, Path: p}
+	if migrations != nil {
+		if err := db.migrate(ctx, migrations); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	rq := url.Values{}
+	for _, pr := range []string{"busy_timeout(10000)", "foreign_keys(1)", "query_only(1)"} {
+		rq.Add("_pragma", pr)
+	}
+	r, err := sql.Open("sqlite", "file:"+p+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: %w", p, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	db.R = r
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.R.Close(), db.W.Close())
+}
+
+// Ping checks the database answers; daemons use it for readiness.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.R.PingContext(ctx); err != nil {
+		return fmt.Errorf("database %s: %w", db.Path, err)
+	}
+	return nil
+}
+
+// WriteTx runs fn in a write transaction and commits it if fn returns nil. If
+// SQLite reports the database busy or locked (another process holds the write
+// lock past the busy timeout), the whole transaction is retried with backoff, so
+// fn must be safe to run again.
+func (db *DB) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	backoff := 5 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := db.writeOnce(ctx, fn)
+		if err == nil || !IsBusy(err) || attempt >= 20 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, time.Second)
+	}
+}
+
+func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// IsBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func IsBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		code := se.Code() & 0xff
+		return code == 5 || code == 6
+	}
+	return false
+}
+
+// IsUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY constraint failure.
+func IsUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == 2067 || se.Code() == 1555 // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
+	}
+	return false
+}
+
+type migration struct {
+	version int
+	name    string
+}
+
+func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	var ms []migration
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".sql" {
+			continue
+		}
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migration %s: name must be NNNN_description.sql", e.Name())
+		}
+		ms = append(ms, migration{version: v, name: e.Name()})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	if _, err := db.W.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		body, err := fs.ReadFile(fsys, m.name)
+		if err != nil {
+			return fmt.Errorf("read migration %s: %w", m.name, err)
+		}
+		err = db.WriteTx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, time.Now().UTC().Format(time.RFC3339))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("apply migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the peer and integration tests talk to, when they
+# are missing and we are root. On a laptop without root the tests that need a
+# missing peer skip (and fail under CI=true).
+set -euo pipefail
+# package:command pairs; the command tells whether the package is there.
+peers=(
+  sqlite3:sqlite3
+  curl:curl
+  kcat:kcat
+  redfishtool:redfishtool
+  wrk:wrk
+  snmpd:snmpd
+  snmp:snmpwalk
+  iproute2:ip
+)
+missing=()
+for p in "${peers[@]}"; do
+  command -v "${p#*:}" >/dev/null 2>&1 || missing+=("${p%%:*}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-peers: not root; missing test peers: ${missing[*]} (their tests will skip)" >&2
+  exit 0
+fi
+echo "install-peers: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
