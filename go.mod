@@ -21,6 +21,8 @@ require (
 	github.com/segmentio/kafka-go v0.4.51 // indirect
 	github.com/stmcginnis/gofish v0.26.0 // indirect
 	github.com/twmb/franz-go v1.22.2 // indirect
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
