@@ -1,0 +1,265 @@
+package fanout
+
+import (
+	"strings"
+
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+// idSet is a set of subscription ids.
+type idSet map[int64]struct{}
+
+func (s idSet) add(id int64) { s[id] = struct{}{} }
+
+// indexed is one subscription as the index holds it.
+type indexed struct {
+	id       int64
+	key      Key
+	sub      Subscription
+	all      bool // "all" or no Components: every component
+	allNodes bool
+	comps    map[string]struct{}
+}
+
+func (e *indexed) watches(comp string, isNode bool) bool {
+	if e.all || (e.allNodes && isNode) {
+		return true
+	}
+	_, ok := e.comps[comp]
+	return ok
+}
+
+// index answers "which subscriptions does this SCN match" by looking up the
+// SCN's attribute values and components, never by scanning every
+// subscription. It is not safe for concurrent use; Service guards it.
+type index struct {
+	subs     map[int64]*indexed
+	byKey    map[Key]int64
+	attrs    [4]map[string]idSet // state, role, subrole, software status (lower-cased values)
+	enabled  idSet
+	byComp   map[string]idSet
+	urlCount map[string]int // subscriptions per URL
+}
+
+const (
+	attrState = iota
+	attrRole
+	attrSubRole
+	attrSoftwareStatus
+)
+
+func newIndex() *index {
+	ix := &index{subs: map[int64]*indexed{}, byKey: map[Key]int64{}, enabled: idSet{}, byComp: map[string]idSet{}, urlCount: map[string]int{}}
+	for i := range ix.attrs {
+		ix.attrs[i] = map[string]idSet{}
+	}
+	return ix
+}
+
+func (ix *index) attrLists(sub *Subscription) [4][]string {
+	return [4][]string{sub.States, sub.Roles, sub.SubRoles, sub.SoftwareStatus}
+}
+
+// put adds or replaces subscription id.
+func (ix *index) put(id int64, k Key, sub Subscription) {
+	ix.remove(id)
+	e := &indexed{id: id, key: k, sub: sub, all: len(sub.Components) == 0}
+	for _, c := range sub.Components {
+		switch c {
+		case WildcardAll:
+			e.all = true
+		case WildcardAllNodes:
+			e.allNodes = true
+		default:
+			if e.comps == nil {
+				e.comps = map[string]struct{}{}
+			}
+			e.comps[c] = struct{}{}
+			setAdd(ix.byComp, c, id)
+		}
+	}
+	for i, vals := range ix.attrLists(&sub) {
+		for _, v := range vals {
+			setAdd(ix.attrs[i], strings.ToLower(v), id)
+		}
+	}
+	if sub.Enabled != nil && *sub.Enabled {
+		ix.enabled.add(id)
+	}
+	ix.subs[id] = e
+	ix.byKey[k] = id
+	ix.urlCount[sub.Url]++
+}
+
+// remove drops subscription id; it reports the removed entry, if any.
+func (ix *index) remove(id int64) *indexed {
+	e := ix.subs[id]
+	if e == nil {
+		return nil
+	}
+	for c := range e.comps {
+		setDel(ix.byComp, c, id)
+	}
+	for i, vals := range ix.attrLists(&e.sub) {
+		for _, v := range vals {
+			setDel(ix.attrs[i], strings.ToLower(v), id)
+		}
+	}
+	delete(ix.enabled, id)
+	delete(ix.subs, id)
+	delete(ix.byKey, e.key)
+	if ix.urlCount[e.sub.Url]--; ix.urlCount[e.sub.Url] <= 0 {
+		delete(ix.urlCount, e.sub.Url)
+	}
+	return e
+}
+
+func setAdd(m map[string]idSet, k string, id int64) {
+	s := m[k]
+	if s == nil {
+		s = idSet{}
+		m[k] = s
+	}
+	s.add(id)
+}
+
+func setDel(m map[string]idSet, k string, id int64) {
+	if s := m[k]; s != nil {
+		delete(s, id)
+		if len(s) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// candidates are the subscriptions whose attribute filters the SCN triggers.
+func (ix *index) candidates(scn *SCN) idSet {
+	vals := [4]string{scn.State, scn.Role, scn.SubRole, scn.SoftwareStatus}
+	var sets []idSet
+	for i, v := range vals {
+		if v == "" {
+			continue
+		}
+		if s := ix.attrs[i][strings.ToLower(v)]; len(s) > 0 {
+			sets = append(sets, s)
+		}
+	}
+	if scn.Enabled != nil && len(ix.enabled) > 0 {
+		sets = append(sets, ix.enabled)
+	}
+	switch len(sets) {
+	case 0:
+		return nil
+	case 1:
+		return sets[0]
+	}
+	u := idSet{}
+	for _, s := range sets {
+		for id := range s {
+			u.add(id)
+		}
+	}
+	return u
+}
+
+// match returns, per subscriber URL, the SCN's components that URL's
+// subscriptions watch, in SCN order. Several subscriptions sharing a URL get
+// one delivery.
+func (ix *index) match(scn *SCN) map[string][]string {
+	cand := ix.candidates(scn)
+	if len(cand) == 0 || len(scn.Components) == 0 {
+		return nil
+	}
+	isNode := make([]bool, len(scn.Components))
+	var nodes []string
+	for i, c := range scn.Components {
+		if isNode[i] = xname.IsNode(c); isNode[i] {
+			nodes = append(nodes, c)
+		}
+	}
+	out := map[string][]string{}
+	add := func(url string, comps []string) {
+		if len(comps) == 0 {
+			return
+		}
+		if prev, ok := out[url]; ok {
+			comps = unionInOrder(scn.Components, prev, comps)
+		}
+		out[url] = comps
+	}
+	for id := range cand {
+		e := ix.subs[id]
+		switch {
+		case e.all:
+			add(e.sub.Url, scn.Components)
+		case e.allNodes && len(e.comps) == 0:
+			add(e.sub.Url, nodes)
+		case e.allNodes:
+			var comps []string
+			for i, c := range scn.Components {
+				if e.watches(c, isNode[i]) {
+					comps = append(comps, c)
+				}
+			}
+			add(e.sub.Url, comps)
+		}
+	}
+	ix.matchExplicit(scn, cand, add)
+	return out
+}
+
+// matchExplicit handles subscriptions that list components without wildcards,
+// walking the SCN's components through the per-component index.
+func (ix *index) matchExplicit(scn *SCN, cand idSet, add func(string, []string)) {
+	var per map[int64][]string
+	for _, c := range scn.Components {
+		for id := range ix.byComp[c] {
+			if _, ok := cand[id]; !ok {
+				continue
+			}
+			if e := ix.subs[id]; e.all || e.allNodes {
+				continue
+			}
+			if per == nil {
+				per = map[int64][]string{}
+			}
+			per[id] = append(per[id], c)
+		}
+	}
+	for id, comps := range per {
+		add(ix.subs[id].sub.Url, comps)
+	}
+}
+
+// unionInOrder merges two subsequences of order into one, in order, without duplicates.
+func unionInOrder(order, a, b []string) []string {
+	in := make(map[string]struct{}, len(a)+len(b))
+	for _, c := range a {
+		in[c] = struct{}{}
+	}
+	for _, c := range b {
+		in[c] = struct{}{}
+	}
+	out := make([]string, 0, len(in))
+	for _, c := range order {
+		if _, ok := in[c]; ok {
+			out = append(out, c)
+			delete(in, c)
+		}
+	}
+	return out
+}
+
+// hsmFilter is the union of what every subscription watches, plus HSM's known
+// roles and subroles: what hmnfd asks HSM for in callback mode.
+func (ix *index) hsmFilter() (roles, subRoles, swStatus []string) {
+	roles = append([]string(nil), hsmRoles...)
+	subRoles = append([]string(nil), hsmSubRoles...)
+	swStatus = []string{"AdminDown", "Unknown", "Others"}
+	for _, e := range ix.subs {
+		roles = append(roles, e.sub.Roles...)
+		subRoles = append(subRoles, e.sub.SubRoles...)
+		swStatus = append(swStatus, e.sub.SoftwareStatus...)
+	}
+	return sortUniq(roles), sortUniq(subRoles), sortUniq(swStatus)
+}

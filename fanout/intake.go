@@ -1,0 +1,161 @@
+package fanout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+// Consume reads SCNs from topic as a member of group until ctx is cancelled.
+// A batch is committed only after its deliveries are durably queued; a
+// message that is not a valid SCN is logged, counted and skipped so it cannot
+// stall the partition.
+func (s *Service) Consume(ctx context.Context, c bus.Consumer, topic, group string) error {
+	s.log.Info("bus_consumer_started", "topic", topic, "group", group)
+	if err := c.Consume(ctx, topic, group, s.handleBatch); err != nil {
+		return fmt.Errorf("consume %s: %w", topic, err)
+	}
+	return nil
+}
+
+func (s *Service) handleBatch(ctx context.Context, msgs []bus.Message) error {
+	scns := make([]SCN, 0, len(msgs))
+	for _, msg := range msgs {
+		scn, err := DecodeSCN(msg.Value)
+		if err != nil {
+			s.m.malformed.Inc()
+			s.log.Warn("bus_scn_malformed", "topic", msg.Topic, "partition", msg.Partition, "offset", msg.Offset, "err", err)
+			continue
+		}
+		scns = append(scns, scn)
+	}
+	_, err := s.Enqueue(ctx, scns, "bus")
+	return err
+}
+
+// DecodeSCN parses and checks one SCN: at least one component, every
+// component a valid xname (normalised on the way).
+func DecodeSCN(b []byte) (SCN, error) {
+	var scn SCN
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&scn); err != nil {
+		return SCN{}, problem.Invalidf("SCN: %v", err)
+	}
+	if dec.More() {
+		return SCN{}, problem.Invalidf("SCN: unexpected data after the JSON value")
+	}
+	return scn, scn.check()
+}
+
+func (scn *SCN) check() error {
+	if len(scn.Components) == 0 {
+		return problem.Invalidf("Components: an SCN needs at least one component")
+	}
+	for i, c := range scn.Components {
+		x, err := xname.Parse(c)
+		if err != nil {
+			return problem.Invalidf("Components[%d]: %q is not a valid xname: %v", i, c, err)
+		}
+		scn.Components[i] = x.String()
+	}
+	// Attribute values are not checked: HSM may know states and roles this
+	// build does not, and matching ignores case.
+	return nil
+}
+
+// hsmSubscription is HSM's SCN subscription body (Subscriptions/SCN).
+type hsmSubscription struct {
+	Subscriber     string   `json:"Subscriber,omitempty"`
+	Op             string   `json:"Op,omitempty"`
+	Enabled        *bool    `json:"Enabled,omitempty"`
+	Roles          []string `json:"Roles"`
+	SubRoles       []string `json:"SubRoles"`
+	SoftwareStatus []string `json:"SoftwareStatus"`
+	States         []string `json:"States"`
+	Url            string   `json:"Url,omitempty"` //nolint:revive // HSM field name
+}
+
+// SubscribeHSM keeps hmnfd subscribed to HSM's SCN callbacks (the mode used
+// without Kafka): it POSTs {hsmURL}/hsm/v2/Subscriptions/SCN with every state,
+// Enabled and the roles, subroles and software statuses subscribers use,
+// retrying with backoff until HSM accepts, and PATCHes the subscription when
+// those change. SCNs then arrive on callbackURL (POST /hmi/v1/scn).
+func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL, callbackURL, subscriber string) error {
+	base := hsmURL + "/hsm/v2/Subscriptions/SCN"
+	id := ""
+	for attempt := 0; ; attempt++ {
+		body := s.hsmBody(subscriber, callbackURL)
+		method, url := http.MethodPost, base
+		if id != "" {
+			method, url, body.Op, body.Subscriber, body.Url = http.MethodPatch, base+"/"+id, "replace", "", ""
+		}
+		got, err := hsmCall(ctx, client, method, url, body)
+		if err == nil {
+			if id == "" {
+				id = got
+			}
+			s.hsmStatus.Store("subscribed, ID " + id)
+			s.log.Info("hsm_subscribed", "url", url, "id", id)
+			attempt = -1
+			select {
+			case <-s.filterCh:
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		s.hsmStatus.Store("not subscribed: " + err.Error())
+		s.log.Warn("hsm_subscribe_failed", "url", url, "attempt", attempt, "err", err)
+		d := min(time.Second<<min(attempt, 5), 30*time.Second)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		}
+	}
+}
+
+func (s *Service) hsmBody(subscriber, callbackURL string) hsmSubscription {
+	s.mu.RLock()
+	roles, subRoles, sw := s.ix.hsmFilter()
+	s.mu.RUnlock()
+	t := true
+	return hsmSubscription{Subscriber: subscriber, Enabled: &t, Roles: roles, SubRoles: subRoles,
+		SoftwareStatus: sw, States: append([]string(nil), hmsStates...), Url: callbackURL}
+}
+
+// hsmCall sends one subscription request and returns the subscription ID HSM assigned.
+func hsmCall(ctx context.Context, client *http.Client, method, url string, body hsmSubscription) (string, error) {
+	b, _ := json.Marshal(body) // always marshals
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))
+	if err != nil {
+		return "", fmt.Errorf("build HSM request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	defer resp.Body.Close()
+	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return "", fmt.Errorf("%s %s: HSM answered %s", method, url, resp.Status)
+	}
+	var out struct {
+		ID json.RawMessage `json:"ID"`
+	}
+	_ = json.Unmarshal(rb, &out) // PATCH may answer with no body
+	return string(bytes.Trim(out.ID, `"`)), nil
+}

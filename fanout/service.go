@@ -1,0 +1,389 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config tunes intake and delivery. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	// Timeout bounds one delivery POST.
+	Timeout time.Duration
+	// RetryMin and RetryMax bound the exponential backoff between attempts
+	// to one subscriber (full jitter).
+	RetryMin, RetryMax time.Duration
+	// BatchMax is how many consecutive queued SCNs with identical attributes
+	// one POST may carry (1 disables batching).
+	BatchMax int
+	// RetentionAge and RetentionCount limit a failing subscriber's backlog:
+	// once its oldest undelivered SCN is older than RetentionAge, or it has
+	// more than RetentionCount undelivered, it is expired.
+	RetentionAge   time.Duration
+	RetentionCount int
+	// MemQueue is how many entries each sender keeps in memory; the rest of
+	// a backlog stays in the database until the sender catches up.
+	MemQueue int
+	// MaxInFlight caps concurrent delivery POSTs over all subscribers.
+	MaxInFlight int
+	// MetricSubscribers caps the per-subscriber metric label values.
+	MetricSubscribers int
+	// Client sends deliveries; nil uses a pooled client sized for MaxInFlight.
+	Client *http.Client
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// DefaultConfig is the configuration the flags default to.
+func DefaultConfig() Config {
+	return Config{
+		Timeout: 10 * time.Second, RetryMin: 250 * time.Millisecond, RetryMax: 30 * time.Second,
+		BatchMax: 8, RetentionAge: 6 * time.Hour, RetentionCount: 10000, MemQueue: 256,
+		MaxInFlight: 256, MetricSubscribers: 200,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Timeout <= 0 {
+		c.Timeout = d.Timeout
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = d.RetryMin
+	}
+	if c.RetryMax < c.RetryMin {
+		c.RetryMax = max(d.RetryMax, c.RetryMin)
+	}
+	if c.BatchMax <= 0 {
+		c.BatchMax = d.BatchMax
+	}
+	if c.RetentionAge <= 0 {
+		c.RetentionAge = d.RetentionAge
+	}
+	if c.RetentionCount <= 0 {
+		c.RetentionCount = d.RetentionCount
+	}
+	if c.MemQueue <= 0 {
+		c.MemQueue = d.MemQueue
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = d.MaxInFlight
+	}
+	if c.MetricSubscribers < 0 {
+		c.MetricSubscribers = d.MetricSubscribers
+	}
+	if c.Client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns = 2 * c.MaxInFlight
+		tr.MaxIdleConnsPerHost = c.MaxInFlight
+		c.Client = &http.Client{Transport: tr}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Service matches SCNs against subscriptions, queues them durably and runs one
+// sender per subscriber URL.
+type Service struct {
+	cfg   Config
+	store *Store
+	log   *slog.Logger
+	m     *metrics
+
+	batchMax atomic.Int64
+	retryMin atomic.Int64 // nanoseconds
+
+	mu sync.RWMutex // guards ix
+	ix *index
+
+	qmu    sync.Mutex // serialises Enqueue: id allocation, transaction, hand-off
+	nextID int64
+	marks  map[string]seqMark
+
+	smu       sync.Mutex // guards senders and toStart
+	senders   map[string]*sender
+	toStart   []*sender
+	startKick chan struct{}
+	filterCh  chan struct{} // subscription attributes changed (HSM callback mode)
+
+	acks chan []int64
+	sem  chan struct{}
+
+	hsmStatus atomic.Value // string
+}
+
+// New loads subscriptions, sequence marks and backlogs from store.
+func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Service, error) {
+	cfg = cfg.withDefaults()
+	s := &Service{
+		cfg: cfg, store: store, log: log, m: newMetrics(reg, cfg.MetricSubscribers),
+		ix: newIndex(), senders: map[string]*sender{}, startKick: make(chan struct{}, 1),
+		filterCh: make(chan struct{}, 1), acks: make(chan []int64, 4096), sem: make(chan struct{}, cfg.MaxInFlight),
+	}
+	s.batchMax.Store(int64(cfg.BatchMax))
+	s.retryMin.Store(int64(cfg.RetryMin))
+	s.hsmStatus.Store("not configured")
+	subs, err := store.subscriptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, ss := range subs {
+		s.ix.put(ss.id, ss.key, ss.sub)
+	}
+	s.m.subs.Set(float64(len(subs)))
+	if s.marks, err = store.seqMarks(ctx); err != nil {
+		return nil, err
+	}
+	backlogs, maxID, err := store.backlogs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.nextID = maxID
+	for url, n := range backlogs {
+		snd := s.senderFor(url)
+		snd.spilled, snd.backlog = true, n
+		s.m.backlog.WithLabelValues(snd.label).Add(float64(n))
+	}
+	return s, nil
+}
+
+// Run starts the senders and the acknowledgement writer and returns when ctx
+// is cancelled and every sender has stopped.
+func (s *Service) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	// The acknowledgement writer outlives the senders so their last acks are written.
+	ackCtx, stopAcks := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAcks()
+	ackDone := make(chan struct{})
+	go func() { defer close(ackDone); s.runAcks(ackCtx) }()
+	for {
+		s.smu.Lock()
+		start := s.toStart
+		s.toStart = nil
+		s.smu.Unlock()
+		for _, snd := range start {
+			wg.Go(func() { snd.run(ctx) })
+		}
+		select {
+		case <-s.startKick:
+		case <-ctx.Done():
+			wg.Wait()
+			stopAcks()
+			<-ackDone
+			return nil
+		}
+	}
+}
+
+// senderFor returns the sender of url, creating it if needed.
+func (s *Service) senderFor(url string) *sender {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if snd := s.senders[url]; snd != nil {
+		return snd
+	}
+	snd := newSender(s, url)
+	s.senders[url] = snd
+	s.toStart = append(s.toStart, snd)
+	select {
+	case s.startKick <- struct{}{}:
+	default:
+	}
+	return snd
+}
+
+// dropSender stops and forgets the sender of url, if any.
+func (s *Service) dropSender(url string) {
+	s.smu.Lock()
+	snd := s.senders[url]
+	delete(s.senders, url)
+	s.smu.Unlock()
+	if snd == nil {
+		return
+	}
+	snd.close()
+	snd.mu.Lock()
+	n := snd.backlog
+	snd.backlog = 0
+	snd.mu.Unlock()
+	s.m.backlog.WithLabelValues(snd.label).Sub(float64(n))
+}
+
+// delivery is the JSON a subscriber receives: the SCN, plus Seqs when several
+// queued SCNs were batched into one POST (Seq is then the last of them).
+type delivery struct {
+	SCN
+	Seqs []int64 `json:"Seqs,omitempty"`
+}
+
+// Enqueue matches scns and durably queues one delivery per matching
+// subscriber URL. SCNs with a sequence number already seen for their
+// component are dropped as redeliveries. When Enqueue returns nil every
+// delivery is committed to the database; it returns how many it queued.
+func (s *Service) Enqueue(ctx context.Context, scns []SCN, source string) (int, error) {
+	s.m.received.WithLabelValues(source).Add(float64(len(scns)))
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	now := s.cfg.Now().UnixNano()
+	marks := map[string]seqMark{}
+	var rows []queueRow
+	per := map[string][]pending{}
+	for i := range scns {
+		scn := s.fresh(scns[i], marks)
+		if scn == nil {
+			continue
+		}
+		s.mu.RLock()
+		matched := s.ix.match(scn)
+		s.mu.RUnlock()
+		for url, comps := range matched {
+			out := *scn
+			out.Components = comps
+			payload, err := json.Marshal(out)
+			if err != nil {
+				return 0, fmt.Errorf("encode SCN: %w", err)
+			}
+			s.nextID++
+			rows = append(rows, queueRow{id: s.nextID, url: url, payload: payload, enqueued: now})
+			per[url] = append(per[url], pending{id: s.nextID, scn: out, payload: payload, enqueued: now})
+		}
+	}
+	if len(rows) == 0 && len(marks) == 0 {
+		return 0, nil
+	}
+	if err := s.store.enqueue(ctx, rows, marks); err != nil {
+		return 0, err
+	}
+	for c, m := range marks {
+		s.marks[c] = m
+	}
+	for url, ps := range per {
+		s.senderFor(url).push(ps)
+	}
+	return len(rows), nil
+}
+
+// fresh returns scn without the components whose sequence number was already
+// seen, recording the new marks in marks; nil if nothing is left. SCNs without
+// a sequence number (HSM callbacks) are always fresh. A lower sequence number
+// with a newer Timestamp counts as fresh, so a reset HSM database does not
+// silence its components.
+func (s *Service) fresh(scn SCN, marks map[string]seqMark) *SCN {
+	if scn.Timestamp.IsZero() {
+		scn.Timestamp = s.cfg.Now().UTC()
+	}
+	if scn.Seq <= 0 {
+		return &scn
+	}
+	ts := scn.Timestamp.UnixNano()
+	keep := scn.Components[:0:0]
+	for _, c := range scn.Components {
+		m, ok := marks[c]
+		if !ok {
+			m, ok = s.marks[c]
+		}
+		if ok && scn.Seq <= m.seq && ts <= m.ts {
+			s.m.duplicates.Inc()
+			continue
+		}
+		marks[c] = seqMark{seq: scn.Seq, ts: ts}
+		keep = append(keep, c)
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	scn.Components = keep
+	return &scn
+}
+
+// runAcks deletes acknowledged rows in batches until ctx is cancelled, then
+// writes what is left.
+func (s *Service) runAcks(ctx context.Context) {
+	var buf []int64
+	flush := func(ctx context.Context) {
+		if len(buf) == 0 {
+			return
+		}
+		if err := s.store.ack(ctx, buf); err != nil {
+			// The rows are delivered again after a restart: at least once.
+			s.log.Error("ack_write_failed", "count", len(buf), "err", err)
+		}
+		buf = buf[:0]
+	}
+	for {
+		select {
+		case ids := <-s.acks:
+			buf = append(buf, ids...)
+			for more := true; more && len(buf) < 5000; {
+				select {
+				case ids := <-s.acks:
+					buf = append(buf, ids...)
+				default:
+					more = false
+				}
+			}
+			flush(ctx)
+		case <-ctx.Done():
+			for more := true; more; {
+				select {
+				case ids := <-s.acks:
+					buf = append(buf, ids...)
+				default:
+					more = false
+				}
+			}
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			flush(fctx)
+			cancel()
+			return
+		}
+	}
+}
+
+// ack hands delivered ids to the acknowledgement writer, which runs until
+// every sender has stopped.
+func (s *Service) ack(ids []int64) { s.acks <- ids }
+
+// stats reports the number of senders and the total backlog.
+func (s *Service) stats() (senders, backlog int) {
+	s.smu.Lock()
+	all := make([]*sender, 0, len(s.senders))
+	for _, snd := range s.senders {
+		all = append(all, snd)
+	}
+	s.smu.Unlock()
+	for _, snd := range all {
+		snd.mu.Lock()
+		backlog += snd.backlog
+		snd.mu.Unlock()
+	}
+	return len(all), backlog
+}
+
+// Validate rejects settings that cannot work, naming the flag.
+func (c Config) Validate() error {
+	switch {
+	case c.Timeout <= 0:
+		return fmt.Errorf("send-timeout must be positive")
+	case c.RetryMin <= 0 || c.RetryMax < c.RetryMin:
+		return fmt.Errorf("retry-min must be positive and at most retry-max")
+	case c.BatchMax < 1 || c.BatchMax > 1000:
+		return fmt.Errorf("batch-max must be 1-1000")
+	case c.RetentionAge <= 0 || c.RetentionCount < 1:
+		return fmt.Errorf("retention-age and retention-count must be positive")
+	case c.MaxInFlight < 1:
+		return fmt.Errorf("max-inflight must be at least 1")
+	case c.MetricSubscribers < 0:
+		return fmt.Errorf("metric-subscribers must not be negative")
+	}
+	return nil
+}

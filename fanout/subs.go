@@ -1,0 +1,187 @@
+package fanout
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// Subscribe stores a new subscription for k. Repeating an identical
+// subscription succeeds without change (subscribers re-subscribe after a
+// reboot); a different one for the same subscriber and agent is ErrConflict.
+func (s *Service) Subscribe(ctx context.Context, k Key, sub Subscription) error {
+	if err := sub.validate(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	id, exists := s.ix.byKey[k]
+	var cur Subscription
+	if exists {
+		cur = s.ix.subs[id].sub
+	}
+	s.mu.RUnlock()
+	if exists {
+		if subBody(cur) == subBody(sub) {
+			return nil
+		}
+		return problem.Conflictf("subscription for %s already exists with other filters or URL; PATCH it or DELETE it first", k)
+	}
+	id, err := s.store.insertSubscription(ctx, k, sub, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.ix.put(id, k, sub)
+	n := len(s.ix.subs)
+	s.mu.Unlock()
+	s.m.subs.Set(float64(n))
+	s.filterChanged()
+	s.log.Info("subscription_added", "subscriber", k.String(), "url", sub.Url)
+	return nil
+}
+
+// Update applies a PATCH to k's subscription.
+func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
+	s.mu.RLock()
+	id, ok := s.ix.byKey[k]
+	var cur Subscription
+	if ok {
+		cur = s.ix.subs[id].sub
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return problem.NotFoundf("no subscription for %s", k)
+	}
+	if patch.Url != "" {
+		if err := validURL(patch.Url); err != nil {
+			return err
+		}
+	}
+	next := cur.merge(patch)
+	if err := next.validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dropOld := ""
+	if next.Url != cur.Url && s.ix.urlCount[cur.Url] == 1 {
+		dropOld = cur.Url
+	}
+	if err := s.store.updateSubscription(ctx, id, next, dropOld); err != nil {
+		return err
+	}
+	s.ix.put(id, k, next)
+	if dropOld != "" {
+		s.dropSender(dropOld)
+	}
+	s.filterChanged()
+	return nil
+}
+
+// Unsubscribe deletes the subscriptions of component: of one agent, or of
+// every agent when all is true. v1 DELETE also names the URL, which must then
+// match. The backlog of a URL no subscription uses any more is dropped.
+func (s *Service) Unsubscribe(ctx context.Context, k Key, all bool, url string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	for id, e := range s.ix.subs {
+		if e.key.Component != k.Component || (!all && e.key.Agent != k.Agent) || (url != "" && e.sub.Url != url) {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		if all {
+			return problem.NotFoundf("no subscriptions for %s", k.Component)
+		}
+		return problem.NotFoundf("no subscription for %s", k)
+	}
+	return s.deleteLocked(ctx, ids)
+}
+
+// deleteLocked removes subscriptions ids; s.mu is held.
+func (s *Service) deleteLocked(ctx context.Context, ids []int64) error {
+	left := map[string]int{}
+	for _, id := range ids {
+		u := s.ix.subs[id].sub.Url
+		if _, ok := left[u]; !ok {
+			left[u] = s.ix.urlCount[u]
+		}
+		left[u]--
+	}
+	var orphans []string
+	for u, n := range left {
+		if n <= 0 {
+			orphans = append(orphans, u)
+		}
+	}
+	if err := s.store.deleteSubscriptions(ctx, ids, orphans); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		e := s.ix.remove(id)
+		s.log.Info("subscription_deleted", "subscriber", e.key.String(), "url", e.sub.Url)
+	}
+	for _, u := range orphans {
+		s.dropSender(u)
+	}
+	s.m.subs.Set(float64(len(s.ix.subs)))
+	s.filterChanged()
+	return nil
+}
+
+// expire removes every subscription of url and its backlog: the subscriber
+// stayed unreachable past the retention limit.
+func (s *Service) expire(ctx context.Context, url string) {
+	s.smu.Lock()
+	snd := s.senders[url]
+	s.smu.Unlock()
+	backlog := 0
+	if snd != nil {
+		snd.mu.Lock()
+		backlog = snd.backlog
+		snd.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	for id, e := range s.ix.subs {
+		if e.sub.Url == url {
+			ids = append(ids, id)
+		}
+	}
+	if err := s.deleteLocked(ctx, ids); err != nil {
+		s.log.Error("subscriber_expiry_failed", "subscriber", url, "err", err)
+		return
+	}
+	label := s.m.label(url)
+	s.m.expiries.WithLabelValues(label).Inc()
+	s.m.expiredSCN.Add(float64(backlog))
+	s.log.Warn("subscriber_expired", "subscriber", url, "subscriptions", len(ids), "dropped_scns", backlog,
+		"retention_age", s.cfg.RetentionAge, "retention_count", s.cfg.RetentionCount)
+}
+
+// List returns the subscriptions, of one component when component is not
+// empty, sorted by subscriber.
+func (s *Service) List(component string) []Subscription {
+	s.mu.RLock()
+	out := make([]Subscription, 0, len(s.ix.subs))
+	for _, e := range s.ix.subs {
+		if component == "" || e.key.Component == component {
+			out = append(out, e.sub.withKey(e.key))
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Subscription) int { return strings.Compare(a.Subscriber, b.Subscriber) })
+	return out
+}
+
+func (s *Service) filterChanged() {
+	select {
+	case s.filterCh <- struct{}{}:
+	default:
+	}
+}
