@@ -1,0 +1,164 @@
+// Package redfishsim simulates Redfish BMCs so that discovery, inventory and
+// power code (and third-party Redfish tools) can be tested without hardware.
+//
+// A BMC serves a Tree, either generated (Template, Generate: N systems with
+// processors, memory and NICs whose MACs derive from the BMC's xname) or read
+// from a DMTF short-form mockup directory (LoadMockup). It behaves like a BMC:
+// Basic and session (X-Auth-Token) authentication, password changes through
+// AccountService, ComputerSystem.Reset changing PowerState, PATCH kept in
+// memory, ETags, Redfish error bodies. Faults (latency, hangs, 500s, garbage
+// bodies, missing resources) can be injected per BMC, also while it runs.
+//
+// Trees are immutable and shared; each BMC keeps only what was changed, so a
+// Fleet of thousands of BMCs fits in one process.
+package redfishsim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Default credentials of a BMC whose Config leaves them empty.
+const (
+	DefaultUser     = "root"
+	DefaultPassword = "initial0"
+)
+
+// Config describes one simulated BMC.
+type Config struct {
+	// Xname names the BMC (e.g. "x3000c0s1b0"); a templated Tree takes its
+	// MACs, UUIDs and serial numbers from it.
+	Xname string
+	// Tree is the resource tree to serve; it is never modified. Required.
+	Tree *Tree
+	// User and Password are the credentials that log in. If an account in the
+	// tree has UserName User, it gets Password; otherwise the first account is
+	// renamed to User. Empty means DefaultUser / DefaultPassword.
+	User, Password string
+	// Faults are the faults injected from the start; see SetFaults.
+	Faults Faults
+	// Seed seeds the choice of which requests fail under Faults.ErrorRate.
+	Seed uint64
+	// Log receives server errors (TLS handshakes, ...). Nil discards them.
+	Log *slog.Logger
+}
+
+// BMC is one simulated Redfish service. It is an http.Handler; Serve runs it
+// on a listener. All methods are safe for concurrent use.
+type BMC struct {
+	xname  string
+	tree   *Tree
+	log    *slog.Logger
+	faults atomic.Pointer[Faults]
+
+	mu       sync.Mutex
+	changed  map[string][]byte   // resources changed by PATCH or actions
+	accounts map[string]*account // by account Id ("" for a tree without accounts)
+	sessions map[string]*session // by token
+	nextSess int
+	rng      *rand.Rand
+	handler  http.Handler
+}
+
+// account is a login: the Redfish account Id and its credentials.
+type account struct {
+	id, path, user, password string
+}
+
+// session is a live login session.
+type session struct {
+	id, user, token string
+}
+
+// New returns a BMC serving cfg.Tree.
+func New(cfg Config) (*BMC, error) {
+	if cfg.Tree == nil || cfg.Tree.res == nil {
+		return nil, errors.New("redfishsim: Config.Tree is required")
+	}
+	if err := cfg.Faults.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.User == "" {
+		cfg.User = DefaultUser
+	}
+	if cfg.Password == "" {
+		cfg.Password = DefaultPassword
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &BMC{
+		xname: cfg.Xname, tree: cfg.Tree, log: log,
+		accounts: map[string]*account{},
+		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+	}
+	b.faults.Store(&cfg.Faults)
+	if err := b.initAccounts(cfg.User, cfg.Password); err != nil {
+		return nil, err
+	}
+	b.handler = b.routes()
+	return b, nil
+}
+
+// Xname is the xname the BMC was configured with.
+func (b *BMC) Xname() string { return b.xname }
+
+// Handler returns the BMC as an http.Handler (it is one itself).
+func (b *BMC) Handler() http.Handler { return b }
+
+// SetFaults replaces the injected faults; requests that arrive afterwards see
+// the new ones.
+func (b *BMC) SetFaults(f Faults) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	b.faults.Store(&f)
+	return nil
+}
+
+// Faults returns the faults currently injected.
+func (b *BMC) Faults() Faults { return *b.faults.Load() }
+
+// accountsPath is the collection the BMC's logins live in.
+const accountsPath = Root + "/AccountService/Accounts"
+
+// initAccounts reads the accounts of the tree and gives the configured user
+// its password, renaming the first account if no account has that name.
+func (b *BMC) initAccounts(user, password string) error {
+	var first *account
+	for _, p := range b.tree.children(accountsPath) {
+		body, _, _ := b.lookupLocked(p)
+		var a struct{ Id, UserName string }
+		if err := json.Unmarshal(body, &a); err != nil {
+			return fmt.Errorf("redfishsim: account %s: %w", p, err)
+		}
+		acc := &account{id: a.Id, path: p, user: a.UserName}
+		if acc.id == "" {
+			acc.id = p[len(accountsPath)+1:]
+		}
+		b.accounts[acc.id] = acc
+		if first == nil || acc.user == user {
+			first = acc
+		}
+	}
+	if first == nil { // a tree without accounts still needs a login
+		b.accounts[""] = &account{user: user, password: password}
+		return nil
+	}
+	first.password = password
+	if first.user != user {
+		first.user = user
+		return b.modifyLocked(first.path, func(m map[string]any) error {
+			m["UserName"] = user
+			return nil
+		})
+	}
+	return nil
+}
