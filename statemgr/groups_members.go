@@ -1,0 +1,105 @@
+package statemgr
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+func (a *API) groupMembers(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name, part, err := glPathName(r, kind)
+		var ids []string
+		if err == nil {
+			ids, err = a.store.groupMembers(r.Context(), kind, name, part)
+		}
+		if err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
+		httpserver.WriteJSON(w, http.StatusOK, Members{IDs: ids})
+	}
+}
+
+func (a *API) addGroupMember(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name, _, err := glPathName(r, kind)
+		var m MemberID
+		if err == nil {
+			err = httpserver.ReadJSON(w, r, 0, &m)
+		}
+		var x xname.Xname
+		if err == nil {
+			if x, err = xname.Parse(m.ID); err != nil {
+				err = problem.Invalidf("id: %v", err)
+			}
+		}
+		if err == nil {
+			err = a.store.addGroupMember(r.Context(), kind, name, x.String())
+		}
+		if err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
+		uri := glGroupPath(kind, name) + "/members/" + url.PathEscape(x.String())
+		httpserver.WriteJSON(w, http.StatusCreated, []ResourceURI{{URI: uri}})
+	}
+}
+
+func (a *API) removeGroupMember(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name, _, err := glPathName(r, kind)
+		var x xname.Xname
+		if err == nil {
+			if x, err = xname.Parse(r.PathValue("xname")); err != nil {
+				err = problem.Invalidf("xname_id: %v", err)
+			}
+		}
+		if err == nil {
+			err = a.store.removeGroupMember(r.Context(), kind, name, x.String())
+		}
+		if err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
+		httpserver.WriteJSON(w, http.StatusOK, glDeleted{Code: 0, Message: "deleted 1 entry"})
+	}
+}
+
+func (a *API) listMemberships(w http.ResponseWriter, r *http.Request) {
+	sel, err := glSelectionFromQuery(r.URL.Query())
+	var out []Membership
+	if err == nil {
+		out, err = a.store.listMemberships(r.Context(), sel)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, out)
+}
+
+func (a *API) getMembership(w http.ResponseWriter, r *http.Request) {
+	x, err := xname.Parse(r.PathValue("xname"))
+	if err != nil {
+		problem.Write(w, r, a.log, problem.Invalidf("xname: %v", err))
+		return
+	}
+	var sel glSelection
+	if err := sel.add("id", "xname", []string{x.String()}); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	out, err := a.store.listMemberships(r.Context(), sel)
+	if err == nil && len(out) == 0 {
+		err = problem.NotFoundf("no component %s", x)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, out[0])
+}

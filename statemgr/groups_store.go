@@ -1,0 +1,282 @@
+package statemgr
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+// glChunk bounds the number of values in one SQL IN list.
+const glChunk = 500
+
+// glQueryer is what *sql.DB and *sql.Tx have in common for reads.
+type glQueryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// glChunks splits ids into slices of at most glChunk values.
+func glChunks(ids []string) [][]string {
+	var out [][]string
+	for len(ids) > glChunk {
+		out = append(out, ids[:glChunk])
+		ids = ids[glChunk:]
+	}
+	if len(ids) > 0 {
+		out = append(out, ids)
+	}
+	return out
+}
+
+func glArgs(prefix []any, ids []string) []any {
+	args := append(make([]any, 0, len(prefix)+len(ids)), prefix...)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return args
+}
+
+// glExisting returns the subset of ids that are rows of components.
+func glExisting(ctx context.Context, q glQueryer, ids []string) (map[string]bool, error) {
+	found := make(map[string]bool, len(ids))
+	for _, c := range glChunks(ids) {
+		rows, err := q.QueryContext(ctx, `SELECT id FROM components WHERE id IN (`+glPlaceholders(len(c))+`)`, glArgs(nil, c)...)
+		if err != nil {
+			return nil, fmt.Errorf("look up components: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("look up components: %w", err)
+			}
+			found[id] = true
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("look up components: %w", err)
+		}
+	}
+	return found, nil
+}
+
+// glExclusiveKey is the component_group_members.exclusive_key of a kind's members.
+func glExclusiveKey(kind, exclusive string) any {
+	switch {
+	case kind == kindPartition:
+		return "#partition"
+	case exclusive != "":
+		return exclusive
+	default:
+		return nil
+	}
+}
+
+// insertMembers adds ids to group name inside tx, after checking every ID is a
+// component and that no exclusivity rule would break; field names the ids in errors.
+func insertMembers(ctx context.Context, tx *sql.Tx, g glGroupRow, ids []string, field string) error {
+	found, err := glExisting(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		if !found[id] {
+			return problem.Invalidf("%s[%d]: no component %s", field, i, id)
+		}
+	}
+	key := glExclusiveKey(g.kind, g.exclusive)
+	if key != nil {
+		if err := glCheckExclusive(ctx, tx, g, key, ids); err != nil {
+			return err
+		}
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO component_group_members (group_name, component_id, exclusive_key) VALUES (?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("add members: %w", err)
+	}
+	defer stmt.Close()
+	for _, id := range ids {
+		if _, err := stmt.ExecContext(ctx, g.name, id, key); err != nil {
+			if sqldb.IsUniqueViolation(err) {
+				return problem.Conflictf("%s: %s is already a member of %s %s or of a group exclusive with it", field, id, g.kind, g.name)
+			}
+			return fmt.Errorf("add member %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// glCheckExclusive fails with a conflict naming the holder if any of ids is already
+// a member under the same exclusive key (another partition, another exclusive group).
+func glCheckExclusive(ctx context.Context, tx *sql.Tx, g glGroupRow, key any, ids []string) error {
+	for _, c := range glChunks(ids) {
+		var id, holder string
+		err := tx.QueryRowContext(ctx, `SELECT component_id, group_name FROM component_group_members
+			WHERE exclusive_key = ? AND component_id IN (`+glPlaceholders(len(c))+`) LIMIT 1`, glArgs([]any{key}, c)...).Scan(&id, &holder)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return fmt.Errorf("check exclusivity: %w", err)
+		case holder == g.name:
+			return problem.Conflictf("%s is already a member of %s %s", id, g.kind, g.name)
+		case g.kind == kindPartition:
+			return problem.Conflictf("%s is already in partition %s; a component can be in one partition only", id, holder)
+		default:
+			return problem.Conflictf("%s is already in group %s, which has the same exclusiveGroup %q", id, holder, g.exclusive)
+		}
+	}
+	return nil
+}
+
+// createGroup stores a new group or partition with its members, all or nothing.
+func (s *Store) createGroup(ctx context.Context, g glGroupRow) error {
+	tags, err := json.Marshal(glNonNil(g.tags))
+	if err != nil {
+		return fmt.Errorf("encode tags: %w", err)
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		var kind string
+		err := tx.QueryRowContext(ctx, `SELECT type FROM component_groups WHERE name = ?`, g.name).Scan(&kind)
+		switch {
+		case err == nil:
+			return problem.Conflictf("%s: %s %q already exists", glKindField(g.kind), kind, g.name)
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("create %s %s: %w", g.kind, g.name, err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO component_groups (name, type, description, tags, exclusive_group) VALUES (?, ?, ?, ?, ?)`,
+			g.name, g.kind, g.description, string(tags), g.exclusive)
+		if err != nil {
+			return fmt.Errorf("create %s %s: %w", g.kind, g.name, err)
+		}
+		return insertMembers(ctx, tx, g, g.members, "members.ids")
+	})
+}
+
+func glNonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// glLoadGroup reads one group row of the given kind; a missing row is ErrNotFound.
+func glLoadGroup(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, kind, name string) (glGroupRow, error) {
+	g := glGroupRow{name: name, kind: kind}
+	var tags string
+	err := q.QueryRowContext(ctx, `SELECT description, tags, exclusive_group FROM component_groups WHERE name = ? AND type = ?`,
+		name, kind).Scan(&g.description, &tags, &g.exclusive)
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, problem.NotFoundf("no %s %s", kind, name)
+	}
+	if err != nil {
+		return g, fmt.Errorf("read %s %s: %w", kind, name, err)
+	}
+	if err := json.Unmarshal([]byte(tags), &g.tags); err != nil {
+		return g, fmt.Errorf("decode tags of %s %s: %w", kind, name, err)
+	}
+	if len(g.tags) == 0 {
+		g.tags = nil
+	}
+	return g, nil
+}
+
+// listGroups returns the groups (or partitions) named in names (all if empty),
+// carrying tag if tag is not empty, with their members, ordered by name.
+func (s *Store) listGroups(ctx context.Context, kind string, names []string, tag string) ([]glGroupRow, error) {
+	q := `SELECT name, description, tags, exclusive_group FROM component_groups WHERE type = ?`
+	args := []any{kind}
+	if len(names) > 0 {
+		q += ` AND name IN (` + glPlaceholders(len(names)) + `)`
+		args = glArgs(args, names)
+	}
+	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY name`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list %ss: %w", kind, err)
+	}
+	defer rows.Close()
+	out := []glGroupRow{}
+	index := map[string]int{}
+	for rows.Next() {
+		g := glGroupRow{kind: kind}
+		var tags string
+		if err := rows.Scan(&g.name, &g.description, &tags, &g.exclusive); err != nil {
+			return nil, fmt.Errorf("list %ss: %w", kind, err)
+		}
+		if err := json.Unmarshal([]byte(tags), &g.tags); err != nil {
+			return nil, fmt.Errorf("decode tags of %s %s: %w", kind, g.name, err)
+		}
+		if len(g.tags) == 0 {
+			g.tags = nil
+		}
+		if tag != "" && !slices.Contains(g.tags, tag) {
+			continue
+		}
+		index[g.name] = len(out)
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list %ss: %w", kind, err)
+	}
+	return out, s.glFillMembers(ctx, kind, out, index)
+}
+
+// glFillMembers loads the members of the groups in out with one query.
+func (s *Store) glFillMembers(ctx context.Context, kind string, out []glGroupRow, index map[string]int) error {
+	if len(out) == 0 {
+		return nil
+	}
+	q := `SELECT m.group_name, m.component_id FROM component_group_members m
+		JOIN component_groups g ON g.name = m.group_name WHERE g.type = ?`
+	args := []any{kind}
+	if len(out) <= glChunk {
+		names := make([]string, len(out))
+		for i, g := range out {
+			names[i] = g.name
+		}
+		q += ` AND m.group_name IN (` + glPlaceholders(len(names)) + `)`
+		args = glArgs(args, names)
+	}
+	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY m.group_name, m.component_id`, args...)
+	if err != nil {
+		return fmt.Errorf("list %s members: %w", kind, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, id string
+		if err := rows.Scan(&name, &id); err != nil {
+			return fmt.Errorf("list %s members: %w", kind, err)
+		}
+		if i, ok := index[name]; ok {
+			out[i].members = append(out[i].members, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list %s members: %w", kind, err)
+	}
+	return nil
+}
+
+// groupNames returns the names of all groups (or partitions), sorted.
+func (s *Store) groupNames(ctx context.Context, kind string) ([]string, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT name FROM component_groups WHERE type = ? ORDER BY name`, kind)
+	if err != nil {
+		return nil, fmt.Errorf("list %s names: %w", kind, err)
+	}
+	defer rows.Close()
+	names := []string{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("list %s names: %w", kind, err)
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
