@@ -1,0 +1,45 @@
+// Command slsgen writes a synthetic SLS dump (the /dumpstate format) of a
+// River system with the given number of nodes, for benchmarks and load tests:
+//
+//	slsgen -nodes 100000 -out sls-100k.json
+//	curl -F sls_dump=@sls-100k.json http://127.0.0.1:8376/v1/loadstate
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/slsgen"
+)
+
+func main() { cli.Main("slsgen", run) }
+
+func run(_ context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	f := cli.NewFlagSet("slsgen", getenv, stdout)
+	nodes := f.Int("nodes", 100000, "number of nodes in the generated system")
+	out := f.String("out", "-", "file to write the dump to; - is standard output")
+	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	if *nodes < 0 {
+		return &cli.UsageError{Err: errors.New("-nodes must not be negative")}
+	}
+	w := stdout
+	if *out != "-" {
+		file, err := os.Create(*out)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", *out, err)
+		}
+		defer func() {
+			if cerr := file.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("write %s: %w", *out, cerr)
+			}
+		}()
+		w = file
+	}
+	return slsgen.Write(w, *nodes)
+}

@@ -1,0 +1,207 @@
+package layout
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+// BodyLimit caps the body of a hardware or network write.
+const BodyLimit = 1 << 20
+
+// DefaultDumpLimit caps a /loadstate upload unless API.DumpLimit says otherwise;
+// a 100,000-node system dumps to about 100 MB.
+const DefaultDumpLimit = 1 << 30
+
+// API serves the SLS REST API over a Store.
+type API struct {
+	store *Store
+	log   *slog.Logger
+	bufs  sync.Pool
+	// DumpLimit caps the size of a /loadstate body in bytes.
+	DumpLimit int64
+}
+
+// NewAPI returns the API for store and registers its gauges on reg.
+func NewAPI(store *Store, log *slog.Logger, reg prometheus.Registerer) *API {
+	a := &API{store: store, log: log, DumpLimit: DefaultDumpLimit}
+	a.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sls_hardware_objects", Help: "Hardware objects stored in SLS."},
+			func() float64 { return float64(store.HardwareCount()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sls_version_counter", Help: "The SLS change counter served by /version."},
+			func() float64 { return float64(store.Version().Counter) }),
+	)
+	return a
+}
+
+// Handler returns the routed API.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	a.routes(mux)
+	return mux
+}
+
+func (a *API) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+Base+"/health", a.health)
+	mux.HandleFunc("GET "+Base+"/liveness", httpserver.NoContent)
+	mux.Handle("GET "+Base+"/readiness", httpserver.Readiness(a.store.Ping))
+	mux.HandleFunc("GET "+Base+"/version", a.version)
+	mux.HandleFunc("GET "+Base+"/hardware", a.listHardware)
+	mux.HandleFunc("POST "+Base+"/hardware", a.createHardware)
+	mux.HandleFunc("GET "+Base+"/hardware/{xname}", a.getHardware)
+	mux.HandleFunc("PUT "+Base+"/hardware/{xname}", a.putHardware)
+	mux.HandleFunc("DELETE "+Base+"/hardware/{xname}", a.deleteHardware)
+	mux.HandleFunc("GET "+Base+"/search/hardware", a.searchHardware)
+	mux.HandleFunc("GET "+Base+"/networks", a.listNetworks)
+	mux.HandleFunc("POST "+Base+"/networks", a.createNetwork)
+	mux.HandleFunc("GET "+Base+"/networks/{network}", a.getNetwork)
+	mux.HandleFunc("PUT "+Base+"/networks/{network}", a.putNetwork)
+	mux.HandleFunc("PATCH "+Base+"/networks/{network}", a.patchNetwork)
+	mux.HandleFunc("DELETE "+Base+"/networks/{network}", a.deleteNetwork)
+	mux.HandleFunc("GET "+Base+"/search/networks", a.searchNetworks)
+	mux.HandleFunc("GET "+Base+"/dumpstate", a.dumpState)
+	mux.HandleFunc("POST "+Base+"/loadstate", a.loadState)
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	if err := a.store.Ping(r.Context()); err != nil {
+		httpserver.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"Vault": "Not checked", "DBConnection": "Not Ready"})
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, map[string]string{"Vault": "Not checked", "DBConnection": "Ready"})
+}
+
+func (a *API) version(w http.ResponseWriter, r *http.Request) {
+	httpserver.WriteJSON(w, http.StatusOK, a.store.Version())
+}
+
+// render sends the JSON that fill appends to a pooled buffer, or the problem
+// missing returns when fill reports there was nothing to send. Buffers that
+// grew past 1 MiB (a large search) are left to the garbage collector.
+func (a *API) render(w http.ResponseWriter, r *http.Request, status int, fill func([]byte) ([]byte, bool), missing func() error) {
+	bp := a.bufs.Get().(*[]byte)
+	b, ok := fill((*bp)[:0])
+	if ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(b)
+	} else {
+		problem.Write(w, r, a.log, missing())
+	}
+	if cap(b) <= 1<<20 {
+		*bp = b
+		a.bufs.Put(bp)
+	}
+}
+
+// pathXname parses the {xname} path segment; the error names it.
+func pathXname(r *http.Request) (string, error) {
+	x, err := xname.Parse(r.PathValue("xname"))
+	if err != nil {
+		return "", problem.Invalidf("path xname: %v", err)
+	}
+	return x.String(), nil
+}
+
+func (a *API) getHardware(w http.ResponseWriter, r *http.Request) {
+	x, err := pathXname(r)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.render(w, r, http.StatusOK, func(b []byte) ([]byte, bool) { return a.store.AppendHardware(b, x) },
+		func() error { return problem.NotFoundf("hardware %s not found", x) })
+}
+
+func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
+	a.render(w, r, http.StatusOK, func(b []byte) ([]byte, bool) {
+		b, _ = a.store.AppendSearch(b, HardwareQuery{})
+		return b, true
+	}, nil)
+}
+
+func (a *API) searchHardware(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseHardwareSearch(r.URL.RawQuery)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.render(w, r, http.StatusOK, func(b []byte) ([]byte, bool) {
+		b, n := a.store.AppendSearch(b, q)
+		return b, n > 0
+	}, func() error { return problem.NotFoundf("no hardware matches the search") })
+}
+
+// renderHardware answers a successful write with the stored object x.
+func (a *API) renderHardware(w http.ResponseWriter, r *http.Request, status int, x string) {
+	a.render(w, r, status, func(b []byte) ([]byte, bool) { return a.store.AppendHardware(b, x) },
+		func() error { return problem.NotFoundf("hardware %s was deleted meanwhile", x) })
+}
+
+func (a *API) putHardware(w http.ResponseWriter, r *http.Request) {
+	x, err := pathXname(r)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	var h Hardware
+	if err := httpserver.ReadJSON(w, r, BodyLimit, &h); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if h.Xname != "" && xname.Normalize(h.Xname) != x {
+		problem.Write(w, r, a.log, problem.Invalidf("Xname %q in the body does not match %s in the path", h.Xname, x))
+		return
+	}
+	h.Xname = x
+	created, err := a.store.PutHardware(r.Context(), h)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	a.renderHardware(w, r, status, x)
+}
+
+func (a *API) createHardware(w http.ResponseWriter, r *http.Request) {
+	var h Hardware
+	if err := httpserver.ReadJSON(w, r, BodyLimit, &h); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if h.Xname == "" {
+		problem.Write(w, r, a.log, problem.Invalidf("Xname: missing"))
+		return
+	}
+	if err := a.store.CreateHardware(r.Context(), h); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	x := xname.Normalize(h.Xname)
+	a.renderHardware(w, r, http.StatusCreated, x)
+}
+
+func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
+	x, err := pathXname(r)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	deleted, err := a.store.DeleteHardware(r.Context(), x)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.log.InfoContext(r.Context(), "hardware_deleted", "xname", x, "objects", len(deleted))
+	w.WriteHeader(http.StatusOK)
+}

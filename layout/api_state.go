@@ -1,0 +1,170 @@
+package layout
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+func (a *API) listNetworks(w http.ResponseWriter, r *http.Request) {
+	nets, err := a.store.ListNetworks(r.Context())
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, nets)
+}
+
+func (a *API) searchNetworks(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseNetworkSearch(r.URL.RawQuery)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	nets, err := a.store.SearchNetworks(r.Context(), q)
+	if err == nil && len(nets) == 0 {
+		err = problem.NotFoundf("no network matches the search")
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, nets)
+}
+
+func (a *API) getNetwork(w http.ResponseWriter, r *http.Request) {
+	n, err := a.store.GetNetwork(r.Context(), r.PathValue("network"))
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, n)
+}
+
+func (a *API) createNetwork(w http.ResponseWriter, r *http.Request) {
+	var n Network
+	if err := httpserver.ReadJSON(w, r, BodyLimit, &n); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if err := a.store.CreateNetwork(r.Context(), n); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.sendNetwork(w, r, http.StatusCreated, n.Name)
+}
+
+func (a *API) putNetwork(w http.ResponseWriter, r *http.Request) {
+	var n Network
+	if err := httpserver.ReadJSON(w, r, BodyLimit, &n); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	name := r.PathValue("network")
+	created, err := a.store.PutNetwork(r.Context(), name, n)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	a.sendNetwork(w, r, status, name)
+}
+
+// sendNetwork answers a successful write with the stored network.
+func (a *API) sendNetwork(w http.ResponseWriter, r *http.Request, status int, name string) {
+	n, err := a.store.GetNetwork(r.Context(), name)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, status, n)
+}
+
+func (a *API) patchNetwork(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, BodyLimit))
+	if err != nil {
+		problem.Write(w, r, a.log, httpserver.DecodeError(err))
+		return
+	}
+	n, err := a.store.PatchNetwork(r.Context(), r.PathValue("network"), body)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, n)
+}
+
+func (a *API) deleteNetwork(w http.ResponseWriter, r *http.Request) {
+	if err := a.store.DeleteNetwork(r.Context(), r.PathValue("network")); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (a *API) dumpState(w http.ResponseWriter, r *http.Request) {
+	b, err := a.store.AppendDump(r.Context(), nil)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// loadState takes the dump from the multipart field sls_dump, as the cray CLI
+// sends it; a plain application/json body is accepted too.
+func (a *API) loadState(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	r.Body = http.MaxBytesReader(w, r.Body, a.DumpLimit)
+	hw, nets, err := a.readDump(r)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		err = fmt.Errorf("sls_dump over %d bytes: %w", mbe.Limit, problem.ErrTooLarge)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.log.InfoContext(r.Context(), "state_loaded", "hardware", hw, "networks", nets, "elapsed", time.Since(start))
+	httpserver.WriteJSON(w, http.StatusCreated, map[string]int{"Hardware": hw, "Networks": nets})
+}
+
+func (a *API) readDump(r *http.Request) (hw, nets int, err error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != "multipart/form-data" && mt != "application/json") {
+		return 0, 0, problem.Invalidf("Content-Type: expected multipart/form-data with the field sls_dump")
+	}
+	if mt == "application/json" {
+		return a.store.LoadState(r.Context(), r.Body)
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return 0, 0, problem.Invalidf("multipart body: %v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return 0, 0, problem.Invalidf("multipart field sls_dump: missing")
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return 0, 0, err
+			}
+			return 0, 0, problem.Invalidf("multipart body: %v", err)
+		}
+		if part.FormName() == "sls_dump" {
+			return a.store.LoadState(r.Context(), part)
+		}
+	}
+}

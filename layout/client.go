@@ -1,0 +1,229 @@
+package layout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// Client is a typed client of the SLS API, for the daemons and tools that read
+// the intended layout (HSM for NIDs and roles, discovery for switch cabling).
+type Client struct {
+	base string
+	hc   *http.Client
+}
+
+// NewClient returns a client of the SLS at baseURL, such as
+// http://127.0.0.1:8376 (the client adds /v1). hc nil means http.DefaultClient.
+func NewClient(baseURL string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/") + Base, hc: hc}
+}
+
+// HardwareSearch is a /search/hardware query; empty fields are left out.
+// Extra maps ExtraProperties field names to values, e.g. {"VendorName": "ethernet1/1/36"}.
+type HardwareSearch struct {
+	Xname, Parent, Class, Type, NodeNics, PowerConnector, Peers, Networks string
+	Extra                                                                 map[string]string
+}
+
+// Values returns the query parameters of s.
+func (s HardwareSearch) Values() url.Values {
+	v := url.Values{}
+	for k, val := range map[string]string{"xname": s.Xname, "parent": s.Parent, "class": s.Class, "type": s.Type,
+		"node_nics": s.NodeNics, "power_connector": s.PowerConnector, "peers": s.Peers, "networks": s.Networks} {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	for k, val := range s.Extra {
+		v.Set(extraPrefix+k, val)
+	}
+	return v
+}
+
+// GetHardware returns the object x; a missing one is an ErrNotFound error.
+func (c *Client) GetHardware(ctx context.Context, x string) (Hardware, error) {
+	var h Hardware
+	err := c.do(ctx, http.MethodGet, "/hardware/"+url.PathEscape(x), nil, "", &h)
+	return h, err
+}
+
+// ListHardware returns every object.
+func (c *Client) ListHardware(ctx context.Context) ([]Hardware, error) {
+	var hs []Hardware
+	err := c.do(ctx, http.MethodGet, "/hardware", nil, "", &hs)
+	return hs, err
+}
+
+// SearchHardware returns the objects matching s; none is an empty result, not
+// an error.
+func (c *Client) SearchHardware(ctx context.Context, s HardwareSearch) ([]Hardware, error) {
+	var hs []Hardware
+	err := c.do(ctx, http.MethodGet, "/search/hardware?"+s.Values().Encode(), nil, "", &hs)
+	if problem.Status(err) == http.StatusNotFound {
+		return nil, nil
+	}
+	return hs, err
+}
+
+// PutHardware creates or replaces h.Xname and returns the stored object.
+func (c *Client) PutHardware(ctx context.Context, h Hardware) (Hardware, error) {
+	var out Hardware
+	err := c.doJSON(ctx, http.MethodPut, "/hardware/"+url.PathEscape(h.Xname), h, &out)
+	return out, err
+}
+
+// CreateHardware creates h.Xname; an existing one is an ErrConflict error.
+func (c *Client) CreateHardware(ctx context.Context, h Hardware) (Hardware, error) {
+	var out Hardware
+	err := c.doJSON(ctx, http.MethodPost, "/hardware", h, &out)
+	return out, err
+}
+
+// DeleteHardware deletes x and everything below it.
+func (c *Client) DeleteHardware(ctx context.Context, x string) error {
+	return c.do(ctx, http.MethodDelete, "/hardware/"+url.PathEscape(x), nil, "", nil)
+}
+
+// Networks returns every network.
+func (c *Client) Networks(ctx context.Context) ([]Network, error) {
+	var ns []Network
+	err := c.do(ctx, http.MethodGet, "/networks", nil, "", &ns)
+	return ns, err
+}
+
+// GetNetwork returns the network called name.
+func (c *Client) GetNetwork(ctx context.Context, name string) (Network, error) {
+	var n Network
+	err := c.do(ctx, http.MethodGet, "/networks/"+url.PathEscape(name), nil, "", &n)
+	return n, err
+}
+
+// PutNetwork creates or replaces n and returns the stored network.
+func (c *Client) PutNetwork(ctx context.Context, n Network) (Network, error) {
+	var out Network
+	err := c.doJSON(ctx, http.MethodPut, "/networks/"+url.PathEscape(n.Name), n, &out)
+	return out, err
+}
+
+// DeleteNetwork deletes the network called name.
+func (c *Client) DeleteNetwork(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/networks/"+url.PathEscape(name), nil, "", nil)
+}
+
+// SearchNetworks returns the networks matching q (parameters name, full_name,
+// type, ip_address, extra_properties.<Field>); none is an empty result.
+func (c *Client) SearchNetworks(ctx context.Context, q url.Values) ([]Network, error) {
+	var ns []Network
+	err := c.do(ctx, http.MethodGet, "/search/networks?"+q.Encode(), nil, "", &ns)
+	if problem.Status(err) == http.StatusNotFound {
+		return nil, nil
+	}
+	return ns, err
+}
+
+// Version returns the change counter; poll it to notice changes cheaply.
+func (c *Client) Version(ctx context.Context) (Version, error) {
+	var v Version
+	err := c.do(ctx, http.MethodGet, "/version", nil, "", &v)
+	return v, err
+}
+
+// Dump returns the whole state.
+func (c *Client) Dump(ctx context.Context) (Dump, error) {
+	var d Dump
+	err := c.do(ctx, http.MethodGet, "/dumpstate", nil, "", &d)
+	return d, err
+}
+
+// Load replaces the whole state with the dump read from r, streamed as the
+// multipart field sls_dump.
+func (c *Client) Load(ctx context.Context, r io.Reader) error {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	// The goroutine ends when the copy is done or when the transport closes
+	// pr, which makes the next write fail.
+	go func() {
+		fw, err := mw.CreateFormFile("sls_dump", "sls_dump.json")
+		if err == nil {
+			_, err = io.Copy(fw, r)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	err := c.do(ctx, http.MethodPost, "/loadstate", pr, mw.FormDataContentType(), nil)
+	pr.Close()
+	return err
+}
+
+func (c *Client) doJSON(ctx context.Context, method, path string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("sls %s %s: %w", method, path, err)
+	}
+	return c.do(ctx, method, path, bytes.NewReader(b), "application/json", out)
+}
+
+// do sends one request and decodes a 2xx JSON answer into out (if not nil).
+// Other answers become errors of the kind matching the status, carrying the
+// problem detail.
+func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("sls %s %s: %w", method, path, err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("sls %s %s: %v: %w", method, path, err, problem.ErrUnavailable)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return responseError(method, path, resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("sls %s %s: decode response: %w", method, path, err)
+	}
+	return nil
+}
+
+func responseError(method, path string, resp *http.Response) error {
+	var d problem.Details
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(b, &d) != nil || d.Detail == "" {
+		d.Detail = strings.TrimSpace(string(b))
+	}
+	msg := fmt.Sprintf("sls %s %s: %d %s", method, path, resp.StatusCode, d.Detail)
+	switch resp.StatusCode {
+	case http.StatusBadRequest:
+		return problem.Invalidf("%s", msg)
+	case http.StatusNotFound:
+		return problem.NotFoundf("%s", msg)
+	case http.StatusConflict:
+		return problem.Conflictf("%s", msg)
+	case http.StatusRequestEntityTooLarge:
+		return fmt.Errorf("%s: %w", msg, problem.ErrTooLarge)
+	case http.StatusServiceUnavailable:
+		return problem.Unavailablef("%s", msg)
+	}
+	return fmt.Errorf("%s", msg)
+}

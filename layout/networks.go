@@ -1,0 +1,188 @@
+package layout
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// NetworkProps are the ExtraProperties of a Network that SLS defines. Unknown
+// fields are kept as sent.
+type NetworkProps struct {
+	CIDR               string   `json:"CIDR,omitempty"`
+	CIDR6              string   `json:"CIDR6,omitempty"`
+	VlanRange          []int    `json:"VlanRange,omitempty"`
+	MTU                int      `json:"MTU,omitempty"`
+	Comment            string   `json:"Comment,omitempty"`
+	PeerASN            int      `json:"PeerASN,omitempty"`
+	MyASN              int      `json:"MyASN,omitempty"`
+	SystemDefaultRoute string   `json:"SystemDefaultRoute,omitempty"`
+	Subnets            []Subnet `json:"Subnets,omitempty"`
+}
+
+// Subnet is one subnet of a network; DHCP and DNS servers are configured from it.
+type Subnet struct {
+	Name             string          `json:"Name"`
+	FullName         string          `json:"FullName,omitempty"`
+	CIDR             string          `json:"CIDR"`
+	CIDR6            string          `json:"CIDR6,omitempty"`
+	VlanID           int             `json:"VlanID"`
+	Gateway          string          `json:"Gateway,omitempty"`
+	Gateway6         string          `json:"Gateway6,omitempty"`
+	DHCPStart        string          `json:"DHCPStart,omitempty"`
+	DHCPEnd          string          `json:"DHCPEnd,omitempty"`
+	ReservationStart string          `json:"ReservationStart,omitempty"`
+	ReservationEnd   string          `json:"ReservationEnd,omitempty"`
+	MetalLBPoolName  string          `json:"MetalLBPoolName,omitempty"`
+	Comment          string          `json:"Comment,omitempty"`
+	IPReservations   []IPReservation `json:"IPReservations,omitempty"`
+}
+
+// IPReservation is a fixed address in a subnet.
+type IPReservation struct {
+	Name       string   `json:"Name"`
+	IPAddress  string   `json:"IPAddress"`
+	IPAddress6 string   `json:"IPAddress6,omitempty"`
+	Aliases    []string `json:"Aliases,omitempty"`
+	Comment    string   `json:"Comment,omitempty"`
+}
+
+// Props decodes n.ExtraProperties.
+func (n Network) Props() (NetworkProps, error) {
+	var p NetworkProps
+	if len(n.ExtraProperties) == 0 {
+		return p, nil
+	}
+	err := json.Unmarshal(n.ExtraProperties, &p)
+	return p, err
+}
+
+// parseNetworkType returns the canonical (lower-case) spelling of a network type.
+func parseNetworkType(s string) (string, error) {
+	for _, t := range []string{"slingshot10", "slingshot11", "cassini", "ethernet", "opa", "infiniband", "mixed"} {
+		if strings.EqualFold(s, t) {
+			return t, nil
+		}
+	}
+	return "", problem.Invalidf("Type %q: must be one of slingshot10, slingshot11, cassini, ethernet, opa, infiniband, mixed", s)
+}
+
+// checkNetwork validates n, whose name must be path when path is not empty,
+// and returns it in canonical form with the derived fields cleared.
+func checkNetwork(n Network, path string) (Network, error) {
+	if n.Name == "" {
+		n.Name = path
+	}
+	switch {
+	case path != "" && n.Name != path:
+		return n, problem.Invalidf("Name %q in the body does not match %q in the path", n.Name, path)
+	case n.Name == "":
+		return n, problem.Invalidf("Name: missing")
+	case strings.ContainsAny(n.Name, " \t\r\n/?#%"):
+		return n, problem.Invalidf("Name %q: must not contain spaces, '/', '?', '#' or '%%'", n.Name)
+	}
+	t, err := parseNetworkType(n.Type)
+	if err != nil {
+		return n, err
+	}
+	n.Type = t
+	if n.IPRanges == nil {
+		n.IPRanges = []string{}
+	}
+	for i, r := range n.IPRanges {
+		if _, err := netip.ParsePrefix(r); err != nil {
+			return n, problem.Invalidf("IPRanges[%d]: %q is not an address range in CIDR form", i, r)
+		}
+	}
+	n.LastUpdated, n.LastUpdatedTime = 0, ""
+	extra := bytes.TrimSpace(n.ExtraProperties)
+	if len(extra) == 0 || string(extra) == "null" {
+		n.ExtraProperties = nil
+		return n, nil
+	}
+	if extra[0] != '{' {
+		return n, problem.Invalidf("ExtraProperties: must be a JSON object")
+	}
+	var p NetworkProps
+	if err := json.Unmarshal(extra, &p); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return n, problem.Invalidf("ExtraProperties.%s: expected %s, got JSON %s", ute.Field, ute.Type, ute.Value)
+		}
+		return n, problem.Invalidf("ExtraProperties: malformed JSON object")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, extra); err != nil {
+		return n, problem.Invalidf("ExtraProperties: malformed JSON object")
+	}
+	n.ExtraProperties = buf.Bytes()
+	return n, nil
+}
+
+// matches reports whether n satisfies every criterion of q.
+func (q NetworkQuery) matches(n Network) bool {
+	switch {
+	case q.Name != "" && n.Name != q.Name,
+		q.FullName != "" && n.FullName != q.FullName,
+		q.Type != "" && n.Type != q.Type:
+		return false
+	}
+	if q.IPAddress.IsValid() && !networkContains(n, q.IPAddress) {
+		return false
+	}
+	if len(q.Props) == 0 {
+		return true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(n.ExtraProperties, &m) != nil {
+		return false
+	}
+	for _, pm := range q.Props {
+		found := false
+		for _, p := range appendProps(nil, pm.Fields[0], m[pm.Fields[0]], false) {
+			found = found || p.value == pm.Value
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// networkContains reports whether ip falls in one of n's IPRanges or its CIDR.
+func networkContains(n Network, ip netip.Addr) bool {
+	ranges := n.IPRanges
+	if p, err := n.Props(); err == nil && p.CIDR != "" {
+		ranges = append(ranges[:len(ranges):len(ranges)], p.CIDR)
+	}
+	for _, r := range ranges {
+		if pfx, err := netip.ParsePrefix(r); err == nil && pfx.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergePatch applies an RFC 7396 JSON merge patch to target.
+func mergePatch(target, patch any) any {
+	pm, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	tm, ok := target.(map[string]any)
+	if !ok {
+		tm = map[string]any{}
+	}
+	for k, v := range pm {
+		if v == nil {
+			delete(tm, k)
+		} else {
+			tm[k] = mergePatch(tm[k], v)
+		}
+	}
+	return tm
+}

@@ -1,0 +1,281 @@
+package layout
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Store is the SLS state: hardware and networks in SQLite, plus an in-memory
+// index of the hardware that serves every hardware read. Writers are
+// serialised; each commits its transaction first and then applies the same
+// change to the index, so readers see a write only once it is durable.
+type Store struct {
+	db  *sqldb.DB
+	now func() time.Time
+
+	wmu sync.Mutex // held for the whole of a write: transaction, then index update
+
+	mu  sync.RWMutex // guards ix and ver
+	ix  *index
+	ver version
+}
+
+type version struct {
+	counter int64
+	updated time.Time
+}
+
+// OpenStore opens (creating if needed) the SQLite database at path, applies the
+// migrations and loads the hardware index. now is the clock; nil means time.Now.
+func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = time.Now
+	}
+	migs, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("sls migrations: %w", err)
+	}
+	db, err := sqldb.Open(ctx, path, migs)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, now: now}
+	if err := s.loadIndex(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// loadIndex reads the version row and every hardware row into memory.
+func (s *Store) loadIndex(ctx context.Context) error {
+	var counter, nanos int64
+	if err := s.db.R.QueryRowContext(ctx, `SELECT counter, last_updated FROM version WHERE id = 1`).Scan(&counter, &nanos); err != nil {
+		return fmt.Errorf("read sls version: %w", err)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT xname, class, extra, last_updated FROM hardware ORDER BY xname`)
+	if err != nil {
+		return fmt.Errorf("read hardware: %w", err)
+	}
+	defer rows.Close()
+	var (
+		entries  []*entry
+		lastUnix int64 = -1
+		lastText string
+	)
+	for rows.Next() {
+		var (
+			h       Hardware
+			extra   sql.NullString
+			updated int64
+		)
+		if err := rows.Scan(&h.Xname, &h.Class, &extra, &updated); err != nil {
+			return fmt.Errorf("read hardware: %w", err)
+		}
+		if updated != lastUnix {
+			lastUnix, lastText = updated, timeText(time.Unix(updated, 0))
+		}
+		h.ExtraProperties = []byte(extra.String)
+		e, err := newEntry(h, time.Unix(updated, 0), lastText)
+		if err != nil {
+			return fmt.Errorf("stored hardware %s: %w", h.Xname, err)
+		}
+		entries = append(entries, e)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read hardware: %w", err)
+	}
+	s.ix = newIndex(entries)
+	s.ver = version{counter: counter, updated: time.Unix(0, nanos)}
+	return nil
+}
+
+// Version returns the change counter and the time of the last write.
+func (s *Store) Version() Version {
+	s.mu.RLock()
+	v := s.ver
+	s.mu.RUnlock()
+	return Version{Counter: v.counter, LastUpdated: v.updated.UTC().Format(time.RFC3339Nano)}
+}
+
+// write runs fn in a transaction that also bumps the version, then, once it has
+// committed, applies the change to the index with apply. The caller holds wmu.
+func (s *Store) write(ctx context.Context, now time.Time, fn func(*sql.Tx) error, apply func(*Store)) error {
+	next := s.ver.counter + 1
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE version SET counter = ?, last_updated = ? WHERE id = 1`, next, now.UnixNano())
+		if err != nil {
+			return fmt.Errorf("bump sls version: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if apply != nil {
+		apply(s)
+	}
+	s.ver = version{counter: next, updated: now}
+	s.mu.Unlock()
+	return nil
+}
+
+const upsertHardware = `INSERT INTO hardware (xname, parent, type, class, extra, last_updated) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (xname) DO UPDATE SET parent = excluded.parent, type = excluded.type, class = excluded.class,
+extra = excluded.extra, last_updated = excluded.last_updated`
+
+func extraArg(e *entry) any {
+	if e.extra == nil {
+		return nil
+	}
+	return string(e.extra)
+}
+
+// PutHardware creates or replaces the object h.Xname and reports whether it
+// was created. The derived fields of h are ignored.
+func (s *Store) PutHardware(ctx context.Context, h Hardware) (created bool, err error) {
+	return s.putHardware(ctx, h, false)
+}
+
+// CreateHardware creates the object h.Xname; it is an ErrConflict error if the
+// object exists.
+func (s *Store) CreateHardware(ctx context.Context, h Hardware) error {
+	_, err := s.putHardware(ctx, h, true)
+	return err
+}
+
+func (s *Store) putHardware(ctx context.Context, h Hardware, mustCreate bool) (bool, error) {
+	now := s.now()
+	e, err := newEntry(h, now, timeText(now))
+	if err != nil {
+		return false, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, exists := s.ix.byXname[e.xname]
+	if exists && mustCreate {
+		return false, problem.Conflictf("hardware %s already exists", e.xname)
+	}
+	err = s.write(ctx, now, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, upsertHardware, e.xname, e.parent, e.stype, string(e.class), extraArg(e), e.updated)
+		if err != nil {
+			return fmt.Errorf("store hardware %s: %w", e.xname, err)
+		}
+		return nil
+	}, func(s *Store) { s.ix.put(e) })
+	return !exists, err
+}
+
+// DeleteHardware deletes the object x and everything below it in the xname
+// tree, in one transaction, and returns the deleted xnames. It is an
+// ErrNotFound error if x is not stored.
+func (s *Store) DeleteHardware(ctx context.Context, x string) ([]string, error) {
+	px, err := xname.Parse(x)
+	if err != nil {
+		return nil, problem.Invalidf("%v", err)
+	}
+	x = px.String()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.ix.byXname[x] == nil {
+		return nil, problem.NotFoundf("hardware %s not found", x)
+	}
+	doomed := s.ix.subtree(x)
+	err = s.write(ctx, s.now(), func(tx *sql.Tx) error {
+		// Descendants are x followed by a lower-case letter: the range [x+"a", x+"{").
+		_, err := tx.ExecContext(ctx, `DELETE FROM hardware WHERE xname = ? OR (xname >= ? AND xname < ?)`, x, x+"a", x+"{")
+		if err != nil {
+			return fmt.Errorf("delete hardware %s: %w", x, err)
+		}
+		return nil
+	}, func(s *Store) { s.ix.removeAll(doomed) })
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(doomed))
+	for i, e := range doomed {
+		names[i] = e.xname
+	}
+	return names, nil
+}
+
+// GetHardware returns the object x (normalised first); ok is false if it is
+// not stored.
+func (s *Store) GetHardware(x string) (h Hardware, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.ix.byXname[xname.Normalize(x)]
+	if e == nil {
+		return Hardware{}, false
+	}
+	return toHardware(e, s.ix.children[e.xname]), true
+}
+
+// AppendHardware appends the JSON of object x (already normalised) to b; ok is
+// false if it is not stored.
+func (s *Store) AppendHardware(b []byte, x string) (_ []byte, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.ix.byXname[x]
+	if e == nil {
+		return b, false
+	}
+	return appendEntry(b, e, s.ix.children[e.xname]), true
+}
+
+// AppendSearch appends the JSON array of the objects matching q to b and
+// returns how many there were. The empty query matches everything.
+func (s *Store) AppendSearch(b []byte, q HardwareQuery) ([]byte, int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	found := s.ix.search(q)
+	b = append(b, '[')
+	for i, e := range found {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendEntry(b, e, s.ix.children[e.xname])
+	}
+	return append(b, ']'), len(found)
+}
+
+// SearchHardware returns the objects matching q, in xname order.
+func (s *Store) SearchHardware(q HardwareQuery) []Hardware {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	found := s.ix.search(q)
+	out := make([]Hardware, len(found))
+	for i, e := range found {
+		out[i] = toHardware(e, s.ix.children[e.xname])
+	}
+	return out
+}
+
+// HardwareCount returns the number of stored hardware objects.
+func (s *Store) HardwareCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.ix.all)
+}
