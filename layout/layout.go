@@ -115,9 +115,9 @@ type BMCProps struct {
 // CabinetProps are the ExtraProperties of a cabinet. Networks is keyed by
 // "cn"/"ncn" and then by network name ("HMN", "NMN").
 type CabinetProps struct {
-	Model             string                                `json:"Model,omitempty"`
+	Model             string                               `json:"Model,omitempty"`
 	Networks          map[string]map[string]CabinetNetwork `json:"Networks,omitempty"`
-	DHCPRelaySwitches []string                              `json:"DHCPRelaySwitches,omitempty"`
+	DHCPRelaySwitches []string                             `json:"DHCPRelaySwitches,omitempty"`
 }
 
 // CabinetNetwork is one network of a cabinet. MEDS derives BMC MAC addresses
