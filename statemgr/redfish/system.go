@@ -1,0 +1,215 @@
+package redfish
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/hmsuite/hms/internal/xname"
+	"github.com/stmcginnis/gofish/schemas"
+)
+
+// parts is a batch of records one piece of the walk produced.
+type parts struct {
+	comps []Component
+	ces   []ComponentEndpoint
+	inv   []HWInvByLoc
+	eths  []EthernetInterface
+}
+
+func (p *parts) merge(q parts) {
+	p.comps = append(p.comps, q.comps...)
+	p.ces = append(p.ces, q.ces...)
+	p.inv = append(p.inv, q.inv...)
+	p.eths = append(p.eths, q.eths...)
+}
+
+// node is a walked ComputerSystem waiting for its chassis power data.
+type node struct {
+	ce           ComponentEndpoint
+	chassisLinks []string
+	parts        parts
+}
+
+// nodes walks every System and returns them in ordinal order. Systems are
+// required: failing to list them fails the walk.
+func (w *walker) nodes(list []*schemas.ComputerSystem, err error) []*node {
+	if err != nil {
+		w.failErr("Systems", err)
+	}
+	sortByODataID(list, func(s *schemas.ComputerSystem) string { return s.ODataID })
+	if len(list) > 0 && w.bmcType != xname.NodeBMC {
+		for _, s := range list {
+			w.note(&w.res.Skipped, s.ODataID+": Systems are only mapped under a NodeBMC")
+		}
+		return nil
+	}
+	out := make([]*node, len(list))
+	var wg sync.WaitGroup
+	for i, s := range list {
+		id := w.bmcID + "n" + strconv.Itoa(i)
+		if !xname.Valid(id) {
+			w.fail(StatusChildVerificationFailed, fmt.Sprintf("%s: no valid node xname for ordinal %d", s.ODataID, i))
+			continue
+		}
+		wg.Go(func() { out[i] = w.system(id, i, s) })
+	}
+	wg.Wait()
+	return out
+}
+
+// system walks one ComputerSystem and the resources below it.
+func (w *walker) system(id string, ord int, s *schemas.ComputerSystem) *node {
+	x, err := parseExtras(s.RawData, "#ComputerSystem.Reset")
+	if err != nil {
+		w.failErr(s.ODataID, err)
+	}
+	var procs []*schemas.Processor
+	var mems []*schemas.Memory
+	var eths []*schemas.EthernetInterface
+	var wg sync.WaitGroup
+	wg.Go(func() { procs = collect(w, s.ODataID, "Processors", x.Links["Processors"] != "", s.Processors) })
+	wg.Go(func() { mems = collect(w, s.ODataID, "Memory", x.Links["Memory"] != "", s.Memory) })
+	wg.Go(func() {
+		eths = collect(w, s.ODataID, "EthernetInterfaces", x.Links["EthernetInterfaces"] != "", s.EthernetInterfaces)
+	})
+	wg.Wait()
+
+	n := &node{chassisLinks: x.ChassisLinks}
+	arch := w.processors(&n.parts, id, procs)
+	w.memory(&n.parts, id, mems)
+	nics := w.nics(&n.parts, id, xname.Node, eths, true)
+
+	comp := Component{ID: id, Type: string(xname.Node), State: powerState(s.PowerState, s.Status),
+		Flag: FlagOK, Enabled: ptr(true), Arch: arch}
+	n.parts.comps = append(n.parts.comps, comp)
+	n.ce = w.componentEndpoint(id, xname.Node, "ComputerSystem", string(s.SystemType), s.UUID, s.ODataID)
+	n.ce.ComponentEndpointType = CETypeComputerSystem
+	n.ce.MACAddr = firstMAC(nics)
+	info := &SystemInfo{Name: s.Name, EthernetNICInfo: nics}
+	if x.Reset != nil {
+		info.Actions = &SystemActions{Reset: x.Reset}
+	}
+	n.ce.RedfishSystemInfo = info
+	n.parts.inv = append(n.parts.inv, nodeInventory(id, ord, s))
+	return n
+}
+
+// collect fetches an optional collection, recording it as missing when the
+// link is absent or the GET fails without failing the walk.
+func collect[T any](w *walker, parent, name string, linked bool, get func() ([]*T, error)) []*T {
+	if !linked {
+		w.note(&w.res.Missing, parent+": "+name+" (no link)")
+		return nil
+	}
+	list, err := get()
+	if err != nil {
+		w.optional(parent, name, err)
+	}
+	return list
+}
+
+func nodeInventory(id string, ord int, s *schemas.ComputerSystem) HWInvByLoc {
+	loc := HWInvByLoc{ID: id, Type: string(xname.Node), Ordinal: ord, Status: fruState(s.Status),
+		HWInventoryByLocationType: "HWInvByLocNode",
+		NodeLocationInfo: &SystemLocationInfo{ID: s.ID, Name: s.Name, Description: s.Description,
+			Hostname: s.HostName}}
+	if s.ProcessorSummary.Count != nil || s.ProcessorSummary.Model != "" {
+		loc.NodeLocationInfo.ProcessorSummary = &ProcessorSummary{Count: s.ProcessorSummary.Count,
+			Model: s.ProcessorSummary.Model}
+	}
+	if s.MemorySummary.TotalSystemMemoryGiB != nil {
+		loc.NodeLocationInfo.MemorySummary = &MemorySummary{TotalSystemMemoryGiB: s.MemorySummary.TotalSystemMemoryGiB}
+	}
+	if loc.Status == StatePopulated {
+		loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(xname.Node, id, s.Manufacturer, s.PartNumber, s.SerialNumber),
+			Type: string(xname.Node), HWInventoryByFRUType: "HWInvByFRUNode",
+			NodeFRUInfo: &SystemFRUInfo{AssetTag: s.AssetTag, BiosVersion: s.BiosVersion, Model: s.Model,
+				Manufacturer: s.Manufacturer, PartNumber: s.PartNumber, SerialNumber: s.SerialNumber,
+				SKU: s.SKU, SystemType: string(s.SystemType), UUID: s.UUID}}
+	}
+	return loc
+}
+
+// processors maps CPUs to Processor (pN) and GPUs to NodeAccel (aN) and
+// returns the node's Arch, taken from its first CPU.
+func (w *walker) processors(p *parts, node string, list []*schemas.Processor) string {
+	sortByODataID(list, func(c *schemas.Processor) string { return c.ODataID })
+	arch, np, na := "", 0, 0
+	for _, c := range list {
+		t, letter, ord := xname.Processor, "p", np
+		if c.ProcessorType == schemas.GPUProcessorType || c.ProcessorType == schemas.AcceleratorProcessorType {
+			t, letter, ord = xname.NodeAccel, "a", na
+			na++
+		} else {
+			np++
+			if arch == "" {
+				arch = archOf(c)
+			}
+		}
+		id := node + letter + strconv.Itoa(ord)
+		st := fruState(c.Status)
+		p.comps = append(p.comps, Component{ID: id, Type: string(t), State: st, Flag: FlagOK, Enabled: ptr(true)})
+		p.inv = append(p.inv, processorInventory(id, t, ord, st, c))
+	}
+	return arch
+}
+
+func processorInventory(id string, t xname.Type, ord int, st string, c *schemas.Processor) HWInvByLoc {
+	li := &ProcessorLocationInfo{ID: c.ID, Name: c.Name, Description: c.Description, Socket: c.Socket}
+	loc := HWInvByLoc{ID: id, Type: string(t), Ordinal: ord, Status: st,
+		HWInventoryByLocationType: "HWInvByLoc" + string(t)}
+	if st == StatePopulated {
+		fi := &ProcessorFRUInfo{InstructionSet: string(c.InstructionSet), Manufacturer: c.Manufacturer,
+			MaxSpeedMHz: c.MaxSpeedMHz, Model: c.Model, SerialNumber: c.SerialNumber, PartNumber: c.PartNumber,
+			ProcessorArchitecture: string(c.ProcessorArchitecture), ProcessorType: string(c.ProcessorType),
+			TotalCores: c.TotalCores, TotalThreads: c.TotalThreads}
+		if c.ProcessorID != (schemas.ProcessorID{}) {
+			pid := c.ProcessorID
+			fi.ProcessorID = &ProcessorID{EffectiveFamily: pid.EffectiveFamily, EffectiveModel: pid.EffectiveModel,
+				IdentificationRegisters: pid.IdentificationRegisters, MicrocodeInfo: pid.MicrocodeInfo,
+				Step: pid.Step, VendorID: pid.VendorID}
+		}
+		loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
+			Type: string(t), HWInventoryByFRUType: "HWInvByFRU" + string(t)}
+		if t == xname.NodeAccel {
+			loc.PopulatedFRU.NodeAccelFRUInfo = fi
+		} else {
+			loc.PopulatedFRU.ProcessorFRUInfo = fi
+		}
+	}
+	if t == xname.NodeAccel {
+		loc.NodeAccelLocationInfo = li
+	} else {
+		loc.ProcessorLocationInfo = li
+	}
+	return loc
+}
+
+// memory maps Memory resources to Memory components (dN).
+func (w *walker) memory(p *parts, node string, list []*schemas.Memory) {
+	sortByODataID(list, func(m *schemas.Memory) string { return m.ODataID })
+	for i, m := range list {
+		id := node + "d" + strconv.Itoa(i)
+		st := fruState(m.Status)
+		p.comps = append(p.comps, Component{ID: id, Type: string(xname.Memory), State: st, Flag: FlagOK, Enabled: ptr(true)})
+		loc := HWInvByLoc{ID: id, Type: string(xname.Memory), Ordinal: i, Status: st,
+			HWInventoryByLocationType: "HWInvByLocMemory",
+			MemoryLocationInfo:        &MemoryLocationInfo{ID: m.ID, Name: m.Name, Description: m.Description}}
+		if ml := m.MemoryLocation; ml != (schemas.MemoryLocation{}) {
+			loc.MemoryLocationInfo.MemoryLocation = &MemoryLocation{Socket: ml.Socket,
+				MemoryController: ml.MemoryController, Channel: ml.Channel, Slot: ml.Slot}
+		}
+		if st == StatePopulated {
+			loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(xname.Memory, id, m.Manufacturer, m.PartNumber, m.SerialNumber),
+				Type: string(xname.Memory), HWInventoryByFRUType: "HWInvByFRUMemory",
+				MemoryFRUInfo: &MemoryFRUInfo{BaseModuleType: string(m.BaseModuleType), BusWidthBits: m.BusWidthBits,
+					CapacityMiB: m.CapacityMiB, DataWidthBits: m.DataWidthBits,
+					ErrorCorrection: string(m.ErrorCorrection), Manufacturer: m.Manufacturer,
+					MemoryType: string(m.MemoryType), MemoryDeviceType: string(m.MemoryDeviceType),
+					OperatingSpeedMhz: m.OperatingSpeedMhz, PartNumber: m.PartNumber, RankCount: m.RankCount,
+					SerialNumber: m.SerialNumber}}
+		}
+		p.inv = append(p.inv, loc)
+	}
+}
