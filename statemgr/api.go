@@ -3,10 +3,15 @@ package statemgr
 import (
 	"log/slog"
 	"net/http"
+
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // Base is the path prefix of the HSM v2 API.
 const Base = "/hsm/v2"
+
+// bulkLimit caps bulk request bodies: 100,000 components fit with room to spare.
+const bulkLimit = 128 << 20
 
 // API serves the HSM v2 REST API over a Store.
 type API struct {
@@ -28,6 +33,68 @@ func (a *API) Handler() http.Handler {
 
 // routes registers every route, one line each; each concern registers its own.
 func (a *API) routes(mux *http.ServeMux) {
+	a.serviceRoutes(mux)
+	a.componentRoutes(mux)
+	a.defaultsRoutes(mux)
+	a.ethernetRoutes(mux)
+	a.subscriptionRoutes(mux)
 	a.groupRoutes(mux)
 	a.lockRoutes(mux)
+}
+
+// serviceRoutes registers /service/*.
+func (a *API) serviceRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+Base+"/service/ready", httpserver.Readiness(a.store.Ping))
+	mux.HandleFunc("GET "+Base+"/service/liveness", httpserver.NoContent)
+	mux.HandleFunc("GET "+Base+"/service/values", a.getValues)
+	mux.HandleFunc("GET "+Base+"/service/values/{kind}", a.getValues)
+}
+
+// componentRoutes registers /State/Components/*.
+func (a *API) componentRoutes(mux *http.ServeMux) {
+	c := Base + "/State/Components"
+	mux.HandleFunc("GET "+c, a.listComponents)
+	mux.HandleFunc("POST "+c, a.postComponents)
+	mux.HandleFunc("DELETE "+c, a.deleteComponents)
+	mux.HandleFunc("GET "+c+"/{xname}", a.getComponent)
+	mux.HandleFunc("PUT "+c+"/{xname}", a.putComponent)
+	mux.HandleFunc("DELETE "+c+"/{xname}", a.deleteComponent)
+	mux.HandleFunc("GET "+c+"/ByNID/{nid}", a.getComponentByNID)
+	mux.HandleFunc("POST "+c+"/Query", a.queryComponents)
+	mux.HandleFunc("POST "+c+"/ByNID/Query", a.queryByNID)
+	mux.HandleFunc("GET "+c+"/Query/{xname}", a.queryUnder)
+	mux.HandleFunc("PATCH "+c+"/BulkStateData", a.patchState(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/StateData", a.patchState(false))
+	mux.HandleFunc("PATCH "+c+"/BulkFlagOnly", a.patchFlag(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/FlagOnly", a.patchFlag(false))
+	mux.HandleFunc("PATCH "+c+"/BulkEnabled", a.patchEnabled(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/Enabled", a.patchEnabled(false))
+	mux.HandleFunc("PATCH "+c+"/BulkSoftwareStatus", a.patchSoftwareStatus(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/SoftwareStatus", a.patchSoftwareStatus(false))
+	mux.HandleFunc("PATCH "+c+"/BulkRole", a.patchRole(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/Role", a.patchRole(false))
+	mux.HandleFunc("PATCH "+c+"/BulkNID", a.patchNIDs)
+	mux.HandleFunc("PATCH "+c+"/{xname}/NID", a.patchNID)
+}
+
+// defaultsRoutes registers /Defaults/NodeMaps.
+func (a *API) defaultsRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+Base+"/Defaults/NodeMaps", a.getNodeMaps)
+	mux.HandleFunc("POST "+Base+"/Defaults/NodeMaps", a.postNodeMaps)
+	mux.HandleFunc("DELETE "+Base+"/Defaults/NodeMaps", a.deleteNodeMaps)
+	mux.HandleFunc("GET "+Base+"/Defaults/NodeMaps/{xname}", a.getNodeMap)
+	mux.HandleFunc("PUT "+Base+"/Defaults/NodeMaps/{xname}", a.putNodeMap)
+	mux.HandleFunc("DELETE "+Base+"/Defaults/NodeMaps/{xname}", a.deleteNodeMaps)
+}
+
+// subscriptionRoutes registers /Subscriptions/SCN.
+func (a *API) subscriptionRoutes(mux *http.ServeMux) {
+	s := Base + "/Subscriptions/SCN"
+	mux.HandleFunc("GET "+s, a.listSubscriptions)
+	mux.HandleFunc("POST "+s, a.postSubscription)
+	mux.HandleFunc("DELETE "+s, a.deleteSubscriptions)
+	mux.HandleFunc("GET "+s+"/{id}", a.getSubscription)
+	mux.HandleFunc("PUT "+s+"/{id}", a.putSubscription)
+	mux.HandleFunc("PATCH "+s+"/{id}", a.patchSubscription)
+	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
 }

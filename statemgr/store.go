@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"sync"
 	"time"
 
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -15,13 +16,24 @@ var migrationFiles embed.FS
 
 // Store is HSM's persistent state on SQLite. Methods are split across files by
 // concern (components, groups, locks, ...), all on this one type.
+//
+// Components are mirrored in an in-memory index loaded at open; every
+// component write goes through the group committer (commit.go), which updates
+// SQLite first and the index after the commit.
 type Store struct {
 	db  *sqldb.DB
 	now func() time.Time
+
+	ix     *index
+	commit committer
+	// outbox wakes the relay when SCNs are appended; subs when subscriptions change.
+	outbox, subs *signal
+	layout       LayoutSource
 }
 
-// OpenStore opens (creating if needed) the SQLite database at path and applies
-// the migrations. now is the clock; nil means time.Now.
+// OpenStore opens (creating if needed) the SQLite database at path, applies
+// the migrations and loads the components into memory. now is the clock; nil
+// means time.Now.
 func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, error) {
 	if now == nil {
 		now = time.Now
@@ -34,11 +46,43 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, now: now}, nil
+	s := &Store{db: db, now: now, ix: newIndex(), outbox: newSignal(), subs: newSignal()}
+	if err := s.loadComponents(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
 }
+
+// SetLayout makes the Store ask src for the default NID, Role and SubRole of
+// nodes created without them and absent from the NodeMaps. Call it before the
+// Store is used.
+func (s *Store) SetLayout(src LayoutSource) { s.layout = src }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// signal is a broadcast wake-up: Wait returns a channel closed at the next
+// wake.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newSignal() *signal { return &signal{ch: make(chan struct{})} }
+
+func (g *signal) wait() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ch
+}
+
+func (g *signal) wake() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.ch)
+	g.ch = make(chan struct{})
+}

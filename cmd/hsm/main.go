@@ -1,0 +1,63 @@
+// Command hsm is the Hardware State Manager: the HSM v2 API on /hsm/v2 over
+// SQLite, with the SCN relay that publishes state changes to the bus and to
+// /Subscriptions/SCN callbacks, and the reservation reaper.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/statemgr"
+)
+
+func main() { cli.Main("hsm", run) }
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	f := cli.NewFlagSet("hsm", getenv, stdout)
+	listen, dbPath, level := f.Listen(":27779"), f.DB("./hsm.db"), f.LogLevel()
+	slsURL := f.URL("sls-url", "", "SLS base `URL` for node NID/Role defaults (empty: NodeMaps only)")
+	brokers := f.Brokers()
+	topic := f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to")
+	retention := f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`")
+	reap := f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`")
+	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	log := cli.NewLogger(os.Stderr, *level)
+	var pub bus.Bus = bus.NewMemory()
+	if len(*brokers) > 0 {
+		k, err := bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hsm", Log: log})
+		if err != nil {
+			return err
+		}
+		pub = k
+	}
+	defer pub.Close()
+	store, err := statemgr.OpenStore(ctx, *dbPath, nil)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if *slsURL != "" {
+		store.SetLayout(statemgr.NewSLS(*slsURL, nil))
+	}
+	reg := httpserver.NewRegistry()
+	relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: pub, Topic: *topic, Retention: *retention,
+		Registerer: reg, Log: log})
+	srv, err := httpserver.Listen(*listen, statemgr.NewAPI(store, log).Handler(), log, reg)
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error { return relay.Run(ctx) })
+	g.Go(func() error { return statemgr.RunReservationReaper(ctx, store, *reap, log) })
+	return g.Wait()
+}

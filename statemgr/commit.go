@@ -1,0 +1,275 @@
+package statemgr
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// plan is what one write wants done: records to store (new or replacing),
+// IDs to delete, and the SCNs the change produces.
+type plan struct {
+	puts   []*record
+	dels   []string
+	delAll bool
+	scns   []SCN
+}
+
+// planFunc computes a plan against the current state (committed plus the
+// earlier plans of the same batch). Returning an error rejects this write
+// only; nothing of it is applied.
+type planFunc func(v *view) (*plan, error)
+
+// view is the state a planFunc sees: the index overlaid with the writes
+// already planned in the current batch.
+type view struct {
+	ix      *index
+	over    map[string]*record // nil value: deleted in this batch
+	nidOver map[int]string     // NID -> owner, "" when released in this batch
+	allGone bool
+}
+
+func (v *view) get(id string) *record {
+	if r, ok := v.over[id]; ok {
+		return r
+	}
+	if v.allGone {
+		return nil
+	}
+	return v.ix.get(id)
+}
+
+// nidOwner returns the ID holding nid, or "".
+func (v *view) nidOwner(nid int) string {
+	if id, ok := v.nidOver[nid]; ok {
+		return id
+	}
+	if v.allGone {
+		return ""
+	}
+	if r := v.ix.byNIDGet(nid); r != nil {
+		if cur, ok := v.over[r.ID]; ok && (cur == nil || !cur.HasNID || cur.NID != nid) {
+			return ""
+		}
+		return r.ID
+	}
+	return ""
+}
+
+func (v *view) apply(p *plan) {
+	if p.delAll {
+		v.allGone = true
+		v.over = map[string]*record{}
+		v.nidOver = map[int]string{}
+	}
+	for _, id := range p.dels {
+		if old := v.get(id); old != nil && old.HasNID {
+			v.nidOver[old.NID] = ""
+		}
+		v.over[id] = nil
+	}
+	for _, r := range p.puts {
+		if old := v.get(r.ID); old != nil && old.HasNID {
+			v.nidOver[old.NID] = ""
+		}
+		v.over[r.ID] = r
+		if r.HasNID {
+			v.nidOver[r.NID] = r.ID
+		}
+	}
+}
+
+// job is one write waiting for a group commit.
+type job struct {
+	plan planFunc
+	got  *plan
+	err  error
+	done chan struct{}
+}
+
+// committer group-commits concurrent writes: the first writer to arrive
+// becomes the leader and commits everything queued, in one transaction per
+// round, until the queue is empty; the others wait for their result. There is
+// no background goroutine, and a write is acknowledged only after its
+// transaction commits.
+type committer struct {
+	mu      sync.Mutex
+	queue   []*job
+	leading bool
+}
+
+// write runs p as part of a group commit and returns its plan once committed.
+func (s *Store) write(ctx context.Context, p planFunc) (*plan, error) {
+	j := &job{plan: p, done: make(chan struct{})}
+	c := &s.commit
+	c.mu.Lock()
+	c.queue = append(c.queue, j)
+	if c.leading {
+		c.mu.Unlock()
+		select {
+		case <-j.done:
+			return j.got, j.err
+		case <-ctx.Done():
+			<-j.done // the leader is committing it; report the real outcome
+			return j.got, j.err
+		}
+	}
+	c.leading = true
+	for len(c.queue) > 0 {
+		batch := c.queue
+		c.queue = nil
+		c.mu.Unlock()
+		s.commitBatch(context.WithoutCancel(ctx), batch)
+		c.mu.Lock()
+	}
+	c.leading = false
+	c.mu.Unlock()
+	<-j.done
+	return j.got, j.err
+}
+
+// commitBatch plans every job, writes the accepted plans in one transaction,
+// then publishes them to the index and wakes the relay.
+func (s *Store) commitBatch(ctx context.Context, batch []*job) {
+	v := &view{ix: s.ix, over: map[string]*record{}, nidOver: map[int]string{}}
+	var ok []*job
+	for _, j := range batch {
+		p, err := j.plan(v)
+		if err != nil {
+			j.err = err
+			close(j.done)
+			continue
+		}
+		v.apply(p)
+		j.got = p
+		ok = append(ok, j)
+	}
+	if len(ok) == 0 {
+		return
+	}
+	plans := make([]*plan, len(ok))
+	for i, j := range ok {
+		plans[i] = j.got
+	}
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.writePlans(ctx, tx, plans) })
+	if err == nil {
+		s.publish(plans)
+	}
+	for _, j := range ok {
+		j.err = err
+		close(j.done)
+	}
+}
+
+// upsertComponent never updates locked and reservation_disabled: the locks
+// code owns those columns (see Store.LockBitsChanged).
+const upsertComponent = `INSERT INTO components (id, type, state, flag, enabled, software_status, role, sub_role,
+	nid, subtype, net_type, arch, class, reservation_disabled, locked)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET type = excluded.type, state = excluded.state, flag = excluded.flag,
+	enabled = excluded.enabled, software_status = excluded.software_status, role = excluded.role,
+	sub_role = excluded.sub_role, nid = excluded.nid, subtype = excluded.subtype, net_type = excluded.net_type,
+	arch = excluded.arch, class = excluded.class`
+
+// writePlans writes plans in order inside tx with prepared statements.
+func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error {
+	up, err := tx.PrepareContext(ctx, upsertComponent)
+	if err != nil {
+		return fmt.Errorf("prepare component upsert: %w", err)
+	}
+	defer up.Close()
+	del, err := tx.PrepareContext(ctx, `DELETE FROM components WHERE id = ?`)
+	if err != nil {
+		return fmt.Errorf("prepare component delete: %w", err)
+	}
+	defer del.Close()
+	out, err := tx.PrepareContext(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`)
+	if err != nil {
+		return fmt.Errorf("prepare outbox insert: %w", err)
+	}
+	defer out.Close()
+	if err := releaseNIDs(ctx, tx, plans); err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if p.delAll {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM components`); err != nil {
+				return fmt.Errorf("delete components: %w", err)
+			}
+		}
+		for _, id := range p.dels {
+			if _, err := del.ExecContext(ctx, id); err != nil {
+				return fmt.Errorf("delete component %s: %w", id, err)
+			}
+		}
+		for _, r := range p.puts {
+			var nid any
+			if r.HasNID {
+				nid = r.NID
+			}
+			if _, err := up.ExecContext(ctx, r.ID, r.Type, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role,
+				r.SubRole, nid, r.Subtype, r.NetType, r.Arch, r.Class, r.ReservationDisabled, r.Locked); err != nil {
+				return fmt.Errorf("store component %s: %w", r.ID, err)
+			}
+		}
+		for _, scn := range p.scns {
+			body, err := json.Marshal(scn)
+			if err != nil {
+				return fmt.Errorf("encode scn: %w", err)
+			}
+			if _, err := out.ExecContext(ctx, scn.Timestamp.UTC().Format(tsFormat), body); err != nil {
+				return fmt.Errorf("append scn to outbox: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// releaseNIDs clears the NID of every component whose NID a plan changes, so
+// that swapping NIDs inside one batch never trips the unique index midway.
+func releaseNIDs(ctx context.Context, tx *sql.Tx, plans []*plan) error {
+	var ids []string
+	for _, p := range plans {
+		for _, r := range p.puts {
+			if r.nidChanged {
+				ids = append(ids, r.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `UPDATE components SET nid = NULL WHERE id = ?`)
+	if err != nil {
+		return fmt.Errorf("prepare nid release: %w", err)
+	}
+	defer st.Close()
+	for _, id := range ids {
+		if _, err := st.ExecContext(ctx, id); err != nil {
+			return fmt.Errorf("release nid of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// publish applies committed plans to the index and wakes the relay.
+func (s *Store) publish(plans []*plan) {
+	scns := false
+	for _, p := range plans {
+		if p.delAll {
+			s.ix.reset(nil)
+		}
+		if len(p.dels) > 0 {
+			s.ix.remove(p.dels)
+		}
+		if len(p.puts) > 0 {
+			s.ix.put(p.puts)
+		}
+		scns = scns || len(p.scns) > 0
+	}
+	if scns {
+		s.outbox.wake()
+	}
+}

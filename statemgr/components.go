@@ -1,0 +1,354 @@
+package statemgr
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+// loadComponents fills the index from the components table.
+func (s *Store) loadComponents(ctx context.Context) error {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, type, state, flag, enabled, software_status, role, sub_role,
+		nid, subtype, net_type, arch, class, reservation_disabled, locked FROM components`)
+	if err != nil {
+		return fmt.Errorf("load components: %w", err)
+	}
+	defer rows.Close()
+	var recs []*record
+	for rows.Next() {
+		r := &record{}
+		var nid sql.NullInt64
+		if err := rows.Scan(&r.ID, &r.Type, &r.State, &r.Flag, &r.Enabled, &r.SoftwareStatus, &r.Role, &r.SubRole,
+			&nid, &r.Subtype, &r.NetType, &r.Arch, &r.Class, &r.ReservationDisabled, &r.Locked); err != nil {
+			return fmt.Errorf("load components: %w", err)
+		}
+		r.NID, r.HasNID = int(nid.Int64), nid.Valid
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load components: %w", err)
+	}
+	s.ix.reset(recs)
+	return nil
+}
+
+// Component returns the component with the given xname.
+func (s *Store) Component(id string) (Component, error) {
+	r := s.ix.get(xname.Normalize(id))
+	if r == nil {
+		return Component{}, problem.NotFoundf("component %s: no such component", id)
+	}
+	return r.component(), nil
+}
+
+// ComponentByNID returns the component holding nid.
+func (s *Store) ComponentByNID(nid int) (Component, error) {
+	r := s.ix.byNIDGet(nid)
+	if r == nil {
+		return Component{}, problem.NotFoundf("NID %d: no such component", nid)
+	}
+	return r.component(), nil
+}
+
+// Components returns the components f matches, in ID order.
+func (s *Store) Components(ctx context.Context, f Filter) ([]Component, error) {
+	if err := s.resolveMembers(ctx, &f); err != nil {
+		return nil, err
+	}
+	var out []Component
+	s.ix.view(func(all []*record) {
+		for _, r := range all {
+			if f.match(r) {
+				out = append(out, r.component())
+			}
+		}
+	})
+	return out, nil
+}
+
+// ComponentsJSON returns {"Components":[...]} for the components f matches,
+// encoded straight from the index.
+func (s *Store) ComponentsJSON(ctx context.Context, f Filter) ([]byte, error) {
+	if err := s.resolveMembers(ctx, &f); err != nil {
+		return nil, err
+	}
+	var b []byte
+	s.ix.view(func(all []*record) { b = encodeList(all, &f) })
+	return b, nil
+}
+
+// resolveMembers turns the partition and group filters into a member set.
+func (s *Store) resolveMembers(ctx context.Context, f *Filter) error {
+	for _, g := range []struct{ name, kind string }{{f.Partition, "partition"}, {f.Group, "group"}} {
+		if g.name == "" {
+			continue
+		}
+		ids, err := s.groupMemberIDs(ctx, g.name, g.kind)
+		if err != nil {
+			return err
+		}
+		set := map[string]bool{}
+		for _, id := range ids {
+			if f.members == nil || f.members[id] {
+				set[id] = true
+			}
+		}
+		f.members = set
+	}
+	return nil
+}
+
+// groupMemberIDs reads the members of a group or partition from the tables
+// the groups code keeps (component_groups, component_group_members).
+func (s *Store) groupMemberIDs(ctx context.Context, name, kind string) ([]string, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT m.component_id FROM component_group_members m
+		JOIN component_groups g ON g.name = m.group_name WHERE g.name = ? AND g.type = ?`, name, kind)
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s members: %w", kind, name, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read %s %s members: %w", kind, name, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// normIDs validates and normalises a list of xnames, dropping duplicates.
+// field names the list in errors ("ComponentIDs").
+func normIDs(field string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, problem.Invalidf("%s: at least one xname is required", field)
+	}
+	out := make([]string, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		if !xname.Valid(id) {
+			return nil, problem.Invalidf("%s[%d]: %q is not a valid xname", field, i, id)
+		}
+		n := xname.Normalize(id)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// editFunc returns the new record for old and the SCN key of the change, or
+// ok=false when old is unchanged.
+type editFunc func(old *record) (nr *record, key scnKey, ok bool)
+
+// patch applies edit to every ID in ids as one all-or-nothing write: any
+// unknown ID fails the whole call with ErrNotFound. It returns how many
+// components changed.
+func (s *Store) patch(ctx context.Context, ids []string, edit editFunc) (int, error) {
+	p, err := s.write(ctx, func(v *view) (*plan, error) {
+		olds := make([]*record, len(ids))
+		for i, id := range ids {
+			if olds[i] = v.get(id); olds[i] == nil {
+				return nil, problem.NotFoundf("component %s: no such component", id)
+			}
+		}
+		p := &plan{}
+		groups := newSCNGroups(s.now())
+		for _, old := range olds {
+			nr, key, ok := edit(old)
+			if !ok {
+				continue
+			}
+			p.puts = append(p.puts, nr)
+			groups.add(key, nr.ID)
+		}
+		p.scns = groups.scns()
+		return p, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(p.puts), nil
+}
+
+// UpdateState applies a StateData update to ids through the state machine.
+// Components the machine refuses, or that would not change, are skipped
+// silently; the count of changed components is returned.
+func (s *Store) UpdateState(ctx context.Context, ids []string, u StateUpdate) (int, error) {
+	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+		st, fl, ok := u.Apply(old.State, old.Flag)
+		if !ok {
+			return nil, scnKey{}, false
+		}
+		nr := *old
+		nr.State, nr.Flag, nr.nidChanged = st, fl, false
+		return &nr, scnKey{State: st, Flag: fl}, true
+	})
+}
+
+// UpdateFlag sets the Flag of ids.
+func (s *Store) UpdateFlag(ctx context.Context, ids []string, flag string) (int, error) {
+	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+		if old.Flag == flag {
+			return nil, scnKey{}, false
+		}
+		nr := *old
+		nr.Flag, nr.nidChanged = flag, false
+		return &nr, scnKey{Flag: flag}, true
+	})
+}
+
+// UpdateEnabled sets Enabled on ids.
+func (s *Store) UpdateEnabled(ctx context.Context, ids []string, enabled bool) (int, error) {
+	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+		if old.Enabled == enabled {
+			return nil, scnKey{}, false
+		}
+		nr := *old
+		nr.Enabled, nr.nidChanged = enabled, false
+		return &nr, scnKey{Enabled: 1 + btoi(enabled)}, true
+	})
+}
+
+// UpdateSoftwareStatus sets SoftwareStatus on ids.
+func (s *Store) UpdateSoftwareStatus(ctx context.Context, ids []string, status string) (int, error) {
+	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+		if old.SoftwareStatus == status {
+			return nil, scnKey{}, false
+		}
+		nr := *old
+		nr.SoftwareStatus, nr.nidChanged = status, false
+		return &nr, scnKey{SoftwareStatus: status}, true
+	})
+}
+
+// UpdateRole sets Role and SubRole on ids.
+func (s *Store) UpdateRole(ctx context.Context, ids []string, role, subRole string) (int, error) {
+	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+		if old.Role == role && old.SubRole == subRole {
+			return nil, scnKey{}, false
+		}
+		nr := *old
+		nr.Role, nr.SubRole, nr.nidChanged = role, subRole, false
+		return &nr, scnKey{Role: role, SubRole: subRole}, true
+	})
+}
+
+// NIDUpdate assigns NID to the component ID.
+type NIDUpdate struct {
+	ID  string
+	NID int
+}
+
+// UpdateNIDs assigns NIDs; a NID held by a component outside the call, or
+// given twice, is ErrConflict and nothing is applied.
+func (s *Store) UpdateNIDs(ctx context.Context, ups []NIDUpdate) (int, error) {
+	p, err := s.write(ctx, func(v *view) (*plan, error) {
+		want := map[int]string{}
+		moving := map[string]bool{}
+		for _, u := range ups {
+			moving[u.ID] = true
+		}
+		p := &plan{}
+		groups := newSCNGroups(s.now())
+		for i, u := range ups {
+			old := v.get(u.ID)
+			if old == nil {
+				return nil, problem.NotFoundf("Components[%d].ID: component %s: no such component", i, u.ID)
+			}
+			if other, dup := want[u.NID]; dup {
+				return nil, problem.Conflictf("Components[%d].NID: NID %d given to both %s and %s", i, u.NID, other, u.ID)
+			}
+			want[u.NID] = u.ID
+			if owner := v.nidOwner(u.NID); owner != "" && owner != u.ID && !moving[owner] {
+				return nil, problem.Conflictf("Components[%d].NID: NID %d already belongs to %s", i, u.NID, owner)
+			}
+			if old.HasNID && old.NID == u.NID {
+				continue
+			}
+			nr := *old
+			nr.NID, nr.HasNID, nr.nidChanged = u.NID, true, true
+			p.puts = append(p.puts, &nr)
+			groups.add(scnKey{NID: u.NID, HasNID: true}, u.ID)
+		}
+		p.scns = groups.scns()
+		return p, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(p.puts), nil
+}
+
+func btoi(b bool) int8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// DeleteComponent removes one component.
+func (s *Store) DeleteComponent(ctx context.Context, id string) error {
+	id = xname.Normalize(id)
+	_, err := s.write(ctx, func(v *view) (*plan, error) {
+		if v.get(id) == nil {
+			return nil, problem.NotFoundf("component %s: no such component", id)
+		}
+		return &plan{dels: []string{id}}, nil
+	})
+	return err
+}
+
+// DeleteAllComponents removes every component and returns how many there were.
+func (s *Store) DeleteAllComponents(ctx context.Context) (int, error) {
+	n := 0
+	_, err := s.write(ctx, func(v *view) (*plan, error) {
+		n = s.ix.len()
+		if n == 0 {
+			return nil, problem.NotFoundf("no components to delete")
+		}
+		return &plan{delAll: true}, nil
+	})
+	return n, err
+}
+
+// LockBitsChanged re-reads the locked and reservation_disabled columns of ids
+// into the in-memory index. The locks code, which owns those columns, calls it
+// after each commit that changes them; until then readers see the old bits.
+func (s *Store) LockBitsChanged(ctx context.Context, ids []string) error {
+	bits := make(map[string][2]bool, len(ids))
+	st, err := s.db.R.PrepareContext(ctx, `SELECT locked, reservation_disabled FROM components WHERE id = ?`)
+	if err != nil {
+		return fmt.Errorf("read lock bits: %w", err)
+	}
+	defer st.Close()
+	for _, id := range ids {
+		var b [2]bool
+		err := st.QueryRowContext(ctx, id).Scan(&b[0], &b[1])
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read lock bits of %s: %w", id, err)
+		}
+		bits[id] = b
+	}
+	_, err = s.write(ctx, func(v *view) (*plan, error) {
+		p := &plan{}
+		for id, b := range bits {
+			if old := v.get(id); old != nil && (old.Locked != b[0] || old.ReservationDisabled != b[1]) {
+				nr := *old
+				nr.Locked, nr.ReservationDisabled, nr.nidChanged = b[0], b[1], false
+				p.puts = append(p.puts, &nr)
+			}
+		}
+		return p, nil
+	})
+	return err
+}

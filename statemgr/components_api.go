@@ -1,0 +1,264 @@
+package statemgr
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+func (a *API) writeList(w http.ResponseWriter, r *http.Request, f Filter) {
+	b, err := a.store.ComponentsJSON(r.Context(), f)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
+	f, err := ParseFilter(r.URL.Query())
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.writeList(w, r, f)
+}
+
+// pathID validates the {xname} path value.
+func pathID(r *http.Request) (string, error) {
+	id := r.PathValue("xname")
+	if !xname.Valid(id) {
+		return "", problem.Invalidf("xname: %q is not a valid xname", id)
+	}
+	return xname.Normalize(id), nil
+}
+
+func (a *API) getComponent(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err == nil {
+		var c Component
+		if c, err = a.store.Component(id); err == nil {
+			httpserver.WriteJSON(w, http.StatusOK, c)
+			return
+		}
+	}
+	problem.Write(w, r, a.log, err)
+}
+
+func (a *API) getComponentByNID(w http.ResponseWriter, r *http.Request) {
+	nid, err := strconv.Atoi(r.PathValue("nid"))
+	if err != nil {
+		problem.Write(w, r, a.log, problem.Invalidf("nid: %q is not an integer", r.PathValue("nid")))
+		return
+	}
+	c, err := a.store.ComponentByNID(nid)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, c)
+}
+
+type postComponentsBody struct {
+	Components []Component `json:"Components"`
+	Force      bool        `json:"Force"`
+}
+
+func (a *API) postComponents(w http.ResponseWriter, r *http.Request) {
+	var body postComponentsBody
+	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if len(body.Components) == 0 {
+		problem.Write(w, r, a.log, problem.Invalidf("Components: at least one component is required"))
+		return
+	}
+	if err := a.store.UpsertComponents(r.Context(), body.Components, body.Force, a.log); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type putComponentBody struct {
+	Component *Component `json:"Component"`
+	Force     bool       `json:"Force"`
+}
+
+func (a *API) putComponent(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	var body putComponentBody
+	if err == nil {
+		err = httpserver.ReadJSON(w, r, 0, &body)
+	}
+	if err == nil && body.Component == nil {
+		err = problem.Invalidf("Component: required")
+	}
+	if err == nil {
+		if body.Component.ID == "" {
+			body.Component.ID = id
+		}
+		if xname.Normalize(body.Component.ID) != id {
+			err = problem.Invalidf("Component.ID: %q does not match the path xname %s", body.Component.ID, id)
+		}
+	}
+	if err == nil {
+		err = a.store.UpsertComponents(r.Context(), []Component{*body.Component}, body.Force, a.log)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *API) deleteComponent(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err == nil {
+		err = a.store.DeleteComponent(r.Context(), id)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted 1 entry"})
+}
+
+func (a *API) deleteComponents(w http.ResponseWriter, r *http.Request) {
+	n, err := a.store.DeleteAllComponents(r.Context())
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: fmt.Sprintf("deleted %d entries", n)})
+}
+
+// queryBody is POST /State/Components/Query: the GET filters as JSON arrays.
+type queryBody struct {
+	ComponentIDs   []string `json:"ComponentIDs"`
+	Partition      string   `json:"partition"`
+	Group          string   `json:"group"`
+	StateOnly      bool     `json:"stateonly"`
+	FlagOnly       bool     `json:"flagonly"`
+	RoleOnly       bool     `json:"roleonly"`
+	NIDOnly        bool     `json:"nidonly"`
+	Type           []string `json:"type"`
+	State          []string `json:"state"`
+	Flag           []string `json:"flag"`
+	Enabled        []string `json:"enabled"`
+	SoftwareStatus []string `json:"softwarestatus"`
+	Role           []string `json:"role"`
+	SubRole        []string `json:"subrole"`
+	Subtype        []string `json:"subtype"`
+	Arch           []string `json:"arch"`
+	Class          []string `json:"class"`
+	NID            []string `json:"nid"`
+	NIDStart       []string `json:"nid_start"`
+	NIDEnd         []string `json:"nid_end"`
+}
+
+func (q *queryBody) filter() (Filter, error) {
+	var f Filter
+	p := map[string][]string{"id": q.ComponentIDs, "type": q.Type, "state": q.State, "flag": q.Flag,
+		"enabled": q.Enabled, "softwarestatus": q.SoftwareStatus, "role": q.Role, "subrole": q.SubRole,
+		"subtype": q.Subtype, "arch": q.Arch, "class": q.Class, "nid": q.NID, "nid_start": q.NIDStart, "nid_end": q.NIDEnd}
+	if q.Partition != "" {
+		p["partition"] = []string{q.Partition}
+	}
+	if q.Group != "" {
+		p["group"] = []string{q.Group}
+	}
+	for name, on := range map[string]bool{"stateonly": q.StateOnly, "flagonly": q.FlagOnly, "roleonly": q.RoleOnly, "nidonly": q.NIDOnly} {
+		if on {
+			p[name] = []string{"true"}
+		}
+	}
+	return f, f.set(p)
+}
+
+func (a *API) queryComponents(w http.ResponseWriter, r *http.Request) {
+	var body queryBody
+	err := httpserver.ReadJSON(w, r, bulkLimit, &body)
+	var f Filter
+	if err == nil {
+		f, err = body.filter()
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.writeList(w, r, f)
+}
+
+type byNIDQueryBody struct {
+	NIDRanges []string `json:"NIDRanges"`
+	Partition string   `json:"partition"`
+	StateOnly bool     `json:"stateonly"`
+	FlagOnly  bool     `json:"flagonly"`
+	RoleOnly  bool     `json:"roleonly"`
+	NIDOnly   bool     `json:"nidonly"`
+}
+
+func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
+	var body byNIDQueryBody
+	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if len(body.NIDRanges) == 0 {
+		problem.Write(w, r, a.log, problem.Invalidf("NIDRanges: at least one range is required"))
+		return
+	}
+	q := queryBody{Partition: body.Partition, StateOnly: body.StateOnly, FlagOnly: body.FlagOnly,
+		RoleOnly: body.RoleOnly, NIDOnly: body.NIDOnly}
+	f, err := q.filter()
+	for i, rg := range body.NIDRanges {
+		if err != nil {
+			break
+		}
+		lo, hi, ok := strings.Cut(strings.TrimSpace(rg), "-")
+		if !ok {
+			hi = lo
+		}
+		a, errA := strconv.Atoi(strings.TrimSpace(lo))
+		b, errB := strconv.Atoi(strings.TrimSpace(hi))
+		if errA != nil || errB != nil || a > b {
+			err = problem.Invalidf("NIDRanges[%d]: %q is not a NID range like 1-24", i, rg)
+			break
+		}
+		f.nidRanges = append(f.nidRanges, [2]int{a, b})
+		f.hasNID = true
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.writeList(w, r, f)
+}
+
+func (a *API) queryUnder(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("xname")
+	under := strings.ToLower(raw)
+	if under != "all" && under != "all_comp" && under != "s0" {
+		if !xname.Valid(raw) {
+			problem.Write(w, r, a.log, problem.Invalidf("xname: %q is not a valid xname", raw))
+			return
+		}
+		under = xname.Normalize(raw)
+	}
+	f, err := ParseFilter(r.URL.Query())
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	f.under = under
+	a.writeList(w, r, f)
+}

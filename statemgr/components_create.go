@@ -1,0 +1,189 @@
+package statemgr
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+// newRecord validates c (element i of a request, for error messages) and
+// returns its record with normalised enums and HMS defaults (Flag OK,
+// Enabled true).
+func newRecord(field string, c Component) (*record, error) {
+	t := xname.TypeOf(c.ID)
+	if t == xname.TypeInvalid || t == xname.Partition || t == xname.TypeAll || t == xname.TypeAllComp || t == xname.TypeAllSvc {
+		return nil, problem.Invalidf("%s.ID: %q is not a valid component xname", field, c.ID)
+	}
+	r := &record{ID: xname.Normalize(c.ID), Type: string(t), Enabled: true, Flag: FlagOK,
+		SoftwareStatus: c.SoftwareStatus, Subtype: c.Subtype}
+	if c.Type != "" {
+		if ct, ok := xname.ParseType(c.Type); !ok || ct != t {
+			return nil, problem.Invalidf("%s.Type: %q does not match the type of %s (%s)", field, c.Type, r.ID, t)
+		}
+	}
+	if c.State == "" {
+		return nil, problem.Invalidf("%s.State: required", field)
+	}
+	if c.Enabled != nil {
+		r.Enabled = *c.Enabled
+	}
+	if c.NID != nil {
+		if *c.NID < 0 {
+			return nil, problem.Invalidf("%s.NID: %d is negative", field, *c.NID)
+		}
+		r.NID, r.HasNID, r.nidChanged = *c.NID, true, true
+	}
+	for _, e := range []struct {
+		enum *Enum
+		in   string
+		out  *string
+	}{
+		{&States, c.State, &r.State}, {&Flags, c.Flag, &r.Flag}, {&Roles, c.Role, &r.Role},
+		{&SubRoles, c.SubRole, &r.SubRole}, {&NetTypes, c.NetType, &r.NetType},
+		{&Arches, c.Arch, &r.Arch}, {&Classes, c.Class, &r.Class},
+	} {
+		if e.in == "" {
+			continue
+		}
+		v, ok := e.enum.Normalize(e.in)
+		if !ok {
+			return nil, problem.Invalidf("%s.%s: invalid value %q", field, e.enum.Field, e.in)
+		}
+		*e.out = v
+	}
+	return r, nil
+}
+
+// UpsertComponents creates the given components, as one all-or-nothing
+// write. Existing components are left alone unless force is set, in which
+// case their State, Flag, Subtype, NetType, Arch and Class are overwritten.
+// New nodes without a NID or Role take them from the NodeMaps, else from the
+// layout source.
+func (s *Store) UpsertComponents(ctx context.Context, comps []Component, force bool, log *slog.Logger) error {
+	recs := make([]*record, 0, len(comps))
+	pos := make(map[string]int, len(comps))
+	for i, c := range comps {
+		r, err := newRecord(fmt.Sprintf("Components[%d]", i), c)
+		if err != nil {
+			return err
+		}
+		if j, dup := pos[r.ID]; dup {
+			return problem.Invalidf("Components[%d].ID: %s is also Components[%d]", i, r.ID, j)
+		}
+		pos[r.ID] = i
+		recs = append(recs, r)
+	}
+	if err := s.applyDefaults(ctx, recs, log); err != nil {
+		return err
+	}
+	_, err := s.write(ctx, func(v *view) (*plan, error) { return s.planUpsert(v, recs, force) })
+	return err
+}
+
+func (s *Store) planUpsert(v *view, recs []*record, force bool) (*plan, error) {
+	p := &plan{}
+	groups := newSCNGroups(s.now())
+	claimed := map[int]int{}
+	for i, r := range recs {
+		old := v.get(r.ID)
+		if old == nil {
+			if r.HasNID {
+				if j, dup := claimed[r.NID]; dup {
+					return nil, problem.Conflictf("Components[%d].NID: NID %d is also given to Components[%d]", i, r.NID, j)
+				}
+				if owner := v.nidOwner(r.NID); owner != "" {
+					return nil, problem.Conflictf("Components[%d].NID: NID %d already belongs to %s", i, r.NID, owner)
+				}
+				claimed[r.NID] = i
+			}
+			p.puts = append(p.puts, r)
+			continue
+		}
+		if !force {
+			continue
+		}
+		nr := *old
+		nr.nidChanged = false
+		nr.State, nr.Flag = r.State, r.Flag
+		for _, f := range [][2]*string{{&nr.Subtype, &r.Subtype}, {&nr.NetType, &r.NetType}, {&nr.Arch, &r.Arch}, {&nr.Class, &r.Class}} {
+			if *f[1] != "" {
+				*f[0] = *f[1]
+			}
+		}
+		p.puts = append(p.puts, &nr)
+		if nr.State != old.State || nr.Flag != old.Flag {
+			groups.add(scnKey{State: nr.State, Flag: nr.Flag}, nr.ID)
+		}
+	}
+	p.scns = groups.scns()
+	return p, nil
+}
+
+// applyDefaults fills NID, Role and SubRole of new nodes that lack them: the
+// NodeMaps first, then the layout source. A layout source that fails is
+// logged and skipped; the component is created without the defaults, as HMS does.
+func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Logger) error {
+	var need []*record
+	for _, r := range recs {
+		if r.Type == string(xname.Node) && (!r.HasNID || r.Role == "") && s.ix.get(r.ID) == nil {
+			need = append(need, r)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	maps, err := s.nodeMapsFor(ctx, need)
+	if err != nil {
+		return err
+	}
+	var ask []*record
+	for _, r := range need {
+		if m, ok := maps[r.ID]; ok {
+			fillDefaults(r, NodeInfo{NID: &m.NID, Role: m.Role, SubRole: m.SubRole})
+		}
+		if !r.HasNID || r.Role == "" {
+			ask = append(ask, r)
+		}
+	}
+	if s.layout == nil || len(ask) == 0 {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, r := range ask {
+		g.Go(func() error {
+			info, found, err := s.layout.NodeInfo(gctx, r.ID)
+			if err != nil {
+				if log != nil {
+					log.WarnContext(ctx, "sls_lookup_failed", "xname", r.ID, "err", err)
+				}
+				return nil
+			}
+			if found {
+				fillDefaults(r, info)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// fillDefaults sets what r lacks from info; r is not yet shared.
+func fillDefaults(r *record, info NodeInfo) {
+	if !r.HasNID && info.NID != nil {
+		r.NID, r.HasNID, r.nidChanged = *info.NID, true, true
+	}
+	if r.Role == "" {
+		if v, ok := Roles.Normalize(info.Role); ok {
+			r.Role = v
+		}
+		if v, ok := SubRoles.Normalize(info.SubRole); ok && r.SubRole == "" {
+			r.SubRole = v
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package statemgr
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// outbox returns every SCN in the outbox, Timestamp cleared.
+func outbox(t *testing.T, s *Store) []SCN {
+	t.Helper()
+	rows, err := s.outboxAfter(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []SCN{}
+	for _, r := range rows {
+		r.SCN.Timestamp = r.SCN.Timestamp.UTC()
+		out = append(out, r.SCN)
+	}
+	return out
+}
+
+var ignoreSCNTime = cmpopts.IgnoreFields(SCN{}, "Timestamp", "Seq")
+
+func TestPatchesAndSCNs(t *testing.T) {
+	type req struct {
+		method, path string
+		body         any
+	}
+	tests := []struct {
+		name     string
+		reqs     []req
+		query    string
+		want     []Component
+		wantSCNs []SCN
+	}{
+		{
+			name:  "bulk state skips disallowed and unchanged, resets flag",
+			reqs:  []req{{"PATCH", "/State/Components/BulkStateData", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1"}, "State": "on"}}},
+			query: "?type=Node&stateonly=true",
+			want: []Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK"}, {ID: "x0c0s0b0n1", Type: "Node", State: "On", Flag: "OK"},
+				{ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}, {ID: "x0c0s1b0n1", Type: "Node", State: "Ready", Flag: "Warning"}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n1"}, State: "On", Flag: "OK"}},
+		},
+		{
+			name:     "ready warning only for Ready",
+			reqs:     []req{{"PATCH", "/State/Components/BulkStateData", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1"}, "State": "Ready", "Flag": "Warning"}}},
+			query:    "?id=x0c0s0b0n0&id=x0c0s0b0n1&stateonly=true",
+			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "Warning"}, {ID: "x0c0s0b0n1", Type: "Node", State: "Off", Flag: "OK"}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, State: "Ready", Flag: "Warning"}},
+		},
+		{
+			name:     "force",
+			reqs:     []req{{"PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "Empty", "Force": true}}},
+			query:    "?id=x0c0s0b0n1&stateonly=true",
+			want:     []Component{{ID: "x0c0s0b0n1", Type: "Node", State: "Empty", Flag: "OK"}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n1"}, State: "Empty", Flag: "OK"}},
+		},
+		{
+			name:     "flag only",
+			reqs:     []req{{"PATCH", "/State/Components/BulkFlagOnly", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s1b0n1"}, "Flag": "alert"}}},
+			query:    "?flag=Alert&flagonly=true",
+			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", Flag: "Alert"}, {ID: "x0c0s1b0n1", Type: "Node", Flag: "Alert"}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0", "x0c0s1b0n1"}, Flag: "Alert"}},
+		},
+		{
+			name:     "enabled",
+			reqs:     []req{{"PATCH", "/State/Components/x0c0s1b0n1/Enabled", map[string]any{"Enabled": true, "ExtendedInfo": map[string]any{"Message": "back"}}}},
+			query:    "?enabled=true&type=node&nidonly=true",
+			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", NID: ptr(1)}, {ID: "x0c0s0b0n1", Type: "Node", NID: ptr(2)}, {ID: "x0c0s1b0n0", Type: "Node", NID: ptr(3)}, {ID: "x0c0s1b0n1", Type: "Node", NID: ptr(4)}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s1b0n1"}, Enabled: ptr(true)}},
+		},
+		{
+			name:     "software status",
+			reqs:     []req{{"PATCH", "/State/Components/BulkSoftwareStatus", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s1b0n0"}, "SoftwareStatus": "AdminDown"}}},
+			query:    "?softwarestatus=AdminDown&stateonly=true",
+			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK"}, {ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, SoftwareStatus: "AdminDown"}},
+		},
+		{
+			name:     "role",
+			reqs:     []req{{"PATCH", "/State/Components/BulkRole", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0"}, "Role": "storage", "SubRole": "worker"}}},
+			query:    "?role=Storage&roleonly=true",
+			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", Role: "Storage", SubRole: "Worker"}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, Role: "Storage", SubRole: "Worker"}},
+		},
+		{
+			name: "nid swap in one bulk call",
+			reqs: []req{{"PATCH", "/State/Components/BulkNID", map[string]any{"Components": []map[string]any{{"ID": "x0c0s0b0n0", "NID": 2}, {"ID": "x0c0s0b0n1", "NID": 1}}}},
+				{"PATCH", "/State/Components/x0c0s1b0n0/NID", map[string]any{"NID": 30}}},
+			query:    "?type=Node&nidonly=true&nid_start=1&nid_end=30",
+			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", NID: ptr(2)}, {ID: "x0c0s0b0n1", Type: "Node", NID: ptr(1)}, {ID: "x0c0s1b0n0", Type: "Node", NID: ptr(30)}, {ID: "x0c0s1b0n1", Type: "Node", NID: ptr(4)}},
+			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, NID: ptr(2)}, {Components: []string{"x0c0s0b0n1"}, NID: ptr(1)}, {Components: []string{"x0c0s1b0n0"}, NID: ptr(30)}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAPIServer(t)
+			seed(t, a)
+			for _, r := range tc.reqs {
+				a.must(204, r.method, r.path, r.body)
+			}
+			if diff := cmp.Diff(tc.want, a.list(tc.query)); diff != "" {
+				t.Errorf("components (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSCNs, outbox(t, a.store), ignoreSCNTime); diff != "" {
+				t.Errorf("outbox (-want +got):\n%s", diff)
+			}
+			// The index and the database agree: reopen and compare.
+			reopened, err := OpenStore(t.Context(), a.store.db.Path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer reopened.Close()
+			want, _ := a.store.Components(t.Context(), Filter{})
+			got, _ := reopened.Components(t.Context(), Filter{})
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("database differs from memory (-memory +db):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPutPostDelete(t *testing.T) {
+	a := newAPIServer(t)
+	seed(t, a)
+	// PUT without Force leaves an existing component alone.
+	a.must(204, "PUT", "/State/Components/x0c0s0b0n1", map[string]any{"Component": map[string]any{"State": "Ready", "Arch": "ARM"}})
+	if got := a.list("?id=x0c0s0b0n1")[0]; got.State != "Off" || got.Arch != "" {
+		t.Errorf("PUT without Force changed %+v", got)
+	}
+	a.must(204, "PUT", "/State/Components/x0c0s0b0n1", map[string]any{"Component": map[string]any{"State": "Ready", "Arch": "arm"}, "Force": true})
+	if got := a.list("?id=x0c0s0b0n1")[0]; got.State != "Ready" || got.Arch != "ARM" || *got.NID != 2 {
+		t.Errorf("PUT with Force: %+v", got)
+	}
+	a.must(204, "PUT", "/State/Components/x7c0s0b0n0", map[string]any{"Component": map[string]any{"ID": "x7c0s0b0n0", "State": "Off"}})
+	a.must(400, "PUT", "/State/Components/x7c0s0b0n0", map[string]any{"Component": map[string]any{"ID": "x8c0s0b0n0", "State": "Off"}})
+	a.must(200, "DELETE", "/State/Components/x7c0s0b0n0", nil)
+	a.must(404, "DELETE", "/State/Components/x7c0s0b0n0", nil)
+	a.must(200, "DELETE", "/State/Components", nil)
+	if got := a.list(""); len(got) != 0 {
+		t.Errorf("after DELETE all: %v", ids(got))
+	}
+	a.must(404, "DELETE", "/State/Components", nil)
+	// NIDs are free again after a delete.
+	a.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "NID": 1}}})
+}

@@ -1,0 +1,100 @@
+package statemgr
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendRecord appends the JSON of r, projected, to b. It is hand-written
+// because listing 100,000 components through encoding/json's reflection costs
+// several times more than the rest of the request.
+func appendRecord(b []byte, r *record, p Projection) []byte {
+	b = append(b, `{"ID":`...)
+	b = appendString(b, r.ID)
+	b = append(b, `,"Type":`...)
+	b = appendString(b, r.Type)
+	switch p {
+	case ProjectState:
+		b = appendOpt(b, "State", r.State)
+		b = appendOpt(b, "Flag", r.Flag)
+	case ProjectFlag:
+		b = appendOpt(b, "Flag", r.Flag)
+	case ProjectRole:
+		b = appendOpt(b, "Role", r.Role)
+		b = appendOpt(b, "SubRole", r.SubRole)
+	case ProjectNID:
+		b = appendNID(b, r)
+	default:
+		b = appendOpt(b, "State", r.State)
+		b = appendOpt(b, "Flag", r.Flag)
+		b = append(b, `,"Enabled":`...)
+		b = strconv.AppendBool(b, r.Enabled)
+		b = appendOpt(b, "SoftwareStatus", r.SoftwareStatus)
+		b = appendOpt(b, "Role", r.Role)
+		b = appendOpt(b, "SubRole", r.SubRole)
+		b = appendNID(b, r)
+		b = appendOpt(b, "Subtype", r.Subtype)
+		b = appendOpt(b, "NetType", r.NetType)
+		b = appendOpt(b, "Arch", r.Arch)
+		b = appendOpt(b, "Class", r.Class)
+		if r.ReservationDisabled {
+			b = append(b, `,"ReservationDisabled":true`...)
+		}
+		if r.Locked {
+			b = append(b, `,"Locked":true`...)
+		}
+	}
+	return append(b, '}')
+}
+
+func appendNID(b []byte, r *record) []byte {
+	if !r.HasNID {
+		return b
+	}
+	b = append(b, `,"NID":`...)
+	return strconv.AppendInt(b, int64(r.NID), 10)
+}
+
+func appendOpt(b []byte, name, v string) []byte {
+	if v == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, v)
+}
+
+// appendString appends s as a JSON string; the common plain-ASCII case is a
+// copy, anything else goes through encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// encodeList returns {"Components":[...]} for the records f matches.
+func encodeList(all []*record, f *Filter) []byte {
+	b := make([]byte, 0, 64+len(all)*64)
+	b = append(b, `{"Components":[`...)
+	first := true
+	for _, r := range all {
+		if !f.match(r) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendRecord(b, r, f.Projection)
+	}
+	return append(b, "]}\n"...)
+}

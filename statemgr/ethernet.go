@@ -1,0 +1,385 @@
+package statemgr
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+// IPAddressMapping is one IP address of an Ethernet interface and its network.
+type IPAddressMapping struct {
+	IPAddress string `json:"IPAddress"`
+	Network   string `json:"Network,omitempty"`
+}
+
+// EthernetInterface maps a MAC address to IP addresses and, once known, to
+// the component that owns it. An empty ComponentID is a MAC nobody has
+// identified yet (DHCP saw it, discovery has not placed it).
+type EthernetInterface struct {
+	ID          string             `json:"ID"`
+	Description string             `json:"Description"`
+	MACAddress  string             `json:"MACAddress"`
+	IPAddresses []IPAddressMapping `json:"IPAddresses"`
+	LastUpdate  time.Time          `json:"LastUpdate"`
+	ComponentID string             `json:"ComponentID"`
+	Type        string             `json:"Type"`
+}
+
+// EthernetPatch is the body of PATCH /Inventory/EthernetInterfaces/{id};
+// nil fields are left alone.
+type EthernetPatch struct {
+	Description *string             `json:"Description"`
+	IPAddresses *[]IPAddressMapping `json:"IPAddresses"`
+	ComponentID *string             `json:"ComponentID"`
+}
+
+// EthernetFilter selects interfaces; each list is OR'd, lists are AND'd.
+type EthernetFilter struct {
+	MACAddress, IPAddress, Network, ComponentID, Type []string
+	OlderThan, NewerThan                              time.Time
+}
+
+// ethernetID is HMS's interface ID: the MAC in lower case without separators.
+func ethernetID(mac string) (string, error) {
+	hw, err := net.ParseMAC(strings.TrimSpace(mac))
+	if err != nil {
+		clean := strings.ToLower(strings.NewReplacer(":", "", "-", "", ".", "").Replace(mac))
+		if len(clean) != 12 || strings.Trim(clean, "0123456789abcdef") != "" {
+			return "", problem.Invalidf("MACAddress: %q is not a MAC address", mac)
+		}
+		return clean, nil
+	}
+	return strings.ReplaceAll(hw.String(), ":", ""), nil
+}
+
+// normEthernet validates ei and fills ID, Type and the normalised fields.
+func normEthernet(ei *EthernetInterface) error {
+	id, err := ethernetID(ei.MACAddress)
+	if err != nil {
+		return err
+	}
+	if ei.ID != "" && strings.ToLower(ei.ID) != id {
+		return problem.Invalidf("ID: %q does not match MACAddress %s", ei.ID, ei.MACAddress)
+	}
+	ei.ID = id
+	ei.MACAddress = strings.ToLower(strings.TrimSpace(ei.MACAddress))
+	if err := normComponentID(&ei.ComponentID, &ei.Type); err != nil {
+		return err
+	}
+	return normIPs(ei.IPAddresses)
+}
+
+func normComponentID(id, typ *string) error {
+	if *id == "" {
+		*typ = ""
+		return nil
+	}
+	t := xname.TypeOf(*id)
+	if t == xname.TypeInvalid {
+		return problem.Invalidf("ComponentID: %q is not a valid xname", *id)
+	}
+	*id, *typ = xname.Normalize(*id), string(t)
+	return nil
+}
+
+func normIPs(ips []IPAddressMapping) error {
+	for i, m := range ips {
+		if net.ParseIP(m.IPAddress) == nil {
+			return problem.Invalidf("IPAddresses[%d].IPAddress: %q is not an IP address", i, m.IPAddress)
+		}
+	}
+	return nil
+}
+
+// CreateEthernetInterface stores ei; an existing ID is ErrConflict.
+func (s *Store) CreateEthernetInterface(ctx context.Context, ei EthernetInterface) (EthernetInterface, error) {
+	if err := normEthernet(&ei); err != nil {
+		return ei, err
+	}
+	ei.LastUpdate = s.now().UTC()
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO eth_interfaces (id, description, mac_address, last_update, component_id, type)
+			VALUES (?, ?, ?, ?, ?, ?)`, ei.ID, ei.Description, ei.MACAddress, ei.LastUpdate.Format(tsFormat), ei.ComponentID, ei.Type)
+		if sqldb.IsUniqueViolation(err) {
+			return problem.Conflictf("MACAddress: interface %s already exists", ei.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("store ethernet interface %s: %w", ei.ID, err)
+		}
+		return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
+	})
+	return ei, err
+}
+
+func putIPs(ctx context.Context, tx *sql.Tx, id string, ips []IPAddressMapping) error {
+	for i, m := range ips {
+		_, err := tx.ExecContext(ctx, `INSERT INTO eth_ip_addresses (eth_id, ip_address, network) VALUES (?, ?, ?)`, id, m.IPAddress, m.Network)
+		if sqldb.IsUniqueViolation(err) {
+			return problem.Conflictf("IPAddresses[%d].IPAddress: %s is listed twice", i, m.IPAddress)
+		}
+		if err != nil {
+			return fmt.Errorf("store ip address %s of %s: %w", m.IPAddress, id, err)
+		}
+	}
+	return nil
+}
+
+// EthernetInterfaces returns the interfaces f selects, by ID.
+func (s *Store) EthernetInterfaces(ctx context.Context, f EthernetFilter) ([]EthernetInterface, error) {
+	var where []string
+	var args []any
+	in := func(expr string, vals []string, norm func(string) string) {
+		if len(vals) == 0 {
+			return
+		}
+		ph := strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")
+		where = append(where, strings.Replace(expr, "?", ph, 1))
+		for _, v := range vals {
+			args = append(args, norm(v))
+		}
+	}
+	macID := func(v string) string { id, _ := ethernetID(v); return id }
+	in("e.id IN (?)", f.MACAddress, macID)
+	in("e.component_id IN (?)", f.ComponentID, xname.Normalize)
+	in("e.type IN (?)", f.Type, func(v string) string { t, _ := xname.ParseType(v); return string(t) })
+	in("e.id IN (SELECT eth_id FROM eth_ip_addresses WHERE ip_address IN (?))", f.IPAddress, strings.TrimSpace)
+	in("e.id IN (SELECT eth_id FROM eth_ip_addresses WHERE network IN (?))", f.Network, strings.TrimSpace)
+	if !f.OlderThan.IsZero() {
+		where, args = append(where, "e.last_update < ?"), append(args, f.OlderThan.UTC().Format(tsFormat))
+	}
+	if !f.NewerThan.IsZero() {
+		where, args = append(where, "e.last_update > ?"), append(args, f.NewerThan.UTC().Format(tsFormat))
+	}
+	q := `SELECT e.id, e.description, e.mac_address, e.last_update, e.component_id, e.type FROM eth_interfaces e`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return s.queryEthernet(ctx, q+" ORDER BY e.id", args...)
+}
+
+func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]EthernetInterface, error) {
+	rows, err := s.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read ethernet interfaces: %w", err)
+	}
+	out := []EthernetInterface{}
+	byID := map[string]int{}
+	for rows.Next() {
+		var ei EthernetInterface
+		var ts string
+		if err := rows.Scan(&ei.ID, &ei.Description, &ei.MACAddress, &ts, &ei.ComponentID, &ei.Type); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read ethernet interfaces: %w", err)
+		}
+		ei.LastUpdate, _ = time.Parse(tsFormat, ts)
+		ei.IPAddresses = []IPAddressMapping{}
+		byID[ei.ID] = len(out)
+		out = append(out, ei)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, err
+	}
+	ips, err := s.db.R.QueryContext(ctx, `SELECT eth_id, ip_address, network FROM eth_ip_addresses ORDER BY eth_id, ip_address`)
+	if err != nil {
+		return nil, fmt.Errorf("read ip addresses: %w", err)
+	}
+	defer ips.Close()
+	for ips.Next() {
+		var id string
+		var m IPAddressMapping
+		if err := ips.Scan(&id, &m.IPAddress, &m.Network); err != nil {
+			return nil, fmt.Errorf("read ip addresses: %w", err)
+		}
+		if i, ok := byID[id]; ok {
+			out[i].IPAddresses = append(out[i].IPAddresses, m)
+		}
+	}
+	return out, ips.Err()
+}
+
+// EthernetInterface returns the interface with the given ID (or MAC).
+func (s *Store) EthernetInterface(ctx context.Context, id string) (EthernetInterface, error) {
+	nid, err := ethernetID(id)
+	if err != nil {
+		return EthernetInterface{}, problem.NotFoundf("ethernet interface %q: none", id)
+	}
+	out, err := s.queryEthernet(ctx, `SELECT id, description, mac_address, last_update, component_id, type
+		FROM eth_interfaces e WHERE e.id = ?`, nid)
+	if err != nil {
+		return EthernetInterface{}, err
+	}
+	if len(out) == 0 {
+		return EthernetInterface{}, problem.NotFoundf("ethernet interface %s: none", nid)
+	}
+	return out[0], nil
+}
+
+// PatchEthernetInterface applies p to interface id and returns the result.
+// Changing the IP addresses refreshes LastUpdate.
+func (s *Store) PatchEthernetInterface(ctx context.Context, id string, p EthernetPatch) (EthernetInterface, error) {
+	ei, err := s.EthernetInterface(ctx, id)
+	if err != nil {
+		return ei, err
+	}
+	if p.Description != nil {
+		ei.Description = *p.Description
+	}
+	if p.ComponentID != nil {
+		ei.ComponentID = *p.ComponentID
+		if err := normComponentID(&ei.ComponentID, &ei.Type); err != nil {
+			return ei, err
+		}
+	}
+	if p.IPAddresses != nil {
+		if err := normIPs(*p.IPAddresses); err != nil {
+			return ei, err
+		}
+		ei.IPAddresses, ei.LastUpdate = *p.IPAddresses, s.now().UTC()
+	}
+	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET description = ?, component_id = ?, type = ?, last_update = ?
+			WHERE id = ?`, ei.Description, ei.ComponentID, ei.Type, ei.LastUpdate.Format(tsFormat), ei.ID); err != nil {
+			return fmt.Errorf("update ethernet interface %s: %w", ei.ID, err)
+		}
+		if p.IPAddresses == nil {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM eth_ip_addresses WHERE eth_id = ?`, ei.ID); err != nil {
+			return fmt.Errorf("update ip addresses of %s: %w", ei.ID, err)
+		}
+		return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
+	})
+	return ei, err
+}
+
+// DeleteEthernetInterface deletes interface id, or all when id is "".
+func (s *Store) DeleteEthernetInterface(ctx context.Context, id string) (int64, error) {
+	q, args := `DELETE FROM eth_interfaces`, []any{}
+	if id != "" {
+		nid, err := ethernetID(id)
+		if err != nil {
+			return 0, problem.NotFoundf("ethernet interface %q: none", id)
+		}
+		q, args = q+` WHERE id = ?`, []any{nid}
+	}
+	var n int64
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("delete ethernet interfaces: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	if err == nil && n == 0 {
+		return 0, problem.NotFoundf("ethernet interface %s: none", id)
+	}
+	return n, err
+}
+
+// SetEthernetIP adds (add=true, ErrConflict if present) or updates the
+// network of (add=false, ErrNotFound if absent) one IP address of interface id.
+func (s *Store) SetEthernetIP(ctx context.Context, id string, m IPAddressMapping, add bool) error {
+	ei, err := s.EthernetInterface(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := normIPs([]IPAddressMapping{m}); err != nil {
+		return err
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		q := `UPDATE eth_ip_addresses SET network = ? WHERE eth_id = ? AND ip_address = ?`
+		args := []any{m.Network, ei.ID, m.IPAddress}
+		if add {
+			q = `INSERT INTO eth_ip_addresses (network, eth_id, ip_address) VALUES (?, ?, ?)`
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if sqldb.IsUniqueViolation(err) {
+			return problem.Conflictf("IPAddress: %s is already an address of %s", m.IPAddress, ei.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("store ip address %s of %s: %w", m.IPAddress, ei.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return problem.NotFoundf("ip address %s of %s: none", m.IPAddress, ei.ID)
+		}
+		return touchEthernet(ctx, tx, ei.ID, s.now())
+	})
+}
+
+// DeleteEthernetIP removes one IP address of interface id.
+func (s *Store) DeleteEthernetIP(ctx context.Context, id, ip string) error {
+	ei, err := s.EthernetInterface(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM eth_ip_addresses WHERE eth_id = ? AND ip_address = ?`, ei.ID, ip)
+		if err != nil {
+			return fmt.Errorf("delete ip address %s of %s: %w", ip, ei.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return problem.NotFoundf("ip address %s of %s: none", ip, ei.ID)
+		}
+		return touchEthernet(ctx, tx, ei.ID, s.now())
+	})
+}
+
+func touchEthernet(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET last_update = ? WHERE id = ?`, now.UTC().Format(tsFormat), id); err != nil {
+		return fmt.Errorf("update ethernet interface %s: %w", id, err)
+	}
+	return nil
+}
+
+// ParseEthernetFilter parses the GET /Inventory/EthernetInterfaces query.
+func ParseEthernetFilter(q url.Values) (EthernetFilter, error) {
+	var f EthernetFilter
+	for k, vs := range q {
+		var err error
+		switch strings.ToLower(k) {
+		case "macaddress":
+			f.MACAddress = append(f.MACAddress, vs...)
+		case "ipaddress":
+			f.IPAddress = append(f.IPAddress, vs...)
+		case "network":
+			f.Network = append(f.Network, vs...)
+		case "componentid":
+			f.ComponentID = append(f.ComponentID, vs...)
+		case "type":
+			for _, v := range vs {
+				if _, ok := xname.ParseType(v); !ok {
+					return f, problem.Invalidf("query parameter Type: invalid value %q", v)
+				}
+			}
+			f.Type = append(f.Type, vs...)
+		case "olderthan":
+			f.OlderThan, err = parseTime("OlderThan", vs[0])
+		case "newerthan":
+			f.NewerThan, err = parseTime("NewerThan", vs[0])
+		default:
+			err = problem.Invalidf("query parameter %q: unknown filter", k)
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+func parseTime(name, v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return t, problem.Invalidf("query parameter %s: %q is not an RFC 3339 time", name, v)
+	}
+	return t, nil
+}

@@ -1,0 +1,122 @@
+package statemgr
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// ethernetRoutes registers /Inventory/EthernetInterfaces.
+func (a *API) ethernetRoutes(mux *http.ServeMux) {
+	e := Base + "/Inventory/EthernetInterfaces"
+	mux.HandleFunc("GET "+e, a.listEthernet)
+	mux.HandleFunc("POST "+e, a.postEthernet)
+	mux.HandleFunc("DELETE "+e, a.deleteEthernet)
+	mux.HandleFunc("GET "+e+"/{id}", a.getEthernet)
+	mux.HandleFunc("PATCH "+e+"/{id}", a.patchEthernet)
+	mux.HandleFunc("DELETE "+e+"/{id}", a.deleteEthernet)
+	mux.HandleFunc("GET "+e+"/{id}/IPAddresses", a.getEthernetIPs)
+	mux.HandleFunc("POST "+e+"/{id}/IPAddresses", a.setEthernetIP(true))
+	mux.HandleFunc("PATCH "+e+"/{id}/IPAddresses/{ip}", a.setEthernetIP(false))
+	mux.HandleFunc("DELETE "+e+"/{id}/IPAddresses/{ip}", a.deleteEthernetIP)
+}
+
+func (a *API) listEthernet(w http.ResponseWriter, r *http.Request) {
+	f, err := ParseEthernetFilter(r.URL.Query())
+	var out []EthernetInterface
+	if err == nil {
+		out, err = a.store.EthernetInterfaces(r.Context(), f)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, out)
+}
+
+func (a *API) postEthernet(w http.ResponseWriter, r *http.Request) {
+	var ei EthernetInterface
+	err := httpserver.ReadJSON(w, r, 0, &ei)
+	if err == nil {
+		ei, err = a.store.CreateEthernetInterface(r.Context(), ei)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusCreated, []ResourceURI{{URI: Base + "/Inventory/EthernetInterfaces/" + ei.ID}})
+}
+
+func (a *API) getEthernet(w http.ResponseWriter, r *http.Request) {
+	ei, err := a.store.EthernetInterface(r.Context(), r.PathValue("id"))
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, ei)
+}
+
+func (a *API) patchEthernet(w http.ResponseWriter, r *http.Request) {
+	var p EthernetPatch
+	err := httpserver.ReadJSON(w, r, 0, &p)
+	var ei EthernetInterface
+	if err == nil {
+		ei, err = a.store.PatchEthernetInterface(r.Context(), r.PathValue("id"), p)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, ei)
+}
+
+func (a *API) deleteEthernet(w http.ResponseWriter, r *http.Request) {
+	n, err := a.store.DeleteEthernetInterface(r.Context(), r.PathValue("id"))
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: fmt.Sprintf("deleted %d entries", n)})
+}
+
+func (a *API) getEthernetIPs(w http.ResponseWriter, r *http.Request) {
+	ei, err := a.store.EthernetInterface(r.Context(), r.PathValue("id"))
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, ei.IPAddresses)
+}
+
+func (a *API) setEthernetIP(add bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var m IPAddressMapping
+		err := httpserver.ReadJSON(w, r, 0, &m)
+		if err == nil && !add {
+			m.IPAddress = r.PathValue("ip")
+		}
+		if err == nil {
+			err = a.store.SetEthernetIP(r.Context(), r.PathValue("id"), m, add)
+		}
+		if err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
+		if add {
+			uri := Base + "/Inventory/EthernetInterfaces/" + r.PathValue("id") + "/IPAddresses/" + m.IPAddress
+			httpserver.WriteJSON(w, http.StatusCreated, ResourceURI{URI: uri})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (a *API) deleteEthernetIP(w http.ResponseWriter, r *http.Request) {
+	if err := a.store.DeleteEthernetIP(r.Context(), r.PathValue("id"), r.PathValue("ip")); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted 1 entry"})
+}

@@ -1,0 +1,121 @@
+package statemgr
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a settable clock for stores under test.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func newTestStore(t testing.TB) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hsm.db")
+	s, err := OpenStore(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+// apiServer is a test API over a fresh store.
+type apiServer struct {
+	t     testing.TB
+	store *Store
+	srv   *httptest.Server
+}
+
+func newAPIServer(t testing.TB) *apiServer {
+	t.Helper()
+	s, _ := newTestStore(t)
+	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler)).Handler())
+	t.Cleanup(srv.Close)
+	return &apiServer{t: t, store: s, srv: srv}
+}
+
+// do sends body (a string is sent as is, anything else as JSON) and returns
+// the status and the response body.
+func (a *apiServer) do(method, path string, body any) (int, []byte) {
+	a.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(a.t.Context(), method, a.srv.URL+Base+path, rd)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	resp, err := a.srv.Client().Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return resp.StatusCode, out
+}
+
+// must is do that fails the test unless the status is want.
+func (a *apiServer) must(want int, method, path string, body any) []byte {
+	a.t.Helper()
+	got, out := a.do(method, path, body)
+	if got != want {
+		a.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, got, want, out)
+	}
+	return out
+}
+
+// list GETs a component listing and returns the components.
+func (a *apiServer) list(query string) []Component {
+	a.t.Helper()
+	var l ComponentList
+	if err := json.Unmarshal(a.must(200, "GET", "/State/Components"+query, nil), &l); err != nil {
+		a.t.Fatal(err)
+	}
+	return l.Components
+}
+
+func ids(cs []Component) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,262 @@
+package statemgr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/bus"
+)
+
+// RelayConfig configures a Relay. Zero values take the defaults noted.
+type RelayConfig struct {
+	// Publisher receives one message per component per SCN; nil disables the bus.
+	Publisher bus.Publisher
+	// Topic is the bus topic (bus.TopicSCN).
+	Topic string
+	// Client posts to subscriber callbacks (a client with a 10 s timeout).
+	Client *http.Client
+	// Retention is how long an SCN no consumer has taken is kept (24 h).
+	Retention time.Duration
+	// CompactEvery is how often published rows are compacted (10 s).
+	CompactEvery time.Duration
+	// MinBackoff and MaxBackoff bound the retry delay per consumer (1 s, 1 min).
+	MinBackoff, MaxBackoff time.Duration
+	// After is the clock used for waits (time.After); tests inject their own.
+	After func(time.Duration) <-chan time.Time
+	// Registerer receives the relay metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+}
+
+// Relay publishes the SCN outbox, in order, to the bus and to each
+// /Subscriptions/SCN callback. Every consumer has a cursor in the database,
+// advanced only after delivery, so after a crash delivery resumes where it
+// stopped: SCNs may repeat (consumers dedupe by Seq) but are not lost, unless
+// a consumer stays away longer than the retention limit.
+type Relay struct {
+	store *Store
+	cfg   RelayConfig
+	m     relayMetrics
+}
+
+type relayMetrics struct {
+	published, busErrors, expired prometheus.Counter
+	delivered, retries, skipped   *prometheus.CounterVec
+	outboxRows, retention         prometheus.Gauge
+}
+
+// NewRelay returns a relay over store's outbox.
+func NewRelay(store *Store, cfg RelayConfig) *Relay {
+	if cfg.Topic == "" {
+		cfg.Topic = bus.TopicSCN
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = 24 * time.Hour
+	}
+	if cfg.CompactEvery <= 0 {
+		cfg.CompactEvery = 10 * time.Second
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = time.Second
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(time.Minute, cfg.MinBackoff)
+	}
+	if cfg.After == nil {
+		cfg.After = time.After
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	r := &Relay{store: store, cfg: cfg}
+	r.m = relayMetrics{
+		published:  prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_messages_total", Help: "SCN messages (one per component) accepted by the bus."}),
+		busErrors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_errors_total", Help: "Failed bus publish attempts (retried)."}),
+		expired:    prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_expired_total", Help: "Outbox rows dropped by the retention limit before every consumer had them."}),
+		delivered:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivered_total", Help: "SCNs posted to a subscriber."}, []string{"subscription"}),
+		retries:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivery_retries_total", Help: "Failed posts to a subscriber (retried)."}, []string{"subscription"}),
+		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_missed_total", Help: "SCNs a subscriber never got because they expired first."}, []string{"subscription"}),
+		outboxRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_outbox_rows", Help: "Rows in the SCN outbox after the last compaction."}),
+		retention:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_retention_seconds", Help: "How long an undelivered SCN is kept."}),
+	}
+	r.m.retention.Set(cfg.Retention.Seconds())
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(r.m.published, r.m.busErrors, r.m.expired, r.m.delivered, r.m.retries,
+			r.m.skipped, r.m.outboxRows, r.m.retention)
+	}
+	return r
+}
+
+// Run relays until ctx is cancelled.
+func (r *Relay) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	if r.cfg.Publisher != nil {
+		g.Go(func() error { return r.runBus(ctx) })
+	}
+	g.Go(func() error { return r.runSubscribers(ctx) })
+	g.Go(func() error { return r.runCompactor(ctx) })
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// wait blocks for d on the relay clock; false means ctx ended.
+func (r *Relay) wait(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-r.cfg.After(d):
+		return true
+	}
+}
+
+// idle waits for new outbox rows; false means ctx ended.
+func idle(ctx context.Context, wake <-chan struct{}) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+		return true
+	}
+}
+
+const busBatchRows = 256
+
+// runBus publishes outbox rows to the bus, one message per component, key =
+// xname, and advances the "bus" cursor after each accepted batch.
+func (r *Relay) runBus(ctx context.Context) error {
+	cur, err := r.store.cursor(ctx, "bus")
+	if err != nil {
+		return err
+	}
+	backoff := r.cfg.MinBackoff
+	for {
+		wake := r.store.outbox.wait()
+		rows, err := r.store.outboxAfter(ctx, cur, busBatchRows)
+		if err == nil && len(rows) == 0 {
+			if !idle(ctx, wake) {
+				return nil
+			}
+			continue
+		}
+		if err == nil {
+			err = r.publish(ctx, rows)
+		}
+		if err == nil {
+			cur = rows[len(rows)-1].Seq
+			err = r.store.setCursor(ctx, "bus", cur)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			r.m.busErrors.Inc()
+			r.cfg.Log.WarnContext(ctx, "scn_bus_publish_failed", "after_seq", cur, "err", err)
+			if !r.wait(ctx, backoff) {
+				return nil
+			}
+			backoff = min(2*backoff, r.cfg.MaxBackoff)
+			continue
+		}
+		backoff = r.cfg.MinBackoff
+	}
+}
+
+func (r *Relay) publish(ctx context.Context, rows []outboxRow) error {
+	var msgs []bus.Message
+	for _, row := range rows {
+		one := row.SCN
+		for _, id := range row.SCN.Components {
+			one.Components = []string{id}
+			b, err := json.Marshal(&one)
+			if err != nil {
+				return fmt.Errorf("encode scn %d: %w", row.Seq, err)
+			}
+			msgs = append(msgs, bus.Message{Key: []byte(id), Value: b, Time: row.SCN.Timestamp})
+		}
+	}
+	if err := r.cfg.Publisher.Publish(ctx, r.cfg.Topic, msgs...); err != nil {
+		return fmt.Errorf("publish scns: %w", err)
+	}
+	r.m.published.Add(float64(len(msgs)))
+	return nil
+}
+
+// runCompactor deletes published and expired outbox rows periodically.
+func (r *Relay) runCompactor(ctx context.Context) error {
+	for r.wait(ctx, r.cfg.CompactEvery) {
+		r.Compact(ctx)
+	}
+	return nil
+}
+
+// Compact runs one compaction now.
+func (r *Relay) Compact(ctx context.Context) {
+	expired, err := r.store.compactOutbox(ctx, r.store.now().Add(-r.cfg.Retention))
+	if err != nil {
+		r.cfg.Log.WarnContext(ctx, "scn_outbox_compaction_failed", "err", err)
+		return
+	}
+	r.m.expired.Add(float64(expired))
+	if n, err := r.store.outboxLen(ctx); err == nil {
+		r.m.outboxRows.Set(float64(n))
+	}
+}
+
+// runSubscribers keeps one delivery goroutine per subscription, restarted
+// when the subscription changes and stopped when it is deleted.
+func (r *Relay) runSubscribers(ctx context.Context) error {
+	type worker struct {
+		sub    Subscription
+		cancel context.CancelFunc
+	}
+	running := map[string]worker{}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		wake := r.store.subs.wait()
+		subs, err := r.store.Subscriptions(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.cfg.Log.WarnContext(ctx, "scn_subscriptions_read_failed", "err", err)
+		}
+		want := map[string]Subscription{}
+		for _, s := range subs {
+			want[s.ID] = s
+		}
+		for id, w := range running {
+			if s, ok := want[id]; !ok || !sameSub(s, w.sub) {
+				w.cancel()
+				delete(running, id)
+			}
+		}
+		for id, s := range want {
+			if _, ok := running[id]; !ok {
+				wctx, cancel := context.WithCancel(ctx)
+				running[id] = worker{sub: s, cancel: cancel}
+				wg.Go(func() { r.deliver(wctx, s) })
+			}
+		}
+		if !idle(ctx, wake) {
+			return nil
+		}
+	}
+}
+
+func sameSub(a, b Subscription) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}

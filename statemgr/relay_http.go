@@ -1,0 +1,99 @@
+package statemgr
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+const subBatchRows = 64
+
+// deliver posts the outbox to one subscriber, in order, from its cursor on.
+// A failed post is retried with exponential backoff until it succeeds or the
+// subscription goes away; the cursor advances only past delivered (or
+// unwanted) rows.
+func (r *Relay) deliver(ctx context.Context, sub Subscription) {
+	name := subCursor(sub.ID)
+	cur, err := r.store.cursor(ctx, name)
+	if err != nil {
+		return // deleted meanwhile
+	}
+	for {
+		wake := r.store.outbox.wait()
+		rows, err := r.store.outboxAfter(ctx, cur, subBatchRows)
+		if err != nil {
+			if ctx.Err() != nil || !r.wait(ctx, r.cfg.MinBackoff) {
+				return
+			}
+			continue
+		}
+		if len(rows) == 0 {
+			if !idle(ctx, wake) {
+				return
+			}
+			continue
+		}
+		if gap := rows[0].Seq - cur - 1; gap > 0 {
+			r.m.skipped.WithLabelValues(sub.ID).Add(float64(gap))
+			r.cfg.Log.WarnContext(ctx, "scn_subscriber_missed_expired", "subscription", sub.ID, "count", gap)
+		}
+		for _, row := range rows {
+			if sub.Matches(&row.SCN) && !r.postUntilDone(ctx, sub, &row.SCN) {
+				return
+			}
+			cur = row.Seq
+		}
+		if err := r.store.setCursor(ctx, name, cur); err != nil && ctx.Err() == nil {
+			r.cfg.Log.WarnContext(ctx, "scn_cursor_store_failed", "subscription", sub.ID, "err", err)
+		}
+	}
+}
+
+// postUntilDone posts scn until the subscriber takes it; false means ctx ended.
+func (r *Relay) postUntilDone(ctx context.Context, sub Subscription, scn *SCN) bool {
+	body, err := json.Marshal(scn)
+	if err != nil {
+		r.cfg.Log.ErrorContext(ctx, "scn_encode_failed", "seq", scn.Seq, "err", err)
+		return true
+	}
+	backoff := r.cfg.MinBackoff
+	for {
+		err := r.post(ctx, sub.Url, body)
+		if err == nil {
+			r.m.delivered.WithLabelValues(sub.ID).Inc()
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		r.m.retries.WithLabelValues(sub.ID).Inc()
+		r.cfg.Log.InfoContext(ctx, "scn_post_failed", "subscription", sub.ID, "url", sub.Url, "seq", scn.Seq,
+			"retry_in", backoff, "err", err)
+		if !r.wait(ctx, backoff) {
+			return false
+		}
+		backoff = min(2*backoff, r.cfg.MaxBackoff)
+	}
+}
+
+func (r *Relay) post(ctx context.Context, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("post scn: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "hsm")
+	resp, err := r.cfg.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("post scn: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("post scn: subscriber answered %s", resp.Status)
+	}
+	return nil
+}
