@@ -31,8 +31,8 @@ type Faults struct {
 	MissingPaths []string
 }
 
-// validate checks the ranges and the path patterns.
-func (f Faults) validate() error {
+// Validate checks the ranges and the path patterns.
+func (f Faults) Validate() error {
 	if f.Latency < 0 {
 		return fmt.Errorf("redfishsim: fault latency %v is negative", f.Latency)
 	}

@@ -121,3 +121,6 @@ func jsonMap(t testing.TB, body []byte) map[string]any {
 
 // fmtSscanHex parses two hex digits.
 func fmtSscanHex(s string, b *byte) (int, error) { return fmt.Sscanf(s, "%02x", b) }
+
+// containsJSON reports whether body contains the compact JSON fragment.
+func containsJSON(body []byte, fragment string) bool { return bytes.Contains(body, []byte(fragment)) }

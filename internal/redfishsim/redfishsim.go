@@ -81,7 +81,7 @@ func New(cfg Config) (*BMC, error) {
 	if cfg.Tree == nil || cfg.Tree.res == nil {
 		return nil, errors.New("redfishsim: Config.Tree is required")
 	}
-	if err := cfg.Faults.validate(); err != nil {
+	if err := cfg.Faults.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.User == "" {
@@ -116,7 +116,7 @@ func (b *BMC) Handler() http.Handler { return b }
 // SetFaults replaces the injected faults; requests that arrive afterwards see
 // the new ones.
 func (b *BMC) SetFaults(f Faults) error {
-	if err := f.validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		return err
 	}
 	b.faults.Store(&f)
