@@ -1,0 +1,25 @@
+// Package bustest helps tests use the message bus: Kafka starts an in-process
+// Kafka-protocol broker (franz-go's kfake) on loopback, and Conformance runs the
+// behaviour every bus.Bus implementation must share.
+package bustest
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Kafka starts a one-broker kfake cluster on a free loopback port and returns
+// its bootstrap addresses; the cluster is closed when the test ends. Topics are
+// auto-created with 6 partitions; opts are applied after those defaults (e.g.
+// kfake.SeedTopics, kfake.DefaultNumPartitions).
+func Kafka(t testing.TB, opts ...kfake.Opt) []string {
+	t.Helper()
+	all := append([]kfake.Opt{kfake.Ports(0), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(6)}, opts...)
+	c, err := kfake.NewCluster(all...)
+	if err != nil {
+		t.Fatalf("start kfake: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}

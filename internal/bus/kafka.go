@@ -1,0 +1,262 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// ErrClosed is returned by Publish and Consume once the bus has been closed.
+var ErrClosed = errors.New("bus closed")
+
+// KafkaConfig configures NewKafka. Only Brokers is required; every zero field
+// takes the default named in its comment.
+type KafkaConfig struct {
+	// Brokers are the bootstrap addresses, host:port.
+	Brokers []string
+	// ClientID names this client to the brokers (default "hms").
+	ClientID string
+	// Log receives client diagnostics (default: discarded).
+	Log *slog.Logger
+
+	// Partitions is the partition count of topics the bus creates (default 6).
+	// The bus creates a topic it publishes to or consumes from when the topic
+	// does not exist yet, so it does not depend on broker auto-creation; an
+	// existing topic is used as it is.
+	Partitions int
+	// ReplicationFactor of topics the bus creates (default -1: the broker's
+	// default.replication.factor).
+	ReplicationFactor int
+
+	// BatchSize is the most messages sent in one produce request per partition
+	// (default 1000).
+	BatchSize int
+	// BatchBytes is the most bytes sent in one produce request per partition
+	// (default 1 MiB).
+	BatchBytes int64
+	// Linger is how long a partly filled batch waits for more messages before
+	// it is sent (default 2ms). It bounds the latency Publish adds.
+	Linger time.Duration
+	// WriteTimeout bounds one produce request (default 10s).
+	WriteTimeout time.Duration
+
+	// ConsumeBatch is the most messages handed to one Handler call (default 500).
+	ConsumeBatch int
+	// ConsumeWait is how long Consume keeps gathering a batch after its first
+	// message arrived (default 5ms).
+	ConsumeWait time.Duration
+	// SessionTimeout, HeartbeatInterval and RebalanceTimeout tune group
+	// membership (defaults 10s, 1s, 10s). A member that stops without leaving is
+	// replaced after SessionTimeout; members notice a rebalance within one
+	// HeartbeatInterval.
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	RebalanceTimeout  time.Duration
+	// MaxBackoff caps the wait before a failed batch is handed over again
+	// (default 5s; the first retry waits 10ms and each later one doubles).
+	MaxBackoff time.Duration
+}
+
+func (c *KafkaConfig) setDefaults() {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.ClientID == "" {
+		c.ClientID = "hms"
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Partitions <= 0 {
+		c.Partitions = 6
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 1000
+	}
+	if c.BatchBytes <= 0 {
+		c.BatchBytes = 1 << 20
+	}
+	if c.ConsumeBatch <= 0 {
+		c.ConsumeBatch = 500
+	}
+	def(&c.Linger, 2*time.Millisecond)
+	def(&c.WriteTimeout, 10*time.Second)
+	def(&c.ConsumeWait, 5*time.Millisecond)
+	def(&c.SessionTimeout, 10*time.Second)
+	def(&c.HeartbeatInterval, time.Second)
+	def(&c.RebalanceTimeout, 10*time.Second)
+	def(&c.MaxBackoff, 5*time.Second)
+}
+
+// Kafka is the Bus on a Kafka cluster, through segmentio/kafka-go. Publish
+// sends every message with acks from all in-sync replicas and places it on a
+// partition by a hash of its key, so messages with one key (an xname) stay in
+// order. Consume joins a consumer group, starts a new group at the oldest
+// retained offset (as Memory does), and commits a batch only after its Handler
+// returned nil.
+type Kafka struct {
+	cfg       KafkaConfig
+	log       *slog.Logger
+	transport *kafka.Transport
+	client    *kafka.Client
+	writer    *kafka.Writer
+
+	mu      sync.Mutex
+	topics  map[string]bool                      // topics known to exist
+	stops   map[*kafka.Reader]context.CancelFunc // running Consume calls
+	running sync.WaitGroup
+	closed  bool
+}
+
+// NewKafka returns a Kafka bus. It does not contact the brokers: the first
+// Publish or Consume does, and reports an unreachable cluster then.
+func NewKafka(cfg KafkaConfig) (*Kafka, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, problem.Invalidf("kafka brokers: at least one host:port is required")
+	}
+	for _, b := range cfg.Brokers {
+		if b == "" {
+			return nil, problem.Invalidf("kafka brokers: empty address in %q", cfg.Brokers)
+		}
+	}
+	cfg.setDefaults()
+	log := cfg.Log.With("component", "bus_kafka")
+	tr := &kafka.Transport{ClientID: cfg.ClientID, DialTimeout: 5 * time.Second}
+	k := &Kafka{
+		cfg:       cfg,
+		log:       log,
+		transport: tr,
+		client:    &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: tr, Timeout: cfg.WriteTimeout},
+		topics:    map[string]bool{},
+		stops:     map[*kafka.Reader]context.CancelFunc{},
+	}
+	k.writer = &kafka.Writer{
+		Addr:         kafka.TCP(cfg.Brokers...),
+		Balancer:     &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll,
+		BatchSize:    cfg.BatchSize,
+		BatchBytes:   cfg.BatchBytes,
+		BatchTimeout: cfg.Linger,
+		WriteTimeout: cfg.WriteTimeout,
+		Transport:    tr,
+		Logger:       kafkaLogger{log, slog.LevelDebug},
+		ErrorLogger:  kafkaLogger{log, slog.LevelWarn},
+	}
+	return k, nil
+}
+
+// kafkaLogger adapts kafka-go's Printf logging to slog with a constant message.
+type kafkaLogger struct {
+	log   *slog.Logger
+	level slog.Level
+}
+
+func (l kafkaLogger) Printf(format string, args ...any) {
+	if l.log.Enabled(context.Background(), l.level) {
+		l.log.Log(context.Background(), l.level, "kafka_client", "detail", fmt.Sprintf(format, args...))
+	}
+}
+
+// Publish sends msgs to topic and returns once every message is acknowledged.
+// Each message's Key, Value and Time are sent; Partition and Offset are
+// ignored. Messages with the same key keep their order. A failure is an
+// ErrUnavailable error; some messages may have been written anyway, so callers
+// retry the whole call and consumers dedupe.
+func (k *Kafka) Publish(ctx context.Context, topic string, msgs ...Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if k.isClosed() {
+		return fmt.Errorf("publish to %s: %w", topic, ErrClosed)
+	}
+	if err := k.ensureTopic(ctx, topic); err != nil {
+		return err
+	}
+	kms := make([]kafka.Message, len(msgs))
+	for i, m := range msgs {
+		kms[i] = kafka.Message{Topic: topic, Key: m.Key, Value: m.Value, Time: m.Time}
+	}
+	if err := k.writer.WriteMessages(ctx, kms...); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("publish to %s: %w", topic, ctx.Err())
+		}
+		if errors.Is(err, io.ErrClosedPipe) {
+			return fmt.Errorf("publish to %s: %w", topic, ErrClosed)
+		}
+		return fmt.Errorf("publish %d messages to %s: %w: %w", len(msgs), topic, problem.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// ensureTopic creates topic with the configured partition count unless this
+// bus already knows it exists.
+func (k *Kafka) ensureTopic(ctx context.Context, topic string) error {
+	k.mu.Lock()
+	known := k.topics[topic]
+	k.mu.Unlock()
+	if known {
+		return nil
+	}
+	res, err := k.client.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic:             topic,
+		NumPartitions:     k.cfg.Partitions,
+		ReplicationFactor: k.cfg.ReplicationFactor,
+	}}})
+	if err == nil {
+		err = res.Errors[topic]
+	}
+	switch {
+	case err == nil:
+		k.log.Info("kafka_topic_created", "topic", topic, "partitions", k.cfg.Partitions)
+	case errors.Is(err, kafka.TopicAlreadyExists):
+	case ctx.Err() != nil:
+		return fmt.Errorf("create topic %s: %w", topic, ctx.Err())
+	default:
+		return fmt.Errorf("create topic %s: %w: %w", topic, problem.ErrUnavailable, err)
+	}
+	k.mu.Lock()
+	k.topics[topic] = true
+	k.mu.Unlock()
+	return nil
+}
+
+func (k *Kafka) isClosed() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.closed
+}
+
+// Close sends what Publish has queued, stops every running Consume (they
+// return ErrClosed after leaving their group) and releases connections.
+func (k *Kafka) Close() error {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil
+	}
+	k.closed = true
+	for _, stop := range k.stops {
+		stop()
+	}
+	k.mu.Unlock()
+	err := k.writer.Close()
+	k.running.Wait()
+	k.transport.CloseIdleConnections()
+	if err != nil {
+		return fmt.Errorf("close kafka bus: %w", err)
+	}
+	return nil
+}
