@@ -71,7 +71,9 @@ func version(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) { problem.Write(w, r, a.log, err) }
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	problem.Write(w, r, a.log, err)
+}
 
 func (a *API) postV1(w http.ResponseWriter, r *http.Request) {
 	k, sub, ok := a.readV1(w, r)

@@ -33,7 +33,7 @@ type Config struct {
 	MemQueue int
 	// MaxInFlight caps concurrent delivery POSTs over all subscribers.
 	MaxInFlight int
-	// MetricSubscribers caps the per-subscriber metric label values.
+	// MetricSubscribers caps the per-subscriber metric label values (0: default).
 	MetricSubscribers int
 	// Client sends deliveries; nil uses a pooled client sized for MaxInFlight.
 	Client *http.Client
@@ -76,7 +76,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = d.MaxInFlight
 	}
-	if c.MetricSubscribers < 0 {
+	if c.MetricSubscribers <= 0 {
 		c.MetricSubscribers = d.MetricSubscribers
 	}
 	if c.Client == nil {
