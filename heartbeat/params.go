@@ -1,0 +1,172 @@
+package heartbeat
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// Params are the operating parameters of GET and PATCH /params. Every value is
+// a JSON string, as in the shipped service. Kv_url, Interval, Sm_retries and
+// Telemetry_host are kept and reported for compatibility: this tracker has no
+// KV store, detects deadlines every Tick instead of every Interval, retries HSM
+// until it accepts, and publishes to the bus given by -kafka-brokers.
+type Params struct {
+	Debug          string `json:"Debug"`
+	Errtime        string `json:"Errtime"`
+	Warntime       string `json:"Warntime"`
+	Interval       string `json:"Interval"`
+	Kv_url         string `json:"Kv_url"` //nolint:revive // HMS spelling
+	Nosm           string `json:"Nosm"`
+	Port           string `json:"Port"`
+	Sm_retries     string `json:"Sm_retries"`     //nolint:revive // HMS spelling
+	Sm_timeout     string `json:"Sm_timeout"`     //nolint:revive // HMS spelling
+	Sm_url         string `json:"Sm_url"`         //nolint:revive // HMS spelling
+	Use_telemetry  string `json:"Use_telemetry"`  //nolint:revive // HMS spelling
+	Telemetry_host string `json:"Telemetry_host"` //nolint:revive // HMS spelling
+}
+
+// paramSet holds the live parameters and applies changes to the service.
+type paramSet struct {
+	mu       sync.Mutex
+	p        Params
+	svc      *Service
+	logLevel *slog.LevelVar
+}
+
+func newParamSet(o Options, svc *Service) *paramSet {
+	secs := func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) }
+	telemetry := "0"
+	if o.Publisher != nil {
+		telemetry = "1"
+	}
+	return &paramSet{svc: svc, logLevel: o.LogLevel, p: Params{
+		Debug: "0", Errtime: secs(o.Errtime), Warntime: secs(o.Warntime), Interval: secs(o.Interval),
+		Kv_url: "", Nosm: "0", Port: o.Port, Sm_retries: "3", Sm_timeout: "10",
+		Sm_url: svc.HSM.URL() + "/hsm/v2", Use_telemetry: telemetry, Telemetry_host: "",
+	}}
+}
+
+func (ps *paramSet) get() Params {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.p
+}
+
+// paramCheck validates one parameter value.
+type paramCheck func(v string) string // returns a problem description or ""
+
+func nonNegInt(v string) string {
+	if n, err := strconv.Atoi(v); err != nil || n < 0 {
+		return "want a whole number >= 0"
+	}
+	return ""
+}
+
+func posInt(v string) string {
+	if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+		return "want a whole number of seconds > 0"
+	}
+	return ""
+}
+
+func anyString(string) string { return "" }
+
+func httpURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "want an http:// or https:// URL"
+	}
+	return ""
+}
+
+// checkFor returns the validation of the named parameter.
+func checkFor(name string) paramCheck {
+	switch name {
+	case "Debug", "Nosm", "Sm_retries", "Use_telemetry":
+		return nonNegInt
+	case "Errtime", "Warntime", "Interval", "Sm_timeout":
+		return posInt
+	case "Sm_url":
+		return httpURL
+	default:
+		return anyString
+	}
+}
+
+// patch validates body (a JSON object of string values, keys matched without
+// regard to case) and applies it all or not at all.
+func (ps *paramSet) patch(raw map[string]json.RawMessage) (Params, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	next := ps.p
+	rv := reflect.ValueOf(&next).Elem()
+	for key, val := range raw {
+		name := canonicalParam(key)
+		if name == "" {
+			return Params{}, problem.Invalidf("field %s: unknown parameter", key)
+		}
+		var s string
+		if err := json.Unmarshal(val, &s); err != nil {
+			return Params{}, problem.Invalidf("field %s: expected a JSON string, got %s", name, val)
+		}
+		s = strings.TrimSpace(s)
+		if msg := checkFor(name)(s); msg != "" {
+			return Params{}, problem.Invalidf("field %s: %q: %s", name, s, msg)
+		}
+		if name == "Port" && s != ps.p.Port {
+			return Params{}, problem.Invalidf("field Port: read-only")
+		}
+		rv.FieldByName(name).SetString(s)
+	}
+	warn, _ := strconv.Atoi(next.Warntime)
+	errt, _ := strconv.Atoi(next.Errtime)
+	if warn >= errt {
+		return Params{}, problem.Invalidf("field Warntime: %d must be less than Errtime %d", warn, errt)
+	}
+	ps.p = next
+	ps.apply(next, warn, errt)
+	return next, nil
+}
+
+func (ps *paramSet) apply(p Params, warn, errt int) {
+	svc := ps.svc
+	svc.Tracker.SetThresholds(time.Duration(warn)*time.Second, time.Duration(errt)*time.Second)
+	svc.HSM.SetURL(p.Sm_url)
+	timeout, _ := strconv.Atoi(p.Sm_timeout)
+	svc.HSM.SetTimeout(time.Duration(timeout) * time.Second)
+	svc.HSM.SetDisabled(isOn(p.Nosm))
+	if svc.Bus != nil {
+		svc.Bus.SetDisabled(!isOn(p.Use_telemetry))
+	}
+	if ps.logLevel != nil {
+		level := slog.LevelInfo
+		if isOn(p.Debug) {
+			level = slog.LevelDebug
+		}
+		ps.logLevel.Set(level)
+	}
+}
+
+// canonicalParam returns the Params field named key without regard to case.
+func canonicalParam(key string) string {
+	t := reflect.TypeFor[Params]()
+	for i := range t.NumField() {
+		if name := t.Field(i).Name; strings.EqualFold(name, key) {
+			return name
+		}
+	}
+	return ""
+}
+
+func isOn(v string) bool {
+	n, _ := strconv.Atoi(v)
+	return n != 0
+}
