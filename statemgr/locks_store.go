@@ -1,0 +1,364 @@
+package statemgr
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// glOp is one of the locks v2 operations.
+type glOp int
+
+const (
+	opLock glOp = iota
+	opUnlock
+	opRepair
+	opDisable
+	opRemove
+	opReserveAdmin
+	opReserveService
+	opRelease
+	opRenew
+)
+
+// glLockSelection is a validated LockRequest.
+type glLockSelection struct {
+	ids   []string // normalised ComponentIDs; empty means "no ID restriction"
+	sel   glSelection
+	model string
+}
+
+// all reports whether the request names no component and no filter.
+func (l glLockSelection) all() bool { return len(l.ids) == 0 && l.sel.empty() }
+
+// glParseLockRequest validates req. With needSelector, a request that names no
+// component and no filter is refused rather than applied to every component.
+func glParseLockRequest(req LockRequest, needSelector bool) (glLockSelection, error) {
+	var l glLockSelection
+	var err error
+	if l.model, err = glModel(req.ProcessingModel); err != nil {
+		return l, err
+	}
+	if l.ids, err = glXnames("ComponentIDs", req.ComponentIDs); err != nil {
+		return l, err
+	}
+	filters := []struct {
+		name, field string
+		vals        []string
+	}{
+		{"partition", "Partition", req.Partition}, {"group", "Group", req.Group}, {"type", "Type", req.Type},
+		{"state", "State", req.State}, {"flag", "Flag", req.Flag}, {"enabled", "Enabled", req.Enabled},
+		{"softwarestatus", "Softwarestatus", req.Softwarestatus}, {"role", "Role", req.Role},
+		{"subrole", "Subrole", req.Subrole}, {"subtype", "Subtype", req.Subtype}, {"arch", "Arch", req.Arch},
+		{"class", "Class", req.Class}, {"nid", "NID", req.NID},
+	}
+	for _, f := range filters {
+		if err := l.sel.add(f.name, f.field, f.vals); err != nil {
+			return l, err
+		}
+	}
+	if needSelector && l.all() {
+		return l, problem.Invalidf("ComponentIDs: give component IDs or at least one filter")
+	}
+	return l, nil
+}
+
+// glLockRow is the lock state of one component inside a transaction.
+type glLockRow struct {
+	id               string
+	locked, disabled bool
+	created, expires sql.NullInt64
+	reserved         bool
+}
+
+func (r glLockRow) status() LockStatus {
+	st := LockStatus{ID: r.id, Locked: r.locked, Reserved: r.reserved, ReservationDisabled: r.disabled}
+	if r.reserved {
+		c := time.UnixMilli(r.created.Int64).UTC()
+		st.CreatedTime = &c
+		if r.expires.Valid {
+			e := time.UnixMilli(r.expires.Int64).UTC()
+			st.ExpirationTime = &e
+		}
+	}
+	return st
+}
+
+// glSelectLockRows returns the lock state of the selected components, ordered by
+// ID, and the ComponentIDs that are not components. A reservation that expired
+// before now counts as absent, whether or not the reaper has deleted it yet.
+func glSelectLockRows(ctx context.Context, q glQueryer, l glLockSelection, now time.Time) ([]glLockRow, []string, error) {
+	where, args := l.sel.where()
+	base := `SELECT c.id, COALESCE(l.locked, 0), COALESCE(l.reservation_disabled, 0), r.created_at, r.expires_at
+		FROM components c
+		LEFT JOIN component_locks l ON l.component_id = c.id
+		LEFT JOIN reservations r ON r.component_id = c.id AND (r.expires_at IS NULL OR r.expires_at > ?)
+		WHERE ` + where
+	args = append([]any{now.UnixMilli()}, args...)
+	chunks := glChunks(l.ids)
+	if len(l.ids) == 0 {
+		chunks = [][]string{nil}
+	}
+	var out []glLockRow
+	for _, c := range chunks {
+		q2, a2 := base, args
+		if c != nil {
+			q2 += ` AND c.id IN (` + glPlaceholders(len(c)) + `)`
+			a2 = glArgs(args, c)
+		}
+		rows, err := q.QueryContext(ctx, q2+` ORDER BY c.id`, a2...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read lock state: %w", err)
+		}
+		for rows.Next() {
+			var r glLockRow
+			if err := rows.Scan(&r.id, &r.locked, &r.disabled, &r.created, &r.expires); err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("read lock state: %w", err)
+			}
+			r.reserved = r.created.Valid
+			out = append(out, r)
+		}
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("read lock state: %w", err)
+		}
+		rows.Close()
+	}
+	found, err := glExisting(ctx, q, l.ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var missing []string
+	for _, id := range l.ids {
+		if !found[id] {
+			missing = append(missing, id)
+		}
+	}
+	return out, missing, nil
+}
+
+// glCheck returns why op cannot apply to r, or "".
+func glCheck(op glOp, r glLockRow) string {
+	switch op {
+	case opLock:
+		switch {
+		case r.locked:
+			return ReasonLocked
+		case r.reserved:
+			return ReasonReserved
+		}
+	case opUnlock:
+		if !r.locked {
+			return ReasonUnlocked
+		}
+	case opRemove:
+		if !r.reserved {
+			return ReasonNotFound
+		}
+	case opReserveAdmin, opReserveService:
+		switch {
+		case r.disabled:
+			return ReasonDisabled
+		case op == opReserveAdmin && !r.locked:
+			return ReasonUnlocked // admin reservations are taken on locked components
+		case op == opReserveService && r.locked:
+			return ReasonLocked
+		case r.reserved:
+			return ReasonReserved
+		}
+	}
+	return ""
+}
+
+// glOpResult is the outcome of an operation.
+type glOpResult struct {
+	total  int
+	ok     []string
+	failed []FailedID
+	keys   []ReservationKeys
+}
+
+func (r glOpResult) lockResult() LockResult {
+	return LockResult{
+		Counts:  Counts{Total: r.total, Success: len(r.ok), Failure: len(r.failed)},
+		Success: IDList{ComponentIDs: glNonNilSlice(r.ok)},
+		Failure: glNonNilSlice(r.failed),
+	}
+}
+
+// glRigidError is the error a rigid operation returns when any component fails.
+func glRigidError(r glOpResult) error {
+	var b strings.Builder
+	for i, f := range r.failed {
+		if i == 10 {
+			fmt.Fprintf(&b, ", and %d more", len(r.failed)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%s)", f.ID, f.Reason)
+	}
+	return problem.Invalidf("ComponentIDs: %d of %d components cannot be changed, so nothing was (ProcessingModel rigid): %s",
+		len(r.failed), r.total, b.String())
+}
+
+// runLockOp runs a selection-based operation in one transaction. dur is the
+// lifetime of service reservations.
+func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur time.Duration) (glOpResult, error) {
+	var res glOpResult
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res = glOpResult{}
+		now := s.now()
+		rows, missing, err := glSelectLockRows(ctx, tx, l, now)
+		if err != nil {
+			return err
+		}
+		for _, id := range missing {
+			res.failed = append(res.failed, FailedID{ID: id, Reason: ReasonNotFound})
+		}
+		for _, r := range rows {
+			if op == opRemove && l.all() && !r.reserved {
+				continue // "remove everything" means every reservation, not every component
+			}
+			if reason := glCheck(op, r); reason != "" {
+				res.failed = append(res.failed, FailedID{ID: r.id, Reason: reason})
+			} else {
+				res.ok = append(res.ok, r.id)
+			}
+		}
+		res.total = len(res.ok) + len(res.failed)
+		slices.SortFunc(res.failed, func(a, b FailedID) int { return strings.Compare(a.ID, b.ID) })
+		if l.model == ModelRigid && len(res.failed) > 0 {
+			return glRigidError(res)
+		}
+		return glApply(ctx, tx, op, now, dur, &res)
+	})
+	return res, err
+}
+
+// glApply changes the components in res.ok.
+func glApply(ctx context.Context, tx *sql.Tx, op glOp, now time.Time, dur time.Duration, res *glOpResult) error {
+	switch op {
+	case opLock, opUnlock:
+		return glSetLockColumn(ctx, tx, "locked", op == opLock, res.ok)
+	case opRepair:
+		return glSetLockColumn(ctx, tx, "reservation_disabled", false, res.ok)
+	case opDisable:
+		if err := glSetLockColumn(ctx, tx, "reservation_disabled", true, res.ok); err != nil {
+			return err
+		}
+		return glDeleteReservations(ctx, tx, res.ok)
+	case opRemove:
+		return glDeleteReservations(ctx, tx, res.ok)
+	case opReserveAdmin, opReserveService:
+		var err error
+		res.keys, err = glInsertReservations(ctx, tx, res.ok, now, dur, op == opReserveService)
+		return err
+	}
+	return fmt.Errorf("lock operation %d: not a selection operation", op)
+}
+
+// glSetLockColumn sets locked or reservation_disabled (col is one of those two
+// constants, never input) for ids, in component_locks and in its components mirror.
+func glSetLockColumn(ctx context.Context, tx *sql.Tx, col string, v bool, ids []string) error {
+	val := 0
+	if v {
+		val = 1
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO component_locks (component_id, `+col+`) VALUES (?, ?)
+		ON CONFLICT (component_id) DO UPDATE SET `+col+` = excluded.`+col)
+	if err != nil {
+		return fmt.Errorf("set %s: %w", col, err)
+	}
+	defer stmt.Close()
+	for _, id := range ids {
+		if _, err := stmt.ExecContext(ctx, id, val); err != nil {
+			return fmt.Errorf("set %s on %s: %w", col, id, err)
+		}
+	}
+	for _, c := range glChunks(ids) {
+		in := glPlaceholders(len(c))
+		if _, err := tx.ExecContext(ctx, `UPDATE components SET `+col+` = ? WHERE id IN (`+in+`)`, glArgs([]any{val}, c)...); err != nil {
+			return fmt.Errorf("set %s: %w", col, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM component_locks WHERE locked = 0 AND reservation_disabled = 0 AND component_id IN (`+in+`)`, glArgs(nil, c)...); err != nil {
+			return fmt.Errorf("set %s: %w", col, err)
+		}
+	}
+	return nil
+}
+
+func glDeleteReservations(ctx context.Context, tx *sql.Tx, ids []string) error {
+	for _, c := range glChunks(ids) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE component_id IN (`+glPlaceholders(len(c))+`)`, glArgs(nil, c)...); err != nil {
+			return fmt.Errorf("delete reservations: %w", err)
+		}
+	}
+	return nil
+}
+
+// glStatusWant holds the locked/reserved/reservationDisabled filters of GET /locks/status.
+type glStatusWant struct {
+	locked, reserved, disabled *bool
+}
+
+func glParseStatusWant(q url.Values) (glStatusWant, error) {
+	var w glStatusWant
+	for _, p := range []struct {
+		name string
+		dst  **bool
+	}{{"locked", &w.locked}, {"reserved", &w.reserved}, {"reservationDisabled", &w.disabled}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return w, problem.Invalidf("%s: %q is not true or false", p.name, v)
+		}
+		*p.dst = &b
+	}
+	return w, nil
+}
+
+func (w glStatusWant) match(r glLockRow) bool {
+	return (w.locked == nil || *w.locked == r.locked) && (w.reserved == nil || *w.reserved == r.reserved) &&
+		(w.disabled == nil || *w.disabled == r.disabled)
+}
+
+// lockStatusQuery returns the lock state of the components sel selects.
+func (s *Store) lockStatusQuery(ctx context.Context, sel glSelection, want glStatusWant) (LockStatusList, error) {
+	rows, _, err := glSelectLockRows(ctx, s.db.R, glLockSelection{sel: sel}, s.now())
+	if err != nil {
+		return LockStatusList{}, err
+	}
+	out := LockStatusList{Components: []LockStatus{}, NotFound: []string{}}
+	for _, r := range rows {
+		if want.match(r) {
+			out.Components = append(out.Components, r.status())
+		}
+	}
+	return out, nil
+}
+
+// lockStatusByID returns the lock state of ids; unknown IDs go to NotFound.
+func (s *Store) lockStatusByID(ctx context.Context, ids []string) (LockStatusList, error) {
+	rows, missing, err := glSelectLockRows(ctx, s.db.R, glLockSelection{ids: ids}, s.now())
+	if err != nil {
+		return LockStatusList{}, err
+	}
+	out := LockStatusList{Components: make([]LockStatus, 0, len(rows)), NotFound: glNonNilSlice(missing)}
+	for _, r := range rows {
+		out.Components = append(out.Components, r.status())
+	}
+	return out, nil
+}

@@ -1,0 +1,218 @@
+package statemgr
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const (
+	glN0 = "x0c0s0b0n0"
+	glN1 = "x0c0s0b0n1"
+	glN2 = "x0c0s1b0n0"
+	glN3 = "x0c0s1b0n1"
+)
+
+// glColumns returns components.locked and reservation_disabled of id.
+func glColumns(t *testing.T, s *Store, id string) (locked, disabled bool) {
+	t.Helper()
+	if err := s.db.R.QueryRow(`SELECT locked, reservation_disabled FROM components WHERE id = ?`, id).Scan(&locked, &disabled); err != nil {
+		t.Fatal(err)
+	}
+	return locked, disabled
+}
+
+func TestLockUnlockRepairDisable(t *testing.T) {
+	s, srv := glNewTestAPI(t, nil)
+	glAddComponents(t, s, glN0, glN1, glN2, glN3, "x0c0s0b0")
+	glRunSteps(t, srv, []glStep{
+		{name: "lock", method: "POST", path: "/locks/lock", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0","x0c0s0b0n1"]}`,
+			want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0n0","x0c0s0b0n1"]},"Failure":[]}`},
+		{name: "lock again rigid", method: "POST", path: "/locks/lock", status: 400, detail: "x0c0s0b0n0 (Locked)",
+			body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0"]}`},
+		{name: "rigid applied nothing", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s1b0n0"]}`,
+			want: `{"Components":[{"ID":"x0c0s1b0n0","Locked":false,"Reserved":false,"ReservationDisabled":false}],"NotFound":[]}`},
+		{name: "lock flexible", method: "POST", path: "/locks/lock", status: 200,
+			body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0","x9c0s0b0n0"],"ProcessingModel":"Flexible"}`,
+			want: `{"Counts":{"Total":3,"Success":1,"Failure":2},"Success":{"ComponentIDs":["x0c0s1b0n0"]},
+				"Failure":[{"ID":"x0c0s0b0n0","Reason":"Locked"},{"ID":"x9c0s0b0n0","Reason":"NotFound"}]}`},
+		{name: "unknown id rigid", method: "POST", path: "/locks/lock", status: 400, detail: "NotFound", body: `{"ComponentIDs":["x9c0s0b0n0","x0c0s1b0n1"]}`},
+		{name: "bad model", method: "POST", path: "/locks/lock", status: 400, detail: "ProcessingModel", body: `{"ComponentIDs":["x0c0s1b0n1"],"ProcessingModel":"loose"}`},
+		{name: "bad xname", method: "POST", path: "/locks/lock", status: 400, detail: "ComponentIDs[1]", body: `{"ComponentIDs":["x0c0s1b0n1","n1"]}`},
+		{name: "no selector", method: "POST", path: "/locks/lock", status: 400, detail: "ComponentIDs", body: `{}`},
+		{name: "malformed", method: "POST", path: "/locks/lock", status: 400, body: `{"ComponentIDs":[`},
+		{name: "bad filter value", method: "POST", path: "/locks/lock", status: 400, detail: "State", body: `{"State":["sleepy"]}`},
+		{name: "lock by filter", method: "POST", path: "/locks/lock", status: 200, body: `{"Type":["NodeBMC"]}`,
+			want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0"]},"Failure":[]}`},
+		{name: "unlock", method: "POST", path: "/locks/unlock", status: 200, body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0"]}`,
+			want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0","x0c0s1b0n0"]},"Failure":[]}`},
+		{name: "unlock unlocked", method: "POST", path: "/locks/unlock", status: 400, detail: "Unlocked", body: `{"ComponentIDs":["x0c0s1b0n0"]}`},
+		{name: "disable", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s0b0n1","x0c0s1b0n1"]}`,
+			want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0n1","x0c0s1b0n1"]},"Failure":[]}`},
+		{name: "disable is idempotent", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s1b0n1"]}`},
+		{name: "status get locked", method: "GET", path: "/locks/status?locked=true", status: 200, want: `{"Components":[
+			{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":false},
+			{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
+		{name: "status get disabled nodes", method: "GET", path: "/locks/status?reservationDisabled=true&locked=false&type=Node", status: 200,
+			want: `{"Components":[{"ID":"x0c0s1b0n1","Locked":false,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
+		{name: "status get bad bool", method: "GET", path: "/locks/status?locked=maybe", status: 400, detail: "locked"},
+		{name: "status post", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s0b0n1","x7c0s0b0n0"]}`,
+			want: `{"Components":[{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":["x7c0s0b0n0"]}`},
+		{name: "status post empty", method: "POST", path: "/locks/status", status: 400, detail: "ComponentIDs", body: `{"ComponentIDs":[]}`},
+		{name: "repair", method: "POST", path: "/locks/repair", status: 200, body: `{"ComponentIDs":["x0c0s1b0n1"]}`,
+			want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s1b0n1"]},"Failure":[]}`},
+	})
+	t.Run("components columns mirror the lock state", func(t *testing.T) {
+		for _, c := range []struct {
+			id               string
+			locked, disabled bool
+		}{{glN0, true, false}, {glN1, true, true}, {glN2, false, false}, {glN3, false, false}} {
+			l, d := glColumns(t, s, c.id)
+			if l != c.locked || d != c.disabled {
+				t.Errorf("%s: locked=%v reservation_disabled=%v, want %v %v", c.id, l, d, c.locked, c.disabled)
+			}
+		}
+	})
+}
+
+func glPost(t *testing.T, s *glServer, path string, status int, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, body := glDo(t, s.srv, "POST", path, string(b))
+	if got != status {
+		t.Fatalf("POST %s %s: status %d, want %d: %s", path, b, got, status, body)
+	}
+	return body
+}
+
+func glDecode[T any](t *testing.T, body []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("decode %s: %v", body, err)
+	}
+	return v
+}
+
+func TestReservations(t *testing.T) {
+	clock := &glClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	s, srv := glNewTestAPI(t, clock.now)
+	gs := &glServer{srv: srv}
+	glAddComponents(t, s, glN0, glN1, glN2, glN3)
+	glPost(t, gs, "/locks/lock", 200, LockRequest{ComponentIDs: []string{glN0}})
+	var svc ReservationKeys
+
+	t.Run("admin reservation needs a lock", func(t *testing.T) {
+		body := glPost(t, gs, "/locks/reservations", 400, LockRequest{ComponentIDs: []string{glN0, glN1}})
+		if !strings.Contains(string(body), glN1+" (Unlocked)") {
+			t.Errorf("detail does not name %s as Unlocked: %s", glN1, body)
+		}
+		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/reservations", 202, LockRequest{ComponentIDs: []string{glN0, glN1}, ProcessingModel: "flexible"}))
+		if len(res.Success) != 1 || res.Success[0].ID != glN0 || res.Success[0].ExpirationTime != nil {
+			t.Errorf("Success = %+v, want one non-expiring reservation of %s", res.Success, glN0)
+		}
+		if d := cmp.Diff([]FailedID{{ID: glN1, Reason: ReasonUnlocked}}, res.Failure); d != "" {
+			t.Errorf("Failure (-want +got):\n%s", d)
+		}
+	})
+	t.Run("service reservation rigid vs flexible", func(t *testing.T) {
+		glPost(t, gs, "/locks/service/reservations", 400, LockRequest{ComponentIDs: []string{glN1, glN0}})
+		st := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN1}}))
+		if st.Components[0].Reserved {
+			t.Fatalf("rigid failure reserved %s anyway", glN1)
+		}
+		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202,
+			LockRequest{ComponentIDs: []string{glN1, glN0}, ProcessingModel: "flexible", ReservationDuration: 2}))
+		want := clock.now().Add(2 * time.Minute)
+		if len(res.Success) != 1 || res.Success[0].ID != glN1 || !res.Success[0].ExpirationTime.Equal(want) {
+			t.Fatalf("Success = %+v, want %s expiring at %v", res.Success, glN1, want)
+		}
+		if d := cmp.Diff([]FailedID{{ID: glN0, Reason: ReasonLocked}}, res.Failure); d != "" {
+			t.Errorf("Failure (-want +got):\n%s", d)
+		}
+		svc = res.Success[0]
+		if !strings.HasPrefix(svc.ReservationKey, glN1+":rk:") || !strings.HasPrefix(svc.DeputyKey, glN1+":dk:") || len(svc.ReservationKey) < 32 {
+			t.Errorf("keys %q %q are not of the expected form", svc.ReservationKey, svc.DeputyKey)
+		}
+	})
+	glRunSteps(t, srv, []glStep{
+		{name: "duration too long", method: "POST", path: "/locks/service/reservations", status: 400, detail: "ReservationDuration",
+			body: `{"ComponentIDs":["x0c0s1b0n0"],"ReservationDuration":16}`},
+		{name: "already reserved", method: "POST", path: "/locks/service/reservations", status: 202,
+			body: `{"ComponentIDs":["x0c0s0b0n1"],"ProcessingModel":"flexible"}`, want: `{"Success":[],"Failure":[{"ID":"x0c0s0b0n1","Reason":"Reserved"}]}`},
+		{name: "lock reserved", method: "POST", path: "/locks/lock", status: 400, detail: "Reserved", body: `{"ComponentIDs":["x0c0s0b0n1"]}`},
+		{name: "release needs keys", method: "POST", path: "/locks/service/reservations/release", status: 400, detail: "ReservationKeys", body: `{}`},
+		{name: "release empty key", method: "POST", path: "/locks/service/reservations/release", status: 400, detail: "ReservationKeys[0].Key",
+			body: `{"ReservationKeys":[{"ID":"x0c0s0b0n1"}]}`},
+	})
+	t.Run("check deputy keys", func(t *testing.T) {
+		res := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 202, DeputyKeysRequest{DeputyKeys: []KeyedID{
+			{ID: glN1, Key: svc.DeputyKey}, {ID: glN1, Key: "again"}, {ID: glN2, Key: svc.DeputyKey}, {ID: glN0, Key: svc.ReservationKey}}}))
+		want := CheckResult{
+			Success: []DeputyCheck{{ID: glN1, DeputyKey: svc.DeputyKey, ExpirationTime: svc.ExpirationTime}},
+			Failure: []FailedID{{ID: glN2, Reason: ReasonNotFound}, {ID: glN0, Reason: ReasonNotFound}},
+		}
+		if d := cmp.Diff(want, res); d != "" {
+			t.Errorf("check (-want +got):\n%s", d)
+		}
+	})
+	t.Run("renew", func(t *testing.T) {
+		clock.advance(time.Minute)
+		glPost(t, gs, "/locks/service/reservations/renew", 400, ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.DeputyKey}}, ReservationDuration: 5})
+		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/renew", 202,
+			ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}}, ReservationDuration: 5}))
+		if res.Counts != (Counts{Total: 1, Success: 1}) {
+			t.Fatalf("renew counts %+v", res.Counts)
+		}
+		st := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN1}}))
+		if want := clock.now().Add(5 * time.Minute); !st.Components[0].ExpirationTime.Equal(want) {
+			t.Errorf("after renew expires %v, want %v", st.Components[0].ExpirationTime, want)
+		}
+	})
+	t.Run("release", func(t *testing.T) {
+		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/release", 202, ReservationKeysRequest{
+			ProcessingModel: "flexible", ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}, {ID: glN2, Key: "x"}}}))
+		want := LockResult{Counts: Counts{Total: 2, Success: 1, Failure: 1}, Success: IDList{ComponentIDs: []string{glN1}},
+			Failure: []FailedID{{ID: glN2, Reason: ReasonNotFound}}}
+		if d := cmp.Diff(want, res); d != "" {
+			t.Errorf("release (-want +got):\n%s", d)
+		}
+		glPost(t, gs, "/locks/service/reservations/release", 400, ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}}})
+	})
+	t.Run("disable drops reservations and blocks new ones", func(t *testing.T) {
+		glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN3}})
+		glPost(t, gs, "/locks/disable", 200, LockRequest{ComponentIDs: []string{glN3}})
+		st := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN3}}))
+		if c := st.Components[0]; c.Reserved || !c.ReservationDisabled {
+			t.Errorf("after disable: %+v", c)
+		}
+		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN3}, ProcessingModel: "flexible"}))
+		if d := cmp.Diff([]FailedID{{ID: glN3, Reason: ReasonDisabled}}, res.Failure); d != "" {
+			t.Errorf("Failure (-want +got):\n%s", d)
+		}
+		glPost(t, gs, "/locks/repair", 200, LockRequest{ComponentIDs: []string{glN3}})
+		glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN3}})
+	})
+	t.Run("remove", func(t *testing.T) {
+		glPost(t, gs, "/locks/reservations/remove", 400, LockRequest{ComponentIDs: []string{glN2}})
+		res := glDecode[LockResult](t, glPost(t, gs, "/locks/reservations/remove", 202, LockRequest{}))
+		want := LockResult{Counts: Counts{Total: 2, Success: 2}, Success: IDList{ComponentIDs: []string{glN0, glN3}}, Failure: []FailedID{}}
+		if d := cmp.Diff(want, res); d != "" {
+			t.Errorf("remove all (-want +got):\n%s", d)
+		}
+		var n int
+		if err := s.db.R.QueryRow(`SELECT COUNT(*) FROM reservations`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d reservations left (err %v)", n, err)
+		}
+	})
+}
+
+// glServer wraps the test server for the JSON helpers.
+type glServer struct{ srv *httptest.Server }

@@ -1,0 +1,141 @@
+package statemgr
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestReservationExpiry(t *testing.T) {
+	clock := &glClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	s, srv := glNewTestAPI(t, clock.now)
+	gs := &glServer{srv: srv}
+	glAddComponents(t, s, glN0, glN1)
+	res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202,
+		LockRequest{ComponentIDs: []string{glN0, glN1}, ReservationDuration: 1}))
+	first := res.Success[0]
+
+	steps := []struct {
+		name         string
+		advance      time.Duration
+		wantReserved bool
+	}{
+		{name: "just before expiry", advance: 59 * time.Second, wantReserved: true},
+		{name: "at expiry", advance: time.Second, wantReserved: false},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			clock.advance(st.advance)
+			status := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN0}}))
+			if got := status.Components[0].Reserved; got != st.wantReserved {
+				t.Errorf("Reserved = %v, want %v", got, st.wantReserved)
+			}
+			check := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 202,
+				DeputyKeysRequest{DeputyKeys: []KeyedID{{ID: glN0, Key: first.DeputyKey}}}))
+			if got := len(check.Success) == 1; got != st.wantReserved {
+				t.Errorf("deputy key valid = %v, want %v", got, st.wantReserved)
+			}
+		})
+	}
+	t.Run("expired key cannot renew", func(t *testing.T) {
+		glPost(t, gs, "/locks/service/reservations/renew", 400,
+			ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN0, Key: first.ReservationKey}}})
+	})
+	t.Run("expired reservation is replaced before the reaper runs", func(t *testing.T) {
+		again := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN0}}))
+		if again.Success[0].ReservationKey == first.ReservationKey {
+			t.Errorf("new reservation reused the old key")
+		}
+	})
+	t.Run("reaper deletes only expired rows", func(t *testing.T) {
+		n, err := s.reapReservations(t.Context())
+		if err != nil || n != 1 {
+			t.Fatalf("reaped %d, %v; want 1 (the reservation of %s)", n, err, glN1)
+		}
+		var ids []string
+		rows, err := s.db.R.Query(`SELECT component_id FROM reservations`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		if d := cmp.Diff([]string{glN0}, ids); d != "" {
+			t.Errorf("reservations left (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestRunReservationReaper(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		glAddComponents(t, s, glN0, glN1)
+		ctx, cancel := context.WithCancel(t.Context())
+		l := glLockSelection{ids: []string{glN0}, model: ModelRigid}
+		if _, err := s.runLockOp(ctx, opReserveService, l, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error)
+		go func() { done <- RunReservationReaper(ctx, s, 30*time.Second, slog.New(slog.DiscardHandler)) }()
+		count := func() int {
+			var n int
+			if err := s.db.R.QueryRow(`SELECT COUNT(*) FROM reservations`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		time.Sleep(31 * time.Second) // fake time inside the bubble
+		synctest.Wait()
+		if n := count(); n != 1 {
+			t.Errorf("after 31s: %d reservations, want 1", n)
+		}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		if n := count(); n != 0 {
+			t.Errorf("after 61s: %d reservations, want 0", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("reaper returned %v after cancel", err)
+		}
+	})
+}
+
+func TestRunReservationReaperRejectsBadInterval(t *testing.T) {
+	s, _ := glNewTestAPI(t, nil)
+	if err := RunReservationReaper(t.Context(), s, 0, slog.New(slog.DiscardHandler)); err == nil {
+		t.Error("interval 0 accepted")
+	}
+}
+
+func TestReservationKeysAreUnique(t *testing.T) {
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = "x0c0s0b0n0"
+	}
+	rks, dks, err := glNewKeys(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := range ids {
+		for _, k := range []string{rks[i], dks[i]} {
+			if seen[k] {
+				t.Fatalf("key %s generated twice", k)
+			}
+			seen[k] = true
+		}
+	}
+}
