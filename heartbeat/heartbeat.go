@@ -47,8 +47,8 @@ type Heartbeat struct {
 
 // HBState is one entry of a heartbeat status answer.
 type HBState struct {
-	XName       string `json:"XName"`
-	Heartbeating bool  `json:"Heartbeating"`
+	XName        string `json:"XName"`
+	Heartbeating bool   `json:"Heartbeating"`
 }
 
 // HBStatesRequest is the body of POST /hbstates.
