@@ -113,7 +113,6 @@ func TestValidateSubscription(t *testing.T) {
 	}
 }
 
-
 func TestParseSubscriber(t *testing.T) {
 	tests := []struct {
 		in      string

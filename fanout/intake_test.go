@@ -1,0 +1,117 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// waitFor waits until cond holds, polling; it fails the test after a generous
+// deadline so a hung test reports instead of stalling.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-time.After(5 * time.Millisecond)
+	}
+}
+
+func TestHTTPSCNIsFannedOut(t *testing.T) {
+	rc := newReceiver()
+	sub := httptest.NewServer(rc)
+	defer sub.Close()
+	base, svc := apiServer(t, dbPath(t))
+	svc.cfg.Client = sub.Client()
+	runService(t, svc)
+	do(t, base, call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/h", status: 200,
+		body: `{"Components":["x1c0s0b0n1","x1c0s0b0n3"],"States":["Off"],"Url":"` + sub.URL + `/scn"}`})
+	// HSM callback format: many components, no Seq, no Timestamp.
+	do(t, base, call{method: "POST", path: "/hmi/v1/scn", status: 200,
+		body: `{"Components":["x1c0s0b0n1","x1c0s0b0n2","X1C0S0B0N3"],"State":"Off","Flag":"OK"}`})
+	waitFor(t, "delivery", func() bool { return len(rc.deliveries("/scn")) == 1 })
+	d := rc.deliveries("/scn")[0]
+	if diff := cmp.Diff([]string{"x1c0s0b0n1", "x1c0s0b0n3"}, d.Components); diff != "" {
+		t.Errorf("delivered components (-want +got):\n%s", diff)
+	}
+	if d.State != "Off" || d.Flag != "OK" || d.Timestamp.IsZero() {
+		t.Errorf("delivered %+v, want State Off, Flag OK and a Timestamp", d)
+	}
+}
+
+// fakeHSM records SCN subscription requests and refuses the first few.
+type fakeHSM struct {
+	mu     sync.Mutex
+	refuse int
+	reqs   []string // method path body
+}
+
+func (h *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body hsmSubscription
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refuse > 0 {
+		h.refuse--
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	h.reqs = append(h.reqs, r.Method+" "+r.URL.Path+" "+body.Op+" "+strings.Join(body.Roles, ","))
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"ID":"7","Subscriber":"hmnfd@test"}`))
+}
+
+func (h *fakeHSM) requests() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.reqs...)
+}
+
+// handlerTransport serves requests with h in memory.
+type handlerTransport struct{ h http.Handler }
+
+func (ht handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	ht.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+func TestSubscribeHSMRetriesAndFollowsFilters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hsm := &fakeHSM{refuse: 3}
+		svc, _ := openService(t, dbPath(t), Config{})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() {
+			done <- svc.SubscribeHSM(ctx, &http.Client{Transport: handlerTransport{hsm}}, "http://hsm:27779", "http://nfd/hmi/v1/scn", "hmnfd@test")
+		}()
+		time.Sleep(time.Minute) // three refusals, backoff 1 s, 2 s, 4 s
+		synctest.Wait()
+		mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0"}, Subscription{Roles: []string{"Gardener"}, Url: "http://n/x"})
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			"POST /hsm/v2/Subscriptions/SCN  Application,Compute,Management,Service,Storage,System",
+			"PATCH /hsm/v2/Subscriptions/SCN/7 replace Application,Compute,Gardener,Management,Service,Storage,System",
+		}
+		if diff := cmp.Diff(want, hsm.requests()); diff != "" {
+			t.Errorf("requests to HSM (-want +got):\n%s", diff)
+		}
+		if got := svc.hsmStatus.Load(); got != "subscribed, ID 7" {
+			t.Errorf("HSM status %q", got)
+		}
+	})
+}
