@@ -51,6 +51,9 @@ func Walk(ctx context.Context, ep Endpoint, opts Options) (Result, error) {
 	w := &walker{ctx: ctx, res: &res, bmcID: res.EndpointID, bmcType: bmc.Type(),
 		fqdn: host, domain: domainOf(ep.FQDN)}
 	w.run(base, ep, m, opts)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		w.fail(StatusHTTPsGetFailed, fmt.Sprintf("walk timed out after %v", opts.Timeout))
+	}
 
 	if n := m.closeAll(); n > 0 {
 		w.fail(StatusHTTPsGetFailed, fmt.Sprintf("%d response bodies left open by the client", n))
