@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -40,13 +39,13 @@ type KafkaConfig struct {
 	// (default 1000).
 	BatchSize int
 	// BatchBytes is the most bytes sent in one produce request per partition
-	// (default 1 MiB).
+	// (default 1 MiB; keep it under the broker's message.max.bytes).
 	BatchBytes int64
-	// Linger is how long a partly filled batch waits for more messages before
-	// it is sent (default 2ms). It bounds the latency Publish adds.
-	Linger time.Duration
 	// WriteTimeout bounds one produce request (default 10s).
 	WriteTimeout time.Duration
+	// MaxAttempts is how often a produce request is tried when the broker or
+	// connection fails in a way that may clear up (default 5).
+	MaxAttempts int
 
 	// ConsumeBatch is the most messages handed to one Handler call (default 500).
 	ConsumeBatch int
@@ -92,7 +91,9 @@ func (c *KafkaConfig) setDefaults() {
 	if c.ConsumeBatch <= 0 {
 		c.ConsumeBatch = 500
 	}
-	def(&c.Linger, 2*time.Millisecond)
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 5
+	}
 	def(&c.WriteTimeout, 10*time.Second)
 	def(&c.ConsumeWait, 5*time.Millisecond)
 	def(&c.SessionTimeout, 10*time.Second)
@@ -112,7 +113,7 @@ type Kafka struct {
 	log       *slog.Logger
 	transport *kafka.Transport
 	client    *kafka.Client
-	writer    *kafka.Writer
+	balancer  *kafka.Hash
 
 	mu      sync.Mutex
 	topics  map[string]bool                      // topics known to exist
@@ -140,20 +141,9 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 		log:       log,
 		transport: tr,
 		client:    &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: tr, Timeout: cfg.WriteTimeout},
+		balancer:  &kafka.Hash{},
 		topics:    map[string]bool{},
 		stops:     map[*kafka.Reader]context.CancelFunc{},
-	}
-	k.writer = &kafka.Writer{
-		Addr:         kafka.TCP(cfg.Brokers...),
-		Balancer:     &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll,
-		BatchSize:    cfg.BatchSize,
-		BatchBytes:   cfg.BatchBytes,
-		BatchTimeout: cfg.Linger,
-		WriteTimeout: cfg.WriteTimeout,
-		Transport:    tr,
-		Logger:       kafkaLogger{log, slog.LevelDebug},
-		ErrorLogger:  kafkaLogger{log, slog.LevelWarn},
 	}
 	return k, nil
 }
@@ -168,37 +158,6 @@ func (l kafkaLogger) Printf(format string, args ...any) {
 	if l.log.Enabled(context.Background(), l.level) {
 		l.log.Log(context.Background(), l.level, "kafka_client", "detail", fmt.Sprintf(format, args...))
 	}
-}
-
-// Publish sends msgs to topic and returns once every message is acknowledged.
-// Each message's Key, Value and Time are sent; Partition and Offset are
-// ignored. Messages with the same key keep their order. A failure is an
-// ErrUnavailable error; some messages may have been written anyway, so callers
-// retry the whole call and consumers dedupe.
-func (k *Kafka) Publish(ctx context.Context, topic string, msgs ...Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	if k.isClosed() {
-		return fmt.Errorf("publish to %s: %w", topic, ErrClosed)
-	}
-	if err := k.ensureTopic(ctx, topic); err != nil {
-		return err
-	}
-	kms := make([]kafka.Message, len(msgs))
-	for i, m := range msgs {
-		kms[i] = kafka.Message{Topic: topic, Key: m.Key, Value: m.Value, Time: m.Time}
-	}
-	if err := k.writer.WriteMessages(ctx, kms...); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("publish to %s: %w", topic, ctx.Err())
-		}
-		if errors.Is(err, io.ErrClosedPipe) {
-			return fmt.Errorf("publish to %s: %w", topic, ErrClosed)
-		}
-		return fmt.Errorf("publish %d messages to %s: %w: %w", len(msgs), topic, problem.ErrUnavailable, err)
-	}
-	return nil
 }
 
 // ensureTopic creates topic with the configured partition count unless this
@@ -233,14 +192,26 @@ func (k *Kafka) ensureTopic(ctx context.Context, topic string) error {
 	return nil
 }
 
+// enter registers a Publish or Consume call that Close must wait for; false
+// means the bus is closed.
+func (k *Kafka) enter() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return false
+	}
+	k.running.Add(1)
+	return true
+}
+
 func (k *Kafka) isClosed() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.closed
 }
 
-// Close sends what Publish has queued, stops every running Consume (they
-// return ErrClosed after leaving their group) and releases connections.
+// Close stops every running Consume (they return ErrClosed after leaving their
+// group), waits for running Publish calls and releases connections.
 func (k *Kafka) Close() error {
 	k.mu.Lock()
 	if k.closed {
@@ -252,11 +223,7 @@ func (k *Kafka) Close() error {
 		stop()
 	}
 	k.mu.Unlock()
-	err := k.writer.Close()
 	k.running.Wait()
 	k.transport.CloseIdleConnections()
-	if err != nil {
-		return fmt.Errorf("close kafka bus: %w", err)
-	}
 	return nil
 }

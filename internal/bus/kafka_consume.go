@@ -35,7 +35,7 @@ func (k *Kafka) Consume(ctx context.Context, topic, group string, h Handler) err
 		CommitInterval:    0, // synchronous commits: CommitMessages returns once the broker has the offset
 		MinBytes:          1,
 		MaxBytes:          4 << 20,
-		MaxWait:           500 * time.Millisecond,
+		MaxWait:           time.Second, // kafka-go keeps a quarter as RTT margin; shorter waits time out on a loaded host, longer ones slow Close and rebalances
 		QueueCapacity:     k.cfg.ConsumeBatch,
 		ReadLagInterval:   -1,
 		SessionTimeout:    k.cfg.SessionTimeout,

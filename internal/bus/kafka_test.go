@@ -1,21 +1,37 @@
 package bus_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/bus/bustest"
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // newKafka returns a Kafka bus on brokers that logs warnings to stderr and is
 // closed when the test ends.
-func newKafka(t testing.TB, brokers []string) *bus.Kafka {
+func newKafka(t testing.TB, brokers []string, opts ...func(*bus.KafkaConfig)) *bus.Kafka {
 	t.Helper()
-	k, err := bus.NewKafka(bus.KafkaConfig{
+	cfg := bus.KafkaConfig{
 		Brokers: brokers,
 		Log:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	k, err := bus.NewKafka(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,4 +41,192 @@ func newKafka(t testing.TB, brokers []string) *bus.Kafka {
 		}
 	})
 	return k
+}
+
+func TestNewKafkaRejectsBadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		brokers []string
+	}{
+		{name: "no brokers", brokers: nil},
+		{name: "empty broker", brokers: []string{"127.0.0.1:9092", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := bus.NewKafka(bus.KafkaConfig{Brokers: tt.brokers})
+			if !errors.Is(err, problem.ErrInvalid) {
+				t.Fatalf("NewKafka(%q) error = %v, want ErrInvalid", tt.brokers, err)
+			}
+		})
+	}
+}
+
+func TestKafkaPublishToUnreachableClusterIsUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	k := newKafka(t, []string{addr}, func(c *bus.KafkaConfig) { c.WriteTimeout = 2 * time.Second })
+	ctx, cancel := context.WithTimeout(t.Context(), bustest.Wait)
+	defer cancel()
+	err = k.Publish(ctx, "t", bus.Message{Key: []byte("k"), Value: []byte("v")})
+	if !errors.Is(err, problem.ErrUnavailable) {
+		t.Fatalf("Publish to a dead broker: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestKafkaCreatesTopicWithConfiguredPartitions(t *testing.T) {
+	brokers := bustest.Kafka(t) // auto-creation is off on this broker
+	k := newKafka(t, brokers, func(c *bus.KafkaConfig) { c.Partitions = 3 })
+	bustest.Publish(t, k, "created", bustest.Messages(10, 10), 10)
+	md, err := (&kafka.Client{Addr: kafka.TCP(brokers...)}).Metadata(t.Context(), &kafka.MetadataRequest{Topics: []string{"created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Topics) != 1 || md.Topics[0].Error != nil || len(md.Topics[0].Partitions) != 3 {
+		t.Fatalf("topic metadata = %+v, want topic \"created\" with 3 partitions", md.Topics)
+	}
+}
+
+func TestKafkaCloseStopsConsumeAndPublish(t *testing.T) {
+	k := newKafka(t, bustest.Kafka(t))
+	r := bustest.NewRecorder(1)
+	done := make(chan error, 1)
+	go func() { done <- k.Consume(t.Context(), "closing", "g", r.Handle) }()
+	bustest.Publish(t, k, "closing", bustest.Messages(1, 1), 1)
+	r.Wait(t) // the consumer is running
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, bus.ErrClosed) {
+			t.Errorf("Consume after Close = %v, want ErrClosed", err)
+		}
+	case <-time.After(bustest.Wait):
+		t.Fatal("Consume still running after Close")
+	}
+	if err := k.Publish(t.Context(), "closing", bustest.Messages(1, 1)...); !errors.Is(err, bus.ErrClosed) {
+		t.Errorf("Publish after Close = %v, want ErrClosed", err)
+	}
+	if err := k.Consume(t.Context(), "closing", "g", r.Handle); !errors.Is(err, bus.ErrClosed) {
+		t.Errorf("Consume after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestKafkaRebalanceKeepsKeysTogether runs two members that both own
+// partitions, stops one mid-stream, and checks that every message arrived, that
+// a key always came from one partition, and that per key the first arrivals
+// are in publish order (the leaver's handled batches were committed, so the
+// new owner only repeats what was not).
+func TestKafkaRebalanceKeepsKeysTogether(t *testing.T) {
+	const topic = "rebalance"
+	k := newKafka(t, bustest.Kafka(t))
+	all := bustest.NewRecorder(3000)
+	probes := []*bustest.Recorder{bustest.NewRecorder(1), bustest.NewRecorder(1)}
+	leaverWorked := bustest.NewRecorder(1)
+	member := func(i int) bus.Handler {
+		return func(ctx context.Context, msgs []bus.Message) error {
+			var real []bus.Message
+			for _, m := range msgs {
+				if strings.HasPrefix(string(m.Key), "probe") {
+					probes[i].Add([]bus.Message{m})
+				} else {
+					real = append(real, m)
+				}
+			}
+			if i == 0 {
+				leaverWorked.Add(real)
+			}
+			return all.Handle(ctx, real)
+		}
+	}
+	m0 := bustest.StartMember(t, k, topic, "g", member(0))
+	bustest.StartMember(t, k, topic, "g", member(1))
+	// Probes go to every partition until both members have been assigned some.
+	deadline := time.Now().Add(bustest.Wait)
+	for i := 0; len(probes[0].Messages()) == 0 || len(probes[1].Messages()) == 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("members did not both get partitions within %v", bustest.Wait)
+		}
+		probe := bus.Message{Key: fmt.Appendf(nil, "probe-%d", i), Value: fmt.Appendf(nil, "probe %d", i)}
+		if err := k.Publish(t.Context(), topic, probe); err != nil {
+			t.Fatal(err)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+	want := bustest.Messages(60, 3000)
+	bustest.Publish(t, k, topic, want[:600], 100)
+	leaverWorked.Wait(t)
+	m0.Stop(t)
+	bustest.Publish(t, k, topic, want[600:], 100)
+	all.Wait(t)
+
+	partition := map[string]int{}
+	firsts := map[string][]string{}
+	seen := map[string]bool{}
+	for _, m := range all.Messages() {
+		key := string(m.Key)
+		if p, ok := partition[key]; ok && p != m.Partition {
+			t.Errorf("key %s arrived from partitions %d and %d", key, p, m.Partition)
+		}
+		partition[key] = m.Partition
+		if !seen[string(m.Value)] {
+			seen[string(m.Value)] = true
+			firsts[key] = append(firsts[key], string(m.Value))
+		}
+	}
+	wantByKey := map[string][]string{}
+	for _, m := range want {
+		wantByKey[string(m.Key)] = append(wantByKey[string(m.Key)], string(m.Value))
+	}
+	if diff := cmp.Diff(wantByKey, firsts); diff != "" {
+		t.Errorf("first arrivals per key (-published +delivered):\n%s", diff)
+	}
+	if ps := distinct(partition); len(ps) < 2 {
+		t.Errorf("keys used partitions %v, want them spread", ps)
+	}
+}
+
+func distinct(m map[string]int) []int {
+	var out []int
+	for _, p := range m {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// scnValue is the size of a typical SCN on the bus (one component, state and
+// flag, timestamp and sequence): about 250 bytes.
+func scnValue(i int) []byte {
+	return fmt.Appendf(nil, `{"Components":["x3000c0s%02db0n%d"],"Enabled":true,"Flag":"OK","Role":"Compute","SubRole":"Worker","SoftwareStatus":"AdminStatus","State":"Ready","Timestamp":"2026-11-21T17:00:00.123456789Z","Seq":%012d,"ExtendedInfo":{"Id":"x3000c0s%02db0n%d","Message":"bulk state update"}}`,
+		i%64, i%4, i, i%64, i%4)
+}
+
+// BenchmarkKafkaPublish measures Publish of batches of 1,000 SCN-sized
+// messages (distinct xname keys) to an in-process kfake broker.
+func BenchmarkKafkaPublish(b *testing.B) {
+	k := newKafka(b, bustest.Kafka(b))
+	const batch = 1000
+	msgs := make([]bus.Message, batch)
+	for i := range msgs {
+		msgs[i] = bus.Message{Key: fmt.Appendf(nil, "x3000c0s%db0n%d", i/4, i%4), Value: scnValue(i)}
+	}
+	if err := k.Publish(b.Context(), bus.TopicSCN, msgs...); err != nil { // creates the topic
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(batch * len(msgs[0].Value)))
+	n := 0
+	for b.Loop() {
+		if err := k.Publish(b.Context(), bus.TopicSCN, msgs...); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n*batch)/b.Elapsed().Seconds(), "msgs/s")
 }

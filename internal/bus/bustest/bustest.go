@@ -10,12 +10,13 @@ import (
 )
 
 // Kafka starts a one-broker kfake cluster on a free loopback port and returns
-// its bootstrap addresses; the cluster is closed when the test ends. Topics are
-// auto-created with 6 partitions; opts are applied after those defaults (e.g.
-// kfake.SeedTopics, kfake.DefaultNumPartitions).
+// its bootstrap addresses; the cluster is closed when the test ends. The
+// broker does not auto-create topics (bus.Kafka creates its own, as it must on
+// clusters with auto-creation off); pass kfake.AllowAutoTopicCreation(),
+// kfake.SeedTopics(...) or other options in opts to change that.
 func Kafka(t testing.TB, opts ...kfake.Opt) []string {
 	t.Helper()
-	all := append([]kfake.Opt{kfake.Ports(0), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(6)}, opts...)
+	all := append([]kfake.Opt{kfake.Ports(0)}, opts...)
 	c, err := kfake.NewCluster(all...)
 	if err != nil {
 		t.Fatalf("start kfake: %v", err)
