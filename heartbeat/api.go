@@ -24,6 +24,9 @@ type API struct {
 
 // NewAPI returns the API of svc.
 func NewAPI(svc *Service, log *slog.Logger) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	a := &API{svc: svc, log: log}
 	a.bufs.New = func() any { return new(bytes.Buffer) }
 	a.beats.New = func() any { s := make([]beat, 0, 1024); return &s }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // recorder is a Sink that keeps every change it is given.
@@ -112,4 +114,14 @@ func mustBeat(t *testing.T, tr *Tracker, name string) {
 	if err := tr.Beat(name, time.Now()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// testutilCount reads the tracker's gap counter.
+func testutilCount(t *testing.T, tr *Tracker) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := tr.metrics.gaps.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

@@ -93,7 +93,8 @@ func scanBatch(body []byte, dst []beat) (out []beat, ok bool, err error) {
 		}
 		b, err := rb.validate("", "")
 		if err != nil {
-			return dst[:0], true, indexed(n, err)
+			_, err = rb.validate(fmt.Sprintf("[%d].", n), "") // name the index only on the error path
+			return dst[:0], true, err
 		}
 		dst = append(dst, b)
 		i = skipSpace(body, end)
@@ -109,11 +110,6 @@ func scanBatch(body []byte, dst []beat) (out []beat, ok bool, err error) {
 			return dst, false, nil
 		}
 	}
-}
-
-// indexed prefixes a field error with the array index.
-func indexed(n int, err error) error {
-	return problem.Invalidf("[%d].%s", n, err.Error())
 }
 
 func (w *wireBeat) raw() rawBeat {

@@ -1,0 +1,67 @@
+// Command hbagent is the node-side heartbeat agent: it POSTs a heartbeat to
+// hbtd every -interval for this node's xname (read from /etc/cray/xname when
+// -xname is not given), or one batch for several xnames.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+func main() { cli.Main("hbagent", run) }
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	f := cli.NewFlagSet("hbagent", getenv, stdout)
+	url := f.URL("hbtd-url", "http://127.0.0.1:28500", "hbtd base `URL` (/hmi/v1 is appended)")
+	names := f.String("xname", "", "comma-separated `XNAMES` to beat for (default: the content of -xname-file)")
+	nameFile := f.String("xname-file", "/etc/cray/xname", "`FILE` holding this node's xname")
+	interval := f.Seconds("interval", 3*time.Second, "`SECONDS` between heartbeats")
+	level := f.LogLevel()
+	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	xnames, err := agentXnames(*names, *nameFile)
+	if err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	host, _ := os.Hostname()
+	a := &heartbeat.Agent{
+		Client: heartbeat.NewClient(*url, nil), XNames: xnames, Hostname: host,
+		Interval: *interval, Log: cli.NewLogger(os.Stderr, *level),
+	}
+	return a.Run(ctx)
+}
+
+// agentXnames reads and validates the xnames from the flag or the file.
+func agentXnames(list, file string) ([]string, error) {
+	if list == "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("no -xname given and %w", err)
+		}
+		list = strings.TrimSpace(string(b))
+	}
+	var out []string
+	for n := range strings.SplitSeq(list, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !xname.Valid(n) {
+			return nil, fmt.Errorf("-xname: %q is not a valid xname", n)
+		}
+		out = append(out, xname.Normalize(n))
+	}
+	if len(out) == 0 {
+		return nil, errors.New("-xname: no xname given")
+	}
+	return out, nil
+}
