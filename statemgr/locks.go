@@ -198,6 +198,13 @@ func (a *API) lockOp(op glOp, status int) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
+		if op != opRemove && len(res.ok) > 0 {
+			// The components index caches the lock bits; the change is committed
+			// whatever happens here, so a failure to refresh is logged, not returned.
+			if err := a.store.LockBitsChanged(r.Context(), res.ok); err != nil {
+				a.log.WarnContext(r.Context(), "lock_bits_refresh_failed", "err", err)
+			}
+		}
 		httpserver.WriteJSON(w, status, res.lockResult())
 	}
 }

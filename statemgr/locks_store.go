@@ -96,9 +96,8 @@ func (r glLockRow) status() LockStatus {
 // before now counts as absent, whether or not the reaper has deleted it yet.
 func glSelectLockRows(ctx context.Context, q glQueryer, l glLockSelection, now time.Time) ([]glLockRow, []string, error) {
 	where, args := l.sel.where()
-	base := `SELECT c.id, COALESCE(l.locked, 0), COALESCE(l.reservation_disabled, 0), r.created_at, r.expires_at
+	base := `SELECT c.id, c.locked, c.reservation_disabled, r.created_at, r.expires_at
 		FROM components c
-		LEFT JOIN component_locks l ON l.component_id = c.id
 		LEFT JOIN reservations r ON r.component_id = c.id AND (r.expires_at IS NULL OR r.expires_at > ?)
 		WHERE ` + where
 	args = append([]any{now.UnixMilli()}, args...)
@@ -267,30 +266,15 @@ func glApply(ctx context.Context, tx *sql.Tx, op glOp, now time.Time, dur time.D
 	return fmt.Errorf("lock operation %d: not a selection operation", op)
 }
 
-// glSetLockColumn sets locked or reservation_disabled (col is one of those two
-// constants, never input) for ids, in component_locks and in its components mirror.
+// glSetLockColumn sets components.locked or components.reservation_disabled
+// (col is one of those two constants, never input) for ids.
 func glSetLockColumn(ctx context.Context, tx *sql.Tx, col string, v bool, ids []string) error {
 	val := 0
 	if v {
 		val = 1
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO component_locks (component_id, `+col+`) VALUES (?, ?)
-		ON CONFLICT (component_id) DO UPDATE SET `+col+` = excluded.`+col)
-	if err != nil {
-		return fmt.Errorf("set %s: %w", col, err)
-	}
-	defer stmt.Close()
-	for _, id := range ids {
-		if _, err := stmt.ExecContext(ctx, id, val); err != nil {
-			return fmt.Errorf("set %s on %s: %w", col, id, err)
-		}
-	}
 	for _, c := range glChunks(ids) {
-		in := glPlaceholders(len(c))
-		if _, err := tx.ExecContext(ctx, `UPDATE components SET `+col+` = ? WHERE id IN (`+in+`)`, glArgs([]any{val}, c)...); err != nil {
-			return fmt.Errorf("set %s: %w", col, err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM component_locks WHERE locked = 0 AND reservation_disabled = 0 AND component_id IN (`+in+`)`, glArgs(nil, c)...); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE components SET `+col+` = ? WHERE id IN (`+glPlaceholders(len(c))+`)`, glArgs([]any{val}, c)...); err != nil {
 			return fmt.Errorf("set %s: %w", col, err)
 		}
 	}

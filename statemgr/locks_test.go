@@ -66,7 +66,7 @@ func TestLockUnlockRepairDisable(t *testing.T) {
 		{name: "repair", method: "POST", path: "/locks/repair", status: 200, body: `{"ComponentIDs":["x0c0s1b0n1"]}`,
 			want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s1b0n1"]},"Failure":[]}`},
 	})
-	t.Run("components columns mirror the lock state", func(t *testing.T) {
+	t.Run("components columns hold the lock state", func(t *testing.T) {
 		for _, c := range []struct {
 			id               string
 			locked, disabled bool
@@ -216,3 +216,46 @@ func TestReservations(t *testing.T) {
 
 // glServer wraps the test server for the JSON helpers.
 type glServer struct{ srv *httptest.Server }
+
+// TestLocksWithComponentsAPI checks the contract with the components side:
+// lock bits show in /State/Components at once and survive state updates, and
+// group/partition filters there see memberships made here.
+func TestLocksWithComponentsAPI(t *testing.T) {
+	_, srv := glNewTestAPI(t, nil)
+	glRunSteps(t, srv, []glStep{
+		{name: "create components", method: "POST", path: "/State/Components", status: 204,
+			body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"},{"ID":"x0c0s0b0n1","State":"Ready"}]}`},
+		{name: "lock", method: "POST", path: "/locks/lock", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
+		{name: "disable", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
+		{name: "state update", method: "PATCH", path: "/State/Components/x0c0s0b0n0/StateData", status: 204, body: `{"State":"Off"}`},
+		{name: "lock kept", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`,
+			want: `{"Components":[{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
+		{name: "partition", method: "POST", path: "/partitions", status: 201, body: `{"name":"p1","members":{"ids":["x0c0s0b0n1"]}}`},
+		{name: "group", method: "POST", path: "/groups", status: 201, body: `{"label":"g","members":{"ids":["x0c0s0b0n0"]}}`},
+	})
+	t.Run("components show the bits and honour the filters", func(t *testing.T) {
+		for _, c := range []struct{ path, want string }{
+			{"/State/Components/x0c0s0b0n0", `"Locked":true`},
+			{"/State/Components/x0c0s0b0n0", `"ReservationDisabled":true`},
+			{"/State/Components?partition=p1", `"x0c0s0b0n1"`},
+			{"/State/Components?group=g", `"x0c0s0b0n0"`},
+		} {
+			status, body := glDo(t, srv, "GET", c.path, "")
+			if status != 200 || !strings.Contains(string(body), c.want) {
+				t.Errorf("GET %s: %d %s; want it to contain %s", c.path, status, body, c.want)
+			}
+		}
+		_, body := glDo(t, srv, "GET", "/State/Components?partition=p1", "")
+		if strings.Contains(string(body), `"x0c0s0b0n0"`) {
+			t.Errorf("partition=p1 lists x0c0s0b0n0, which is not in p1: %s", body)
+		}
+	})
+	glRunSteps(t, srv, []glStep{
+		{name: "unlock", method: "POST", path: "/locks/unlock", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
+	})
+	t.Run("unlock shows", func(t *testing.T) {
+		if _, body := glDo(t, srv, "GET", "/State/Components/x0c0s0b0n0", ""); strings.Contains(string(body), `"Locked":true`) {
+			t.Errorf("still locked after unlock: %s", body)
+		}
+	})
+}

@@ -1,12 +1,6 @@
--- Locks v2. component_locks is the source of truth for the lock and the
--- reservation-disabled state of a component (a row exists only while one of them is
--- set); the store mirrors both into components.locked and
--- components.reservation_disabled in the same transaction for readers of that table.
-CREATE TABLE component_locks (
-    component_id         TEXT PRIMARY KEY REFERENCES components(id) ON DELETE CASCADE,
-    locked               INTEGER NOT NULL DEFAULT 0,
-    reservation_disabled INTEGER NOT NULL DEFAULT 0
-);
+-- Locks v2. The lock and reservation-disabled state of a component are the
+-- components.locked and components.reservation_disabled columns (the components
+-- writer never overwrites them; the locks code owns them).
 
 -- Reservations: at most one per component. Times are Unix milliseconds;
 -- expires_at NULL means the reservation never expires (admin reservations).
