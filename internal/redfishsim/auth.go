@@ -60,6 +60,11 @@ func (b *BMC) login(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(buf[:]) // crypto/rand never fails on Linux
 	s := &session{user: creds.UserName, token: hex.EncodeToString(buf[:])}
 	b.mu.Lock()
+	if len(b.sessions) >= b.maxSess {
+		b.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "SessionLimitExceeded", "The session establishment failed due to the number of simultaneous sessions exceeding the limit of the implementation.")
+		return
+	}
 	b.nextSess++
 	s.id = strconv.Itoa(b.nextSess)
 	if b.sessions == nil {

@@ -109,3 +109,37 @@ func TestPasswordChange(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionLimit(t *testing.T) {
+	b, srv := startBMC(t, Config{Xname: "x3000c0s1b0", Tree: Generate("x3000c0s1b0", 1), User: testUser, Password: testPass, MaxSessions: 2})
+	login := req{method: "POST", path: sessionsPath, body: `{"UserName":"admin","Password":"s3cret"}`}
+	var locs []string
+	for i, want := range []int{201, 201, 503} {
+		resp, body := do(t, srv, login)
+		if resp.StatusCode != want {
+			t.Fatalf("login %d: %d, want %d; %s", i, resp.StatusCode, want, body)
+		}
+		if want == 503 && errorCode(body) != "Base.1.8.SessionLimitExceeded" {
+			t.Errorf("error code %q", errorCode(body))
+		}
+		if loc := resp.Header.Get("Location"); loc != "" {
+			locs = append(locs, loc)
+		}
+	}
+	if got := b.Stats().Sessions; got != 2 {
+		t.Errorf("Stats().Sessions = %d, want 2", got)
+	}
+	if resp, _ := do(t, srv, req{method: "DELETE", path: locs[0], user: testUser, pass: testPass}); resp.StatusCode != 204 {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, srv, login); resp.StatusCode != 201 {
+		t.Errorf("login after a logout freed a slot: %d", resp.StatusCode)
+	}
+	members := get(t, srv, sessionsPath)["Members"].([]any)
+	if len(members) != 2 {
+		t.Errorf("Sessions collection lists %d members, want 2", len(members))
+	}
+	if got := b.Stats().Requests; got != 6 {
+		t.Errorf("Stats().Requests = %d, want 6 (3 logins, a logout, a login, a GET)", got)
+	}
+}

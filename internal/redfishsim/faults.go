@@ -97,9 +97,11 @@ func (b *BMC) preAuthFaults(w http.ResponseWriter, r *http.Request, f *Faults) b
 	ctx := r.Context()
 	if f.Hang {
 		<-ctx.Done()
+		abort(w)
 		return true
 	}
 	if f.Latency > 0 && !wait(ctx, f.Latency) {
+		abort(w)
 		return true
 	}
 	if matchAny(f.ErrorPaths, r.URL.Path) || (f.ErrorRate > 0 && b.chance() < f.ErrorRate) {
@@ -129,6 +131,14 @@ func (b *BMC) postAuthFaults(w http.ResponseWriter, r *http.Request, f *Faults) 
 		return true
 	}
 	return false
+}
+
+// abort drops the connection of a request given up on, so that a BMC being
+// stopped does not answer a hung request with an empty 200.
+func abort(w http.ResponseWriter) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+	}
 }
 
 // chance draws a number in [0,1) from the BMC's seeded generator.

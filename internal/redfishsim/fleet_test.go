@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,5 +114,39 @@ func TestGofishWrongPassword(t *testing.T) {
 	var rfErr *schemas.Error
 	if !errors.As(err, &rfErr) || rfErr.HTTPReturnedStatusCode != http.StatusUnauthorized {
 		t.Fatalf("connect with a wrong password: %v, want a 401 Redfish error", err)
+	}
+}
+
+// TestFleetStopsWithHungRequest checks that stopping a fleet ends a request
+// a hung BMC holds: the client sees its connection dropped, not an answer.
+func TestFleetStopsWithHungRequest(t *testing.T) {
+	f, err := NewFleet(FleetConfig{Count: 1, Listen: "127.0.0.1:0", Tree: Template(1), Faults: Faults{Hang: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	m := f.Members()[0]
+	got := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(m.URL + "/redfish/v1/")
+		if err == nil {
+			resp.Body.Close()
+			err = errors.New("got an answer: " + resp.Status)
+		}
+		got <- err
+	}()
+	// The request is in the handler once the BMC has counted it; the hang
+	// fault blocks there until the fleet stops.
+	for m.BMC.Stats().Requests == 0 {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if err := <-got; err == nil || strings.Contains(err.Error(), "got an answer") {
+		t.Errorf("hung request ended with %v, want a dropped connection", err)
 	}
 }

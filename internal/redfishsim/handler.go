@@ -33,6 +33,7 @@ func (b *BMC) routes() http.Handler {
 // authentication (the service root, /redfish, odata, $metadata and login are
 // public, as on real BMCs), then the resource.
 func (b *BMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.requests.Add(1)
 	r.URL.Path = Canonical(r.URL.Path)
 	r.URL.RawPath = ""
 	f := b.faults.Load()
@@ -157,7 +158,13 @@ func writeMutationError(w http.ResponseWriter, err error) {
 	}
 }
 
+// notAllowed answers what no route takes: paths outside /redfish are 404,
+// other methods on Redfish paths 405.
 func (b *BMC) notAllowed(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/redfish" && !strings.HasPrefix(r.URL.Path, "/redfish/") {
+		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", fmt.Sprintf("The resource at the URI %s was not found.", r.URL.Path))
+		return
+	}
 	w.Header().Set("Allow", "GET, HEAD, PATCH, POST")
 	writeError(w, http.StatusMethodNotAllowed, "OperationNotAllowed", fmt.Sprintf("The HTTP method %s is not allowed on %s.", r.Method, r.URL.Path))
 }

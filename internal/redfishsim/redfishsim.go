@@ -30,6 +30,9 @@ const (
 	DefaultPassword = "initial0"
 )
 
+// DefaultMaxSessions is the session limit of a BMC whose Config leaves it 0.
+const DefaultMaxSessions = 64
+
 // Config describes one simulated BMC.
 type Config struct {
 	// Xname names the BMC (e.g. "x3000c0s1b0"); a templated Tree takes its
@@ -43,6 +46,10 @@ type Config struct {
 	User, Password string
 	// Faults are the faults injected from the start; see SetFaults.
 	Faults Faults
+	// MaxSessions bounds the live sessions, as BMCs do; a login beyond it is
+	// refused with 503 SessionLimitExceeded, which exposes clients that never
+	// log out. Zero means DefaultMaxSessions.
+	MaxSessions int
 	// Seed seeds the choice of which requests fail under Faults.ErrorRate.
 	Seed uint64
 	// Log receives server errors (TLS handshakes, ...). Nil discards them.
@@ -56,6 +63,8 @@ type BMC struct {
 	tree   *Tree
 	log    *slog.Logger
 	faults atomic.Pointer[Faults]
+	maxSess  int
+	requests atomic.Int64
 
 	mu       sync.Mutex
 	changed  map[string][]byte   // resources changed by PATCH or actions
@@ -94,8 +103,11 @@ func New(cfg Config) (*BMC, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
 	b := &BMC{
-		xname: cfg.Xname, tree: cfg.Tree, log: log,
+		xname: cfg.Xname, tree: cfg.Tree, log: log, maxSess: cfg.MaxSessions,
 		accounts: map[string]*account{},
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 	}
@@ -125,6 +137,21 @@ func (b *BMC) SetFaults(f Faults) error {
 
 // Faults returns the faults currently injected.
 func (b *BMC) Faults() Faults { return *b.faults.Load() }
+
+// Stats are counters of a BMC that tests assert on.
+type Stats struct {
+	// Requests is the number of HTTP requests received, faulted ones included.
+	Requests int64
+	// Sessions is the number of live sessions (logins not yet logged out).
+	Sessions int
+}
+
+// Stats returns the BMC's counters now.
+func (b *BMC) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{Requests: b.requests.Load(), Sessions: len(b.sessions)}
+}
 
 // accountsPath is the collection the BMC's logins live in.
 const accountsPath = Root + "/AccountService/Accounts"

@@ -34,6 +34,7 @@ func TestRedfishtool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // redfishtool starts slowly; the BMCs are independent
 			cfg := FleetConfig{Count: 1, Listen: "127.0.0.1:0", Tree: tt.tree, User: testUser, Password: testPass}
 			if tt.tls {
 				cfg.TLS = tlsConf

@@ -18,7 +18,7 @@ var (
 
 // lookupLocked returns the current body of the resource at canonical path p:
 // the changed copy if there is one, else the tree's (tokens filled in).
-// b.mu must be held, or the caller must accept a racy read of b.changed.
+// b.mu must be held (New calls it before the BMC is shared).
 func (b *BMC) lookupLocked(p string) (body []byte, isXML, ok bool) {
 	if body, ok := b.changed[p]; ok {
 		return body, false, true
