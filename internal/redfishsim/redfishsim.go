@@ -59,10 +59,10 @@ type Config struct {
 // BMC is one simulated Redfish service. It is an http.Handler; Serve runs it
 // on a listener. All methods are safe for concurrent use.
 type BMC struct {
-	xname  string
-	tree   *Tree
-	log    *slog.Logger
-	faults atomic.Pointer[Faults]
+	xname    string
+	tree     *Tree
+	log      *slog.Logger
+	faults   atomic.Pointer[Faults]
 	maxSess  int
 	requests atomic.Int64
 
