@@ -146,17 +146,13 @@ func (g gen) services() {
 
 func (g gen) manager(systems int) {
 	g.collection("/Managers", "#ManagerCollection.ManagerCollection", "Manager Collection", links("/Managers/BMC"))
-	var servers []any
-	for i := range systems {
-		servers = append(servers, link(fmt.Sprintf("/Systems/Node%d", i)))
-	}
 	g.put("/Managers/BMC", "#Manager.v1_5_0.Manager", obj{
 		"Id": "BMC", "Name": "Manager", "ManagerType": "BMC", "Manufacturer": "HMS Suite", "Model": "SimBMC",
 		"FirmwareVersion": "1.0.0", "UUID": "@@uuid:bmc@@", "SerialNumber": "@@serial:bmc@@",
 		"PowerState": "On", "Status": statusOK(),
 		"EthernetInterfaces": link("/Managers/BMC/EthernetInterfaces"),
 		"NetworkProtocol":    link("/Managers/BMC/NetworkProtocol"),
-		"Links":              obj{"ManagerForServers": servers, "ManagerForChassis": links("/Chassis/Enclosure")},
+		"Links":              obj{"ManagerForServers": systemLinks(systems), "ManagerForChassis": links("/Chassis/Enclosure")},
 		"Actions": obj{"#Manager.Reset": obj{
 			"target":                            Root + "/Managers/BMC/Actions/Manager.Reset",
 			"ResetType@Redfish.AllowableValues": []any{"ForceRestart", "GracefulRestart"},
@@ -183,15 +179,11 @@ func (g gen) manager(systems int) {
 
 func (g gen) chassis(systems int) {
 	g.collection("/Chassis", "#ChassisCollection.ChassisCollection", "Chassis Collection", links("/Chassis/Enclosure"))
-	var sys []any
-	for i := range systems {
-		sys = append(sys, link(fmt.Sprintf("/Systems/Node%d", i)))
-	}
 	g.put("/Chassis/Enclosure", "#Chassis.v1_9_0.Chassis", obj{
 		"Id": "Enclosure", "Name": "Enclosure", "ChassisType": "RackMount", "Manufacturer": "HMS Suite",
 		"Model": "SimChassis", "SerialNumber": "@@serial:chassis@@", "PartNumber": "SIM-CH-1",
 		"PowerState": "On", "Status": statusOK(),
-		"Links": obj{"ComputerSystems": sys, "ManagedBy": links("/Managers/BMC")},
+		"Links": obj{"ComputerSystems": systemLinks(systems), "ManagedBy": links("/Managers/BMC")},
 	})
 }
 
@@ -256,6 +248,15 @@ func (g gen) system(i int) any {
 		}},
 	})
 	return link(p)
+}
+
+// systemLinks links the generated systems Node0..Node<n-1>.
+func systemLinks(n int) []any {
+	out := make([]any, n)
+	for i := range n {
+		out[i] = link(fmt.Sprintf("/Systems/Node%d", i))
+	}
+	return out
 }
 
 func toAny(ss []string) []any {
