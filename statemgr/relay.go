@@ -157,7 +157,7 @@ func (r *Relay) runBus(ctx context.Context) error {
 		}
 		if err == nil {
 			cur = rows[len(rows)-1].Seq
-			err = r.store.setCursor(ctx, "bus", cur)
+			err = r.store.setCursor(context.WithoutCancel(ctx), "bus", cur)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -40,14 +40,20 @@ func (r *Relay) deliver(ctx context.Context, sub Subscription) {
 			r.m.skipped.WithLabelValues(sub.ID).Add(float64(gap))
 			r.cfg.Log.WarnContext(ctx, "scn_subscriber_missed_expired", "subscription", sub.ID, "count", gap)
 		}
+		stopped := false
 		for _, row := range rows {
 			if sub.Matches(&row.SCN) && !r.postUntilDone(ctx, sub, &row.SCN) {
-				return
+				stopped = true
+				break
 			}
 			cur = row.Seq
 		}
-		if err := r.store.setCursor(ctx, name, cur); err != nil && ctx.Err() == nil {
+		// Saved even when stopping, so a clean shutdown does not replay.
+		if err := r.store.setCursor(context.WithoutCancel(ctx), name, cur); err != nil {
 			r.cfg.Log.WarnContext(ctx, "scn_cursor_store_failed", "subscription", sub.ID, "err", err)
+		}
+		if stopped {
+			return
 		}
 	}
 }

@@ -1,0 +1,175 @@
+package statemgr
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/bus/bustest"
+)
+
+// benchNodes returns n Node components spread over cabinets, 8 per slot,
+// with NIDs 1..n, half Ready and half Off.
+func benchNodes(n int) []Component {
+	out := make([]Component, n)
+	for i := range out {
+		st := StateReady
+		if i%2 == 1 {
+			st = StateOff
+		}
+		out[i] = Component{ID: fmt.Sprintf("x%dc%ds%db0n%d", 1000+i/512, (i/64)%8, (i/8)%8, i%8), State: st,
+			NID: ptr(i + 1), Role: "Compute", Arch: "X86", Class: "Mountain"}
+	}
+	return out
+}
+
+func benchAPI(b *testing.B, n int) (*Store, http.Handler, []Component) {
+	b.Helper()
+	s, _ := newTestStore(b)
+	comps := benchNodes(n)
+	if err := s.UpsertComponents(b.Context(), comps, false, nil); err != nil {
+		b.Fatal(err)
+	}
+	return s, NewAPI(s, slog.New(slog.DiscardHandler)).Handler(), comps
+}
+
+func serve(b *testing.B, h http.Handler, method, path string, body []byte, want int) {
+	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != want {
+		b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body.Bytes()[:min(200, w.Body.Len())])
+	}
+}
+
+// BenchmarkGetComponents100k: GET /State/Components, full list, 100,000 nodes.
+func BenchmarkGetComponents100k(b *testing.B) {
+	_, h, _ := benchAPI(b, 100_000)
+	for b.Loop() {
+		serve(b, h, "GET", Base+"/State/Components", nil, 200)
+	}
+}
+
+// BenchmarkGetComponentsFiltered100k: ?type=Node&state=Ready&stateonly=true.
+func BenchmarkGetComponentsFiltered100k(b *testing.B) {
+	_, h, _ := benchAPI(b, 100_000)
+	for b.Loop() {
+		serve(b, h, "GET", Base+"/State/Components?type=Node&state=Ready&stateonly=true", nil, 200)
+	}
+}
+
+func benchBulkState(b *testing.B, n int) {
+	s, h, comps := benchAPI(b, n)
+	ids := idsOf(comps)
+	bodies := [2][]byte{}
+	for i, st := range []string{"Off", "Ready"} {
+		bodies[i], _ = json.Marshal(map[string]any{"ComponentIDs": ids, "State": st})
+	}
+	// First call sets everything Off, so every later call changes every ID.
+	serve(b, h, "PATCH", Base+"/State/Components/BulkStateData", bodies[0], 204)
+	i := 1
+	for b.Loop() {
+		serve(b, h, "PATCH", Base+"/State/Components/BulkStateData", bodies[i%2], 204)
+		i++
+	}
+	b.StopTimer()
+	rows, _ := s.outboxLen(context.Background())
+	b.ReportMetric(float64(rows), "outbox-rows")
+}
+
+// BenchmarkBulkStateData10k: PATCH BulkStateData of 10,000 IDs, each changing.
+func BenchmarkBulkStateData10k(b *testing.B) { benchBulkState(b, 10_000) }
+
+// BenchmarkBulkStateData100k: PATCH BulkStateData of 100,000 IDs, each changing.
+func BenchmarkBulkStateData100k(b *testing.B) { benchBulkState(b, 100_000) }
+
+// BenchmarkPostComponents100k: POST of 100,000 new components in one request.
+func BenchmarkPostComponents100k(b *testing.B) {
+	body, _ := json.Marshal(map[string]any{"Components": benchNodes(100_000)})
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		b.StopTimer()
+		s, _ := newTestStore(b)
+		h := NewAPI(s, slog.New(slog.DiscardHandler)).Handler()
+		b.StartTimer()
+		serve(b, h, "POST", Base+"/State/Components", body, 204)
+	}
+}
+
+// BenchmarkPatchStateDataParallel: single-component PATCH StateData from 32
+// concurrent clients (GOMAXPROCS*16 goroutines on this 2-core box).
+func BenchmarkPatchStateDataParallel(b *testing.B) {
+	_, h, comps := benchAPI(b, 100_000)
+	bodies := [2][]byte{[]byte(`{"State":"Off"}`), []byte(`{"State":"Ready"}`)}
+	var next atomic.Int64
+	b.SetParallelism(max(1, 32/testingProcs()))
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1)
+			c := comps[int(i)%len(comps)]
+			serve(b, h, "PATCH", Base+"/State/Components/"+c.ID+"/StateData", bodies[(i/int64(len(comps)))%2], 204)
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
+
+// BenchmarkRelayKafka100k: one BulkStateData of 100,000 IDs relayed to Kafka
+// (kfake on loopback), one message per component.
+func BenchmarkRelayKafka100k(b *testing.B) {
+	s, _, comps := benchAPI(b, 100_000)
+	k, err := bus.NewKafka(bus.KafkaConfig{Brokers: bustest.Kafka(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { k.Close() })
+	ids := idsOf(comps)
+	states := []string{"Off", "Ready"}
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		if _, err := s.UpdateState(b.Context(), ids, StateUpdate{State: states[i%2], Force: true}); err != nil {
+			b.Fatal(err)
+		}
+		cnt := &countPub{next: k, want: int64(len(ids)), done: make(chan struct{})}
+		ctx, stop := context.WithCancel(b.Context())
+		b.StartTimer()
+		go NewRelay(s, RelayConfig{Publisher: cnt, After: never}).Run(ctx)
+		<-cnt.done
+		b.StopTimer()
+		stop()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(ids))*float64(b.N)/b.Elapsed().Seconds(), "scn/s")
+}
+
+type countPub struct {
+	next bus.Publisher
+	n    atomic.Int64
+	want int64
+	done chan struct{}
+}
+
+func (c *countPub) Publish(ctx context.Context, topic string, msgs ...bus.Message) error {
+	if err := c.next.Publish(ctx, topic, msgs...); err != nil {
+		return err
+	}
+	if c.n.Add(int64(len(msgs))) >= c.want {
+		select {
+		case <-c.done:
+		default:
+			close(c.done)
+		}
+	}
+	return nil
+}
+
+func testingProcs() int { return runtime.GOMAXPROCS(0) }

@@ -1,0 +1,79 @@
+package statemgr
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestEthernetInterfacesAPI(t *testing.T) {
+	a := newAPIServer(t)
+	body := a.must(201, "POST", "/Inventory/EthernetInterfaces", map[string]any{
+		"MACAddress": "A4:BF:01:2B:73:10", "Description": "bmc", "ComponentID": "x3000c0s1b0",
+		"IPAddresses": []map[string]any{{"IPAddress": "10.254.1.5", "Network": "HMN"}}})
+	if got := string(body); got != `[{"URI":"/hsm/v2/Inventory/EthernetInterfaces/a4bf012b7310"}]`+"\n" {
+		t.Errorf("POST body %s", got)
+	}
+	a.must(201, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "a4:bf:01:2b:73:11", "IPAddresses": []map[string]any{{"IPAddress": "10.252.0.9"}}})
+	a.must(409, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "a4bf012b7310"})
+	a.must(400, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "not-a-mac"})
+	a.must(400, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "a4bf012b7312", "ComponentID": "bogus"})
+	a.must(400, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "a4bf012b7312", "IPAddresses": []map[string]any{{"IPAddress": "10.1"}}})
+
+	get := func(q string) []string {
+		var l []EthernetInterface
+		json.Unmarshal(a.must(200, "GET", "/Inventory/EthernetInterfaces"+q, nil), &l)
+		out := []string{}
+		for _, e := range l {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		{q: "", want: []string{"a4bf012b7310", "a4bf012b7311"}},
+		{q: "?ComponentID=x3000c0s1b0", want: []string{"a4bf012b7310"}},
+		{q: "?ComponentID=", want: []string{"a4bf012b7311"}},
+		{q: "?Type=NodeBMC", want: []string{"a4bf012b7310"}},
+		{q: "?MACAddress=a4:bf:01:2b:73:11", want: []string{"a4bf012b7311"}},
+		{q: "?IPAddress=10.254.1.5", want: []string{"a4bf012b7310"}},
+		{q: "?Network=HMN&Network=NMN", want: []string{"a4bf012b7310"}},
+		{q: "?NewerThan=2000-01-01T00:00:00Z", want: []string{"a4bf012b7310", "a4bf012b7311"}},
+		{q: "?OlderThan=2000-01-01T00:00:00Z", want: []string{}},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, get(tc.q)); diff != "" {
+			t.Errorf("GET %s (-want +got):\n%s", tc.q, diff)
+		}
+	}
+	a.must(400, "GET", "/Inventory/EthernetInterfaces?OlderThan=yesterday", nil)
+	a.must(400, "GET", "/Inventory/EthernetInterfaces?Colour=red", nil)
+
+	var ei EthernetInterface
+	json.Unmarshal(a.must(200, "PATCH", "/Inventory/EthernetInterfaces/a4bf012b7311", map[string]any{"ComponentID": "x3000c0s2b0n0", "Description": "node"}), &ei)
+	want := EthernetInterface{ID: "a4bf012b7311", Description: "node", MACAddress: "a4:bf:01:2b:73:11",
+		IPAddresses: []IPAddressMapping{{IPAddress: "10.252.0.9"}}, ComponentID: "x3000c0s2b0n0", Type: "Node"}
+	if diff := cmp.Diff(want, ei, cmpopts.IgnoreFields(EthernetInterface{}, "LastUpdate")); diff != "" || time.Since(ei.LastUpdate) > time.Hour {
+		t.Errorf("PATCH (-want +got):\n%s", diff)
+	}
+	a.must(201, "POST", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses", map[string]any{"IPAddress": "10.100.0.2", "Network": "CAN"})
+	a.must(409, "POST", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses", map[string]any{"IPAddress": "10.100.0.2"})
+	a.must(200, "PATCH", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses/10.252.0.9", map[string]any{"Network": "NMN"})
+	var ips []IPAddressMapping
+	json.Unmarshal(a.must(200, "GET", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses", nil), &ips)
+	if diff := cmp.Diff([]IPAddressMapping{{IPAddress: "10.100.0.2", Network: "CAN"}, {IPAddress: "10.252.0.9", Network: "NMN"}}, ips); diff != "" {
+		t.Errorf("IPAddresses (-want +got):\n%s", diff)
+	}
+	a.must(200, "DELETE", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses/10.100.0.2", nil)
+	a.must(404, "DELETE", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses/10.100.0.2", nil)
+	a.must(404, "PATCH", "/Inventory/EthernetInterfaces/a4bf012b7399", map[string]any{})
+	a.must(200, "DELETE", "/Inventory/EthernetInterfaces/a4bf012b7310", nil)
+	a.must(404, "GET", "/Inventory/EthernetInterfaces/a4bf012b7310", nil)
+	a.must(200, "DELETE", "/Inventory/EthernetInterfaces", nil)
+	a.must(404, "DELETE", "/Inventory/EthernetInterfaces", nil)
+}
