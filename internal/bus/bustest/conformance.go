@@ -162,8 +162,8 @@ func values(msgs []bus.Message) []string {
 	return out
 }
 
-// byKey groups recorded values per key, in arrival order.
-func byKey(msgs []bus.Message) map[string][]string {
+// ByKey groups the values of msgs per key, in order.
+func ByKey(msgs []bus.Message) map[string][]string {
 	out := map[string][]string{}
 	for _, m := range msgs {
 		out[string(m.Key)] = append(out[string(m.Key)], string(m.Value))
@@ -184,7 +184,7 @@ func testKeyOrder(t *testing.T, b bus.Bus) {
 			t.Fatalf("message %q has Topic %q, want %q", m.Value, m.Topic, topic)
 		}
 	}
-	if diff := cmp.Diff(byKey(want), byKey(got)); diff != "" {
+	if diff := cmp.Diff(ByKey(want), ByKey(got)); diff != "" {
 		t.Errorf("per-key delivery differs from publish order (-published +delivered):\n%s", diff)
 	}
 }
@@ -196,7 +196,7 @@ func testLateGroup(t *testing.T, b bus.Bus) {
 	r := NewRecorder(len(want))
 	StartMember(t, b, topic, "late", r.Handle)
 	r.Wait(t)
-	if diff := cmp.Diff(byKey(want), byKey(r.Messages())); diff != "" {
+	if diff := cmp.Diff(ByKey(want), ByKey(r.Messages())); diff != "" {
 		t.Errorf("a group joining after publication (-published +delivered):\n%s", diff)
 	}
 }
@@ -215,7 +215,7 @@ func testTwoGroups(t *testing.T, b bus.Bus) {
 			return nil
 		})
 		t.Cleanup(func() {
-			if diff := cmp.Diff(byKey(want), byKey(data.Messages())); diff != "" {
+			if diff := cmp.Diff(ByKey(want), ByKey(data.Messages())); diff != "" {
 				t.Errorf("group %s (-published +delivered):\n%s", g, diff)
 			}
 		})
@@ -308,7 +308,7 @@ func testCommitted(t *testing.T, b bus.Bus) {
 	StartMember(t, b, topic, "g", rest.Handle)
 	rest.Wait(t)
 	all := append(handled, rest.Messages()...)
-	if diff := cmp.Diff(byKey(want), byKey(all)); diff != "" {
+	if diff := cmp.Diff(ByKey(want), ByKey(all)); diff != "" {
 		t.Errorf("first member then second (-published +delivered; a duplicate means a committed batch came back):\n%s", diff)
 	}
 }
