@@ -11,14 +11,54 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 )
 
-// dumpIn is a /loadstate document as decoded.
+// dumpIn is a /loadstate document as decoded. Entries are decoded loosely,
+// every field as raw JSON, because the decoder's type errors do not say which
+// map entry they are in; looseHardware.hardware reports them with the key.
 type dumpIn struct {
-	Hardware map[string]Hardware `json:"Hardware"`
-	Networks map[string]Network  `json:"Networks"`
+	Hardware map[string]looseHardware   `json:"Hardware"`
+	Networks map[string]json.RawMessage `json:"Networks"`
+}
+
+// looseHardware is a dump entry; the derived fields are not even decoded.
+type looseHardware struct {
+	Xname, Class, Type, ExtraProperties json.RawMessage
+}
+
+func (l looseHardware) hardware() (Hardware, error) {
+	var (
+		h   Hardware
+		err error
+	)
+	if h.Xname, err = rawString("Xname", l.Xname); err != nil {
+		return h, err
+	}
+	var class string
+	if class, err = rawString("Class", l.Class); err != nil {
+		return h, err
+	}
+	h.Class = Class(class)
+	if h.Type, err = rawString("Type", l.Type); err != nil {
+		return h, err
+	}
+	h.ExtraProperties = l.ExtraProperties
+	return h, nil
+}
+
+// rawString decodes a raw JSON string; absent or null is "".
+func rawString(field string, raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", problem.Invalidf("%s: expected a string", field)
+	}
+	return s, nil
 }
 
 // LoadState replaces all hardware and networks with the dump read from r, in
@@ -70,7 +110,7 @@ func (s *Store) LoadState(ctx context.Context, r io.Reader) (hardware, networks 
 
 // dumpEntries validates the hardware of a dump and returns its entries sorted
 // by xname.
-func dumpEntries(hw map[string]Hardware, now time.Time) ([]*entry, error) {
+func dumpEntries(hw map[string]looseHardware, now time.Time) ([]*entry, error) {
 	keys := make([]string, 0, len(hw))
 	for k := range hw {
 		keys = append(keys, k)
@@ -80,7 +120,10 @@ func dumpEntries(hw map[string]Hardware, now time.Time) ([]*entry, error) {
 	entries := make([]*entry, 0, len(keys))
 	seen := make(map[string]string, len(keys))
 	for _, k := range keys {
-		h := hw[k]
+		h, err := hw[k].hardware()
+		if err != nil {
+			return nil, fmt.Errorf("Hardware[%q]: %w", k, err)
+		}
 		if h.Xname == "" {
 			h.Xname = k
 		}
@@ -103,7 +146,7 @@ func dumpEntries(hw map[string]Hardware, now time.Time) ([]*entry, error) {
 	return entries, nil
 }
 
-func dumpNetworks(nets map[string]Network) ([]Network, error) {
+func dumpNetworks(nets map[string]json.RawMessage) ([]Network, error) {
 	names := make([]string, 0, len(nets))
 	for k := range nets {
 		names = append(names, k)
@@ -111,7 +154,11 @@ func dumpNetworks(nets map[string]Network) ([]Network, error) {
 	sort.Strings(names)
 	out := make([]Network, 0, len(names))
 	for _, k := range names {
-		n, err := checkNetwork(nets[k], k)
+		var n Network
+		if err := json.Unmarshal(nets[k], &n); err != nil {
+			return nil, fmt.Errorf("Networks[%q]: %w", k, httpserver.DecodeError(err))
+		}
+		n, err := checkNetwork(n, k)
 		if err != nil {
 			return nil, fmt.Errorf("Networks[%q]: %w", k, err)
 		}

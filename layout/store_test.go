@@ -1,0 +1,117 @@
+package layout
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func openTestStore(t *testing.T, path string, now time.Time) *Store {
+	t.Helper()
+	s, err := OpenStore(t.Context(), path, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestStoreSurvivesRestart checks that what the index serves is what the
+// database holds: a store reopened on the same file answers the same.
+func TestStoreSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sls.db")
+	s := openTestStore(t, path, testNow)
+	ctx := t.Context()
+	if _, _, err := s.LoadState(ctx, bytes.NewReader(readTestdata(t, "river.json"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutHardware(ctx, Hardware{Xname: "x3000c0s1b0n0", Class: "river",
+		ExtraProperties: []byte(`{ "NID": 100, "Role": "Compute", "Extra": [1, 2] }`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteHardware(ctx, "x3000c0w15"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutNetwork(ctx, "CAN", Network{Type: "ethernet", IPRanges: []string{"10.102.0.0/24"}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.AppendDump(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver := s.Version()
+	s.Close()
+
+	r := openTestStore(t, path, testNow.Add(time.Hour))
+	after, err := r.AppendDump(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(before), string(after)); diff != "" {
+		t.Errorf("dump differs after reopening (-before +after):\n%s", diff)
+	}
+	if got := r.Version(); got != ver {
+		t.Errorf("version %+v after reopening, want %+v", got, ver)
+	}
+	if got := r.SearchHardware(HardwareQuery{Props: []PropMatch{{Fields: []string{"NID"}, Value: "100"}}}); len(got) != 1 {
+		t.Errorf("search by the updated NID found %d objects after reopening, want 1", len(got))
+	}
+}
+
+func TestStoreIndexFollowsWrites(t *testing.T) {
+	s := openTestStore(t, filepath.Join(t.TempDir(), "sls.db"), testNow)
+	ctx := t.Context()
+	put := func(x, extra string) {
+		t.Helper()
+		if _, err := s.PutHardware(ctx, Hardware{Xname: x, Class: River, ExtraProperties: []byte(extra)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byVendor := func(v string) []string {
+		var out []string
+		for _, h := range s.SearchHardware(HardwareQuery{Props: []PropMatch{{Fields: []string{"VendorName"}, Value: v}}}) {
+			out = append(out, h.Xname)
+		}
+		return out
+	}
+	put("x1c0w1j1", `{"VendorName":"eth1","NodeNics":["x1c0s1b0"]}`)
+	put("x1c0w1j2", `{"VendorName":"eth2"}`)
+	put("x1c0w1j1", `{"VendorName":"eth3"}`) // replacing drops the old values from the index
+	tests := []struct {
+		vendor string
+		want   []string
+	}{
+		{vendor: "eth1", want: nil},
+		{vendor: "eth2", want: []string{"x1c0w1j2"}},
+		{vendor: "eth3", want: []string{"x1c0w1j1"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, byVendor(tt.vendor)); diff != "" {
+			t.Errorf("VendorName=%s (-want +got):\n%s", tt.vendor, diff)
+		}
+	}
+	if got := s.SearchHardware(HardwareQuery{Props: []PropMatch{{Fields: []string{"NodeNics"}, Value: "x1c0s1b0"}}}); len(got) != 0 {
+		t.Errorf("replaced NodeNics still found: %v", got)
+	}
+	if _, err := s.DeleteHardware(ctx, "x1"); err == nil {
+		t.Error("deleting an xname that is not stored succeeded; want not found even when it has stored descendants")
+	}
+	if _, err := s.DeleteHardware(ctx, "x1c0w1"); err == nil {
+		t.Error("deleting an unstored switch succeeded")
+	}
+	put("x1c0w1", `{}`)
+	put("x1c0w10", `{}`)
+	deleted, err := s.DeleteHardware(ctx, "x1c0w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"x1c0w1", "x1c0w1j1", "x1c0w1j2"}, deleted); diff != "" {
+		t.Errorf("deleted (-want +got):\n%s (x1c0w10 is not below x1c0w1)", diff)
+	}
+	if s.HardwareCount() != 1 || byVendor("eth2") != nil {
+		t.Errorf("after the delete: %d objects, eth2 -> %v; want only x1c0w10", s.HardwareCount(), byVendor("eth2"))
+	}
+}
