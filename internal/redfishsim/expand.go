@@ -3,6 +3,7 @@ package redfishsim
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -26,29 +27,41 @@ func expand(body []byte, xname string) []byte {
 			break
 		}
 		out = append(out, body[:i]...)
-		out = append(out, tokenValue(string(body[i+2:i+2+end]), xname)...)
+		tok := body[i : i+2+end+2]
+		if v, ok := tokenValue(string(tok[2:len(tok)-2]), xname); ok {
+			out = appendJSONString(out, v)
+		} else {
+			out = append(out, tok...)
+		}
 		body = body[i+2+end+2:]
 		i = bytes.Index(body, mark)
 	}
 	return append(out, body...)
 }
 
+// appendJSONString appends s escaped for the inside of a JSON string, where
+// tokens sit, so that an xname with quotes cannot break the body.
+func appendJSONString(out []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(out, q[1:len(q)-1]...)
+}
+
 // tokenValue is the value of one token for xname: "xname", "mac:<key>",
-// "uuid:<key>" or "serial:<key>". Unknown tokens expand to themselves.
-func tokenValue(tok, xname string) string {
+// "uuid:<key>" or "serial:<key>"; ok is false for anything else, which stays.
+func tokenValue(tok, xname string) (v string, ok bool) {
 	kind, key, _ := strings.Cut(tok, ":")
 	switch kind {
 	case "xname":
-		return xname
+		return xname, true
 	case "mac":
-		return MAC(xname, key)
+		return MAC(xname, key), true
 	case "uuid":
-		return UUID(xname, key)
+		return UUID(xname, key), true
 	case "serial":
 		h := digest(xname, "serial:"+key)
-		return fmt.Sprintf("SIM%X", h[:6])
+		return fmt.Sprintf("SIM%X", h[:6]), true
 	}
-	return tokenMark + tok + tokenMark
+	return "", false
 }
 
 func digest(xname, key string) [32]byte {

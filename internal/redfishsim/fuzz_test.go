@@ -100,16 +100,20 @@ func FuzzPath(f *testing.F) {
 	})
 }
 
-// FuzzExpand checks token expansion on arbitrary bodies: it never panics and
-// leaves bodies without a token untouched.
+// FuzzExpand checks token expansion on arbitrary bodies and xnames: it never
+// panics, leaves bodies without a token untouched, and keeps JSON valid.
 func FuzzExpand(f *testing.F) {
 	for _, s := range []string{`{"MACAddress":"@@mac:s0:eth0@@"}`, `@@`, `@@@@`, `@@xname`, `a@@uuid:x@@b@@serial:y@@c`} {
 		f.Add([]byte(s), "x3000c0s1b0")
+		f.Add([]byte(s), `x"\`)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, xname string) {
 		out := expand(body, xname)
 		if !bytes.Contains(body, []byte(tokenMark)) && !bytes.Equal(out, body) {
 			t.Fatalf("expand changed a body without tokens: %q -> %q", body, out)
+		}
+		if json.Valid(body) && !json.Valid(out) {
+			t.Fatalf("expand(%q, %q) = %q is not JSON", body, xname, out)
 		}
 	})
 }
