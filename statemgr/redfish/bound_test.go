@@ -3,6 +3,7 @@ package redfish
 import (
 	"crypto/x509"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -80,18 +81,30 @@ func TestWalkConcurrencyBound(t *testing.T) {
 }
 
 // TestWalkTLS covers the default transport: HTTPS without certificate checks
-// unless a CA pool is given, plain HTTP on request, and a refused connection.
+// unless a CA pool is given, plain HTTP on request, and a BMC that drops connections.
 func TestWalkTLS(t *testing.T) {
-	tlsSrv := httptest.NewTLSServer(newMockup("public-rackmount1"))
+	tlsSrv := httptest.NewUnstartedServer(newMockup("public-rackmount1"))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the failing cases are expected
+	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
 	good := x509.NewCertPool()
 	good.AddCert(tlsSrv.Certificate())
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	// A listener that drops every connection stands for a dead BMC; a closed
+	// port could be reused by another process on this shared machine.
+	drop, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := closed.Addr().String()
-	closed.Close()
+	defer drop.Close()
+	go func() {
+		for {
+			c, err := drop.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	host := tlsSrv.Listener.Addr().String()
 	for _, tc := range []struct {
 		name string
@@ -102,7 +115,7 @@ func TestWalkTLS(t *testing.T) {
 		{name: "trusted CA", ep: Endpoint{FQDN: host, RootCAs: good}, want: StatusOK},
 		{name: "untrusted CA", ep: Endpoint{FQDN: host, RootCAs: x509.NewCertPool()}, want: StatusHTTPsGetFailed},
 		{name: "http to https port", ep: Endpoint{FQDN: host, Scheme: "http"}, want: StatusHTTPsGetFailed},
-		{name: "refused", ep: Endpoint{IPAddress: refused}, want: StatusHTTPsGetFailed},
+		{name: "connection dropped", ep: Endpoint{IPAddress: drop.Addr().String()}, want: StatusHTTPsGetFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.ep.ID = "x3000c0s1b0"

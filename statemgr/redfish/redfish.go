@@ -7,6 +7,19 @@
 // The walk is read-only (GETs only), bounded in time and in concurrent
 // requests per BMC, closes every response body, and treats optional resources
 // that a BMC omits as missing rather than as a failure.
+//
+// Names derive from the endpoint's xname, as HSM derives them. Behind a NodeBMC
+// such as x3000c0s1b0, Systems sorted by @odata.id become nodes x3000c0s1b0n0,
+// n1, ...; below node n0, CPUs become p0, p1, ... and GPUs a0, a1, ... (each
+// sorted by @odata.id), Memory d0, d1, ..., and each distinct MAC of the
+// system's EthernetInterfaces a NodeNic i0, i1, .... Chassis become
+// NodeEnclosures of the slot, x3000c0s1e0, e1, .... The first Manager of type
+// BMC is the NodeBMC itself; further Managers are listed in Result.Skipped.
+// Behind other controller types only the Manager is mapped for now.
+//
+// States: a node is On or Off from PowerState (Empty if absent); a part is
+// Populated, or Empty when its Status.State is Absent; the BMC, which just
+// answered, is Ready.
 package redfish
 
 import (
