@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/redfishsim"
@@ -29,12 +28,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	password := f.String("password", redfishsim.DefaultPassword, "password that logs in")
 	useTLS := f.Bool("tls", true, "serve HTTPS with a self-signed certificate (false: plain HTTP)")
 	var faults redfishsim.Faults
-	f.DurationVar(&faults.Latency, "latency", 0, "added latency per request, e.g. 200ms")
-	f.BoolVar(&faults.Hang, "hang", false, "never answer (until the client gives up)")
-	f.Float64Var(&faults.ErrorRate, "error-rate", 0, "fraction 0..1 of requests answered 500")
-	f.Func("error-paths", "comma-separated path `PATTERNS` answered 500 (\"*\" matches one segment)", pathList(&faults.ErrorPaths))
-	f.Func("garbage-paths", "comma-separated path `PATTERNS` answered with a non-JSON body", pathList(&faults.GarbagePaths))
-	f.Func("missing-paths", "comma-separated path `PATTERNS` answered 404", pathList(&faults.MissingPaths))
+	faults.RegisterFlags(f.FlagSet)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
@@ -75,20 +69,4 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("serving", "bmcs", len(fleet.Members()), "tls", *useTLS)
 	return fleet.Run(ctx)
-}
-
-// pathList parses a comma-separated list of path patterns into *dst.
-func pathList(dst *[]string) func(string) error {
-	return func(s string) error {
-		*dst = nil
-		for p := range strings.SplitSeq(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				if !strings.HasPrefix(p, "/") {
-					return fmt.Errorf("path %q does not start with /", p)
-				}
-				*dst = append(*dst, p)
-			}
-		}
-		return nil
-	}
 }

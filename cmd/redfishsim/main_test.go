@@ -35,11 +35,13 @@ func TestFlagErrors(t *testing.T) {
 }
 
 // TestRunServes starts the binary's run on an ephemeral port (set through
-// the env twin), reads the BMC URL it prints, and logs in with Basic auth.
+// the env twin), reads the BMC URL it prints, and reads with Basic auth; a
+// fault given by env twin is in force.
 func TestRunServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
-	env := map[string]string{"HMS_REDFISHSIM_LISTEN": "127.0.0.1:0", "HMS_REDFISHSIM_TLS": "false"}
+	env := map[string]string{"HMS_REDFISHSIM_LISTEN": "127.0.0.1:0", "HMS_REDFISHSIM_TLS": "false",
+		"HMS_REDFISHSIM_MISSING_PATHS": "/redfish/v1/Chassis"}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-user", "u", "-password", "p", "-systems", "2"}, func(k string) string { return env[k] }, pw)
@@ -53,15 +55,17 @@ func TestRunServes(t *testing.T) {
 	if xname != "x3000c0s0b0" || !strings.HasPrefix(url, "http://127.0.0.1:") {
 		t.Fatalf("printed %q", line)
 	}
-	r, _ := http.NewRequestWithContext(ctx, "GET", url+"/redfish/v1/Systems/Node1", nil)
-	r.SetBasicAuth("u", "p")
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("GET Node1: %d", resp.StatusCode)
+	for path, want := range map[string]int{"/redfish/v1/Systems/Node1": 200, "/redfish/v1/Chassis/Enclosure": 404} {
+		r, _ := http.NewRequestWithContext(ctx, "GET", url+path, nil)
+		r.SetBasicAuth("u", "p")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {
