@@ -160,14 +160,27 @@ func (l kafkaLogger) Printf(format string, args ...any) {
 	}
 }
 
-// ensureTopic creates topic with the configured partition count unless this
-// bus already knows it exists.
+// ensureTopic creates topic with the configured partition count unless it
+// exists. Creating it here, rather than relying on broker auto-creation, gives
+// the partition count we want and works on clusters with auto-creation off.
 func (k *Kafka) ensureTopic(ctx context.Context, topic string) error {
 	k.mu.Lock()
 	known := k.topics[topic]
 	k.mu.Unlock()
 	if known {
 		return nil
+	}
+	// Look first, so a client that may not create topics can use existing ones.
+	_, err := k.partitions(ctx, topic)
+	if err == nil {
+		k.markTopic(topic)
+		return nil
+	}
+	if !errors.Is(err, kafka.UnknownTopicOrPartition) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("look up topic %s: %w", topic, ctx.Err())
+		}
+		return fmt.Errorf("look up topic %s: %w: %w", topic, problem.ErrUnavailable, err)
 	}
 	res, err := k.client.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
 		Topic:             topic,
@@ -186,10 +199,14 @@ func (k *Kafka) ensureTopic(ctx context.Context, topic string) error {
 	default:
 		return fmt.Errorf("create topic %s: %w: %w", topic, problem.ErrUnavailable, err)
 	}
-	k.mu.Lock()
-	k.topics[topic] = true
-	k.mu.Unlock()
+	k.markTopic(topic)
 	return nil
+}
+
+func (k *Kafka) markTopic(topic string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.topics[topic] = true
 }
 
 // enter registers a Publish or Consume call that Close must wait for; false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
@@ -77,16 +78,30 @@ func TestKafkaPublishToUnreachableClusterIsUnavailable(t *testing.T) {
 	}
 }
 
-func TestKafkaCreatesTopicWithConfiguredPartitions(t *testing.T) {
-	brokers := bustest.Kafka(t) // auto-creation is off on this broker
-	k := newKafka(t, brokers, func(c *bus.KafkaConfig) { c.Partitions = 3 })
-	bustest.Publish(t, k, "created", bustest.Messages(10, 10), 10)
-	md, err := (&kafka.Client{Addr: kafka.TCP(brokers...)}).Metadata(t.Context(), &kafka.MetadataRequest{Topics: []string{"created"}})
-	if err != nil {
-		t.Fatal(err)
+func TestKafkaTopicPartitions(t *testing.T) {
+	tests := []struct {
+		name   string
+		seed   []kfake.Opt // auto-creation is off on these brokers
+		config int
+		want   int
+	}{
+		{name: "created with the configured count", config: 3, want: 3},
+		{name: "created with the default count", want: 6},
+		{name: "existing topic used as it is", seed: []kfake.Opt{kfake.SeedTopics(2, "topic")}, config: 3, want: 2},
 	}
-	if len(md.Topics) != 1 || md.Topics[0].Error != nil || len(md.Topics[0].Partitions) != 3 {
-		t.Fatalf("topic metadata = %+v, want topic \"created\" with 3 partitions", md.Topics)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			brokers := bustest.Kafka(t, tt.seed...)
+			k := newKafka(t, brokers, func(c *bus.KafkaConfig) { c.Partitions = tt.config })
+			bustest.Publish(t, k, "topic", bustest.Messages(10, 10), 10)
+			md, err := (&kafka.Client{Addr: kafka.TCP(brokers...)}).Metadata(t.Context(), &kafka.MetadataRequest{Topics: []string{"topic"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(md.Topics) != 1 || md.Topics[0].Error != nil || len(md.Topics[0].Partitions) != tt.want {
+				t.Fatalf("topic metadata = %+v, want %d partitions", md.Topics, tt.want)
+			}
+		})
 	}
 }
 
@@ -226,6 +241,43 @@ func BenchmarkKafkaPublish(b *testing.B) {
 		if err := k.Publish(b.Context(), bus.TopicSCN, msgs...); err != nil {
 			b.Fatal(err)
 		}
+		n++
+	}
+	b.ReportMetric(float64(n*batch)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// BenchmarkKafkaPublishConsume measures the pipeline hmnfd sits on: batches of
+// 1,000 SCN-sized messages published and handled by one group member, each
+// batch waited for before the next is sent.
+func BenchmarkKafkaPublishConsume(b *testing.B) {
+	k := newKafka(b, bustest.Kafka(b))
+	const batch = 1000
+	msgs := make([]bus.Message, batch)
+	for i := range msgs {
+		msgs[i] = bus.Message{Key: fmt.Appendf(nil, "x3000c0s%db0n%d", i/4, i%4), Value: scnValue(i)}
+	}
+	handled := make(chan int, 1024)
+	bustest.StartMember(b, k, bus.TopicSCN, "bench", func(_ context.Context, got []bus.Message) error {
+		handled <- len(got)
+		return nil
+	})
+	roundTrip := func() {
+		if err := k.Publish(b.Context(), bus.TopicSCN, msgs...); err != nil {
+			b.Fatal(err)
+		}
+		for left := batch; left > 0; {
+			select {
+			case c := <-handled:
+				left -= c
+			case <-time.After(bustest.Wait):
+				b.Fatalf("batch not consumed within %v", bustest.Wait)
+			}
+		}
+	}
+	roundTrip() // the member has joined its group
+	n := 0
+	for b.Loop() {
+		roundTrip()
 		n++
 	}
 	b.ReportMetric(float64(n*batch)/b.Elapsed().Seconds(), "msgs/s")
