@@ -21,6 +21,7 @@ import (
 type mockup struct {
 	dir        string
 	user, pass string
+	rootAuth   bool // protect the service root too
 	// edit, when set, may rewrite (or drop, by returning nil) a resource.
 	edit func(p string, doc map[string]any) map[string]any
 	// raw, when set and returning ok, answers p with its bytes verbatim.
@@ -41,7 +42,7 @@ func (m *mockup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if m.user != "" && p != "/redfish/v1" {
+	if m.user != "" && (p != "/redfish/v1" || m.rootAuth) {
 		if u, pw, ok := r.BasicAuth(); !ok || u != m.user || pw != m.pass {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)

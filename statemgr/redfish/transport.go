@@ -14,13 +14,16 @@ const maxBody = 16 << 20
 // errBodyTooLarge is returned by a body read past maxBody.
 var errBodyTooLarge = errors.New("redfish response larger than 16 MiB")
 
-// meter wraps the transport used for one BMC. It bounds the requests in flight
+// meter wraps the transport used for one BMC. It adds basic auth to every
+// request, the service root included (gofish would send it only after reading
+// the root, and some BMCs protect the root too). It bounds the requests in flight
 // (a slot is held from sending a request until its body is closed or fully
 // read), counts requests, and keeps every open body so that the walk can close
 // whatever a caller forgot; closeAll reports how many it had to close.
 type meter struct {
-	base http.RoundTripper
-	sem  chan struct{}
+	base       http.RoundTripper
+	sem        chan struct{}
+	user, pass string
 
 	mu       sync.Mutex
 	requests int
@@ -41,6 +44,10 @@ func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
 	m.mu.Lock()
 	m.requests++
 	m.mu.Unlock()
+	if m.user != "" {
+		req = req.Clone(req.Context())
+		req.SetBasicAuth(m.user, m.pass)
+	}
 	resp, err := m.base.RoundTrip(req)
 	if err != nil {
 		<-m.sem

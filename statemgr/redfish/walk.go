@@ -48,9 +48,10 @@ func Walk(ctx context.Context, ep Endpoint, opts Options) (Result, error) {
 
 	tr, closeIdle := baseTransport(ep, opts)
 	m := newMeter(tr, opts.MaxConcurrentRequests)
+	m.user, m.pass = ep.User, ep.Password
 	w := &walker{ctx: ctx, res: &res, bmcID: res.EndpointID, bmcType: bmc.Type(),
 		fqdn: host, domain: domainOf(ep.FQDN)}
-	w.run(base, ep, m, opts)
+	w.run(base, m, opts)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		w.fail(StatusHTTPsGetFailed, fmt.Sprintf("walk timed out after %v", opts.Timeout))
 	}
@@ -158,12 +159,9 @@ type walker struct {
 }
 
 // run connects and walks the tree, recording the outcome in w.res.
-func (w *walker) run(base string, ep Endpoint, m *meter, opts Options) {
+func (w *walker) run(base string, m *meter, opts Options) {
 	client, err := gofish.ConnectContext(w.ctx, gofish.ClientConfig{
 		Endpoint:              base,
-		Username:              ep.User,
-		Password:              ep.Password,
-		BasicAuth:             true,
 		HTTPClient:            &http.Client{Transport: m},
 		MaxConcurrentRequests: int64(opts.MaxConcurrentRequests),
 		ReuseConnections:      true,

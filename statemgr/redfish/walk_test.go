@@ -122,8 +122,12 @@ func TestWalkFailures(t *testing.T) {
 		want     Status
 		missing  []string
 	}{
-		{name: "wrong password", password: "wrong", want: StatusVerificationFailed,
-			server: func() *mockup { m := rackmount(); m.user, m.pass = "root", "right"; return m }},
+		{name: "wrong password", password: "s3cret-wrong", want: StatusVerificationFailed,
+			server: func() *mockup { m := rackmount(); m.user, m.pass = "root", "s3cret-right"; return m }},
+		{name: "service root protected too", password: "s3cret-right", want: StatusOK,
+			server: func() *mockup { m := rackmount(); m.user, m.pass, m.rootAuth = "root", "s3cret-right", true; return m }},
+		{name: "wrong password, service root protected", password: "s3cret-wrong", want: StatusVerificationFailed,
+			server: func() *mockup { m := rackmount(); m.user, m.pass, m.rootAuth = "root", "s3cret-right", true; return m }},
 		{name: "garbage service root", want: StatusDecodeFailed, server: func() *mockup {
 			m := rackmount()
 			m.raw = func(p string) ([]byte, bool) { return []byte(`{"RedfishVersion": "1.`), p == "/redfish/v1" }
