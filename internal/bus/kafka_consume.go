@@ -45,7 +45,9 @@ func (k *Kafka) Consume(ctx context.Context, topic, group string, h Handler) err
 		ReadBackoffMin:    50 * time.Millisecond,
 		ReadBackoffMax:    time.Second,
 		Logger:            kafkaLogger{k.log, slog.LevelDebug},
-		ErrorLogger:       kafkaLogger{k.log, slog.LevelWarn},
+		// kafka-go reports every rebalance and retried fetch as an error; they
+		// are routine, and what does not heal surfaces from FetchMessage.
+		ErrorLogger: kafkaLogger{k.log, slog.LevelInfo},
 	})
 	parent := ctx
 	ctx, ok := k.track(ctx, r)
