@@ -56,9 +56,9 @@ func benchService(b *testing.B) (*Service, http.Handler) {
 
 type nopWriter struct{ h http.Header }
 
-func (w *nopWriter) Header() http.Header       { return w.h }
+func (w *nopWriter) Header() http.Header         { return w.h }
 func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *nopWriter) WriteHeader(int)            {}
+func (w *nopWriter) WriteHeader(int)             {}
 
 // BenchmarkBatchHandler drives POST /heartbeats in batches of 1,000 over
 // 100,000 tracked nodes, through the handler (no sockets).
