@@ -250,6 +250,10 @@ func (w *walker) classify(err error) Status {
 		}
 		return StatusHTTPsGetFailed
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return StatusHTTPsGetFailed // the transport failed: refused, reset, TLS, ...
+	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, errBodyTooLarge) ||
