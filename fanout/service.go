@@ -245,12 +245,19 @@ func (s *Service) Enqueue(ctx context.Context, scns []SCN, source string) (int, 
 		s.mu.RLock()
 		matched := s.ix.match(scn)
 		s.mu.RUnlock()
+		var whole []byte // the payload of subscribers that watch every component, encoded once
 		for url, comps := range matched {
 			out := *scn
 			out.Components = comps
-			payload, err := json.Marshal(out)
-			if err != nil {
-				return 0, fmt.Errorf("encode SCN: %w", err)
+			payload := whole
+			if len(comps) != len(scn.Components) || payload == nil {
+				var err error
+				if payload, err = json.Marshal(out); err != nil {
+					return 0, fmt.Errorf("encode SCN: %w", err)
+				}
+				if len(comps) == len(scn.Components) {
+					whole = payload
+				}
 			}
 			s.nextID++
 			rows = append(rows, queueRow{id: s.nextID, url: url, payload: payload, enqueued: now})
