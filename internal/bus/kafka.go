@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -129,8 +131,9 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 		return nil, problem.Invalidf("kafka brokers: at least one host:port is required")
 	}
 	for _, b := range cfg.Brokers {
-		if b == "" {
-			return nil, problem.Invalidf("kafka brokers: empty address in %q", cfg.Brokers)
+		_, port, err := net.SplitHostPort(b)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
+			return nil, problem.Invalidf("kafka brokers: %q is not host:port", b)
 		}
 	}
 	cfg.setDefaults()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // Consume reads topic as a member of group until ctx is cancelled (then it
@@ -23,6 +25,9 @@ import (
 // mid-batch, the partition's next owner starts at the last committed offset, so
 // a message may be handled twice but is never skipped.
 func (k *Kafka) Consume(ctx context.Context, topic, group string, h Handler) error {
+	if topic == "" || group == "" {
+		return problem.Invalidf("consume: topic %q and group %q must both be named", topic, group)
+	}
 	if !k.waitTopic(ctx, topic) {
 		return k.stopReason()
 	}
@@ -69,7 +74,7 @@ func (k *Kafka) Consume(ctx context.Context, topic, group string, h Handler) err
 			// persistent failure does not spin.
 			log.Warn("kafka_fetch_failed", "err", err)
 			if !sleepCtx(ctx, time.Second) {
-				return nil
+				return k.stopReason()
 			}
 			continue
 		}

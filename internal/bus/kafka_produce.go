@@ -26,6 +26,9 @@ import (
 // most BatchSize messages or BatchBytes, all partitions concurrently. Callers
 // get throughput by publishing many messages per call.
 func (k *Kafka) Publish(ctx context.Context, topic string, msgs ...Message) error {
+	if topic == "" {
+		return problem.Invalidf("publish: topic must be named")
+	}
 	if len(msgs) == 0 {
 		return nil
 	}

@@ -51,6 +51,10 @@ func TestNewKafkaRejectsBadConfig(t *testing.T) {
 	}{
 		{name: "no brokers", brokers: nil},
 		{name: "empty broker", brokers: []string{"127.0.0.1:9092", ""}},
+		{name: "no port", brokers: []string{"kafka"}},
+		{name: "port not a number", brokers: []string{"kafka:http"}},
+		{name: "port zero", brokers: []string{"kafka:0"}},
+		{name: "empty port", brokers: []string{"kafka:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +63,18 @@ func TestNewKafkaRejectsBadConfig(t *testing.T) {
 				t.Fatalf("NewKafka(%q) error = %v, want ErrInvalid", tt.brokers, err)
 			}
 		})
+	}
+}
+
+func TestKafkaNeedsTopicAndGroup(t *testing.T) {
+	k := newKafka(t, []string{"127.0.0.1:9"}) // never contacted
+	for _, tg := range [][2]string{{"", "g"}, {"t", ""}} {
+		if err := k.Consume(t.Context(), tg[0], tg[1], bustest.NewRecorder(1).Handle); !errors.Is(err, problem.ErrInvalid) {
+			t.Errorf("Consume(topic %q, group %q) = %v, want ErrInvalid", tg[0], tg[1], err)
+		}
+	}
+	if err := k.Publish(t.Context(), "", bustest.Messages(1, 1)...); !errors.Is(err, problem.ErrInvalid) {
+		t.Errorf("Publish to topic \"\" = %v, want ErrInvalid", err)
 	}
 }
 
