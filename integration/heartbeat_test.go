@@ -1,0 +1,133 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/statemgr"
+)
+
+// TestHeartbeatsDriveHSMState runs a real hsm and a real hbtd: a node that
+// beats becomes Ready, one that falls silent is warned and then put in
+// Standby, and one that resumes is Ready again, with an SCN on the bus for
+// each change.
+func TestHeartbeatsDriveHSMState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		dir := t.TempDir()
+		const node = "x3000c0s1b0n0"
+
+		store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		mem := bus.NewMemory()
+		hsm := statemgr.NewAPI(store, discard()).Handler()
+		relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: mem, Topic: bus.TopicSCN, Log: discard()})
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { _ = relay.Run(ctx) })
+
+		var mu sync.Mutex
+		var scns []statemgr.SCN
+		wg.Go(func() {
+			_ = mem.Consume(ctx, bus.TopicSCN, "test", func(_ context.Context, msgs []bus.Message) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, m := range msgs {
+					var s statemgr.SCN
+					if err := json.Unmarshal(m.Value, &s); err != nil {
+						t.Errorf("SCN on the bus is not JSON: %v", err)
+					}
+					scns = append(scns, s)
+				}
+				return nil
+			})
+		})
+
+		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsm))
+		if err := hsmClient.PostComponents(ctx, []statemgr.Component{{ID: node, Type: "Node", State: "On"}}, false); err != nil {
+			t.Fatalf("create node in hsm: %v", err)
+		}
+
+		svc, err := heartbeat.New(ctx, heartbeat.Options{
+			DBPath: filepath.Join(dir, "hbtd.db"), HSMURL: "http://hsm", HTTPClient: clientFor(hsm),
+			Publisher: mem, Warntime: 10 * time.Second, Errtime: 30 * time.Second, Log: discard(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer svc.Close()
+		wg.Go(func() { _ = svc.Run(ctx) })
+		hbtd := heartbeat.NewAPI(svc, discard()).Handler()
+
+		beat := func() {
+			t.Helper()
+			code, body := do(t, hbtd, "POST", "/hmi/v1/heartbeat", map[string]any{
+				"Component": node, "Hostname": "nid000001", "NID": "1", "Status": "OK",
+				"TimeStamp": time.Now().UTC().Format(time.RFC3339),
+			})
+			if code != 200 {
+				t.Fatalf("heartbeat: %d %s", code, body)
+			}
+		}
+		stateOf := func() (string, string) {
+			t.Helper()
+			synctest.Wait()
+			c, err := hsmClient.Component(ctx, node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.State, c.Flag
+		}
+		want := func(step, state, flag string) {
+			t.Helper()
+			if s, f := stateOf(); s != state || f != flag {
+				t.Fatalf("%s: hsm has %s/%s, want %s/%s", step, s, f, state, flag)
+			}
+		}
+
+		for range 4 { // beating every 3 s
+			beat()
+			time.Sleep(3 * time.Second) // fake clock inside the bubble
+		}
+		want("beating", "Ready", "OK")
+
+		time.Sleep(9 * time.Second) // 12 s since the last beat: past Warntime
+		want("late", "Ready", "Warning")
+
+		time.Sleep(20 * time.Second) // 32 s: past Errtime
+		want("silent", "Standby", "Alert")
+
+		beat()
+		want("resumed", "Ready", "OK")
+
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		type change struct{ State, Flag string }
+		var got []change
+		for _, s := range scns {
+			if len(s.Components) != 1 || s.Components[0] != node {
+				t.Fatalf("SCN for %v, want only %s", s.Components, node)
+			}
+			got = append(got, change{s.State, s.Flag})
+		}
+		wantSCN := []change{{"Ready", "OK"}, {"Ready", "Warning"}, {"Standby", "Alert"}, {"Ready", "OK"}}
+		if d := cmp.Diff(wantSCN, got); d != "" {
+			t.Fatalf("SCNs (-want +got):\n%s", d)
+		}
+	})
+}
