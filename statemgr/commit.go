@@ -11,6 +11,9 @@ import (
 // plan is what one write wants done: records to store (new or replacing),
 // IDs to delete, and the SCNs the change produces.
 type plan struct {
+	// update says every put replaces an existing component, so the cheaper
+	// UPDATE statement serves.
+	update bool
 	puts   []*record
 	dels   []string
 	delAll bool
@@ -153,7 +156,10 @@ func (s *Store) commitBatch(ctx context.Context, batch []*job) {
 	for i, j := range ok {
 		plans[i] = j.got
 	}
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.writePlans(ctx, tx, plans) })
+	var err error
+	if !allEmpty(plans) {
+		err = s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.writePlans(ctx, tx, plans) })
+	}
 	if err == nil {
 		s.publish(plans)
 	}
@@ -173,6 +179,10 @@ const upsertComponent = `INSERT INTO components (id, type, state, flag, enabled,
 	sub_role = excluded.sub_role, nid = excluded.nid, subtype = excluded.subtype, net_type = excluded.net_type,
 	arch = excluded.arch, class = excluded.class`
 
+// updateComponent writes the fields the per-field PATCHes change.
+const updateComponent = `UPDATE components SET state = ?, flag = ?, enabled = ?, software_status = ?, role = ?,
+	sub_role = ?, nid = ? WHERE id = ?`
+
 // writePlans writes plans in order inside tx with prepared statements.
 func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error {
 	up, err := tx.PrepareContext(ctx, upsertComponent)
@@ -180,6 +190,11 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 		return fmt.Errorf("prepare component upsert: %w", err)
 	}
 	defer up.Close()
+	upd, err := tx.PrepareContext(ctx, updateComponent)
+	if err != nil {
+		return fmt.Errorf("prepare component update: %w", err)
+	}
+	defer upd.Close()
 	del, err := tx.PrepareContext(ctx, `DELETE FROM components WHERE id = ?`)
 	if err != nil {
 		return fmt.Errorf("prepare component delete: %w", err)
@@ -208,6 +223,12 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			var nid any
 			if r.HasNID {
 				nid = r.NID
+			}
+			if p.update {
+				if _, err := upd.ExecContext(ctx, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role, r.SubRole, nid, r.ID); err != nil {
+					return fmt.Errorf("update component %s: %w", r.ID, err)
+				}
+				continue
 			}
 			if _, err := up.ExecContext(ctx, r.ID, r.Type, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role,
 				r.SubRole, nid, r.Subtype, r.NetType, r.Arch, r.Class, r.ReservationDisabled, r.Locked); err != nil {
@@ -272,4 +293,14 @@ func (s *Store) publish(plans []*plan) {
 	if scns {
 		s.outbox.wake()
 	}
+}
+
+// allEmpty reports whether no plan changes anything, so no transaction is needed.
+func allEmpty(plans []*plan) bool {
+	for _, p := range plans {
+		if p.delAll || len(p.dels) > 0 || len(p.puts) > 0 || len(p.scns) > 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
@@ -87,7 +88,18 @@ func (s *Store) resolveMembers(ctx context.Context, f *Filter) error {
 		if g.name == "" {
 			continue
 		}
-		ids, err := s.groupMemberIDs(ctx, g.name, g.kind)
+		if g.kind == "partition" && strings.EqualFold(g.name, "NULL") {
+			ids, err := s.groupMemberIDs(ctx, "", g.kind)
+			if err != nil {
+				return err
+			}
+			f.outside = map[string]bool{}
+			for _, id := range ids {
+				f.outside[id] = true
+			}
+			continue
+		}
+		ids, err := s.groupMemberIDs(ctx, strings.ToLower(g.name), g.kind)
 		if err != nil {
 			return err
 		}
@@ -103,10 +115,11 @@ func (s *Store) resolveMembers(ctx context.Context, f *Filter) error {
 }
 
 // groupMemberIDs reads the members of a group or partition from the tables
-// the groups code keeps (component_groups, component_group_members).
+// the groups code keeps (component_groups, component_group_members); name ""
+// means every group or partition of that kind.
 func (s *Store) groupMemberIDs(ctx context.Context, name, kind string) ([]string, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT m.component_id FROM component_group_members m
-		JOIN component_groups g ON g.name = m.group_name WHERE g.name = ? AND g.type = ?`, name, kind)
+		JOIN component_groups g ON g.name = m.group_name WHERE (g.name = ? OR ? = '') AND g.type = ?`, name, name, kind)
 	if err != nil {
 		return nil, fmt.Errorf("read %s %s members: %w", kind, name, err)
 	}
@@ -158,7 +171,7 @@ func (s *Store) patch(ctx context.Context, ids []string, edit editFunc) (int, er
 				return nil, problem.NotFoundf("component %s: no such component", id)
 			}
 		}
-		p := &plan{}
+		p := &plan{update: true}
 		groups := newSCNGroups(s.now())
 		for _, old := range olds {
 			nr, key, ok := edit(old)
@@ -255,7 +268,7 @@ func (s *Store) UpdateNIDs(ctx context.Context, ups []NIDUpdate) (int, error) {
 		for _, u := range ups {
 			moving[u.ID] = true
 		}
-		p := &plan{}
+		p := &plan{update: true}
 		groups := newSCNGroups(s.now())
 		for i, u := range ups {
 			old := v.get(u.ID)

@@ -56,6 +56,9 @@ type Filter struct {
 	// members, when non-nil, restricts the result to these IDs (resolved
 	// group and partition membership).
 	members map[string]bool
+	// outside, when non-nil, excludes these IDs (partition=NULL: members of
+	// any partition).
+	outside map[string]bool
 	// under, when set, restricts to this xname and its descendants.
 	under string
 }
@@ -219,7 +222,7 @@ func normBool(s string) (string, bool) {
 
 // Match reports whether r passes every filter.
 func (f *Filter) match(r *record) bool {
-	if f.members != nil && !f.members[r.ID] {
+	if (f.members != nil && !f.members[r.ID]) || f.outside[r.ID] {
 		return false
 	}
 	if f.under != "" && !isUnder(r.ID, f.under) {

@@ -1,0 +1,32 @@
+package statemgr
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestComponentGroupFilters: the group= and partition= component filters read
+// the membership the groups code keeps.
+func TestComponentGroupFilters(t *testing.T) {
+	a := newAPIServer(t)
+	seed(t, a)
+	a.must(201, "POST", "/groups", map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}})
+	a.must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{"x0c0s1b0n0", "x0c0s1b0n1"}}})
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{query: "?group=blue", want: []string{"x0c0s0b0n0", "x0c0s1b0n0"}},
+		{query: "?group=BLUE&state=On", want: []string{"x0c0s1b0n0"}},
+		{query: "?partition=p1", want: []string{"x0c0s1b0n0", "x0c0s1b0n1"}},
+		{query: "?partition=p1&group=blue", want: []string{"x0c0s1b0n0"}},
+		{query: "?partition=NULL&type=Node", want: []string{"x0c0s0b0n0", "x0c0s0b0n1"}},
+		{query: "?group=nosuch", want: []string{}},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, ids(a.list(tc.query))); diff != "" {
+			t.Errorf("GET %s (-want +got):\n%s", tc.query, diff)
+		}
+	}
+}
