@@ -117,3 +117,24 @@ func WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail stri
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(d)
 }
+
+// FromStatus is the inverse of Status, for clients: it returns an error of the
+// kind an HTTP status stands for, with msg as its text. Statuses without a kind
+// (5xx other than 503, unexpected codes) come back as ErrUnavailable, since the
+// peer could not serve the request.
+func FromStatus(status int, msg string) error {
+	var kind error
+	switch status {
+	case http.StatusBadRequest:
+		kind = ErrInvalid
+	case http.StatusNotFound:
+		kind = ErrNotFound
+	case http.StatusConflict:
+		kind = ErrConflict
+	case http.StatusRequestEntityTooLarge:
+		kind = ErrTooLarge
+	default:
+		kind = ErrUnavailable
+	}
+	return &kindError{kind: kind, msg: msg}
+}

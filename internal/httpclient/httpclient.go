@@ -1,0 +1,97 @@
+// Package httpclient is the JSON-over-HTTP client the typed clients of the
+// suite's daemons are built on: it encodes requests, decodes 2xx answers, always
+// drains and closes bodies, and turns error answers (problem+json or not) into
+// errors of the problem kinds carrying the peer's detail.
+package httpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// Client sends requests to one service below Base.
+type Client struct {
+	// Service names the peer in error messages ("hsm", "sls", ...).
+	Service string
+	// Base is the URL every path is appended to, such as http://h:27779/hsm/v2.
+	Base string
+	// HTTP sends the requests; nil means http.DefaultClient.
+	HTTP *http.Client
+	// UserAgent, if set, is sent on every request, as HMS services identify
+	// themselves.
+	UserAgent string
+}
+
+// New returns a client of service at base (trailing slashes trimmed) + prefix.
+func New(service, base, prefix string, hc *http.Client) *Client {
+	return &Client{Service: service, Base: strings.TrimRight(base, "/") + prefix, HTTP: hc}
+}
+
+// Do sends in as JSON (when not nil) and decodes a 2xx answer into out (when
+// not nil).
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	if in == nil {
+		return c.DoBody(ctx, method, path, nil, "", out)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("%s %s %s: encode: %w", c.Service, method, path, err)
+	}
+	return c.DoBody(ctx, method, path, bytes.NewReader(b), "application/json", out)
+}
+
+// DoBody sends body with content type ctype and decodes a 2xx answer into out.
+func (c *Client) DoBody(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %w", c.Service, method, path, err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if c.UserAgent != "" {
+		req.Header.Set("User-Agent", c.UserAgent)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %w: %w", c.Service, method, path, problem.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return c.responseError(method, path, resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s %s: decode answer: %w", c.Service, method, path, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return nil
+}
+
+// responseError turns an error answer into a kinded error carrying the
+// problem detail (or the start of the body when it is not problem+json).
+func (c *Client) responseError(method, path string, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	var d problem.Details
+	detail := strings.TrimSpace(string(b))
+	if json.Unmarshal(b, &d) == nil && d.Detail != "" {
+		detail = d.Detail
+	}
+	return problem.FromStatus(resp.StatusCode,
+		fmt.Sprintf("%s %s %s: %d %s", c.Service, method, path, resp.StatusCode, detail))
+}
