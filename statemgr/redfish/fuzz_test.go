@@ -76,3 +76,20 @@ func FuzzWalkSystem(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePowerState(f *testing.F) {
+	seed(f, "public-rackmount1/Systems/437XR1138R2")
+	f.Add([]byte(`{"PowerState":"Off","Status":{"State":"Absent"}}`))
+	f.Add([]byte(`{"PowerState":1}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		s, err := parsePowerState(raw)
+		if err != nil {
+			return
+		}
+		switch s {
+		case StateOn, StateOff, StateEmpty, StateUnknown:
+		default:
+			t.Errorf("parsePowerState(%q) = %q", raw, s)
+		}
+	})
+}
