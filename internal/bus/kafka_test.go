@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -154,43 +153,27 @@ func TestKafkaCloseStopsConsumeAndPublish(t *testing.T) {
 // new owner only repeats what was not).
 func TestKafkaRebalanceKeepsKeysTogether(t *testing.T) {
 	const topic = "rebalance"
-	k := newKafka(t, bustest.Kafka(t))
+	c := bustest.KafkaCluster(t)
+	k := newKafka(t, c.ListenAddrs())
 	all := bustest.NewRecorder(3000)
-	probes := []*bustest.Recorder{bustest.NewRecorder(1), bustest.NewRecorder(1)}
-	leaverWorked := bustest.NewRecorder(1)
+	worked := []*bustest.Recorder{bustest.NewRecorder(1), bustest.NewRecorder(1)}
 	member := func(i int) bus.Handler {
 		return func(ctx context.Context, msgs []bus.Message) error {
-			var real []bus.Message
-			for _, m := range msgs {
-				if strings.HasPrefix(string(m.Key), "probe") {
-					probes[i].Add([]bus.Message{m})
-				} else {
-					real = append(real, m)
-				}
-			}
-			if i == 0 {
-				leaverWorked.Add(real)
-			}
-			return all.Handle(ctx, real)
+			worked[i].Add(msgs)
+			return all.Handle(ctx, msgs)
 		}
 	}
 	m0 := bustest.StartMember(t, k, topic, "g", member(0))
 	bustest.StartMember(t, k, topic, "g", member(1))
-	// Probes go to every partition until both members have been assigned some.
-	deadline := time.Now().Add(bustest.Wait)
-	for i := 0; len(probes[0].Messages()) == 0 || len(probes[1].Messages()) == 0; i++ {
-		if time.Now().After(deadline) {
-			t.Fatalf("members did not both get partitions within %v", bustest.Wait)
-		}
-		probe := bus.Message{Key: fmt.Appendf(nil, "probe-%d", i), Value: fmt.Appendf(nil, "probe %d", i)}
-		if err := k.Publish(t.Context(), topic, probe); err != nil {
-			t.Fatal(err)
-		}
-		<-time.After(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), bustest.Wait)
+	defer cancel()
+	if _, err := c.WaitGroupStable(ctx, "g", 2); err != nil {
+		t.Fatalf("group g did not settle with two members: %v", err)
 	}
 	want := bustest.Messages(60, 3000)
 	bustest.Publish(t, k, topic, want[:600], 100)
-	leaverWorked.Wait(t)
+	worked[0].Wait(t) // both members own partitions and are working
+	worked[1].Wait(t)
 	m0.Stop(t)
 	bustest.Publish(t, k, topic, want[600:], 100)
 	all.Wait(t)

@@ -16,11 +16,17 @@ import (
 // kfake.SeedTopics(...) or other options in opts to change that.
 func Kafka(t testing.TB, opts ...kfake.Opt) []string {
 	t.Helper()
-	all := append([]kfake.Opt{kfake.Ports(0)}, opts...)
-	c, err := kfake.NewCluster(all...)
+	return KafkaCluster(t, opts...).ListenAddrs()
+}
+
+// KafkaCluster is Kafka returning the cluster itself, for tests that inject
+// faults (ControlKey) or wait for a group to settle (WaitGroupStable).
+func KafkaCluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.Ports(0)}, opts...)...)
 	if err != nil {
 		t.Fatalf("start kfake: %v", err)
 	}
 	t.Cleanup(c.Close)
-	return c.ListenAddrs()
+	return c
 }
