@@ -64,11 +64,15 @@ func glExisting(ctx context.Context, q glQueryer, ids []string) (map[string]bool
 	return found, nil
 }
 
+// glPartitionKey is the exclusive_key of partition memberships; '#' cannot
+// appear in a label, so no exclusiveGroup collides with it.
+const glPartitionKey = "#partition"
+
 // glExclusiveKey is the component_group_members.exclusive_key of a kind's members.
 func glExclusiveKey(kind, exclusive string) any {
 	switch {
 	case kind == kindPartition:
-		return "#partition"
+		return glPartitionKey
 	case exclusive != "":
 		return exclusive
 	default:

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/hmsuite/hms/internal/problem"
 )
@@ -131,14 +132,64 @@ func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) er
 	})
 }
 
-// listMemberships returns the memberships of the selected components, by ID, in
-// one query.
+// listMemberships returns the memberships of the selected components, sorted by
+// ID: one ordered scan of the components and one of their memberships, merged,
+// inside one read transaction so both see the same snapshot.
 func (s *Store) listMemberships(ctx context.Context, sel glSelection) ([]Membership, error) {
+	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("list memberships: %w", err)
+	}
+	defer tx.Rollback()
 	where, args := sel.where()
-	rows, err := s.db.R.QueryContext(ctx, `SELECT c.id, g.name, g.type FROM components c
-		LEFT JOIN component_group_members m ON m.component_id = c.id
-		LEFT JOIN component_groups g ON g.name = m.group_name
-		WHERE `+where+` ORDER BY c.id, g.name`, args...)
+	out, err := glScanIDs(ctx, tx, `SELECT c.id FROM components c WHERE `+where+` ORDER BY c.id`, args)
+	if err != nil {
+		return nil, err
+	}
+	// component_group_members_component covers this query, and exclusive_key tells
+	// partitions from groups, so no join with component_groups is needed.
+	q := `SELECT m.component_id, m.group_name, m.exclusive_key FROM component_group_members m`
+	if !sel.empty() {
+		q += ` WHERE m.component_id IN (SELECT c.id FROM components c WHERE ` + where + `)`
+	} else {
+		args = nil
+	}
+	rows, err := tx.QueryContext(ctx, q+` ORDER BY m.component_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list memberships: %w", err)
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var id, name string
+		var key sql.NullString
+		if err := rows.Scan(&id, &name, &key); err != nil {
+			return nil, fmt.Errorf("list memberships: %w", err)
+		}
+		for i < len(out) && out[i].ID < id {
+			i++
+		}
+		if i == len(out) || out[i].ID != id {
+			continue // both scans use the same order and snapshot; this cannot happen
+		}
+		if key.String == glPartitionKey {
+			out[i].PartitionName = name
+		} else {
+			out[i].GroupLabels = append(out[i].GroupLabels, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list memberships: %w", err)
+	}
+	for _, m := range out {
+		slices.Sort(m.GroupLabels)
+	}
+	return out, nil
+}
+
+// glScanIDs runs a query of component IDs and returns empty memberships for them.
+func glScanIDs(ctx context.Context, tx *sql.Tx, q string, args []any) ([]Membership, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list memberships: %w", err)
 	}
@@ -146,20 +197,10 @@ func (s *Store) listMemberships(ctx context.Context, sel glSelection) ([]Members
 	out := []Membership{}
 	for rows.Next() {
 		var id string
-		var name, kind sql.NullString
-		if err := rows.Scan(&id, &name, &kind); err != nil {
+		if err := rows.Scan(&id); err != nil {
 			return nil, fmt.Errorf("list memberships: %w", err)
 		}
-		if len(out) == 0 || out[len(out)-1].ID != id {
-			out = append(out, Membership{ID: id, GroupLabels: []string{}})
-		}
-		m := &out[len(out)-1]
-		switch kind.String {
-		case kindPartition:
-			m.PartitionName = name.String
-		case kindGroup:
-			m.GroupLabels = append(m.GroupLabels, name.String)
-		}
+		out = append(out, Membership{ID: id, GroupLabels: []string{}})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list memberships: %w", err)

@@ -194,7 +194,7 @@ func (r glOpResult) lockResult() LockResult {
 }
 
 // glRigidError is the error a rigid operation returns when any component fails.
-func glRigidError(r glOpResult) error {
+func glRigidError(field string, r glOpResult) error {
 	var b strings.Builder
 	for i, f := range r.failed {
 		if i == 10 {
@@ -206,8 +206,8 @@ func glRigidError(r glOpResult) error {
 		}
 		fmt.Fprintf(&b, "%s (%s)", f.ID, f.Reason)
 	}
-	return problem.Invalidf("ComponentIDs: %d of %d components cannot be changed, so nothing was (ProcessingModel rigid): %s",
-		len(r.failed), r.total, b.String())
+	return problem.Invalidf("%s: %d of %d components cannot be changed, so nothing was (ProcessingModel rigid): %s",
+		field, len(r.failed), r.total, b.String())
 }
 
 // runLockOp runs a selection-based operation in one transaction. dur is the
@@ -237,7 +237,7 @@ func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur t
 		res.total = len(res.ok) + len(res.failed)
 		slices.SortFunc(res.failed, func(a, b FailedID) int { return strings.Compare(a.ID, b.ID) })
 		if l.model == ModelRigid && len(res.failed) > 0 {
-			return glRigidError(res)
+			return glRigidError("ComponentIDs", res)
 		}
 		return glApply(ctx, tx, op, now, dur, &res)
 	})

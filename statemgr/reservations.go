@@ -158,7 +158,7 @@ func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []KeyedID, model str
 			}
 		}
 		if model == ModelRigid && len(res.failed) > 0 {
-			return glRigidError(res)
+			return glRigidError("ReservationKeys", res)
 		}
 		if op == opRelease {
 			return glDeleteReservations(ctx, tx, res.ok)

@@ -21,4 +21,5 @@ CREATE TABLE component_group_members (
 );
 CREATE UNIQUE INDEX component_group_members_exclusive
     ON component_group_members (component_id, exclusive_key) WHERE exclusive_key IS NOT NULL;
-CREATE INDEX component_group_members_component ON component_group_members (component_id);
+-- Covers the per-component membership scan (/memberships, the components filters).
+CREATE INDEX component_group_members_component ON component_group_members (component_id, group_name, exclusive_key);

@@ -1,0 +1,61 @@
+package statemgr
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// BenchmarkCreateReservations1k measures POST /locks/service/reservations for
+// 1,000 components (rigid), and a lock of the same 1,000, over HTTP.
+func BenchmarkCreateReservations1k(b *testing.B) {
+	s, srv := glNewTestAPI(b, nil)
+	ids := glNodeIDs(1000)
+	glAddComponents(b, s, ids...)
+	glAddComponents(b, s, glNodeIDs(100_000)[1000:]...) // a realistic table around them
+	body, err := json.Marshal(LockRequest{ComponentIDs: ids})
+	if err != nil {
+		b.Fatal(err)
+	}
+	post := func(b *testing.B, path string) {
+		resp, err := srv.Client().Post(srv.URL+Base+path, "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			b.Fatalf("POST %s: %d", path, resp.StatusCode)
+		}
+	}
+	b.Run("service reservations", func(b *testing.B) {
+		for b.Loop() {
+			post(b, "/locks/service/reservations")
+			b.StopTimer()
+			post(b, "/locks/reservations/remove")
+			b.StartTimer()
+		}
+	})
+	b.Run("lock", func(b *testing.B) {
+		for b.Loop() {
+			post(b, "/locks/lock")
+			b.StopTimer()
+			post(b, "/locks/unlock")
+			b.StartTimer()
+		}
+	})
+	b.Run("status GET 100k", func(b *testing.B) {
+		for b.Loop() {
+			resp, err := srv.Client().Get(srv.URL + Base + "/locks/status")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var v LockStatusList
+			err = json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || len(v.Components) != 100_000 {
+				b.Fatalf("status: %d %v %d", resp.StatusCode, err, len(v.Components))
+			}
+		}
+	})
+}
