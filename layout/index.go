@@ -30,7 +30,7 @@ func storable(t xname.Type) bool {
 
 // newEntry validates in and builds its entry, stamped at now. The derived
 // fields of in are ignored. Errors name the offending field.
-func newEntry(in Hardware, now time.Time, nowText string) (*entry, error) {
+func newEntry(in Hardware, now time.Time, nowText string, names interner) (*entry, error) {
 	x, err := xname.Parse(in.Xname)
 	if err != nil {
 		return nil, problem.Invalidf("Xname: %v", err)
@@ -49,7 +49,7 @@ func newEntry(in Hardware, now time.Time, nowText string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	extra, props, err := parseExtra(t, in.ExtraProperties)
+	extra, props, err := parseExtra(t, in.ExtraProperties, names)
 	if err != nil {
 		return nil, err
 	}

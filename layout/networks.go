@@ -137,15 +137,16 @@ func (q NetworkQuery) matches(n Network) bool {
 	if len(q.Props) == 0 {
 		return true
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(n.ExtraProperties, &m) != nil {
-		return false
-	}
 	for _, pm := range q.Props {
 		found := false
-		for _, p := range appendProps(nil, pm.Fields[0], m[pm.Fields[0]], false) {
-			found = found || p.value == pm.Value
-		}
+		_ = eachMember(n.ExtraProperties, func(k, v []byte) error {
+			if unquote(k) == pm.Fields[0] {
+				for _, p := range appendProps(nil, pm.Fields[0], v, false) {
+					found = found || p.value == pm.Value
+				}
+			}
+			return nil
+		})
 		if !found {
 			return false
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
@@ -33,7 +32,18 @@ const (
 // knownField returns the kind of the field SLS defines for hardware type t;
 // field names are matched without regard to case, as Go clients decode them.
 func knownField(t xname.Type, field string) (fieldKind, bool) {
-	f := strings.ToLower(field)
+	var lower [24]byte
+	if len(field) > len(lower) {
+		return 0, false
+	}
+	for i := 0; i < len(field); i++ {
+		c := field[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	f := string(lower[:len(field)])
 	switch f {
 	case "aliases":
 		return kindStrings, true
@@ -97,14 +107,37 @@ func knownField(t xname.Type, field string) (fieldKind, bool) {
 // secret reports whether a field holds a credential; such values are neither
 // indexed for search nor ever written to a log.
 func secret(field string) bool {
-	return strings.Contains(strings.ToLower(field), "password")
+	const word = "password"
+	for i := 0; i+len(word) <= len(field); i++ {
+		if strings.EqualFold(field[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// interner shares the strings of repeated field names across the objects of
+// one load; nil interns nothing.
+type interner map[string]string
+
+func (in interner) str(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
 }
 
 // parseExtra checks raw, the ExtraProperties of an object of type t, and
 // returns it compacted together with its searchable values. Unknown fields are
 // kept; known ones must have the type SLS defines. Error messages name the field
-// but never a value, since values may be secrets.
-func parseExtra(t xname.Type, raw []byte) ([]byte, []prop, error) {
+// but never a value, since values may be secrets. The result may share raw's
+// bytes.
+func parseExtra(t xname.Type, raw []byte, names interner) ([]byte, []prop, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil, nil
@@ -112,27 +145,33 @@ func parseExtra(t xname.Type, raw []byte) ([]byte, []prop, error) {
 	if raw[0] != '{' {
 		return nil, nil, problem.Invalidf("ExtraProperties: must be a JSON object")
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if !json.Valid(raw) {
 		return nil, nil, problem.Invalidf("ExtraProperties: malformed JSON object")
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var props []prop
-	for _, k := range keys {
-		v := m[k]
-		kind, known := knownField(t, k)
+	err := eachMember(raw, func(k, v []byte) error {
+		var key string
+		if bytes.IndexByte(k, '\\') < 0 {
+			key = names.str(k[1 : len(k)-1])
+		} else {
+			key = unquote(k)
+		}
+		kind, known := knownField(t, key)
 		if known {
 			if err := checkKind(kind, v); err != nil {
-				return nil, nil, problem.Invalidf("ExtraProperties.%s: %v", k, err)
+				return problem.Invalidf("ExtraProperties.%s: %v", key, err)
 			}
 		}
-		if !secret(k) {
-			props = appendProps(props, k, v, kind == kindXname || kind == kindXnames)
+		if !secret(key) {
+			props = appendProps(props, key, v, kind == kindXname || kind == kindXnames)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !hasSpace(raw) {
+		return raw, props, nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
@@ -142,7 +181,7 @@ func parseExtra(t xname.Type, raw []byte) ([]byte, []prop, error) {
 	return buf.Bytes(), props, nil
 }
 
-func checkKind(kind fieldKind, v json.RawMessage) error {
+func checkKind(kind fieldKind, v []byte) error {
 	if string(v) == "null" {
 		return nil
 	}
@@ -152,30 +191,29 @@ func checkKind(kind fieldKind, v json.RawMessage) error {
 			return errors.New("must be a string")
 		}
 	case kindUint:
-		var n int64
-		if err := json.Unmarshal(v, &n); err != nil || n < 0 {
+		if !isUint(v) {
 			return errors.New("must be a non-negative integer")
 		}
 	case kindStrings:
-		var ss []string
-		if err := json.Unmarshal(v, &ss); err != nil {
+		if !allStrings(v) {
 			return errors.New("must be an array of strings")
 		}
 	case kindXname:
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil || !xname.Valid(s) {
+		if v[0] != '"' || !xname.Valid(unquote(v)) {
 			return errors.New("must be an xname")
 		}
 	case kindXnames:
-		var ss []string
-		if err := json.Unmarshal(v, &ss); err != nil {
+		if !allStrings(v) {
 			return errors.New("must be an array of xnames")
 		}
-		for i, s := range ss {
-			if !xname.Valid(s) {
+		i := 0
+		return eachElement(v, func(e []byte) error {
+			if s := unquote(e); !xname.Valid(s) {
 				return fmt.Errorf("element %d: %q is not a valid xname", i, s)
 			}
-		}
+			i++
+			return nil
+		})
 	case kindCabinetNetworks:
 		var n map[string]map[string]CabinetNetwork
 		if err := json.Unmarshal(v, &n); err != nil {
@@ -189,23 +227,33 @@ func checkKind(kind fieldKind, v json.RawMessage) error {
 	return nil
 }
 
+// allStrings reports whether v is an array whose elements are all strings.
+func allStrings(v []byte) bool {
+	if v[0] != '[' {
+		return false
+	}
+	ok := true
+	_ = eachElement(v, func(e []byte) error {
+		ok = ok && e[0] == '"'
+		return nil
+	})
+	return ok
+}
+
 // appendProps adds the searchable values of field k: a scalar value, or each
 // scalar element of an array. Objects are not indexed. Xname values are
 // normalised so searches match however the client spelt them.
-func appendProps(props []prop, k string, v json.RawMessage, isXname bool) []prop {
+func appendProps(props []prop, k string, v []byte, isXname bool) []prop {
 	if len(v) == 0 {
 		return props
 	}
 	if v[0] == '[' {
-		var elems []json.RawMessage
-		if json.Unmarshal(v, &elems) != nil {
-			return props
-		}
-		for _, e := range elems {
+		_ = eachElement(v, func(e []byte) error {
 			if s, ok := scalarText(e); ok {
 				props = append(props, prop{field: k, value: normIf(s, isXname)})
 			}
-		}
+			return nil
+		})
 		return props
 	}
 	if s, ok := scalarText(v); ok {
@@ -223,20 +271,13 @@ func normIf(s string, isXname bool) string {
 
 // scalarText is the text a search value is compared with: a string's
 // contents, or the literal of a number or boolean.
-func scalarText(v json.RawMessage) (string, bool) {
+func scalarText(v []byte) (string, bool) {
 	if len(v) == 0 {
 		return "", false
 	}
 	switch c := v[0]; {
 	case c == '"':
-		if bytes.IndexByte(v, '\\') < 0 {
-			return string(v[1 : len(v)-1]), true
-		}
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			return "", false
-		}
-		return s, true
+		return unquote(v), true
 	case c == '-' || (c >= '0' && c <= '9'), c == 't', c == 'f':
 		return string(v), true
 	}

@@ -90,7 +90,7 @@ func FuzzParseExtra(f *testing.F) {
 	types := []xname.Type{xname.Node, xname.MgmtSwitchConnector, xname.Cabinet, xname.MgmtSwitch, xname.NodeBMC}
 	f.Fuzz(func(t *testing.T, raw string) {
 		for _, typ := range types {
-			out, _, err := parseExtra(typ, []byte(raw))
+			out, _, err := parseExtra(typ, []byte(raw), interner{})
 			if err != nil || out == nil {
 				continue
 			}
@@ -103,6 +103,32 @@ func FuzzParseExtra(f *testing.F) {
 			}
 			if !cmp.Equal(in, back) {
 				t.Errorf("parseExtra changed the data: %q -> %q", raw, out)
+			}
+		}
+	})
+}
+
+// FuzzDumpEntries checks the in-place dump walker on any valid JSON: it must
+// not panic, and every entry it accepts must be a valid, normalised object.
+func FuzzDumpEntries(f *testing.F) {
+	f.Add(`{"x1":{"Class":"River"}}`)
+	f.Add(`{"x1c0s1b0n0":{"Xname":"X1C0S1B0N0","Class":"mountain","ExtraProperties":{"NID":1,"Aliases":["a"]}}}`)
+	f.Add(`{"x1":{"Class":"River","ExtraProperties":{ "a" : [ 1 , "b\"c" , {"d":null} ] }}}`)
+	f.Add(`{"x1":[],"x2":{"Class":7}}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) || raw[0] != '{' {
+			return
+		}
+		entries, err := dumpEntries([]byte(raw), testNow)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if !xname.Valid(e.xname) || xname.Normalize(e.xname) != e.xname {
+				t.Errorf("accepted xname %q", e.xname)
+			}
+			if e.extra != nil && !json.Valid(e.extra) {
+				t.Errorf("%s: stored ExtraProperties %q are not JSON", e.xname, e.extra)
 			}
 		}
 	})

@@ -80,6 +80,7 @@ func (s *Store) loadIndex(ctx context.Context) error {
 		entries  []*entry
 		lastUnix int64 = -1
 		lastText string
+		names    = interner{}
 	)
 	for rows.Next() {
 		var (
@@ -94,7 +95,7 @@ func (s *Store) loadIndex(ctx context.Context) error {
 			lastUnix, lastText = updated, timeText(time.Unix(updated, 0))
 		}
 		h.ExtraProperties = []byte(extra.String)
-		e, err := newEntry(h, time.Unix(updated, 0), lastText)
+		e, err := newEntry(h, time.Unix(updated, 0), lastText, names)
 		if err != nil {
 			return fmt.Errorf("stored hardware %s: %w", h.Xname, err)
 		}
@@ -168,7 +169,7 @@ func (s *Store) CreateHardware(ctx context.Context, h Hardware) error {
 
 func (s *Store) putHardware(ctx context.Context, h Hardware, mustCreate bool) (bool, error) {
 	now := s.now()
-	e, err := newEntry(h, now, timeText(now))
+	e, err := newEntry(h, now, timeText(now), nil)
 	if err != nil {
 		return false, err
 	}

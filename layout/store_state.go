@@ -1,13 +1,14 @@
 package layout
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,72 +17,36 @@ import (
 	"github.com/hmsuite/hms/internal/xname"
 )
 
-// dumpIn is a /loadstate document as decoded. Entries are decoded loosely,
-// every field as raw JSON, because the decoder's type errors do not say which
-// map entry they are in; looseHardware.hardware reports them with the key.
-type dumpIn struct {
-	Hardware map[string]looseHardware   `json:"Hardware"`
-	Networks map[string]json.RawMessage `json:"Networks"`
-}
-
-// looseHardware is a dump entry; the derived fields are not even decoded.
-type looseHardware struct {
-	Xname, Class, Type, ExtraProperties json.RawMessage
-}
-
-func (l looseHardware) hardware() (Hardware, error) {
-	var (
-		h   Hardware
-		err error
-	)
-	if h.Xname, err = rawString("Xname", l.Xname); err != nil {
-		return h, err
-	}
-	var class string
-	if class, err = rawString("Class", l.Class); err != nil {
-		return h, err
-	}
-	h.Class = Class(class)
-	if h.Type, err = rawString("Type", l.Type); err != nil {
-		return h, err
-	}
-	h.ExtraProperties = l.ExtraProperties
-	return h, nil
-}
-
-// rawString decodes a raw JSON string; absent or null is "".
-func rawString(field string, raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", problem.Invalidf("%s: expected a string", field)
-	}
-	return s, nil
-}
-
 // LoadState replaces all hardware and networks with the dump read from r, in
 // one transaction. The whole dump is checked first; if any entry is wrong,
 // nothing changes and the error names the entry, as in
 // `Hardware["x1c9"]: Xname: ...`. It returns the number of objects loaded.
 func (s *Store) LoadState(ctx context.Context, r io.Reader) (hardware, networks int, err error) {
-	var d dumpIn
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&d); err != nil {
-		return 0, 0, dumpDecodeError(err)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read sls_dump: %w", err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return 0, 0, problem.Invalidf("sls_dump: unexpected data after the JSON document")
+	if !json.Valid(data) {
+		return 0, 0, dumpSyntaxError(data)
 	}
 	now := s.now()
-	entries, err := dumpEntries(d.Hardware, now)
+	var entries []*entry
+	var nets []Network
+	err = eachMember(data, func(k, v []byte) error {
+		var err error
+		switch {
+		case bytes.EqualFold(k, []byte(`"Hardware"`)):
+			entries, err = dumpEntries(v, now)
+		case bytes.EqualFold(k, []byte(`"Networks"`)):
+			nets, err = dumpNetworks(v)
+		}
+		return err
+	})
 	if err != nil {
 		return 0, 0, err
 	}
-	nets, err := dumpNetworks(d.Networks)
-	if err != nil {
-		return 0, 0, err
+	if skipSpace(data, 0) < len(data) && data[skipSpace(data, 0)] != '{' {
+		return 0, 0, problem.Invalidf("sls_dump: expected a JSON object with Hardware and Networks")
 	}
 	ix := newIndex(entries)
 	s.wmu.Lock()
@@ -108,63 +73,136 @@ func (s *Store) LoadState(ctx context.Context, r io.Reader) (hardware, networks 
 	return len(entries), len(nets), nil
 }
 
-// dumpEntries validates the hardware of a dump and returns its entries sorted
-// by xname.
-func dumpEntries(hw map[string]looseHardware, now time.Time) ([]*entry, error) {
-	keys := make([]string, 0, len(hw))
-	for k := range hw {
-		keys = append(keys, k)
+// dumpSyntaxError explains why data is not a single valid JSON document.
+func dumpSyntaxError(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			return problem.Invalidf("sls_dump: malformed JSON at byte %d: %v", se.Offset, se)
+		case errors.Is(err, io.EOF):
+			return problem.Invalidf("sls_dump: empty, expected a JSON document")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return problem.Invalidf("sls_dump: truncated JSON")
+		}
+		return problem.Invalidf("sls_dump: %v", err)
 	}
-	sort.Strings(keys)
+	return problem.Invalidf("sls_dump: unexpected data after the JSON document")
+}
+
+// dumpEntries validates the Hardware object of a dump and returns its entries
+// sorted by xname. Their ExtraProperties are copied into a few large blocks
+// rather than one allocation each.
+func dumpEntries(obj []byte, now time.Time) ([]*entry, error) {
+	if obj[0] != '{' {
+		return nil, problem.Invalidf("Hardware: expected an object keyed by xname")
+	}
 	nowText := timeText(now)
-	entries := make([]*entry, 0, len(keys))
-	seen := make(map[string]string, len(keys))
-	for _, k := range keys {
-		h, err := hw[k].hardware()
+	names := interner{}
+	var (
+		entries []*entry
+		arena   []byte
+	)
+	seen := make(map[string]string)
+	err := eachMember(obj, func(rk, v []byte) error {
+		k := unquote(rk)
+		h, err := looseHardware(v)
 		if err != nil {
-			return nil, fmt.Errorf("Hardware[%q]: %w", k, err)
+			return fmt.Errorf("Hardware[%q]: %w", k, err)
 		}
 		if h.Xname == "" {
 			h.Xname = k
 		}
 		if xname.Normalize(h.Xname) != xname.Normalize(k) {
-			return nil, problem.Invalidf("Hardware[%q]: Xname %q does not match its key", k, h.Xname)
+			return problem.Invalidf("Hardware[%q]: Xname %q does not match its key", k, h.Xname)
 		}
-		e, err := newEntry(h, now, nowText)
+		e, err := newEntry(h, now, nowText, names)
 		if err != nil {
-			return nil, fmt.Errorf("Hardware[%q]: %w", k, err)
+			return fmt.Errorf("Hardware[%q]: %w", k, err)
 		}
 		if other, dup := seen[e.xname]; dup {
-			return nil, problem.Invalidf("Hardware[%q]: same xname as Hardware[%q]", k, other)
+			return problem.Invalidf("Hardware[%q]: same xname as Hardware[%q]", k, other)
 		}
 		seen[e.xname] = k
+		if n := len(e.extra); n > 0 {
+			if cap(arena)-len(arena) < n {
+				arena = make([]byte, 0, max(1<<20, n))
+			}
+			arena = append(arena, e.extra...)
+			e.extra = arena[len(arena)-n : len(arena) : len(arena)]
+		}
 		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	// Keys that normalise differently from how they sort ("X1" vs "x1") would
-	// leave the list out of order; sorting an already sorted list is cheap.
-	sort.Slice(entries, func(i, j int) bool { return entries[i].xname < entries[j].xname })
+	slices.SortFunc(entries, cmpEntry)
 	return entries, nil
 }
 
-func dumpNetworks(nets map[string]json.RawMessage) ([]Network, error) {
-	names := make([]string, 0, len(nets))
-	for k := range nets {
-		names = append(names, k)
+// looseHardware reads the client-set fields of one dump entry; the derived
+// ones are skipped. Field names match without regard to case, as encoding/json
+// matches them.
+func looseHardware(v []byte) (Hardware, error) {
+	var h Hardware
+	if v[0] != '{' {
+		return h, problem.Invalidf("expected an object")
 	}
-	sort.Strings(names)
-	out := make([]Network, 0, len(names))
-	for _, k := range names {
+	err := eachMember(v, func(k, fv []byte) error {
+		var (
+			err   error
+			class string
+		)
+		switch {
+		case bytes.EqualFold(k, []byte(`"Xname"`)):
+			h.Xname, err = rawString("Xname", fv)
+		case bytes.EqualFold(k, []byte(`"Class"`)):
+			class, err = rawString("Class", fv)
+			h.Class = Class(class)
+		case bytes.EqualFold(k, []byte(`"Type"`)):
+			h.Type, err = rawString("Type", fv)
+		case bytes.EqualFold(k, []byte(`"ExtraProperties"`)):
+			h.ExtraProperties = fv
+		}
+		return err
+	})
+	return h, err
+}
+
+// rawString decodes a raw JSON string; null is "".
+func rawString(field string, raw []byte) (string, error) {
+	if string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] != '"' {
+		return "", problem.Invalidf("%s: expected a string", field)
+	}
+	return unquote(raw), nil
+}
+
+func dumpNetworks(obj []byte) ([]Network, error) {
+	if obj[0] != '{' {
+		return nil, problem.Invalidf("Networks: expected an object keyed by network name")
+	}
+	var out []Network
+	err := eachMember(obj, func(rk, v []byte) error {
+		k := unquote(rk)
 		var n Network
-		if err := json.Unmarshal(nets[k], &n); err != nil {
-			return nil, fmt.Errorf("Networks[%q]: %w", k, httpserver.DecodeError(err))
+		if err := json.Unmarshal(v, &n); err != nil {
+			return fmt.Errorf("Networks[%q]: %w", k, httpserver.DecodeError(err))
 		}
 		n, err := checkNetwork(n, k)
 		if err != nil {
-			return nil, fmt.Errorf("Networks[%q]: %w", k, err)
+			return fmt.Errorf("Networks[%q]: %w", k, err)
 		}
 		out = append(out, n)
-	}
-	return out, nil
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Network) int { return strings.Compare(a.Name, b.Name) })
+	return out, err
 }
 
 // insertBatch is the number of rows per multi-row INSERT: 6 parameters a row
@@ -216,45 +254,6 @@ func insertEntries(ctx context.Context, tx *sql.Tx, entries []*entry) error {
 		full.Close()
 	}
 	return nil
-}
-
-// dumpDecodeError turns a decoding error of a dump into an ErrInvalid error
-// naming the entry, such as `Hardware["x1"].Class: expected string`.
-func dumpDecodeError(err error) error {
-	var (
-		ute *json.UnmarshalTypeError
-		se  *json.SyntaxError
-	)
-	switch {
-	case errors.As(err, &ute):
-		return problem.Invalidf("%s: expected %s, got JSON %s", dumpPath(ute.Field), ute.Type, ute.Value)
-	case errors.As(err, &se):
-		return problem.Invalidf("sls_dump: malformed JSON at byte %d: %v", se.Offset, se)
-	case errors.Is(err, io.EOF):
-		return problem.Invalidf("sls_dump: empty, expected a JSON document")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return problem.Invalidf("sls_dump: truncated JSON")
-	default:
-		return fmt.Errorf("sls_dump: %w", err)
-	}
-}
-
-// dumpPath rewrites a decoder field path "Hardware.x1c9.Class" as
-// `Hardware["x1c9"].Class`.
-func dumpPath(field string) string {
-	top, rest, ok := strings.Cut(field, ".")
-	if !ok || (top != "Hardware" && top != "Networks") {
-		if field == "" {
-			return "sls_dump"
-		}
-		return field
-	}
-	key, sub, _ := strings.Cut(rest, ".")
-	p := fmt.Sprintf("%s[%q]", top, key)
-	if sub != "" {
-		p += "." + sub
-	}
-	return p
 }
 
 // AppendDump appends the whole state, as /dumpstate returns it, to b.
