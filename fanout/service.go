@@ -316,10 +316,13 @@ func (s *Service) fresh(scn SCN, marks map[string]seqMark) *SCN {
 // writes what is left.
 func (s *Service) runAcks(ctx context.Context) {
 	var buf []int64
+	// A flush is never cut short by shutdown: a lost ack means a duplicate delivery.
 	flush := func(ctx context.Context) {
 		if len(buf) == 0 {
 			return
 		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
 		if err := s.store.ack(ctx, buf); err != nil {
 			// The rows are delivered again after a restart: at least once.
 			s.log.Error("ack_write_failed", "count", len(buf), "err", err)
@@ -348,9 +351,7 @@ func (s *Service) runAcks(ctx context.Context) {
 					more = false
 				}
 			}
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			flush(fctx)
-			cancel()
+			flush(ctx)
 			return
 		}
 	}
