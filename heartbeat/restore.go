@@ -30,13 +30,11 @@ func (t *Tracker) Restore(recs []Record) {
 		n.sent = r.LastHB.UnixNano()
 		n.last = now
 		sh.setState(n, r.State)
-		if !n.sched {
-			switch r.State {
-			case Alive:
-				sh.schedule(idx, now+warn)
-			case Warned:
-				sh.schedule(idx, now+errt)
-			}
+		switch r.State {
+		case Alive:
+			sh.schedule(idx, now+warn)
+		case Warned:
+			sh.schedule(idx, now+errt)
 		}
 		sh.mu.Unlock()
 	}

@@ -59,13 +59,20 @@ type Tracker struct {
 	lastTick int64
 }
 
-// node is the per-node record, kept small: 40 bytes plus its index entry.
+// node is the per-node record, kept small: 48 bytes plus its index entry.
 type node struct {
 	name  string
 	last  int64 // when the tracker last heard from the node, unix ns
 	sent  int64 // the node's own time stamp of that beat, unix ns
+	due   int64 // wheel tick of the node's live entry; 0: none
 	state State
-	sched bool // has an entry in the wheel
+}
+
+// entry is a wheel entry. Entries are never removed: one whose tick is not its
+// node's due tick any more was superseded by an earlier one and is skipped.
+type entry struct {
+	idx  uint32
+	tick uint32 // low bits of the tick; a wrap takes 13 years
 }
 
 type shard struct {
@@ -74,8 +81,8 @@ type shard struct {
 	nodes  []node
 	counts [4]int
 	cursor int64 // last wheel tick processed
-	wheel  [wheelSlots][]uint32
-	spare  []uint32
+	wheel  [wheelSlots][]entry
+	spare  []entry
 	_      [64]byte // keep neighbouring shards' locks off one cache line
 }
 
@@ -162,7 +169,10 @@ func (sh *shard) beat(b *beat, now, warn int64) (Change, bool) {
 	}
 	n := &sh.nodes[idx]
 	n.last, n.sent = now, b.sent
-	if !n.sched {
+	// Steady beats leave the wheel alone: the entry due at the previous
+	// deadline finds the new one when it fires. Only a node without an entry,
+	// or whose entry is for a later (Errtime) deadline, needs a new one.
+	if n.due == 0 || n.due > tickOf(now+warn) {
 		sh.schedule(idx, now+warn)
 	}
 	if n.state == Alive {
@@ -187,14 +197,16 @@ func (sh *shard) setState(n *node, s State) {
 	n.state = s
 }
 
-// schedule puts node idx in the wheel slot of deadline (unix ns), or the next
-// slot if the deadline has passed.
+// tickOf is the first wheel tick at or after t (unix ns).
+func tickOf(t int64) int64 { return (t + int64(Tick) - 1) / int64(Tick) }
+
+// schedule gives node idx a wheel entry at deadline (unix ns), or at the next
+// tick if the deadline has passed; an older entry of the node becomes stale.
 func (sh *shard) schedule(idx uint32, deadline int64) {
-	tk := (deadline + int64(Tick) - 1) / int64(Tick)
-	tk = max(tk, sh.cursor+1)
+	tk := max(tickOf(deadline), sh.cursor+1)
 	slot := tk % wheelSlots
-	sh.wheel[slot] = append(sh.wheel[slot], idx)
-	sh.nodes[idx].sched = true
+	sh.wheel[slot] = append(sh.wheel[slot], entry{idx: idx, tick: uint32(tk)})
+	sh.nodes[idx].due = tk
 }
 
 // State returns the tracker state of the node named by a normalised xname.
@@ -273,16 +285,23 @@ func (sh *shard) advance(now, warn, errt int64, out []Change) []Change {
 	for sh.cursor < target {
 		sh.cursor++
 		slot := sh.cursor % wheelSlots
-		due := sh.wheel[slot]
+		fired := sh.wheel[slot]
 		sh.wheel[slot] = sh.spare[:0]
-		for _, idx := range due {
-			sh.nodes[idx].sched = false
-			if ch, ok := sh.check(idx, now, warn, errt); ok {
-				out = append(out, ch)
+		for _, e := range fired {
+			n := &sh.nodes[e.idx]
+			switch {
+			case uint32(n.due) != e.tick: // superseded
+			case n.due > sh.cursor: // more than a turn ahead
+				sh.wheel[slot] = append(sh.wheel[slot], e)
+			default:
+				n.due = 0
+				if ch, ok := sh.check(e.idx, now, warn, errt); ok {
+					out = append(out, ch)
+				}
 			}
 		}
-		clear(due)
-		sh.spare = due[:0]
+		clear(fired)
+		sh.spare = fired[:0]
 	}
 	return out
 }
@@ -323,7 +342,7 @@ func (t *Tracker) reschedule() {
 		}
 		for j := range sh.nodes {
 			n := &sh.nodes[j]
-			n.sched = false
+			n.due = 0
 			switch n.state {
 			case Alive:
 				sh.schedule(uint32(j), n.last+warn)

@@ -54,7 +54,10 @@ func TestTrackerLifecycle(t *testing.T) {
 			{beat: true, want: []string{"x0c0s0b0n0:" + MsgStarted}},
 			{wait: 15 * time.Second, want: []string{"x0c0s0b0n0:" + MsgWarning}},
 			{beat: true, want: []string{"x0c0s0b0n0:" + MsgRestarted}},
-			{wait: testErr - time.Second, want: []string{"x0c0s0b0n0:" + MsgWarning}},
+			{wait: testWarn - Tick, want: nil},
+			{wait: Tick, want: []string{"x0c0s0b0n0:" + MsgWarning}},
+			{wait: testErr - testWarn - Tick, want: nil},
+			{wait: Tick, want: []string{"x0c0s0b0n0:" + MsgDead}},
 		}},
 	}
 	for _, tt := range tests {
