@@ -17,6 +17,7 @@ const bulkLimit = 128 << 20
 type API struct {
 	store *Store
 	log   *slog.Logger
+	rf    *Discovery // nil: no Redfish routes (see SetDiscovery)
 }
 
 // NewAPI returns the API for store.
@@ -40,6 +41,7 @@ func (a *API) routes(mux *http.ServeMux) {
 	a.subscriptionRoutes(mux)
 	a.groupRoutes(mux)
 	a.lockRoutes(mux)
+	a.redfishRoutes(mux)
 }
 
 // serviceRoutes registers /service/*.

@@ -1,0 +1,250 @@
+package statemgr
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/statemgr/redfish"
+)
+
+// DiscoveryConfig configures a Discovery. Zero values take the defaults noted.
+type DiscoveryConfig struct {
+	// Workers is how many BMCs are walked at once (32).
+	Workers int
+	// Timeout caps the walk of one BMC (redfish.DefaultTimeout).
+	Timeout time.Duration
+	// MaxConcurrentRequests caps the requests in flight to one BMC (redfish default).
+	MaxConcurrentRequests int
+	// RootCAs, when set, turns BMC certificate checks on.
+	RootCAs *x509.CertPool
+	// PlainHTTP reaches BMCs over http instead of https.
+	PlainHTTP bool
+	// HTTPClient, when set, supplies the transport (tests serve simulators through it).
+	HTTPClient *http.Client
+	Log        *slog.Logger
+}
+
+// Discovery status values (DiscoveryStatus.Status).
+const (
+	DiscoveryNotStarted = "NotStarted"
+	DiscoveryPending    = "Pending"
+	DiscoveryInProgress = "InProgress"
+	DiscoveryComplete   = "Complete"
+)
+
+// DiscoveryStatus is the body of GET /Inventory/DiscoveryStatus/{id}. HSM
+// keeps one, ID 0, for the whole discovery queue.
+type DiscoveryStatus struct {
+	ID             int             `json:"ID"`
+	Status         string          `json:"Status"`
+	LastUpdateTime time.Time       `json:"LastUpdateTime"`
+	Details        json.RawMessage `json:"Details,omitempty"`
+}
+
+// discoveryDetails is DiscoveryStatus.Details.
+type discoveryDetails struct {
+	Queued  int `json:"Queued"`
+	Running int `json:"Running"`
+	Done    int `json:"Done"`
+}
+
+// Discovery walks RedfishEndpoints on a bounded worker pool and stores what
+// it learns; it also owns the endpoint credentials. Walks are queued by
+// Enqueue and run by Run; a slow BMC holds one worker for at most Timeout.
+type Discovery struct {
+	store *Store
+	creds *Creds
+	cfg   DiscoveryConfig
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	queue   []string
+	queued  map[string]bool
+	running map[string]bool
+	again   map[string]bool // running and asked for again (force)
+	done    int
+	status  DiscoveryStatus
+	wake    chan struct{}
+}
+
+// NewDiscovery returns a Discovery over store, sealing credentials with creds.
+func NewDiscovery(store *Store, creds *Creds, cfg DiscoveryConfig) *Discovery {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 32
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = redfish.DefaultTimeout
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Discovery{store: store, creds: creds, cfg: cfg, log: cfg.Log,
+		queued: map[string]bool{}, running: map[string]bool{}, again: map[string]bool{},
+		status: DiscoveryStatus{Status: DiscoveryNotStarted, LastUpdateTime: store.now().UTC()},
+		wake:   make(chan struct{}, 1)}
+}
+
+// Run walks queued endpoints until ctx is cancelled.
+func (d *Discovery) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for range d.cfg.Workers {
+		g.Go(func() error {
+			d.work(ctx)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (d *Discovery) work(ctx context.Context) {
+	for {
+		id, ok := d.next()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-d.wake:
+				continue
+			}
+		}
+		d.discover(ctx, id)
+		d.finish(id)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// Enqueue queues walks of the endpoints ids. An endpoint already queued is
+// not queued twice; one being walked is walked again afterwards only if force.
+func (d *Discovery) Enqueue(ids []string, force bool) {
+	d.mu.Lock()
+	for _, id := range ids {
+		switch {
+		case d.queued[id]:
+		case d.running[id]:
+			if force {
+				d.again[id] = true
+			}
+		default:
+			d.queued[id] = true
+			d.queue = append(d.queue, id)
+		}
+	}
+	d.touch()
+	d.mu.Unlock()
+	d.signal()
+}
+
+func (d *Discovery) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Discovery) next() (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.queue) == 0 {
+		return "", false
+	}
+	id := d.queue[0]
+	d.queue[0] = ""
+	d.queue = d.queue[1:]
+	delete(d.queued, id)
+	d.running[id] = true
+	d.touch()
+	if len(d.queue) > 0 {
+		// Pass the wake-up on so idle workers drain the queue.
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+	return id, true
+}
+
+func (d *Discovery) finish(id string) {
+	d.mu.Lock()
+	delete(d.running, id)
+	d.done++
+	requeue := d.again[id]
+	delete(d.again, id)
+	if requeue && !d.queued[id] {
+		d.queued[id] = true
+		d.queue = append(d.queue, id)
+	}
+	d.touch()
+	d.mu.Unlock()
+	if requeue {
+		d.signal()
+	}
+}
+
+// touch refreshes the status; d.mu is held.
+func (d *Discovery) touch() {
+	st := DiscoveryComplete
+	switch {
+	case len(d.running) > 0:
+		st = DiscoveryInProgress
+	case len(d.queue) > 0:
+		st = DiscoveryPending
+	}
+	det, _ := json.Marshal(discoveryDetails{Queued: len(d.queue), Running: len(d.running), Done: d.done})
+	d.status = DiscoveryStatus{ID: 0, Status: st, LastUpdateTime: d.store.now().UTC(), Details: det}
+}
+
+// Status returns the discovery status.
+func (d *Discovery) Status() DiscoveryStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status
+}
+
+// endpoint returns how to reach the stored endpoint row.
+func (d *Discovery) endpoint(row rfRow) (redfish.Endpoint, error) {
+	ep := redfish.Endpoint{ID: row.ep.ID, FQDN: row.ep.FQDN, IPAddress: row.ep.IPAddress, RootCAs: d.cfg.RootCAs}
+	if d.cfg.PlainHTTP {
+		ep.Scheme = "http"
+	}
+	if len(row.cred) > 0 {
+		c, err := d.openCred(row)
+		if err != nil {
+			return ep, err
+		}
+		ep.User, ep.Password = c.User, c.Password
+	}
+	return ep, nil
+}
+
+func (d *Discovery) openCred(row rfRow) (rfCred, error) {
+	var c rfCred
+	if len(row.cred) == 0 {
+		return c, nil
+	}
+	plain, err := d.creds.open(row.ep.ID, row.cred)
+	if err != nil {
+		return c, err
+	}
+	err = json.Unmarshal(plain, &c)
+	return c, err
+}
+
+func (d *Discovery) sealCred(id string, c rfCred) ([]byte, error) {
+	if c == (rfCred{}) {
+		return nil, nil
+	}
+	plain, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return d.creds.seal(id, plain)
+}

@@ -1,0 +1,130 @@
+package statemgr
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hmsuite/hms/statemgr/redfish"
+)
+
+// HW inventory history event types.
+const (
+	HWEventAdded    = "Added"
+	HWEventRemoved  = "Removed"
+	HWEventScanned  = "Scanned"
+	HWEventDetected = "Detected"
+)
+
+// putHardware replaces the hardware locations of endpoint ep with those of
+// res, upserts their FRUs and records an Added event for every location whose
+// FRU is new there and a Removed event for the FRU it replaced.
+func putHardware(ctx context.Context, tx *sql.Tx, ep string, res *redfish.Result, now string) error {
+	old := map[string]string{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, fru_id FROM rf_hw_locations WHERE redfish_ep = ?`, ep)
+	if err != nil {
+		return fmt.Errorf("read hardware of %s: %w", ep, err)
+	}
+	for rows.Next() {
+		var id, fru string
+		if err := rows.Scan(&id, &fru); err != nil {
+			rows.Close()
+			return fmt.Errorf("read hardware of %s: %w", ep, err)
+		}
+		old[id] = fru
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read hardware of %s: %w", ep, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM rf_hw_locations WHERE redfish_ep = ?`, ep); err != nil {
+		return fmt.Errorf("replace hardware of %s: %w", ep, err)
+	}
+	event := func(id, fru, typ string) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO rf_hw_history (id, fru_id, ts, event_type) VALUES (?, ?, ?, ?)`, id, fru, now, typ)
+		if err != nil {
+			return fmt.Errorf("store hardware history of %s: %w", id, err)
+		}
+		return nil
+	}
+	for _, loc := range res.HWInventory {
+		fru := ""
+		if loc.PopulatedFRU != nil {
+			fru = loc.PopulatedFRU.FRUID
+			if err := execJSON(ctx, tx, `INSERT INTO rf_hw_frus (fru_id, type, body) VALUES (?, ?, ?)
+				ON CONFLICT (fru_id) DO UPDATE SET type = excluded.type, body = excluded.body`,
+				loc.PopulatedFRU, fru, loc.PopulatedFRU.Type); err != nil {
+				return err
+			}
+		}
+		if err := execJSON(ctx, tx, `INSERT INTO rf_hw_locations (id, type, redfish_ep, fru_id, body) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET type = excluded.type, redfish_ep = excluded.redfish_ep, fru_id = excluded.fru_id, body = excluded.body`,
+			loc, loc.ID, loc.Type, ep, fru); err != nil {
+			return err
+		}
+		if prev, seen := old[loc.ID]; !seen || prev != fru {
+			if seen && prev != "" {
+				if err := event(loc.ID, prev, HWEventRemoved); err != nil {
+					return err
+				}
+			}
+			if fru != "" {
+				if err := event(loc.ID, fru, HWEventAdded); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hwHistory returns the history grouped by key (id or fru_id), restricted to
+// vals when given, each group in event order.
+func (s *Store) hwHistory(ctx context.Context, key string, vals []string) ([]HWHistoryArray, error) {
+	q, args := `SELECT id, fru_id, ts, event_type FROM rf_hw_history`, []any{}
+	if len(vals) > 0 {
+		q, args = q+` WHERE `+key+` = ?`, []any{vals[0]}
+	}
+	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY `+key+`, seq`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read hardware history: %w", err)
+	}
+	defer rows.Close()
+	out := []HWHistoryArray{}
+	for rows.Next() {
+		var h HWHistory
+		var ts string
+		if err := rows.Scan(&h.ID, &h.FRUID, &ts, &h.EventType); err != nil {
+			return nil, fmt.Errorf("read hardware history: %w", err)
+		}
+		h.Timestamp, _ = time.Parse(tsFormat, ts)
+		k := h.ID
+		if key == "fru_id" {
+			k = h.FRUID
+		}
+		if len(out) == 0 || out[len(out)-1].ID != k {
+			out = append(out, HWHistoryArray{ID: k})
+		}
+		out[len(out)-1].History = append(out[len(out)-1].History, h)
+	}
+	return out, rows.Err()
+}
+
+// deleteRows deletes the rows of table whose col is val, or all when val is "".
+func (s *Store) deleteRows(ctx context.Context, table, col, val string) (int64, error) {
+	q, args := `DELETE FROM `+table, []any{}
+	if val != "" {
+		q, args = q+` WHERE `+col+` = ?`, []any{val}
+	}
+	var n int64
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("delete from %s: %w", table, err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,209 @@
+package statemgr
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/redfish"
+)
+
+// DiscoveryInfo is what HSM records about the last walk of a RedfishEndpoint.
+// The field names are the ones the shipped HSM emits (its swagger says
+// LastAttempt/LastStatus; clients read these).
+type DiscoveryInfo struct {
+	LastDiscoveryAttempt *time.Time `json:"LastDiscoveryAttempt,omitempty"`
+	LastDiscoveryStatus  string     `json:"LastDiscoveryStatus"`
+	RedfishVersion       string     `json:"RedfishVersion,omitempty"`
+}
+
+// RedfishEndpoint is a BMC or other Redfish controller HSM discovers
+// hardware through. Password is accepted on input and never returned;
+// User is returned, as the shipped HSM does.
+type RedfishEndpoint struct {
+	ID                 string        `json:"ID"`
+	Type               string        `json:"Type"`
+	Name               string        `json:"Name"`
+	Hostname           string        `json:"Hostname"`
+	Domain             string        `json:"Domain"`
+	FQDN               string        `json:"FQDN"`
+	Enabled            *bool         `json:"Enabled,omitempty"`
+	UUID               string        `json:"UUID"`
+	User               string        `json:"User"`
+	Password           string        `json:"Password,omitempty"`
+	UseSSDP            bool          `json:"UseSSDP"`
+	MacRequired        bool          `json:"MacRequired"`
+	MACAddr            string        `json:"MACAddr"`
+	IPAddress          string        `json:"IPAddress"`
+	RediscoverOnUpdate bool          `json:"RediscoverOnUpdate"`
+	TemplateID         string        `json:"TemplateID"`
+	DiscoveryInfo      DiscoveryInfo `json:"DiscoveryInfo"`
+}
+
+// RedfishEndpointList is the body of GET /Inventory/RedfishEndpoints.
+type RedfishEndpointList struct {
+	RedfishEndpoints []RedfishEndpoint `json:"RedfishEndpoints"`
+}
+
+// RedfishEndpointPatch is the body of PATCH /Inventory/RedfishEndpoints/{xname};
+// nil fields are left alone.
+type RedfishEndpointPatch struct {
+	Name               *string `json:"Name"`
+	Hostname           *string `json:"Hostname"`
+	Domain             *string `json:"Domain"`
+	FQDN               *string `json:"FQDN"`
+	Enabled            *bool   `json:"Enabled"`
+	User               *string `json:"User"`
+	Password           *string `json:"Password"`
+	UseSSDP            *bool   `json:"UseSSDP"`
+	MacRequired        *bool   `json:"MacRequired"`
+	MACAddr            *string `json:"MACAddr"`
+	IPAddress          *string `json:"IPAddress"`
+	RediscoverOnUpdate *bool   `json:"RediscoverOnUpdate"`
+	TemplateID         *string `json:"TemplateID"`
+}
+
+// apply copies the set fields of p onto ep.
+func (p *RedfishEndpointPatch) apply(ep *RedfishEndpoint) {
+	for _, f := range []struct{ in, out *string }{
+		{p.Name, &ep.Name}, {p.Hostname, &ep.Hostname}, {p.Domain, &ep.Domain}, {p.FQDN, &ep.FQDN},
+		{p.User, &ep.User}, {p.Password, &ep.Password}, {p.MACAddr, &ep.MACAddr},
+		{p.IPAddress, &ep.IPAddress}, {p.TemplateID, &ep.TemplateID},
+	} {
+		if f.in != nil {
+			*f.out = *f.in
+		}
+	}
+	for _, f := range []struct{ in, out *bool }{
+		{p.UseSSDP, &ep.UseSSDP}, {p.MacRequired, &ep.MacRequired}, {p.RediscoverOnUpdate, &ep.RediscoverOnUpdate},
+	} {
+		if f.in != nil {
+			*f.out = *f.in
+		}
+	}
+	if p.Enabled != nil {
+		ep.Enabled = p.Enabled
+	}
+}
+
+// normEndpoint validates ep (field is the name used in errors) and fills the
+// defaults: Type from the xname, Enabled true, FQDN from Hostname and Domain
+// (or the xname when no address at all is given).
+func normEndpoint(field string, ep *RedfishEndpoint) error {
+	t := xname.TypeOf(ep.ID)
+	if t == xname.TypeInvalid || !xname.IsController(t) {
+		return problem.Invalidf("%sID: %q is not the xname of a Redfish controller", field, ep.ID)
+	}
+	ep.ID = xname.Normalize(ep.ID)
+	if ep.Type != "" {
+		if pt, ok := xname.ParseType(ep.Type); !ok || pt != t {
+			return problem.Invalidf("%sType: %q does not match the type of %s (%s)", field, ep.Type, ep.ID, t)
+		}
+	}
+	ep.Type = string(t)
+	if ep.Enabled == nil {
+		on := true
+		ep.Enabled = &on
+	}
+	if ep.MACAddr != "" {
+		hw, err := net.ParseMAC(strings.TrimSpace(ep.MACAddr))
+		if err != nil {
+			return problem.Invalidf("%sMACAddr: %q is not a MAC address", field, ep.MACAddr)
+		}
+		ep.MACAddr = hw.String()
+	}
+	if ep.IPAddress != "" && !validHostPort(ep.IPAddress, true) {
+		return problem.Invalidf("%sIPAddress: %q is not an IP address (optionally with :port)", field, ep.IPAddress)
+	}
+	if ep.FQDN == "" && ep.Hostname != "" {
+		ep.FQDN = ep.Hostname
+		if ep.Domain != "" {
+			ep.FQDN += "." + ep.Domain
+		}
+	}
+	if ep.FQDN == "" && ep.IPAddress == "" {
+		ep.FQDN = ep.ID
+	}
+	if ep.FQDN != "" && !validHostPort(ep.FQDN, false) {
+		return problem.Invalidf("%sFQDN: %q is not a host name (optionally with :port)", field, ep.FQDN)
+	}
+	if ep.Hostname == "" {
+		ep.Hostname, _, _ = strings.Cut(hostOnly(ep.FQDN), ".")
+	}
+	if ep.DiscoveryInfo.LastDiscoveryStatus == "" {
+		ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusNotYetQueried)
+	}
+	return nil
+}
+
+// hostOnly strips a :port from h.
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
+}
+
+// validHostPort accepts a host name or IP address with an optional :port
+// (an IPv6 literal with a port goes in brackets). ipOnly demands an IP.
+func validHostPort(s string, ipOnly bool) bool {
+	host := s
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+		host = h
+	}
+	if net.ParseIP(host) != nil {
+		return true
+	}
+	if ipOnly || host == "" || len(host) > 253 {
+		return false
+	}
+	u, err := url.Parse("https://" + host + "/")
+	return err == nil && u.Hostname() == host && !strings.ContainsAny(host, " /?#@")
+}
+
+// RedfishEndpointFilter selects endpoints; each list is OR'd, lists are AND'd.
+type RedfishEndpointFilter struct {
+	ID, FQDN, Type, UUID, MACAddr, IPAddress, LastStatus []string
+}
+
+// ParseRedfishEndpointFilter parses the GET /Inventory/RedfishEndpoints query.
+func ParseRedfishEndpointFilter(q url.Values) (RedfishEndpointFilter, error) {
+	var f RedfishEndpointFilter
+	for k, vs := range q {
+		switch strings.ToLower(k) {
+		case "id":
+			for _, v := range vs {
+				f.ID = append(f.ID, xname.Normalize(v))
+			}
+		case "fqdn":
+			f.FQDN = append(f.FQDN, vs...)
+		case "type":
+			for _, v := range vs {
+				t, ok := xname.ParseType(v)
+				if !ok {
+					return f, problem.Invalidf("query parameter type: invalid value %q", v)
+				}
+				f.Type = append(f.Type, string(t))
+			}
+		case "uuid":
+			f.UUID = append(f.UUID, vs...)
+		case "macaddr":
+			for _, v := range vs {
+				f.MACAddr = append(f.MACAddr, strings.ToLower(v))
+			}
+		case "ipaddress":
+			f.IPAddress = append(f.IPAddress, vs...)
+		case "laststatus":
+			f.LastStatus = append(f.LastStatus, vs...)
+		default:
+			return f, problem.Invalidf("query parameter %q: unknown filter", k)
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,340 @@
+package statemgr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
+)
+
+// SetDiscovery makes the API serve RedfishEndpoints, discovery and the
+// Redfish inventory through d. Call it before Handler.
+func (a *API) SetDiscovery(d *Discovery) { a.rf = d }
+
+// redfishRoutes registers the RedfishEndpoint, discovery and Redfish
+// inventory routes, when a Discovery is set.
+func (a *API) redfishRoutes(mux *http.ServeMux) {
+	if a.rf == nil {
+		return
+	}
+	e := Base + "/Inventory/RedfishEndpoints"
+	mux.HandleFunc("GET "+e, a.listRFEndpoints)
+	mux.HandleFunc("POST "+e, a.postRFEndpoints)
+	mux.HandleFunc("DELETE "+e, a.deleteRFEndpoints)
+	mux.HandleFunc("GET "+e+"/{xname}", a.getRFEndpoint)
+	mux.HandleFunc("PUT "+e+"/{xname}", a.putRFEndpoint)
+	mux.HandleFunc("PATCH "+e+"/{xname}", a.patchRFEndpoint)
+	mux.HandleFunc("DELETE "+e+"/{xname}", a.deleteRFEndpoints)
+	mux.HandleFunc("GET "+e+"/Query/{xname}", a.queryRFEndpoints)
+	mux.HandleFunc("POST "+Base+"/Inventory/Discover", a.postDiscover)
+	mux.HandleFunc("GET "+Base+"/Inventory/DiscoveryStatus", a.getDiscoveryStatus)
+	mux.HandleFunc("GET "+Base+"/Inventory/DiscoveryStatus/{id}", a.getDiscoveryStatus)
+	a.inventoryRoutes(mux)
+}
+
+// public returns the endpoint of row as GET shows it: User, never Password.
+func (a *API) public(row rfRow) RedfishEndpoint {
+	ep := row.ep
+	ep.Password = ""
+	if c, err := a.rf.openCred(row); err == nil {
+		ep.User = c.User
+	}
+	return ep
+}
+
+func (a *API) listRFEndpoints(w http.ResponseWriter, r *http.Request) {
+	f, err := ParseRedfishEndpointFilter(r.URL.Query())
+	var rows []rfRow
+	if err == nil {
+		rows, err = a.store.rfEndpointRows(r.Context(), f)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.writeRFList(w, rows)
+}
+
+func (a *API) writeRFList(w http.ResponseWriter, rows []rfRow) {
+	out := RedfishEndpointList{RedfishEndpoints: make([]RedfishEndpoint, 0, len(rows))}
+	for _, row := range rows {
+		out.RedfishEndpoints = append(out.RedfishEndpoints, a.public(row))
+	}
+	httpserver.WriteJSON(w, http.StatusOK, out)
+}
+
+// postRFBody is one endpoint or {"RedfishEndpoints":[...]}.
+type postRFBody struct {
+	RedfishEndpoint
+	RedfishEndpoints []RedfishEndpoint `json:"RedfishEndpoints"`
+}
+
+func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
+	var body postRFBody
+	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	eps, prefix := body.RedfishEndpoints, "RedfishEndpoints[%d]."
+	if len(eps) == 0 {
+		eps, prefix = []RedfishEndpoint{body.RedfishEndpoint}, ""
+	}
+	rows := make([]rfRow, 0, len(eps))
+	seen := map[string]int{}
+	var discover []string
+	out := make([]ResourceURI, 0, len(eps))
+	for i, ep := range eps {
+		field := prefix
+		if prefix != "" {
+			field = fmt.Sprintf(prefix, i)
+		}
+		row, err := a.newRFRow(field, ep)
+		if err == nil {
+			if j, dup := seen[row.ep.ID]; dup {
+				err = problem.Invalidf("%sID: %s is also RedfishEndpoints[%d]", field, row.ep.ID, j)
+			}
+		}
+		if err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
+		seen[row.ep.ID] = i
+		rows = append(rows, row)
+		out = append(out, ResourceURI{URI: Base + "/Inventory/RedfishEndpoints/" + row.ep.ID})
+		if row.ep.RediscoverOnUpdate {
+			discover = append(discover, row.ep.ID)
+		}
+	}
+	if err := a.store.insertRFEndpoints(r.Context(), rows); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.rf.Enqueue(discover, false)
+	httpserver.WriteJSON(w, http.StatusCreated, out)
+}
+
+// newRFRow validates ep and seals its credentials. DiscoveryInfo is not
+// taken from the client.
+func (a *API) newRFRow(field string, ep RedfishEndpoint) (rfRow, error) {
+	ep.DiscoveryInfo = DiscoveryInfo{}
+	if err := normEndpoint(field, &ep); err != nil {
+		return rfRow{}, err
+	}
+	cred, err := a.rf.sealCred(ep.ID, rfCred{User: ep.User, Password: ep.Password})
+	if err != nil {
+		return rfRow{}, err
+	}
+	ep.User, ep.Password = "", ""
+	return rfRow{ep: ep, cred: cred}, nil
+}
+
+func (a *API) getRFEndpoint(w http.ResponseWriter, r *http.Request) {
+	row, err := a.store.rfEndpointRow(r.Context(), xname.Normalize(r.PathValue("xname")))
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, a.public(row))
+}
+
+// queryRFEndpoints serves Query/{xname}: the endpoints at or below xname, or all.
+func (a *API) queryRFEndpoints(w http.ResponseWriter, r *http.Request) {
+	q := r.PathValue("xname")
+	if q != "all" && !xname.Valid(q) {
+		problem.Write(w, r, a.log, problem.Invalidf("xname: %q is not a valid xname", q))
+		return
+	}
+	rows, err := a.store.rfEndpointRows(r.Context(), RedfishEndpointFilter{})
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if q != "all" {
+		q = xname.Normalize(q)
+		kept := rows[:0]
+		for _, row := range rows {
+			if isAtOrBelow(row.ep.ID, q) {
+				kept = append(kept, row)
+			}
+		}
+		rows = kept
+	}
+	a.writeRFList(w, rows)
+}
+
+// isAtOrBelow reports whether id is anc or one of its descendants.
+func isAtOrBelow(id, anc string) bool {
+	for ; id != ""; id = xname.Parent(id) {
+		if id == anc {
+			return true
+		}
+		if p := xname.Parent(id); p == id {
+			return false
+		}
+	}
+	return false
+}
+
+func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
+	var ep RedfishEndpoint
+	if err := httpserver.ReadJSON(w, r, 0, &ep); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	id := xname.Normalize(r.PathValue("xname"))
+	if ep.ID != "" && xname.Normalize(ep.ID) != id {
+		problem.Write(w, r, a.log, problem.Invalidf("ID: %q does not match the path xname %s", ep.ID, id))
+		return
+	}
+	ep.ID = id
+	user, pass := ep.User, ep.Password
+	row, err := a.newRFRow("", ep)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	stored, err := a.store.updateRFEndpoint(r.Context(), id, func(old *rfRow) error {
+		next := row
+		next.ep.DiscoveryInfo = old.ep.DiscoveryInfo
+		if pass == "" {
+			// A GET-modify-PUT round trip carries no Password: keep the stored one.
+			c, err := a.rf.openCred(*old)
+			if err != nil {
+				return err
+			}
+			if user != "" {
+				c.User = user
+			}
+			if next.cred, err = a.rf.sealCred(id, c); err != nil {
+				return err
+			}
+		}
+		*old = next
+		return nil
+	})
+	if errors.Is(err, problem.ErrNotFound) {
+		err = a.store.insertRFEndpoints(r.Context(), []rfRow{row})
+		stored = row
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if stored.ep.RediscoverOnUpdate {
+		a.rf.Enqueue([]string{id}, true)
+	}
+	httpserver.WriteJSON(w, http.StatusOK, a.public(stored))
+}
+
+func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
+	var p RedfishEndpointPatch
+	if err := httpserver.ReadJSON(w, r, 0, &p); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	id := xname.Normalize(r.PathValue("xname"))
+	stored, err := a.store.updateRFEndpoint(r.Context(), id, func(row *rfRow) error {
+		c, err := a.rf.openCred(*row)
+		if err != nil {
+			return err
+		}
+		ep := row.ep
+		ep.User, ep.Password = c.User, c.Password
+		p.apply(&ep)
+		if err := normEndpoint("", &ep); err != nil {
+			return err
+		}
+		if row.cred, err = a.rf.sealCred(id, rfCred{User: ep.User, Password: ep.Password}); err != nil {
+			return err
+		}
+		ep.User, ep.Password = "", ""
+		row.ep = ep
+		return nil
+	})
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	if stored.ep.RediscoverOnUpdate {
+		a.rf.Enqueue([]string{id}, true)
+	}
+	httpserver.WriteJSON(w, http.StatusOK, a.public(stored))
+}
+
+func (a *API) deleteRFEndpoints(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("xname")
+	if id != "" {
+		id = xname.Normalize(id)
+	}
+	n, err := a.store.deleteRFEndpoints(r.Context(), id)
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted " + strconv.FormatInt(n, 10) + " entries"})
+}
+
+// discoverBody is the body of POST /Inventory/Discover.
+type discoverBody struct {
+	XNames []string `json:"xnames"`
+	Force  bool     `json:"force"`
+}
+
+func (a *API) postDiscover(w http.ResponseWriter, r *http.Request) {
+	var body discoverBody
+	if r.ContentLength != 0 {
+		if err := httpserver.ReadJSON(w, r, 0, &body); err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
+	}
+	f := RedfishEndpointFilter{}
+	for _, x := range body.XNames {
+		f.ID = append(f.ID, xname.Normalize(x))
+	}
+	rows, err := a.store.rfEndpointRows(r.Context(), f)
+	if err == nil && len(rows) < len(f.ID) {
+		err = missingEndpoint(f.ID, rows)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	ids := make([]string, 0, len(rows))
+	for _, row := range rows {
+		ids = append(ids, row.ep.ID)
+	}
+	a.rf.Enqueue(ids, body.Force)
+	httpserver.WriteJSON(w, http.StatusOK, []ResourceURI{{URI: Base + "/Inventory/DiscoveryStatus/0"}})
+}
+
+func missingEndpoint(want []string, rows []rfRow) error {
+	have := map[string]bool{}
+	for _, row := range rows {
+		have[row.ep.ID] = true
+	}
+	for i, id := range want {
+		if !have[id] {
+			return problem.NotFoundf("xnames[%d]: redfish endpoint %s: none", i, id)
+		}
+	}
+	return nil
+}
+
+func (a *API) getDiscoveryStatus(w http.ResponseWriter, r *http.Request) {
+	st := a.rf.Status()
+	id := r.PathValue("id")
+	if id == "" {
+		httpserver.WriteJSON(w, http.StatusOK, []DiscoveryStatus{st})
+		return
+	}
+	if id != "0" {
+		problem.Write(w, r, a.log, problem.NotFoundf("discovery status %q: none", id))
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, st)
+}

@@ -1,0 +1,179 @@
+package statemgr
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+// rfRow is a stored RedfishEndpoint: the public fields (User and Password
+// always empty) and the sealed credentials.
+type rfRow struct {
+	ep   RedfishEndpoint
+	cred []byte
+}
+
+// rfCred is what is sealed in rf_endpoints.cred.
+type rfCred struct {
+	User     string `json:"User"`
+	Password string `json:"Password"`
+}
+
+const rfEndpointCols = `id, body, cred`
+
+func rfArgs(row rfRow) ([]any, error) {
+	ep := row.ep
+	ep.User, ep.Password = "", ""
+	body, err := json.Marshal(ep)
+	if err != nil {
+		return nil, fmt.Errorf("encode redfish endpoint %s: %w", ep.ID, err)
+	}
+	return []any{ep.Type, ep.FQDN, ep.UUID, strings.ToLower(ep.MACAddr), ep.IPAddress,
+		ep.DiscoveryInfo.LastDiscoveryStatus, string(body), row.cred, ep.ID}, nil
+}
+
+// insertRFEndpoints stores new endpoints, all or none; an existing ID is ErrConflict.
+func (s *Store) insertRFEndpoints(ctx context.Context, rows []rfRow) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		for _, row := range rows {
+			args, err := rfArgs(row)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO rf_endpoints (type, fqdn, uuid, mac_addr, ip_address, last_status, body, cred, id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+			if sqldb.IsUniqueViolation(err) {
+				return problem.Conflictf("ID: redfish endpoint %s already exists", row.ep.ID)
+			}
+			if err != nil {
+				return fmt.Errorf("store redfish endpoint %s: %w", row.ep.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// updateRFEndpoint applies edit to endpoint id inside one transaction and
+// returns the stored result.
+func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRow) error) (rfRow, error) {
+	var out rfRow
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		rows, err := scanRFRows(tx.QueryContext(ctx, `SELECT `+rfEndpointCols+` FROM rf_endpoints WHERE id = ?`, id))
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return problem.NotFoundf("redfish endpoint %s: none", id)
+		}
+		out = rows[0]
+		if err := edit(&out); err != nil {
+			return err
+		}
+		args, err := rfArgs(out)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE rf_endpoints SET type = ?, fqdn = ?, uuid = ?, mac_addr = ?, ip_address = ?,
+			last_status = ?, body = ?, cred = ? WHERE id = ?`, args...); err != nil {
+			return fmt.Errorf("update redfish endpoint %s: %w", id, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// rfEndpointRows returns the endpoints f selects, by ID.
+func (s *Store) rfEndpointRows(ctx context.Context, f RedfishEndpointFilter) ([]rfRow, error) {
+	var where []string
+	var args []any
+	for _, c := range []struct {
+		col  string
+		vals []string
+	}{
+		{"id", f.ID}, {"fqdn", f.FQDN}, {"type", f.Type}, {"uuid", f.UUID}, {"mac_addr", f.MACAddr},
+		{"ip_address", f.IPAddress}, {"last_status", f.LastStatus},
+	} {
+		if len(c.vals) == 0 {
+			continue
+		}
+		where = append(where, c.col+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(c.vals)), ", ")+")")
+		for _, v := range c.vals {
+			args = append(args, v)
+		}
+	}
+	q := `SELECT ` + rfEndpointCols + ` FROM rf_endpoints`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return scanRFRows(s.db.R.QueryContext(ctx, q+" ORDER BY id", args...))
+}
+
+// rfEndpointRow returns endpoint id.
+func (s *Store) rfEndpointRow(ctx context.Context, id string) (rfRow, error) {
+	rows, err := s.rfEndpointRows(ctx, RedfishEndpointFilter{ID: []string{id}})
+	if err != nil {
+		return rfRow{}, err
+	}
+	if len(rows) == 0 {
+		return rfRow{}, problem.NotFoundf("redfish endpoint %s: none", id)
+	}
+	return rows[0], nil
+}
+
+func scanRFRows(rows *sql.Rows, err error) ([]rfRow, error) {
+	if err != nil {
+		return nil, fmt.Errorf("read redfish endpoints: %w", err)
+	}
+	defer rows.Close()
+	out := []rfRow{}
+	for rows.Next() {
+		var id, body string
+		var row rfRow
+		if err := rows.Scan(&id, &body, &row.cred); err != nil {
+			return nil, fmt.Errorf("read redfish endpoints: %w", err)
+		}
+		if err := json.Unmarshal([]byte(body), &row.ep); err != nil {
+			return nil, fmt.Errorf("decode redfish endpoint %s: %w", id, err)
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// deleteRFEndpoints deletes endpoint id (all when id is ""), with the
+// component and service endpoints discovered through it. None is ErrNotFound.
+func (s *Store) deleteRFEndpoints(ctx context.Context, id string) (int64, error) {
+	var n int64
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		where, args := "", []any{}
+		if id != "" {
+			where, args = " WHERE id = ?", []any{id}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM rf_endpoints`+where, args...)
+		if err != nil {
+			return fmt.Errorf("delete redfish endpoints: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		if id != "" {
+			where = " WHERE redfish_ep = ?"
+		}
+		for _, t := range []string{"rf_component_endpoints", "rf_service_endpoints"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+where, args...); err != nil {
+				return fmt.Errorf("delete redfish endpoints: %w", err)
+			}
+		}
+		return nil
+	})
+	if err == nil && n == 0 {
+		if id == "" {
+			return 0, problem.NotFoundf("redfish endpoints: none")
+		}
+		return 0, problem.NotFoundf("redfish endpoint %s: none", id)
+	}
+	return n, err
+}
