@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -14,11 +15,16 @@ const DefaultMemoryRetention = 1 << 20
 // committed offset per consumer group. Messages every group has committed are
 // trimmed, and at most Retention unconsumed messages are kept (the oldest are
 // dropped first and counted in Dropped). It is safe for concurrent use.
+//
+// Members of one group take successive batches, so order per key holds only
+// with one member per group (as inside hms up); Kafka keeps it across members
+// through partition ownership.
 type Memory struct {
 	mu        sync.Mutex
 	topics    map[string]*memTopic
 	Retention int
 	closed    bool
+	done      chan struct{} // closed by Close
 }
 
 type memTopic struct {
@@ -31,7 +37,7 @@ type memTopic struct {
 
 // NewMemory returns an empty in-process bus.
 func NewMemory() *Memory {
-	return &Memory{topics: map[string]*memTopic{}, Retention: DefaultMemoryRetention}
+	return &Memory{topics: map[string]*memTopic{}, Retention: DefaultMemoryRetention, done: make(chan struct{})}
 }
 
 func (m *Memory) topic(name string) *memTopic {
@@ -50,6 +56,9 @@ func (m *Memory) Publish(ctx context.Context, topic string, msgs ...Message) err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("publish %s: %w", topic, ErrClosed)
+	}
 	t := m.topic(topic)
 	now := time.Now()
 	for _, msg := range msgs {
@@ -97,11 +106,19 @@ const memBatch = 1000
 
 // Consume delivers batches of topic to h as member of group. Members of one
 // group share the log: each batch goes to one member. A new group starts at the
-// oldest retained message.
+// oldest retained message. It returns nil when ctx is cancelled and ErrClosed
+// once the bus is closed; no batch is handed out after either.
 func (m *Memory) Consume(ctx context.Context, topic, group string, h Handler) error {
 	backoff := 10 * time.Millisecond
 	for {
+		if ctx.Err() != nil {
+			return nil
+		}
 		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return fmt.Errorf("consume %s: %w", topic, ErrClosed)
+		}
 		t := m.topic(topic)
 		off, ok := t.groups[group]
 		if !ok || off < t.base {
@@ -123,6 +140,8 @@ func (m *Memory) Consume(ctx context.Context, topic, group string, h Handler) er
 			select {
 			case <-ctx.Done():
 				return nil
+			case <-m.done:
+				continue // the loop top reports ErrClosed
 			case <-wake:
 				continue
 			}
@@ -164,5 +183,14 @@ func (m *Memory) compact(topic string) {
 	t.trim(low)
 }
 
-// Close releases nothing; it exists to satisfy Bus.
-func (m *Memory) Close() error { return nil }
+// Close stops every running Consume (they return ErrClosed) and makes later
+// Publish calls fail with ErrClosed. Closing twice is harmless.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		close(m.done)
+	}
+	return nil
+}

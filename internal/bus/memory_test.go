@@ -97,3 +97,37 @@ func TestMemoryRetentionDropsOldest(t *testing.T) {
 		t.Fatalf("first retained = %q, want 2", first)
 	}
 }
+
+func TestMemoryCloseStopsConsumersAndPublishes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := NewMemory()
+		errc := make(chan error, 1)
+		go func() {
+			errc <- m.Consume(t.Context(), "t", "g", func(context.Context, []Message) error { return nil })
+		}()
+		synctest.Wait()
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; !errors.Is(err, ErrClosed) {
+			t.Fatalf("Consume after Close = %v, want ErrClosed", err)
+		}
+		if err := m.Publish(t.Context(), "t", Message{}); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Publish after Close = %v, want ErrClosed", err)
+		}
+	})
+}
+
+func TestMemoryNoBatchAfterCancel(t *testing.T) {
+	m := NewMemory()
+	_ = m.Publish(t.Context(), "t", Message{Value: []byte("x")})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	called := false
+	if err := m.Consume(ctx, "t", "g", func(context.Context, []Message) error { called = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if called {
+		t.Fatal("handler called after the context was cancelled")
+	}
+}
