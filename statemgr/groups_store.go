@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -98,17 +99,20 @@ func insertMembers(ctx context.Context, tx *sql.Tx, g glGroupRow, ids []string, 
 			return err
 		}
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO component_group_members (group_name, component_id, exclusive_key) VALUES (?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("add members: %w", err)
-	}
-	defer stmt.Close()
-	for _, id := range ids {
-		if _, err := stmt.ExecContext(ctx, g.name, id, key); err != nil {
-			if sqldb.IsUniqueViolation(err) {
-				return problem.Conflictf("%s: %s is already a member of %s %s or of a group exclusive with it", field, id, g.kind, g.name)
-			}
-			return fmt.Errorf("add member %s: %w", id, err)
+	// Multi-row INSERTs: per-statement overhead dominates single-row inserts.
+	for _, c := range glChunks(ids) {
+		args := make([]any, 0, 3*len(c))
+		for _, id := range c {
+			args = append(args, g.name, id, key)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO component_group_members (group_name, component_id, exclusive_key) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(c)), ", "), args...)
+		if sqldb.IsUniqueViolation(err) {
+			// Only a concurrent writer can get here: the checks above passed.
+			return problem.Conflictf("%s: a component is already a member of %s %s or of a group exclusive with it", field, g.kind, g.name)
+		}
+		if err != nil {
+			return fmt.Errorf("add members to %s %s: %w", g.kind, g.name, err)
 		}
 	}
 	return nil

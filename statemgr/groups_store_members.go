@@ -148,13 +148,15 @@ func (s *Store) listMemberships(ctx context.Context, sel glSelection) ([]Members
 	}
 	// component_group_members_component covers this query, and exclusive_key tells
 	// partitions from groups, so no join with component_groups is needed.
-	q := `SELECT m.component_id, m.group_name, m.exclusive_key FROM component_group_members m`
+	q := `SELECT component_id, group_name, exclusive_key FROM component_group_members ORDER BY component_id`
 	if !sel.empty() {
-		q += ` WHERE m.component_id IN (SELECT c.id FROM components c WHERE ` + where + `)`
+		// Driven by the filtered components, in their primary-key order.
+		q = `SELECT m.component_id, m.group_name, m.exclusive_key FROM components c
+			JOIN component_group_members m ON m.component_id = c.id WHERE ` + where + ` ORDER BY c.id`
 	} else {
 		args = nil
 	}
-	rows, err := tx.QueryContext(ctx, q+` ORDER BY m.component_id`, args...)
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list memberships: %w", err)
 	}
