@@ -1,0 +1,130 @@
+package statemgr
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/redfish"
+)
+
+var rfUpdate = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// rfPassword is the password of every simulated BMC in these tests.
+const rfPassword = "sim-Secret-8Qz"
+
+// rfEnv is an API with discovery running over a fresh store. BMCs added
+// with rfEnv.bmc are reached in process through rfRouter, by host name.
+type rfEnv struct {
+	*apiServer
+	disc   *Discovery
+	router *rfRouter
+	dbPath string
+}
+
+func newRFEnv(t *testing.T, cfg DiscoveryConfig) *rfEnv {
+	t.Helper()
+	s, path := newTestStore(t)
+	creds, err := LoadCredKey(filepath.Join(t.TempDir(), "cred.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := &rfRouter{hosts: map[string]http.Handler{}}
+	if cfg.HTTPClient == nil && !cfg.PlainHTTP {
+		cfg.PlainHTTP = true
+		cfg.HTTPClient = &http.Client{Transport: router}
+	}
+	d := NewDiscovery(s, creds, cfg)
+	api := NewAPI(s, slog.New(slog.DiscardHandler))
+	api.SetDiscovery(d)
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &rfEnv{apiServer: &apiServer{t: t, store: s, srv: srv}, disc: d, router: router, dbPath: path}
+}
+
+// bmc adds an in-process simulated BMC with n systems, reachable as host xname.
+func (e *rfEnv) bmc(xname string, n int, f redfishsim.Faults) *redfishsim.BMC {
+	e.t.Helper()
+	b, err := redfishsim.New(redfishsim.Config{Xname: xname, Tree: redfishsim.Generate(xname, n),
+		User: "root", Password: rfPassword, Faults: f})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.router.add(xname, b.Handler())
+	return b
+}
+
+// endpoint GETs one RedfishEndpoint.
+func (e *rfEnv) endpoint(id string) RedfishEndpoint {
+	e.t.Helper()
+	var ep RedfishEndpoint
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints/"+id, nil), &ep); err != nil {
+		e.t.Fatal(err)
+	}
+	return ep
+}
+
+// waitDiscovered polls endpoint id until its walk has an outcome, for at most
+// a generous bound (the machine is shared and slow), and returns it.
+func (e *rfEnv) waitDiscovered(id string) RedfishEndpoint {
+	e.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ep := e.endpoint(id)
+		switch ep.DiscoveryInfo.LastDiscoveryStatus {
+		case string(redfish.StatusNotYetQueried), string(redfish.StatusDiscoveryStarted):
+		default:
+			return ep
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("endpoint %s: still %s after 60 s", id, ep.DiscoveryInfo.LastDiscoveryStatus)
+		}
+		<-time.After(5 * time.Millisecond)
+	}
+}
+
+// rfRouter is an http.RoundTripper serving each host from its own handler,
+// in process: no sockets, and a hanging handler only holds its own request.
+type rfRouter struct {
+	mu    sync.Mutex
+	hosts map[string]http.Handler
+}
+
+func (r *rfRouter) add(host string, h http.Handler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hosts[host] = h
+}
+
+func (r *rfRouter) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	h := r.hosts[req.URL.Hostname()]
+	r.mu.Unlock()
+	if h == nil {
+		return nil, &net404{host: req.URL.Hostname()}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
+}
+
+type net404 struct{ host string }
+
+func (e *net404) Error() string { return "dial " + e.host + ": no such host" }

@@ -1,0 +1,215 @@
+package statemgr
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/redfish"
+)
+
+// TestDiscoveryHTTPS registers a simulated BMC served over HTTPS (self-signed,
+// certificate checks off as HSM's default) and checks everything the walk stores.
+func TestDiscoveryHTTPS(t *testing.T) {
+	const bmcX = "x3000c0s1b0"
+	bmc, err := redfishsim.New(redfishsim.Config{Xname: bmcX, Tree: redfishsim.Template(1), User: "root", Password: rfPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(bmc.Handler())
+	t.Cleanup(ts.Close)
+	u, _ := url.Parse(ts.URL)
+	e := newRFEnv(t, DiscoveryConfig{HTTPClient: nil, PlainHTTP: false, Workers: 2})
+	e.disc.cfg.HTTPClient = nil
+	e.disc.cfg.PlainHTTP = false
+
+	// A MAC DHCP saw before discovery: discovery must place it.
+	nodeMAC := redfishsim.MAC(bmcX, "s0:eth1")
+	e.must(201, "POST", "/Inventory/EthernetInterfaces", EthernetInterface{MACAddress: nodeMAC})
+	e.must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []NodeMap{{ID: bmcX + "n0", NID: 17, Role: "Compute"}}})
+
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
+		Password: rfPassword, RediscoverOnUpdate: true})
+	ep := e.waitDiscovered(bmcX)
+	if ep.DiscoveryInfo.LastDiscoveryStatus != string(redfish.StatusOK) || ep.DiscoveryInfo.RedfishVersion == "" ||
+		ep.DiscoveryInfo.LastDiscoveryAttempt == nil || ep.UUID == "" {
+		t.Fatalf("DiscoveryInfo = %+v, UUID %q; want DiscoverOK with version, attempt time and UUID", ep.DiscoveryInfo, ep.UUID)
+	}
+	if want := redfishsim.MAC(bmcX, "bmc:eth0"); ep.MACAddr != want {
+		t.Errorf("MACAddr = %q, want the BMC's %q", ep.MACAddr, want)
+	}
+
+	node, err := e.store.Component(bmcX + "n0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.State != StateOn || node.NID == nil || *node.NID != 17 || node.Role != "Compute" {
+		t.Errorf("node = %+v; want On with NID 17 and Role Compute from the NodeMaps", node)
+	}
+
+	var ce redfish.ComponentEndpoint
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints/"+bmcX+"n0", nil), &ce); err != nil {
+		t.Fatal(err)
+	}
+	if ce.RedfishSystemInfo == nil || ce.RedfishSystemInfo.Actions == nil || ce.RedfishSystemInfo.Actions.Reset == nil ||
+		!strings.HasSuffix(ce.RedfishSystemInfo.Actions.Reset.Target, "/Actions/ComputerSystem.Reset") ||
+		!slices.Contains(ce.RedfishSystemInfo.Actions.Reset.AllowableValues, "ForceOff") {
+		t.Errorf("ComponentEndpoint %s: RedfishSystemInfo = %+v; want the Reset target and its allowable values", ce.ID, ce.RedfishSystemInfo)
+	}
+
+	var eths []EthernetInterface
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths); err != nil {
+		t.Fatal(err)
+	}
+	var macs []string
+	for _, ei := range eths {
+		macs = append(macs, ei.MACAddress)
+	}
+	want := []string{redfishsim.MAC(bmcX, "s0:eth0"), nodeMAC}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, macs); diff != "" {
+		t.Errorf("node MACs (-want +got):\n%s", diff)
+	}
+
+	var ses struct{ ServiceEndpoints []redfish.ServiceEndpoint }
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ServiceEndpoints", nil), &ses); err != nil {
+		t.Fatal(err)
+	}
+	if len(ses.ServiceEndpoints) == 0 {
+		t.Fatal("no ServiceEndpoints stored")
+	}
+	e.must(200, "GET", "/Inventory/ServiceEndpoints/"+ses.ServiceEndpoints[0].RedfishType+"/RedfishEndpoints/"+bmcX, nil)
+}
+
+// TestDiscoveryFailures: a failed walk records why in DiscoveryInfo and
+// stores nothing else; a BMC without EthernetInterfaces is fine.
+func TestDiscoveryFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		password string
+		faults   redfishsim.Faults
+		want     redfish.Status
+		comps    int // components stored
+	}{
+		{name: "wrong password", password: "wrong", want: redfish.StatusVerificationFailed},
+		{name: "garbage JSON", faults: redfishsim.Faults{GarbagePaths: []string{"/redfish/v1/Systems/*"}}, want: redfish.StatusDecodeFailed},
+		{name: "server errors", faults: redfishsim.Faults{ErrorPaths: []string{"/redfish/v1"}}, want: redfish.StatusHTTPsGetFailed},
+		{name: "no EthernetInterfaces", want: redfish.StatusOK, comps: 1,
+			faults: redfishsim.Faults{MissingPaths: []string{"/redfish/v1/Systems/*/EthernetInterfaces"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const bmcX = "x3000c0s3b0"
+			e := newRFEnv(t, DiscoveryConfig{})
+			e.bmc(bmcX, 1, tc.faults)
+			pw := rfPassword
+			if tc.password != "" {
+				pw = tc.password
+			}
+			e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: pw, RediscoverOnUpdate: true})
+			ep := e.waitDiscovered(bmcX)
+			if ep.DiscoveryInfo.LastDiscoveryStatus != string(tc.want) {
+				t.Fatalf("LastDiscoveryStatus = %s, want %s", ep.DiscoveryInfo.LastDiscoveryStatus, tc.want)
+			}
+			nodes := e.list("?type=Node")
+			if len(nodes) != tc.comps {
+				t.Errorf("nodes = %v, want %d", ids(nodes), tc.comps)
+			}
+			var eths []EthernetInterface
+			_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths)
+			if len(eths) != 0 {
+				t.Errorf("node interfaces = %+v, want none", eths)
+			}
+			if tc.want != redfish.StatusOK {
+				var ces struct{ ComponentEndpoints []json.RawMessage }
+				_ = json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints", nil), &ces)
+				if len(ces.ComponentEndpoints) != 0 {
+					t.Errorf("ComponentEndpoints after a failed walk: %d, want 0", len(ces.ComponentEndpoints))
+				}
+			}
+		})
+	}
+}
+
+// TestDiscoveryHangingBMCDoesNotStall: with one BMC hanging forever, another
+// BMC queued after it is still discovered.
+func TestDiscoveryHangingBMCDoesNotStall(t *testing.T) {
+	e := newRFEnv(t, DiscoveryConfig{Workers: 2, Timeout: time.Hour})
+	e.bmc("x3000c0s5b0", 1, redfishsim.Faults{Hang: true})
+	e.bmc("x3000c0s6b0", 1, redfishsim.Faults{})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpointList{RedfishEndpoints: []RedfishEndpoint{
+		{ID: "x3000c0s5b0", User: "root", Password: rfPassword},
+		{ID: "x3000c0s6b0", User: "root", Password: rfPassword},
+	}})
+	e.must(200, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "x3000c0s6b0"}})
+	if got := e.waitDiscovered("x3000c0s6b0").DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+		t.Fatalf("healthy BMC: %s, want DiscoverOK", got)
+	}
+	if got := e.endpoint("x3000c0s5b0").DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusDiscoveryStarted) {
+		t.Errorf("hanging BMC: %s, want DiscoveryStarted (still walking)", got)
+	}
+	var st DiscoveryStatus
+	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/DiscoveryStatus/0", nil), &st)
+	if st.Status != DiscoveryInProgress {
+		t.Errorf("DiscoveryStatus = %+v, want InProgress", st)
+	}
+	e.must(404, "GET", "/Inventory/DiscoveryStatus/7", nil)
+	e.must(404, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s9b0"}})
+}
+
+// TestDiscoveryGolden compares the components and inventory of a generated
+// 2-node BMC with testdata/golden/discovery_2node.json (-update rewrites it).
+func TestDiscoveryGolden(t *testing.T) {
+	const bmcX = "x3000c0s7b0"
+	e := newRFEnv(t, DiscoveryConfig{})
+	e.bmc(bmcX, 2, redfishsim.Faults{})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+	if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
+		t.Fatalf("status %s", st)
+	}
+	got := map[string]json.RawMessage{}
+	for name, path := range map[string]string{
+		"Components":         "/State/Components",
+		"ComponentEndpoints": "/Inventory/ComponentEndpoints",
+		"ServiceEndpoints":   "/Inventory/ServiceEndpoints",
+		"Hardware":           "/Inventory/Hardware",
+		"HardwareByFRU":      "/Inventory/HardwareByFRU",
+	} {
+		got[name] = e.must(200, "GET", path, nil)
+	}
+	var eths []EthernetInterface
+	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces", nil), &eths)
+	for i := range eths {
+		eths[i].LastUpdate = time.Time{} // the clock is not part of the result
+	}
+	got["EthernetInterfaces"], _ = json.Marshal(eths)
+	b, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "golden", "discovery_2node.json")
+	if *rfUpdate {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(bytes.TrimSpace(want)), string(b)); diff != "" {
+		t.Errorf("discovery result differs from %s (-want +got):\n%s", path, diff)
+	}
+}
