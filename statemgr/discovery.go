@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -247,4 +249,28 @@ func (d *Discovery) sealCred(id string, c rfCred) ([]byte, error) {
 		return nil, err
 	}
 	return d.creds.seal(id, plain)
+}
+
+// LoadDiscovery returns a Discovery whose credential key is read from (or
+// created at) credKeyFile and, when caBundle names a PEM file, whose BMC
+// certificates are checked against it.
+func LoadDiscovery(store *Store, credKeyFile, caBundle string, cfg DiscoveryConfig) (*Discovery, error) {
+	if cfg.Workers < 0 {
+		return nil, fmt.Errorf("discovery workers: %d is negative", cfg.Workers)
+	}
+	creds, err := LoadCredKey(credKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if caBundle != "" {
+		pem, err := os.ReadFile(caBundle)
+		if err != nil {
+			return nil, fmt.Errorf("bmc ca bundle: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("bmc ca bundle %s: no PEM certificate found", caBundle)
+		}
+	}
+	return NewDiscovery(store, creds, cfg), nil
 }

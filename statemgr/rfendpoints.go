@@ -130,8 +130,11 @@ func normEndpoint(field string, ep *RedfishEndpoint) error {
 	if ep.FQDN != "" && !validHostPort(ep.FQDN, false) {
 		return problem.Invalidf("%sFQDN: %q is not a host name (optionally with :port)", field, ep.FQDN)
 	}
+	if h := hostOnly(ep.FQDN); ep.Hostname == "" && h != "" && net.ParseIP(h) == nil {
+		ep.Hostname, _, _ = strings.Cut(h, ".")
+	}
 	if ep.Hostname == "" {
-		ep.Hostname, _, _ = strings.Cut(hostOnly(ep.FQDN), ".")
+		ep.Hostname = ep.ID
 	}
 	if ep.DiscoveryInfo.LastDiscoveryStatus == "" {
 		ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusNotYetQueried)

@@ -27,6 +27,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	topic := f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to")
 	retention := f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`")
 	reap := f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`")
+	credKey := f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)")
+	workers := f.Int("discovery-workers", 32, "how many BMCs are walked at once")
+	walkTimeout := f.Seconds("discovery-timeout", 30*time.Second, "time limit of the walk of one BMC, in `SECONDS`")
+	caBundle := f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)")
+	plainHTTP := f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS")
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
@@ -48,16 +53,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if *slsURL != "" {
 		store.SetLayout(statemgr.NewSLS(*slsURL, nil))
 	}
+	disc, err := statemgr.LoadDiscovery(store, *credKey, *caBundle, statemgr.DiscoveryConfig{Workers: *workers,
+		Timeout: *walkTimeout, PlainHTTP: *plainHTTP, Log: log})
+	if err != nil {
+		return err
+	}
 	reg := httpserver.NewRegistry()
 	relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: pub, Topic: *topic, Retention: *retention,
 		Registerer: reg, Log: log})
-	srv, err := httpserver.Listen(*listen, statemgr.NewAPI(store, log).Handler(), log, reg)
+	api := statemgr.NewAPI(store, log)
+	api.SetDiscovery(disc)
+	srv, err := httpserver.Listen(*listen, api.Handler(), log, reg)
 	if err != nil {
 		return err
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error { return relay.Run(ctx) })
+	g.Go(func() error { return disc.Run(ctx) })
 	g.Go(func() error { return statemgr.RunReservationReaper(ctx, store, *reap, log) })
 	return g.Wait()
 }
