@@ -121,10 +121,7 @@ func (a *API) getHardware(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
-	a.render(w, r, http.StatusOK, func(b []byte) ([]byte, bool) {
-		b, _ = a.store.AppendSearch(b, HardwareQuery{})
-		return b, true
-	}, nil)
+	a.writeResults(w, a.store.allResults())
 }
 
 func (a *API) searchHardware(w http.ResponseWriter, r *http.Request) {
@@ -133,10 +130,34 @@ func (a *API) searchHardware(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	a.render(w, r, http.StatusOK, func(b []byte) ([]byte, bool) {
-		b, n := a.store.AppendSearch(b, q)
-		return b, n > 0
-	}, func() error { return problem.NotFoundf("no hardware matches the search") })
+	res := a.store.searchResults(q)
+	if len(res.entries) == 0 {
+		problem.Write(w, r, a.log, problem.NotFoundf("no hardware matches the search"))
+		return
+	}
+	a.writeResults(w, res)
+}
+
+// writeResults sends res as a JSON array, rendered in chunks so that a
+// 100,000-object answer needs neither a 25 MB buffer nor the read lock.
+func (a *API) writeResults(w http.ResponseWriter, res results) {
+	w.Header().Set("Content-Type", "application/json")
+	bp := a.bufs.Get().(*[]byte)
+	cw := chunkWriter{w: w, b: (*bp)[:0]}
+	cw.b = append(cw.b, '[')
+	for i, e := range res.entries {
+		if i > 0 {
+			cw.b = append(cw.b, ',')
+		}
+		cw.b = appendEntry(cw.b, e, res.kids[i])
+		cw.flushIfFull()
+	}
+	cw.b = append(cw.b, ']')
+	_ = cw.flush()
+	if cap(cw.b) <= 1<<20 {
+		*bp = cw.b
+		a.bufs.Put(bp)
+	}
 }
 
 // renderHardware answers a successful write with the stored object x.

@@ -112,13 +112,12 @@ func (a *API) deleteNetwork(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) dumpState(w http.ResponseWriter, r *http.Request) {
-	b, err := a.store.AppendDump(r.Context(), nil)
-	if err != nil {
-		problem.Write(w, r, a.log, err)
-		return
-	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
+	if err := a.store.WriteDump(r.Context(), w); err != nil {
+		// Nothing may have been sent yet if the networks could not be read.
+		a.log.WarnContext(r.Context(), "dump_failed", "err", err)
+		http.Error(w, "dump failed; see the service log", http.StatusInternalServerError)
+	}
 }
 
 // loadState takes the dump from the multipart field sls_dump, as the cray CLI

@@ -81,7 +81,7 @@ func newIndex(sorted []*entry) *index {
 	ix := &index{
 		byXname:  make(map[string]*entry, len(sorted)),
 		all:      sorted,
-		children: make(map[string][]*entry),
+		children: make(map[string][]*entry, len(sorted)/2),
 		byType:   make(map[string][]*entry),
 		byProp:   make(map[string]map[string][]*entry),
 	}
@@ -112,6 +112,24 @@ func insertSorted(list []*entry, e *entry) []*entry {
 	return slices.Insert(list, i, e)
 }
 
+// cowInsert and cowRemove never modify the array they are given, so a reader
+// that copied a children list under the read lock can render it after
+// releasing the lock.
+func cowInsert(list []*entry, e *entry) []*entry {
+	i, _ := slices.BinarySearchFunc(list, e, cmpEntry)
+	out := make([]*entry, 0, len(list)+1)
+	return append(append(append(out, list[:i]...), e), list[i:]...)
+}
+
+func cowRemove(list []*entry, e *entry) []*entry {
+	i, found := slices.BinarySearchFunc(list, e, cmpEntry)
+	if !found || list[i] != e {
+		return list
+	}
+	out := make([]*entry, 0, len(list)-1)
+	return append(append(out, list[:i]...), list[i+1:]...)
+}
+
 func removeSorted(list []*entry, e *entry) []*entry {
 	i, found := slices.BinarySearchFunc(list, e, cmpEntry)
 	if !found || list[i] != e {
@@ -127,7 +145,7 @@ func (ix *index) put(e *entry) {
 	}
 	ix.byXname[e.xname] = e
 	ix.all = insertSorted(ix.all, e)
-	ix.children[e.parent] = insertSorted(ix.children[e.parent], e)
+	ix.children[e.parent] = cowInsert(ix.children[e.parent], e)
 	ix.byType[e.stype] = insertSorted(ix.byType[e.stype], e)
 	for _, p := range e.props {
 		m := ix.propList(p.field)
@@ -140,7 +158,11 @@ func (ix *index) put(e *entry) {
 func (ix *index) remove(e *entry) {
 	delete(ix.byXname, e.xname)
 	ix.all = removeSorted(ix.all, e)
-	dropFrom(ix.children, e.parent, e)
+	if l := cowRemove(ix.children[e.parent], e); len(l) == 0 {
+		delete(ix.children, e.parent)
+	} else {
+		ix.children[e.parent] = l
+	}
 	dropFrom(ix.byType, e.stype, e)
 	for _, p := range e.props {
 		if m := ix.byProp[p.field]; m != nil {
@@ -275,6 +297,9 @@ func (ix *index) removeAll(doomed []*entry) {
 		}
 		seen[tag+"\x00"+key] = true
 		if l, ok := m[key]; ok {
+			if tag == "parent" {
+				l = slices.Clone(l) // children lists are copy-on-write
+			}
 			if l = slices.DeleteFunc(l, isGone); len(l) == 0 {
 				delete(m, key)
 			} else {

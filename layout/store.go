@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 	"time"
 
@@ -246,20 +247,34 @@ func (s *Store) AppendHardware(b []byte, x string) (_ []byte, ok bool) {
 	return appendEntry(b, e, s.ix.children[e.xname]), true
 }
 
-// AppendSearch appends the JSON array of the objects matching q to b and
-// returns how many there were. The empty query matches everything.
-func (s *Store) AppendSearch(b []byte, q HardwareQuery) ([]byte, int) {
+// results are the entries a read matched, each with its children list, copied
+// under the read lock so they can be rendered after it is released: entries
+// are immutable and children lists are copy-on-write.
+type results struct {
+	entries []*entry
+	kids    [][]*entry
+}
+
+func (s *Store) snapshot(found []*entry) results {
+	r := results{entries: found, kids: make([][]*entry, len(found))}
+	for i, e := range found {
+		r.kids[i] = s.ix.children[e.xname]
+	}
+	return r
+}
+
+// searchResults returns the objects matching q; the empty query matches all.
+func (s *Store) searchResults(q HardwareQuery) results {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	found := s.ix.search(q)
-	b = append(b, '[')
-	for i, e := range found {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendEntry(b, e, s.ix.children[e.xname])
-	}
-	return append(b, ']'), len(found)
+	return s.snapshot(s.ix.search(q))
+}
+
+// allResults returns every object.
+func (s *Store) allResults() results {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.snapshot(slices.Clone(s.ix.all))
 }
 
 // SearchHardware returns the objects matching q, in xname order.

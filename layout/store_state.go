@@ -256,35 +256,61 @@ func insertEntries(ctx context.Context, tx *sql.Tx, entries []*entry) error {
 	return nil
 }
 
-// AppendDump appends the whole state, as /dumpstate returns it, to b.
-func (s *Store) AppendDump(ctx context.Context, b []byte) ([]byte, error) {
+// WriteDump writes the whole state, as /dumpstate returns it, to w. The
+// hardware is copied under the read lock and rendered in chunks after it.
+func (s *Store) WriteDump(ctx context.Context, w io.Writer) error {
 	nets, err := s.ListNetworks(ctx)
 	if err != nil {
-		return b, err
+		return err
 	}
-	b = append(b, `{"Hardware":{`...)
-	s.mu.RLock()
-	for i, e := range s.ix.all {
+	r := s.allResults()
+	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
+	cw.b = append(cw.b, `{"Hardware":{`...)
+	for i, e := range r.entries {
 		if i > 0 {
-			b = append(b, ',')
+			cw.b = append(cw.b, ',')
 		}
-		b = append(b, '"')
-		b = append(b, e.xname...)
-		b = append(b, `":`...)
-		b = appendEntry(b, e, s.ix.children[e.xname])
+		cw.b = append(append(append(cw.b, '"'), e.xname...), `":`...)
+		cw.b = appendEntry(cw.b, e, r.kids[i])
+		cw.flushIfFull()
 	}
-	s.mu.RUnlock()
-	b = append(b, `},"Networks":{`...)
+	cw.b = append(cw.b, `},"Networks":{`...)
 	for i, n := range nets {
 		if i > 0 {
-			b = append(b, ',')
+			cw.b = append(cw.b, ',')
 		}
 		k, _ := json.Marshal(n.Name)
 		v, err := json.Marshal(n)
 		if err != nil {
-			return b, fmt.Errorf("encode network %s: %w", n.Name, err)
+			return fmt.Errorf("encode network %s: %w", n.Name, err)
 		}
-		b = append(append(append(b, k...), ':'), v...)
+		cw.b = append(append(append(cw.b, k...), ':'), v...)
 	}
-	return append(b, "}}"...), nil
+	cw.b = append(cw.b, "}}"...)
+	return cw.flush()
+}
+
+// chunkSize is how much rendered JSON is buffered before it is written out.
+const chunkSize = 64 << 10
+
+// chunkWriter renders into b and writes it out whenever it passes chunkSize,
+// so large answers need neither one huge buffer nor a write per object.
+type chunkWriter struct {
+	w   io.Writer
+	b   []byte
+	err error
+}
+
+func (c *chunkWriter) flushIfFull() {
+	if len(c.b) >= chunkSize {
+		c.flush()
+	}
+}
+
+func (c *chunkWriter) flush() error {
+	if c.err == nil && len(c.b) > 0 {
+		_, c.err = c.w.Write(c.b)
+	}
+	c.b = c.b[:0]
+	return c.err
 }

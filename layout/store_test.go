@@ -38,19 +38,18 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	if _, err := s.PutNetwork(ctx, "CAN", Network{Type: "ethernet", IPRanges: []string{"10.102.0.0/24"}}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := s.AppendDump(ctx, nil)
-	if err != nil {
+	var before, after bytes.Buffer
+	if err := s.WriteDump(ctx, &before); err != nil {
 		t.Fatal(err)
 	}
 	ver := s.Version()
 	s.Close()
 
 	r := openTestStore(t, path, testNow.Add(time.Hour))
-	after, err := r.AppendDump(ctx, nil)
-	if err != nil {
+	if err := r.WriteDump(ctx, &after); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(string(before), string(after)); diff != "" {
+	if diff := cmp.Diff(before.String(), after.String()); diff != "" {
 		t.Errorf("dump differs after reopening (-before +after):\n%s", diff)
 	}
 	if got := r.Version(); got != ver {
