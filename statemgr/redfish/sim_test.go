@@ -136,7 +136,9 @@ func TestWalkSimulatorHang(t *testing.T) {
 
 // BenchmarkWalkFleet walks 1,000 simulated BMCs (one node each, generated
 // model, each on its own loopback port) with 100 walks at a time: the walk
-// part of the 1,000-BMC discovery target.
+// part of the 1,000-BMC discovery target. The per-BMC timeout is
+// raised to 5 minutes so that a loaded machine slows the run down instead of
+// failing it.
 func BenchmarkWalkFleet(b *testing.B) {
 	const bmcs, workers = 1000, 100
 	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: bmcs, Listen: "127.0.0.1:0",
@@ -153,12 +155,12 @@ func BenchmarkWalkFleet(b *testing.B) {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		start := time.Now()
-		failed, requests := walkAll(b, members, workers)
+		failed, requests, why := walkAll(b, members, workers)
 		elapsed := time.Since(start)
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
 		if failed > 0 {
-			b.Fatalf("%d of %d walks failed", failed, bmcs)
+			b.Fatalf("%d of %d walks failed: %v", failed, bmcs, why)
 		}
 		b.ReportMetric(elapsed.Seconds(), "s/1000bmcs")
 		b.ReportMetric(float64(requests)/bmcs, "requests/bmc")
@@ -167,7 +169,8 @@ func BenchmarkWalkFleet(b *testing.B) {
 	}
 }
 
-func walkAll(b *testing.B, members []redfishsim.Member, workers int) (failed, requests int) {
+func walkAll(b *testing.B, members []redfishsim.Member, workers int) (failed, requests int, why map[Status]string) {
+	why = map[Status]string{}
 	jobs := make(chan redfishsim.Member)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -175,11 +178,14 @@ func walkAll(b *testing.B, members []redfishsim.Member, workers int) (failed, re
 		wg.Go(func() {
 			for m := range jobs {
 				res, err := Walk(b.Context(), Endpoint{ID: m.BMC.Xname(), FQDN: m.Addr, User: "root",
-					Password: "sim-pass", Scheme: "http"}, Options{})
+					Password: "sim-pass", Scheme: "http"}, Options{Timeout: 5 * time.Minute})
 				mu.Lock()
 				requests += res.Requests
 				if err != nil {
 					failed++
+					if len(res.Errors) > 0 {
+						why[res.Status] = res.Errors[0]
+					}
 				}
 				mu.Unlock()
 			}
@@ -190,5 +196,5 @@ func walkAll(b *testing.B, members []redfishsim.Member, workers int) (failed, re
 	}
 	close(jobs)
 	wg.Wait()
-	return failed, requests
+	return failed, requests, why
 }
