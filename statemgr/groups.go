@@ -66,7 +66,7 @@ const (
 	kindPartition = "partition"
 )
 
-// glKindNoun is how errors name a kind's key field.
+// glKindField is the JSON name of a kind's key field, for error messages.
 func glKindField(kind string) string {
 	if kind == kindPartition {
 		return "name"

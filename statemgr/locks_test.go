@@ -102,7 +102,7 @@ func glDecode[T any](t *testing.T, body []byte) T {
 }
 
 func TestReservations(t *testing.T) {
-	clock := &glClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	s, srv := glNewTestAPI(t, clock.now)
 	gs := &glServer{srv: srv}
 	glAddComponents(t, s, glN0, glN1, glN2, glN3)
@@ -164,7 +164,7 @@ func TestReservations(t *testing.T) {
 		}
 	})
 	t.Run("renew", func(t *testing.T) {
-		clock.advance(time.Minute)
+		clock.add(time.Minute)
 		glPost(t, gs, "/locks/service/reservations/renew", 400, ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.DeputyKey}}, ReservationDuration: 5})
 		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/renew", 202,
 			ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}}, ReservationDuration: 5}))

@@ -12,7 +12,7 @@ import (
 )
 
 func TestReservationExpiry(t *testing.T) {
-	clock := &glClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	s, srv := glNewTestAPI(t, clock.now)
 	gs := &glServer{srv: srv}
 	glAddComponents(t, s, glN0, glN1)
@@ -30,7 +30,7 @@ func TestReservationExpiry(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			clock.advance(st.advance)
+			clock.add(st.advance)
 			status := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN0}}))
 			if got := status.Components[0].Reserved; got != st.wantReserved {
 				t.Errorf("Reserved = %v, want %v", got, st.wantReserved)
