@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error { return relay.Run(ctx) })
 	g.Go(func() error { return disc.Run(ctx) })
+	g.Go(func() error { return statemgr.NewWatchdog(store, disc, statemgr.WatchdogConfig{Log: log}).Run(ctx) })
 	g.Go(func() error { return statemgr.RunReservationReaper(ctx, store, *reap, log) })
 	return g.Wait()
 }
