@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,4 +321,41 @@ func FuzzSelectionFromQuery(f *testing.F) {
 			t.Fatalf("query %q: parsed but failed to run: %v", raw, err)
 		}
 	})
+}
+
+// TestPartitionRace has many clients claim the same component for different
+// partitions at once: exactly one may win, and the losers create nothing.
+func TestPartitionRace(t *testing.T) {
+	s, srv := glNewTestAPI(t, nil)
+	glAddComponents(t, s, "x0c0s0b0n0")
+	const n = 16
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+Base+"/partitions",
+				strings.NewReader(`{"name":"p`+strconv.Itoa(i)+`","members":{"ids":["x0c0s0b0n0"]}}`))
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for st := range statuses {
+		count[st]++
+	}
+	if d := cmp.Diff(map[int]int{201: 1, 409: n - 1}, count); d != "" {
+		t.Errorf("statuses (-want +got):\n%s", d)
+	}
+	_, body := glDo(t, srv, "GET", "/partitions/names", "")
+	var names []string
+	if err := json.Unmarshal(body, &names); err != nil || len(names) != 1 {
+		t.Errorf("partitions after the race: %s (want exactly one)", body)
+	}
 }
