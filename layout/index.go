@@ -21,6 +21,11 @@ type entry struct {
 	props       []prop
 	updated     int64 // Unix seconds
 	updatedTime string
+
+	// kids mirrors index.children[xname], so rendering needs no map lookup.
+	// Unlike the other fields it changes as children come and go, under the
+	// store's write lock; readers copy it under the read lock.
+	kids []*entry
 }
 
 // storable reports whether SLS keeps objects of type t.
@@ -93,7 +98,26 @@ func newIndex(sorted []*entry) *index {
 			ix.propList(p.field)[p.value] = append(ix.byProp[p.field][p.value], e)
 		}
 	}
+	for parent, kids := range ix.children {
+		if p := ix.byXname[parent]; p != nil {
+			p.kids = kids
+		}
+	}
 	return ix
+}
+
+// setChildren stores the children list of parent in the map and in the
+// parent's entry, if it is stored.
+func (ix *index) setChildren(parent string, kids []*entry) {
+	if len(kids) == 0 {
+		delete(ix.children, parent)
+		kids = nil
+	} else {
+		ix.children[parent] = kids
+	}
+	if p := ix.byXname[parent]; p != nil {
+		p.kids = kids
+	}
 }
 
 func (ix *index) propList(field string) map[string][]*entry {
@@ -144,8 +168,9 @@ func (ix *index) put(e *entry) {
 		ix.remove(old)
 	}
 	ix.byXname[e.xname] = e
+	e.kids = ix.children[e.xname]
 	ix.all = insertSorted(ix.all, e)
-	ix.children[e.parent] = cowInsert(ix.children[e.parent], e)
+	ix.setChildren(e.parent, cowInsert(ix.children[e.parent], e))
 	ix.byType[e.stype] = insertSorted(ix.byType[e.stype], e)
 	for _, p := range e.props {
 		m := ix.propList(p.field)
@@ -158,11 +183,7 @@ func (ix *index) put(e *entry) {
 func (ix *index) remove(e *entry) {
 	delete(ix.byXname, e.xname)
 	ix.all = removeSorted(ix.all, e)
-	if l := cowRemove(ix.children[e.parent], e); len(l) == 0 {
-		delete(ix.children, e.parent)
-	} else {
-		ix.children[e.parent] = l
-	}
+	ix.setChildren(e.parent, cowRemove(ix.children[e.parent], e))
 	dropFrom(ix.byType, e.stype, e)
 	for _, p := range e.props {
 		if m := ix.byProp[p.field]; m != nil {
@@ -227,6 +248,9 @@ func (ix *index) search(q HardwareQuery) []*entry {
 	for _, pm := range q.Props {
 		pick(ix.propCandidates(pm))
 	}
+	if q.criteria() == 1 && ok {
+		return slices.Clone(cand) // the one posting list is the answer
+	}
 	var out []*entry
 	for _, e := range cand {
 		if q.matches(e) {
@@ -234,6 +258,17 @@ func (ix *index) search(q HardwareQuery) []*entry {
 		}
 	}
 	return out
+}
+
+// criteria counts the conditions of q.
+func (q HardwareQuery) criteria() int {
+	n := len(q.Props)
+	for _, s := range []string{q.Xname, q.Parent, q.Type, string(q.Class)} {
+		if s != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // propCandidates is the posting list of pm, merged across its field spellings.
@@ -300,9 +335,13 @@ func (ix *index) removeAll(doomed []*entry) {
 			if tag == "parent" {
 				l = slices.Clone(l) // children lists are copy-on-write
 			}
-			if l = slices.DeleteFunc(l, isGone); len(l) == 0 {
+			l = slices.DeleteFunc(l, isGone)
+			switch {
+			case tag == "parent":
+				ix.setChildren(key, l)
+			case len(l) == 0:
 				delete(m, key)
-			} else {
+			default:
 				m[key] = l
 			}
 		}

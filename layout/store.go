@@ -244,7 +244,7 @@ func (s *Store) AppendHardware(b []byte, x string) (_ []byte, ok bool) {
 	if e == nil {
 		return b, false
 	}
-	return appendEntry(b, e, s.ix.children[e.xname]), true
+	return appendEntry(b, e, e.kids), true
 }
 
 // results are the entries a read matched, each with its children list, copied
@@ -258,7 +258,7 @@ type results struct {
 func (s *Store) snapshot(found []*entry) results {
 	r := results{entries: found, kids: make([][]*entry, len(found))}
 	for i, e := range found {
-		r.kids[i] = s.ix.children[e.xname]
+		r.kids[i] = e.kids
 	}
 	return r
 }
