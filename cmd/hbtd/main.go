@@ -19,6 +19,9 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 )
 
+// memoryRetention bounds the in-process bus: standalone, nobody consumes it.
+const memoryRetention = 10_000
+
 func main() { cli.Main("hbtd", run) }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -38,7 +41,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	lv := new(slog.LevelVar)
 	lv.Set(*level)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
-	var pub bus.Bus = bus.NewMemory()
+	mem := bus.NewMemory()
+	mem.Retention = memoryRetention
+	var pub bus.Bus = mem
 	if len(*brokers) > 0 {
 		k, err := bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hbtd", Log: log})
 		if err != nil {
