@@ -30,7 +30,7 @@ type rfEnv struct {
 	dbPath string
 }
 
-func newRFEnv(t *testing.T, cfg DiscoveryConfig) *rfEnv {
+func newRFEnv(t testing.TB, cfg DiscoveryConfig) *rfEnv {
 	t.Helper()
 	s, path := newTestStore(t)
 	creds, err := LoadCredKey(filepath.Join(t.TempDir(), "cred.key"))
