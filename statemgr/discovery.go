@@ -93,8 +93,21 @@ func NewDiscovery(store *Store, creds *Creds, cfg DiscoveryConfig) *Discovery {
 		wake:   make(chan struct{}, 1)}
 }
 
-// Run walks queued endpoints until ctx is cancelled.
+// Run walks queued endpoints until ctx is cancelled. Endpoints whose walk
+// was interrupted by a shutdown (still DiscoveryStarted) are queued again.
 func (d *Discovery) Run(ctx context.Context) error {
+	// Walks cut short by the last shutdown are still DiscoveryStarted: redo them.
+	rows, err := d.store.rfEndpointRows(ctx, RedfishEndpointFilter{LastStatus: []string{string(redfish.StatusDiscoveryStarted)}})
+	if err != nil {
+		return fmt.Errorf("discovery: %w", err)
+	}
+	ids := make([]string, 0, len(rows))
+	for _, row := range rows {
+		ids = append(ids, row.ep.ID)
+	}
+	if len(ids) > 0 {
+		d.Enqueue(ids, false)
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	for range d.cfg.Workers {
 		g.Go(func() error {

@@ -30,8 +30,7 @@ func BenchmarkDiscoverFleet(b *testing.B) {
 	}
 	for b.Loop() {
 		b.StopTimer()
-		e := newRFEnv(b, DiscoveryConfig{PlainHTTP: true, HTTPClient: nil, Timeout: 5 * time.Minute})
-		e.disc.cfg.HTTPClient = nil
+		e := newRFEnvWith(b, DiscoveryConfig{PlainHTTP: true, Timeout: 5 * time.Minute}, false)
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)

@@ -32,13 +32,20 @@ type rfEnv struct {
 
 func newRFEnv(t testing.TB, cfg DiscoveryConfig) *rfEnv {
 	t.Helper()
+	return newRFEnvWith(t, cfg, true)
+}
+
+// newRFEnvWith is newRFEnv; without viaRouter, BMCs are reached as cfg says
+// (real sockets, HTTPS by default).
+func newRFEnvWith(t testing.TB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
+	t.Helper()
 	s, path := newTestStore(t)
 	creds, err := LoadCredKey(filepath.Join(t.TempDir(), "cred.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	router := &rfRouter{hosts: map[string]http.Handler{}}
-	if cfg.HTTPClient == nil && !cfg.PlainHTTP {
+	if viaRouter {
 		cfg.PlainHTTP = true
 		cfg.HTTPClient = &http.Client{Transport: router}
 	}

@@ -39,6 +39,9 @@ func (d *Discovery) discover(ctx context.Context, id string) {
 	res, err := redfish.Walk(ctx, ep, redfish.Options{Timeout: d.cfg.Timeout,
 		MaxConcurrentRequests: d.cfg.MaxConcurrentRequests, HTTPClient: d.cfg.HTTPClient})
 	info := DiscoveryInfo{LastDiscoveryAttempt: &start, LastDiscoveryStatus: string(res.Status), RedfishVersion: res.RedfishVersion}
+	if ctx.Err() != nil {
+		return // shutting down: left DiscoveryStarted, so the next Run walks it again
+	}
 	if err != nil {
 		d.log.InfoContext(ctx, "discovery_failed", "xname", id, "status", string(res.Status), "err", err)
 		d.setInfo(ctx, id, info, nil)

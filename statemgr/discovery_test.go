@@ -2,6 +2,7 @@ package statemgr
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
@@ -29,9 +30,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 	ts := httptest.NewTLSServer(bmc.Handler())
 	t.Cleanup(ts.Close)
 	u, _ := url.Parse(ts.URL)
-	e := newRFEnv(t, DiscoveryConfig{HTTPClient: nil, PlainHTTP: false, Workers: 2})
-	e.disc.cfg.HTTPClient = nil
-	e.disc.cfg.PlainHTTP = false
+	e := newRFEnvWith(t, DiscoveryConfig{Workers: 2}, false)
 
 	// A MAC DHCP saw before discovery: discovery must place it.
 	nodeMAC := redfishsim.MAC(bmcX, "s0:eth1")
@@ -211,5 +210,28 @@ func TestDiscoveryGolden(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(bytes.TrimSpace(want)), string(b)); diff != "" {
 		t.Errorf("discovery result differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestDiscoveryResumesInterruptedWalks: an endpoint left DiscoveryStarted by
+// a shutdown is walked again when discovery starts.
+func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
+	const bmcX = "x3000c0s8b0"
+	e := newRFEnv(t, DiscoveryConfig{})
+	e.bmc(bmcX, 1, redfishsim.Faults{})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+	if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
+		r.ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusDiscoveryStarted)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	restarted := NewDiscovery(e.store, e.disc.creds, e.disc.cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = restarted.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+		t.Fatalf("after restart: %s, want DiscoverOK", got)
 	}
 }
