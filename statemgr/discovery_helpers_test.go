@@ -49,7 +49,14 @@ func newRFEnvWith(t testing.TB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
 		cfg.PlainHTTP = true
 		cfg.HTTPClient = &http.Client{Transport: router}
 	}
-	d := NewDiscovery(s, creds, cfg)
+	e := newRFEnvOver(t, s, NewDiscovery(s, creds, cfg))
+	e.router, e.dbPath = router, path
+	return e
+}
+
+// newRFEnvOver serves and runs the Discovery d over store s.
+func newRFEnvOver(t testing.TB, s *Store, d *Discovery) *rfEnv {
+	t.Helper()
 	api := NewAPI(s, slog.New(slog.DiscardHandler))
 	api.SetDiscovery(d)
 	srv := httptest.NewServer(api.Handler())
@@ -58,7 +65,7 @@ func newRFEnvWith(t testing.TB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &rfEnv{apiServer: &apiServer{t: t, store: s, srv: srv}, disc: d, router: router, dbPath: path}
+	return &rfEnv{apiServer: &apiServer{t: t, store: s, srv: srv}, disc: d}
 }
 
 // bmc adds an in-process simulated BMC with n systems, reachable as host xname.

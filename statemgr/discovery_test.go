@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -233,5 +237,54 @@ func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
 		t.Fatalf("after restart: %s, want DiscoverOK", got)
+	}
+}
+
+// TestDiscoveryCABundle: with -bmc-ca-bundle, BMC certificates are checked:
+// the BMC's own CA passes, another CA fails the walk with HTTPsGetFailed.
+func TestDiscoveryCABundle(t *testing.T) {
+	bmcTLS, err := redfishsim.NewTLSConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := httptest.NewTLSServer(http.NotFoundHandler())
+	other.Close()
+	for _, tc := range []struct {
+		name string
+		ca   []byte // DER
+		want redfish.Status
+	}{
+		{"BMC's CA", bmcTLS.Certificates[0].Certificate[0], redfish.StatusOK},
+		{"another CA", other.Certificate().Raw, redfish.StatusHTTPsGetFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const bmcX = "x3000c0s9b0"
+			bmc, err := redfishsim.New(redfishsim.Config{Xname: bmcX, Tree: redfishsim.Template(1), User: "root", Password: rfPassword})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewUnstartedServer(bmc.Handler())
+			ts.TLS = bmcTLS
+			ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+			ts.StartTLS()
+			t.Cleanup(ts.Close)
+			dir := t.TempDir()
+			bundle := filepath.Join(dir, "ca.pem")
+			if err := os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tc.ca}), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := newTestStore(t)
+			d, err := LoadDiscovery(s, filepath.Join(dir, "key"), bundle, DiscoveryConfig{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newRFEnvOver(t, s, d)
+			u, _ := url.Parse(ts.URL)
+			e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
+				Password: rfPassword, RediscoverOnUpdate: true})
+			if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(tc.want) {
+				t.Errorf("LastDiscoveryStatus = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
