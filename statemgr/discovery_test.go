@@ -288,3 +288,31 @@ func TestDiscoveryCABundle(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoveryFailureKeepsEarlierData: after a good walk, a walk refused for
+// a wrong password records VerificationFailed and leaves what the good walk
+// stored in place.
+func TestDiscoveryFailureKeepsEarlierData(t *testing.T) {
+	const bmcX = "x3000c0s10b0"
+	e := newRFEnv(t, DiscoveryConfig{})
+	e.bmc(bmcX, 1, redfishsim.Faults{})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+	if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+		t.Fatalf("first walk: %s", got)
+	}
+	snapshot := func() string {
+		var b strings.Builder
+		for _, p := range []string{"/State/Components", "/Inventory/ComponentEndpoints", "/Inventory/Hardware", "/Inventory/EthernetInterfaces"} {
+			b.Write(e.must(200, "GET", p, nil))
+		}
+		return b.String()
+	}
+	before := snapshot()
+	e.must(200, "PATCH", "/Inventory/RedfishEndpoints/"+bmcX, map[string]string{"Password": "not-" + rfPassword})
+	rfEventually(t, "second walk VerificationFailed", func() {}, func() bool {
+		return e.endpoint(bmcX).DiscoveryInfo.LastDiscoveryStatus == string(redfish.StatusVerificationFailed)
+	})
+	if diff := cmp.Diff(before, snapshot()); diff != "" {
+		t.Errorf("a failed walk changed stored data (-before +after):\n%s", diff)
+	}
+}
