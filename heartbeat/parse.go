@@ -318,16 +318,6 @@ func scanScalar(b []byte, i int) (int, bool) {
 	return j, true
 }
 
-// timeLayouts are the ISO 8601 spellings accepted besides RFC 3339.
-var timeLayouts = [...]string{
-	"2006-01-02T15:04:05.999999999Z0700",
-	"2006-01-02T15:04:05.999999999Z07",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999Z0700",
-	"2006-01-02 15:04:05.999999999",
-}
-
 // parseTimeStamp reads an ISO 8601 time stamp: RFC 3339, a space instead of T,
 // no colon in the offset, an hour-only offset, or no zone (UTC). It also takes
 // the spec's example, an hour offset followed by a stray Z ("-5Z").
@@ -344,7 +334,16 @@ func parseTimeStamp(s string) (time.Time, error) {
 			s = s[:19+k+1] + off
 		}
 	}
-	for _, l := range timeLayouts {
+	// ISO 8601 spellings accepted besides RFC 3339.
+	layouts := [...]string{
+		"2006-01-02T15:04:05.999999999Z0700",
+		"2006-01-02T15:04:05.999999999Z07",
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02 15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05.999999999Z0700",
+		"2006-01-02 15:04:05.999999999",
+	}
+	for _, l := range layouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t, nil
 		}
