@@ -45,6 +45,8 @@ func TestLoadStateAtomic(t *testing.T) {
 			wantDetail: `Hardware["x1000c0s0b0n0"]: ExtraProperties.NID`},
 		{name: "bad network", dump: breakEntry(`"Type": "slingshot11"`, `"Type": "carrier-pigeon"`), wantCode: 400,
 			wantDetail: `Networks["HSN"]: Type "carrier-pigeon"`},
+		{name: "duplicate xname", dump: []byte(`{"Hardware":{"x1":{"Class":"River"},"X01":{"Class":"River"}}}`), wantCode: 400,
+			wantDetail: "xname x1 appears more than once"},
 		{name: "truncated", dump: mountain[:len(mountain)/2], wantCode: 400, wantDetail: "sls_dump: truncated JSON"},
 		{name: "not json", dump: []byte("hello"), wantCode: 400, wantDetail: "malformed JSON"},
 		{name: "trailing data", dump: append(append([]byte{}, mountain...), "{}"...), wantCode: 400, wantDetail: "unexpected data"},

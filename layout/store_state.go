@@ -105,7 +105,6 @@ func dumpEntries(obj []byte, now time.Time) ([]*entry, error) {
 		entries []*entry
 		arena   []byte
 	)
-	seen := make(map[string]string)
 	err := eachMember(obj, func(rk, v []byte) error {
 		k := unquote(rk)
 		h, err := looseHardware(v)
@@ -122,10 +121,6 @@ func dumpEntries(obj []byte, now time.Time) ([]*entry, error) {
 		if err != nil {
 			return fmt.Errorf("Hardware[%q]: %w", k, err)
 		}
-		if other, dup := seen[e.xname]; dup {
-			return problem.Invalidf("Hardware[%q]: same xname as Hardware[%q]", k, other)
-		}
-		seen[e.xname] = k
 		if n := len(e.extra); n > 0 {
 			if cap(arena)-len(arena) < n {
 				arena = make([]byte, 0, max(1<<20, n))
@@ -140,6 +135,11 @@ func dumpEntries(obj []byte, now time.Time) ([]*entry, error) {
 		return nil, err
 	}
 	slices.SortFunc(entries, cmpEntry)
+	for i := 1; i < len(entries); i++ {
+		if entries[i].xname == entries[i-1].xname {
+			return nil, problem.Invalidf("Hardware: xname %s appears more than once (keys that differ only in case or leading zeros)", entries[i].xname)
+		}
+	}
 	return entries, nil
 }
 
