@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/statemgr/redfish"
@@ -30,6 +31,8 @@ type DiscoveryConfig struct {
 	PlainHTTP bool
 	// HTTPClient, when set, supplies the transport (tests serve simulators through it).
 	HTTPClient *http.Client
+	// Registerer receives the discovery metrics; nil registers nothing.
+	Registerer prometheus.Registerer
 	Log        *slog.Logger
 }
 
@@ -74,6 +77,9 @@ type Discovery struct {
 	done    int
 	status  DiscoveryStatus
 	wake    chan struct{}
+
+	walks    *prometheus.CounterVec
+	walkTime prometheus.Histogram
 }
 
 // NewDiscovery returns a Discovery over store, sealing credentials with creds.
@@ -87,10 +93,23 @@ func NewDiscovery(store *Store, creds *Creds, cfg DiscoveryConfig) *Discovery {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Discovery{store: store, creds: creds, cfg: cfg, log: cfg.Log,
+	d := &Discovery{store: store, creds: creds, cfg: cfg, log: cfg.Log,
 		queued: map[string]bool{}, running: map[string]bool{}, again: map[string]bool{},
 		status: DiscoveryStatus{Status: DiscoveryNotStarted, LastUpdateTime: store.now().UTC()},
-		wake:   make(chan struct{}, 1)}
+		wake:   make(chan struct{}, 1),
+		walks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_discovery_walks_total",
+			Help: "Finished BMC walks by LastDiscoveryStatus."}, []string{"status"}),
+		walkTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hsm_discovery_walk_seconds",
+			Help: "Time to walk one BMC and store the result.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}),
+	}
+	if cfg.Registerer != nil {
+		queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hsm_discovery_queued",
+			Help: "BMC walks waiting for a worker."}, func() float64 { d.mu.Lock(); defer d.mu.Unlock(); return float64(len(d.queue)) })
+		running := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hsm_discovery_running",
+			Help: "BMC walks in progress."}, func() float64 { d.mu.Lock(); defer d.mu.Unlock(); return float64(len(d.running)) })
+		cfg.Registerer.MustRegister(d.walks, d.walkTime, queued, running)
+	}
+	return d
 }
 
 // Run walks queued endpoints until ctx is cancelled. Endpoints whose walk

@@ -58,6 +58,12 @@ func (d *Discovery) discover(ctx context.Context, id string) {
 
 // setInfo records info (and, after a good walk, the UUID and BMC MAC) on endpoint id.
 func (d *Discovery) setInfo(ctx context.Context, id string, info DiscoveryInfo, res *redfish.Result) {
+	if info.LastDiscoveryStatus != string(redfish.StatusDiscoveryStarted) {
+		d.walks.WithLabelValues(info.LastDiscoveryStatus).Inc()
+		if info.LastDiscoveryAttempt != nil {
+			d.walkTime.Observe(d.store.now().Sub(*info.LastDiscoveryAttempt).Seconds())
+		}
+	}
 	_, err := d.store.updateRFEndpoint(ctx, id, func(row *rfRow) error {
 		row.ep.DiscoveryInfo = info
 		if res == nil {

@@ -53,12 +53,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if *slsURL != "" {
 		store.SetLayout(statemgr.NewSLS(*slsURL, nil))
 	}
+	reg := httpserver.NewRegistry()
 	disc, err := statemgr.LoadDiscovery(store, *credKey, *caBundle, statemgr.DiscoveryConfig{Workers: *workers,
-		Timeout: *walkTimeout, PlainHTTP: *plainHTTP, Log: log})
+		Timeout: *walkTimeout, PlainHTTP: *plainHTTP, Registerer: reg, Log: log})
 	if err != nil {
 		return err
 	}
-	reg := httpserver.NewRegistry()
 	relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: pub, Topic: *topic, Retention: *retention,
 		Registerer: reg, Log: log})
 	api := statemgr.NewAPI(store, log)
