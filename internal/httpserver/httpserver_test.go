@@ -96,3 +96,22 @@ func TestReadJSONErrors(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkInstrumentedRequest(b *testing.B) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /hmi/v1/heartbeat", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) })
+	reg := NewRegistry()
+	h := instrument(mux, slog.New(slog.DiscardHandler), newMetrics(reg))
+	req, _ := http.NewRequest("POST", "/hmi/v1/heartbeat", nil)
+	w := &nullWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(w, req)
+	}
+}
+
+type nullWriter struct{ h http.Header }
+
+func (w *nullWriter) Header() http.Header         { return w.h }
+func (w *nullWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *nullWriter) WriteHeader(int)             {}

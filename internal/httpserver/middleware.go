@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,33 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// children caches the label-bound counter and histogram per (route,
+	// method, code): resolving labels costs hashing and a locked map lookup
+	// per request, a fifth of a trivial request's time.
+	children sync.Map // routeKey -> *routeMetrics
+}
+
+type routeKey struct {
+	route, method string
+	code          int
+}
+
+type routeMetrics struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (m *metrics) child(route, method string, code int) *routeMetrics {
+	k := routeKey{route, method, code}
+	if c, ok := m.children.Load(k); ok {
+		return c.(*routeMetrics)
+	}
+	c := &routeMetrics{
+		requests: m.requests.WithLabelValues(route, method, strconv.Itoa(code)),
+		duration: m.duration.WithLabelValues(route),
+	}
+	actual, _ := m.children.LoadOrStore(k, c)
+	return actual.(*routeMetrics)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -72,8 +100,9 @@ func instrument(next http.Handler, log *slog.Logger, m *metrics) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
-		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.code)).Inc()
-		m.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+		c := m.child(route, r.Method, sw.code)
+		c.requests.Inc()
+		c.duration.Observe(elapsed.Seconds())
 		level := slog.LevelDebug
 		if sw.code >= 500 {
 			level = slog.LevelWarn
