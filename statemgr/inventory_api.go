@@ -172,7 +172,8 @@ func (a *API) getServiceEndpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
-	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "type": "type", "fruid": "fru_id"},
+	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "type": "type", "fruid": "fru_id",
+		"manufacturer": "manufacturer", "partnumber": "part_number", "serialnumber": "serial_number"},
 		map[string]func(string) string{"id": xname.Normalize, "type": rfNormType})
 	var out []json.RawMessage
 	if err == nil {

@@ -58,9 +58,12 @@ func putHardware(ctx context.Context, tx *sql.Tx, ep string, res *redfish.Result
 				return err
 			}
 		}
-		if err := execJSON(ctx, tx, `INSERT INTO rf_hw_locations (id, type, redfish_ep, fru_id, body) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET type = excluded.type, redfish_ep = excluded.redfish_ep, fru_id = excluded.fru_id, body = excluded.body`,
-			loc, loc.ID, loc.Type, ep, fru); err != nil {
+		manu, pn, sn := fruIdent(loc.PopulatedFRU)
+		if err := execJSON(ctx, tx, `INSERT INTO rf_hw_locations (id, type, redfish_ep, fru_id, manufacturer, part_number, serial_number, body)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET type = excluded.type, redfish_ep = excluded.redfish_ep, fru_id = excluded.fru_id,
+			manufacturer = excluded.manufacturer, part_number = excluded.part_number, serial_number = excluded.serial_number, body = excluded.body`,
+			loc, loc.ID, loc.Type, ep, fru, manu, pn, sn); err != nil {
 			return err
 		}
 		if prev, seen := old[loc.ID]; !seen || prev != fru {
@@ -127,4 +130,25 @@ func (s *Store) deleteRows(ctx context.Context, table, col, val string) (int64, 
 		return nil
 	})
 	return n, err
+}
+
+// fruIdent returns the manufacturer, part number and serial number of f,
+// from whichever FRU info it carries.
+func fruIdent(f *redfish.HWInvByFRU) (manu, pn, sn string) {
+	switch {
+	case f == nil:
+	case f.NodeFRUInfo != nil:
+		return f.NodeFRUInfo.Manufacturer, f.NodeFRUInfo.PartNumber, f.NodeFRUInfo.SerialNumber
+	case f.ProcessorFRUInfo != nil:
+		return f.ProcessorFRUInfo.Manufacturer, f.ProcessorFRUInfo.PartNumber, f.ProcessorFRUInfo.SerialNumber
+	case f.NodeAccelFRUInfo != nil:
+		return f.NodeAccelFRUInfo.Manufacturer, f.NodeAccelFRUInfo.PartNumber, f.NodeAccelFRUInfo.SerialNumber
+	case f.MemoryFRUInfo != nil:
+		return f.MemoryFRUInfo.Manufacturer, f.MemoryFRUInfo.PartNumber, f.MemoryFRUInfo.SerialNumber
+	case f.NodeBMCFRUInfo != nil:
+		return f.NodeBMCFRUInfo.Manufacturer, f.NodeBMCFRUInfo.PartNumber, f.NodeBMCFRUInfo.SerialNumber
+	case f.NodeEnclosureFRUInfo != nil:
+		return f.NodeEnclosureFRUInfo.Manufacturer, f.NodeEnclosureFRUInfo.PartNumber, f.NodeEnclosureFRUInfo.SerialNumber
+	}
+	return "", "", ""
 }

@@ -2,6 +2,7 @@ package statemgr
 
 import (
 	"encoding/json"
+	"net/url"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -93,6 +94,19 @@ func TestInventoryFilters(t *testing.T) {
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?type=Processor", nil), &hw)
 	if len(hw) != 4 {
 		t.Errorf("processors: %d, want 4", len(hw))
+	}
+	var one []redfish.HWInvByLoc
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?type=Processor&id="+bmcX+"n1p0", nil), &one); err != nil || len(one) != 1 {
+		t.Fatalf("processor n1p0: %v %v", one, err)
+	}
+	_, _, serial := fruIdent(one[0].PopulatedFRU)
+	if serial == "" {
+		t.Fatal("processor FRU has no serial number")
+	}
+	hw = nil
+	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?serialnumber="+url.QueryEscape(serial), nil), &hw)
+	if len(hw) != 1 {
+		t.Errorf("serialnumber=%s: %d locations, want 1", serial, len(hw))
 	}
 	e.must(200, "DELETE", "/Inventory/ComponentEndpoints/"+bmcX+"n1", nil)
 	e.must(404, "GET", "/Inventory/ComponentEndpoints/"+bmcX+"n1", nil)
