@@ -1,23 +1,18 @@
 package heartbeat
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/httpclient"
 )
 
 // Client is a typed client of the hbtd API, used by the node agent, HSM and
 // the CLI.
 type Client struct {
-	base string
-	hc   *http.Client
+	hc *httpclient.Client
 }
 
 // NewClient returns a client of the hbtd at baseURL (such as
@@ -27,7 +22,8 @@ func NewClient(baseURL string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: strings.TrimSuffix(strings.TrimRight(baseURL, "/"), BasePath), hc: hc}
+	base := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), BasePath)
+	return &Client{hc: httpclient.New("hbtd", base, BasePath, hc)}
 }
 
 // Beat sends one heartbeat.
@@ -69,57 +65,5 @@ func (c *Client) PatchParams(ctx context.Context, changes map[string]string) (Pa
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		buf, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("hbtd %s %s: %w", method, path, err)
-		}
-		body = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+BasePath+path, body)
-	if err != nil {
-		return fmt.Errorf("hbtd %s %s: %w", method, path, err)
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("hbtd %s %s: %w: %w", method, path, problem.ErrUnavailable, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return responseError(method, path, resp)
-	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("hbtd %s %s: decode answer: %w", method, path, err)
-	}
-	return nil
-}
-
-// responseError turns an error answer into a kinded error carrying its detail.
-func responseError(method, path string, resp *http.Response) error {
-	var d problem.Details
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	detail := strings.TrimSpace(string(b))
-	if json.Unmarshal(b, &d) == nil && d.Detail != "" {
-		detail = d.Detail
-	}
-	var kind error
-	switch {
-	case resp.StatusCode == http.StatusBadRequest:
-		kind = problem.ErrInvalid
-	case resp.StatusCode == http.StatusNotFound:
-		kind = problem.ErrNotFound
-	case resp.StatusCode == http.StatusRequestEntityTooLarge:
-		kind = problem.ErrTooLarge
-	default:
-		kind = problem.ErrUnavailable
-	}
-	return fmt.Errorf("hbtd %s %s: status %d: %s: %w", method, path, resp.StatusCode, detail, kind)
+	return c.hc.Do(ctx, method, path, in, out)
 }
