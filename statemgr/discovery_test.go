@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -314,5 +315,48 @@ func TestDiscoveryFailureKeepsEarlierData(t *testing.T) {
 	})
 	if diff := cmp.Diff(before, snapshot()); diff != "" {
 		t.Errorf("a failed walk changed stored data (-before +after):\n%s", diff)
+	}
+}
+
+// TestDiscoveryQueue: an endpoint queued twice is walked once; force asks
+// for one more walk of an endpoint being walked; an empty Discover body
+// means every endpoint. No workers run here, so the queue only fills.
+func TestDiscoveryQueue(t *testing.T) {
+	s, _ := newTestStore(t)
+	creds, err := NewCreds(make([]byte, credKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDiscovery(s, creds, DiscoveryConfig{})
+	api := NewAPI(s, slog.New(slog.DiscardHandler))
+	api.SetDiscovery(d)
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	a := &apiServer{t: t, store: s, srv: srv}
+	details := func() discoveryDetails {
+		var det discoveryDetails
+		if err := json.Unmarshal(d.Status().Details, &det); err != nil {
+			t.Fatal(err)
+		}
+		return det
+	}
+	if st := d.Status().Status; st != DiscoveryNotStarted {
+		t.Errorf("initial status %s, want NotStarted", st)
+	}
+	a.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpointList{RedfishEndpoints: []RedfishEndpoint{
+		{ID: "x1c0s0b0", RediscoverOnUpdate: true}, {ID: "x1c0s1b0"}}})
+	a.must(200, "POST", "/Inventory/Discover", "")
+	if got := details(); got.Queued != 2 || d.Status().Status != DiscoveryPending {
+		t.Fatalf("after POST and Discover all: %+v %s, want 2 queued, Pending", got, d.Status().Status)
+	}
+	id, _ := d.next()
+	d.Enqueue([]string{id}, false)
+	if got := details(); got.Queued != 1 || got.Running != 1 {
+		t.Fatalf("re-queue of a running endpoint without force: %+v, want 1 queued 1 running", got)
+	}
+	d.Enqueue([]string{id}, true)
+	d.finish(id)
+	if got := details(); got.Queued != 2 || got.Done != 1 {
+		t.Fatalf("forced re-walk after finish: %+v, want 2 queued 1 done", got)
 	}
 }
