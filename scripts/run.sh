@@ -16,8 +16,8 @@ start() { # name args...
 }
 trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' INT TERM EXIT
 start sls   -db "$data/sls.db"
-start hsm   -db "$data/hsm.db" -sls-url http://127.0.0.1:8376
+start hsm   -db "$data/hsm.db" -cred-key-file "$data/hsm-cred.key" -sls-url http://127.0.0.1:8376
 start hbtd  -db "$data/hbtd.db" -hsm-url http://127.0.0.1:27779
-start hmnfd -db "$data/hmnfd.db" -hsm-url http://127.0.0.1:27779
+start hmnfd -db "$data/hmnfd.db" -hsm-url http://127.0.0.1:27779 -scn-in-url http://127.0.0.1:28600/hmi/v1/scn
 [ ${#pids[@]} -gt 0 ] || { echo "run: no daemons built" >&2; exit 1; }
 wait -n "${pids[@]}"

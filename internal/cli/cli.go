@@ -33,7 +33,9 @@ func NewFlagSet(binary string, getenv func(string) string, out io.Writer) *FlagS
 	fs := flag.NewFlagSet(binary, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	f := &FlagSet{FlagSet: fs, binary: binary, getenv: getenv, out: out}
-	fs.Usage = f.usage
+	// The flag package calls Usage on every parse error; the usage text is
+	// printed only for -help (in Parse), so a bad value stays a one-line error.
+	fs.Usage = func() {}
 	return f
 }
 

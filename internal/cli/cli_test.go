@@ -36,7 +36,8 @@ func TestEnvTwinAndFlagPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := NewFlagSet("hbtd", env(tt.env), &bytes.Buffer{})
+			var out bytes.Buffer
+			f := NewFlagSet("hbtd", env(tt.env), &out)
 			listen := f.Listen(":8376")
 			hsm := f.URL("hsm-url", "", "HSM base URL")
 			level := f.LogLevel()
@@ -48,6 +49,9 @@ func TestEnvTwinAndFlagPrecedence(t *testing.T) {
 				}
 				if !errors.As(err, new(*UsageError)) {
 					t.Fatalf("err %T is not a UsageError", err)
+				}
+				if out.Len() > 0 {
+					t.Fatalf("a bad flag printed the usage text:\n%s", out.String())
 				}
 				return
 			}
