@@ -9,16 +9,15 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"strings"
 
+	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
 // Client is a typed client of the SLS API, for the daemons and tools that read
 // the intended layout (HSM for NIDs and roles, discovery for switch cabling).
 type Client struct {
-	base string
-	hc   *http.Client
+	hc *httpclient.Client
 }
 
 // NewClient returns a client of the SLS at baseURL, such as
@@ -27,7 +26,7 @@ func NewClient(baseURL string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/") + Base, hc: hc}
+	return &Client{hc: httpclient.New("sls", baseURL, Base, hc)}
 }
 
 // HardwareSearch is a /search/hardware query; empty fields are left out.
@@ -177,53 +176,8 @@ func (c *Client) doJSON(ctx context.Context, method, path string, in, out any) e
 	return c.do(ctx, method, path, bytes.NewReader(b), "application/json", out)
 }
 
-// do sends one request and decodes a 2xx JSON answer into out (if not nil).
-// Other answers become errors of the kind matching the status, carrying the
-// problem detail.
+// do sends one request and decodes a 2xx JSON answer into out (if not nil);
+// other answers become errors of the kind matching the status.
 func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return fmt.Errorf("sls %s %s: %w", method, path, err)
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("sls %s %s: %v: %w", method, path, err, problem.ErrUnavailable)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return responseError(method, path, resp)
-	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("sls %s %s: decode response: %w", method, path, err)
-	}
-	return nil
-}
-
-func responseError(method, path string, resp *http.Response) error {
-	var d problem.Details
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if json.Unmarshal(b, &d) != nil || d.Detail == "" {
-		d.Detail = strings.TrimSpace(string(b))
-	}
-	msg := fmt.Sprintf("sls %s %s: %d %s", method, path, resp.StatusCode, d.Detail)
-	switch resp.StatusCode {
-	case http.StatusBadRequest:
-		return problem.Invalidf("%s", msg)
-	case http.StatusNotFound:
-		return problem.NotFoundf("%s", msg)
-	case http.StatusConflict:
-		return problem.Conflictf("%s", msg)
-	case http.StatusRequestEntityTooLarge:
-		return fmt.Errorf("%s: %w", msg, problem.ErrTooLarge)
-	case http.StatusServiceUnavailable:
-		return problem.Unavailablef("%s", msg)
-	}
-	return fmt.Errorf("%s", msg)
+	return c.hc.DoBody(ctx, method, path, body, ctype, out)
 }
