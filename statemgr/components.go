@@ -72,8 +72,12 @@ func (s *Store) Components(ctx context.Context, f Filter) ([]Component, error) {
 }
 
 // ComponentsJSON returns {"Components":[...]} for the components f matches,
-// encoded straight from the index.
+// encoded straight from the index; the unfiltered listing is cached between
+// writes. The caller must not modify the result.
 func (s *Store) ComponentsJSON(ctx context.Context, f Filter) ([]byte, error) {
+	if f.all() {
+		return s.ix.fullList(), nil
+	}
 	if err := s.resolveMembers(ctx, &f); err != nil {
 		return nil, err
 	}

@@ -126,6 +126,15 @@ func TestPatchesAndSCNs(t *testing.T) {
 func TestPutPostDelete(t *testing.T) {
 	a := newAPIServer(t)
 	seed(t, a)
+	// The cached full listing follows writes.
+	if got := a.list("")[2]; got.ID != "x0c0s0b0n1" || got.State != "Off" {
+		t.Fatalf("full list entry 2: %+v", got)
+	}
+	a.must(204, "PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "On"})
+	if got := a.list("")[2]; got.State != "On" {
+		t.Errorf("full list after PATCH: %+v", got)
+	}
+	a.must(204, "PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "Off"})
 	// PUT without Force leaves an existing component alone.
 	a.must(204, "PUT", "/State/Components/x0c0s0b0n1", map[string]any{"Component": map[string]any{"State": "Ready", "Arch": "ARM"}})
 	if got := a.list("?id=x0c0s0b0n1")[0]; got.State != "Off" || got.Arch != "" {

@@ -83,7 +83,11 @@ func appendString(b []byte, s string) []byte {
 
 // encodeList returns {"Components":[...]} for the records f matches.
 func encodeList(all []*record, f *Filter) []byte {
-	b := make([]byte, 0, 64+len(all)*64)
+	size := 160 // a full component is about 150 bytes
+	if f.Projection != ProjectFull {
+		size = 64
+	}
+	b := make([]byte, 0, 64+len(all)*size)
 	b = append(b, `{"Components":[`...)
 	first := true
 	for _, r := range all {

@@ -269,3 +269,15 @@ func isUnder(id, parent string) bool {
 	c := id[len(parent)]
 	return c >= 'a' && c <= 'z'
 }
+
+// all reports whether f selects every component with every field.
+func (f *Filter) all() bool {
+	for _, m := range []*match{&f.ids, &f.types, &f.states, &f.flags, &f.roles, &f.subRoles, &f.enabled,
+		&f.softwareStatus, &f.subtypes, &f.arches, &f.classes} {
+		if !m.empty() {
+			return false
+		}
+	}
+	return !f.hasNID && f.Partition == "" && f.Group == "" && f.Projection == ProjectFull &&
+		f.members == nil && f.outside == nil && f.under == ""
+}

@@ -46,6 +46,10 @@ type index struct {
 	byID   map[string]*record
 	byNID  map[int]*record
 	sorted []*record // by ID; nil when it must be rebuilt
+	// version counts changes; full caches the encoded unfiltered listing of
+	// version fullAt.
+	version, fullAt uint64
+	full            []byte
 }
 
 func newIndex() *index {
@@ -70,6 +74,7 @@ func (ix *index) byNIDGet(nid int) *record {
 func (ix *index) put(recs []*record) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.version++
 	grew := false
 	for _, r := range recs {
 		old := ix.byID[r.ID]
@@ -100,6 +105,7 @@ func (ix *index) put(recs []*record) {
 func (ix *index) remove(ids []string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.version++
 	for _, id := range ids {
 		if old := ix.byID[id]; old != nil {
 			if old.HasNID && ix.byNID[old.NID] == old {
@@ -116,6 +122,7 @@ func (ix *index) remove(ids []string) {
 func (ix *index) reset(recs []*record) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.version++
 	ix.byID = make(map[string]*record, len(recs))
 	ix.byNID = make(map[int]*record, len(recs))
 	for _, r := range recs {
@@ -152,4 +159,25 @@ func (ix *index) len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return len(ix.byID)
+}
+
+// fullList returns the encoded unfiltered listing, from the cache when no
+// write happened since it was built. Callers must not modify the result.
+func (ix *index) fullList() []byte {
+	ix.mu.RLock()
+	if ix.full != nil && ix.fullAt == ix.version {
+		b := ix.full
+		ix.mu.RUnlock()
+		return b
+	}
+	var all Filter
+	b := encodeList(ix.sorted, &all)
+	v := ix.version
+	ix.mu.RUnlock()
+	ix.mu.Lock()
+	if v == ix.version {
+		ix.full, ix.fullAt = b, v
+	}
+	ix.mu.Unlock()
+	return b
 }
