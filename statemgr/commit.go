@@ -183,28 +183,12 @@ const upsertComponent = `INSERT INTO components (id, type, state, flag, enabled,
 const updateComponent = `UPDATE components SET state = ?, flag = ?, enabled = ?, software_status = ?, role = ?,
 	sub_role = ?, nid = ? WHERE id = ?`
 
-// writePlans writes plans in order inside tx with prepared statements.
+// writePlans writes plans in order inside tx with prepared statements,
+// preparing only the statements the plans need (a group commit of a few
+// single-component PATCHes needs two).
 func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error {
-	up, err := tx.PrepareContext(ctx, upsertComponent)
-	if err != nil {
-		return fmt.Errorf("prepare component upsert: %w", err)
-	}
-	defer up.Close()
-	upd, err := tx.PrepareContext(ctx, updateComponent)
-	if err != nil {
-		return fmt.Errorf("prepare component update: %w", err)
-	}
-	defer upd.Close()
-	del, err := tx.PrepareContext(ctx, `DELETE FROM components WHERE id = ?`)
-	if err != nil {
-		return fmt.Errorf("prepare component delete: %w", err)
-	}
-	defer del.Close()
-	out, err := tx.PrepareContext(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`)
-	if err != nil {
-		return fmt.Errorf("prepare outbox insert: %w", err)
-	}
-	defer out.Close()
+	st := &stmts{ctx: ctx, tx: tx}
+	defer st.close()
 	if err := releaseNIDs(ctx, tx, plans); err != nil {
 		return err
 	}
@@ -215,23 +199,12 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			}
 		}
 		for _, id := range p.dels {
-			if _, err := del.ExecContext(ctx, id); err != nil {
+			if err := st.exec(`DELETE FROM components WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("delete component %s: %w", id, err)
 			}
 		}
 		for _, r := range p.puts {
-			var nid any
-			if r.HasNID {
-				nid = r.NID
-			}
-			if p.update {
-				if _, err := upd.ExecContext(ctx, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role, r.SubRole, nid, r.ID); err != nil {
-					return fmt.Errorf("update component %s: %w", r.ID, err)
-				}
-				continue
-			}
-			if _, err := up.ExecContext(ctx, r.ID, r.Type, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role,
-				r.SubRole, nid, r.Subtype, r.NetType, r.Arch, r.Class, r.ReservationDisabled, r.Locked); err != nil {
+			if err := st.put(r, p.update); err != nil {
 				return fmt.Errorf("store component %s: %w", r.ID, err)
 			}
 		}
@@ -240,12 +213,53 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			if err != nil {
 				return fmt.Errorf("encode scn: %w", err)
 			}
-			if _, err := out.ExecContext(ctx, scn.Timestamp.UTC().Format(tsFormat), body); err != nil {
+			if err := st.exec(`INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(tsFormat), body); err != nil {
 				return fmt.Errorf("append scn to outbox: %w", err)
 			}
 		}
 	}
 	return nil
+}
+
+// stmts prepares each statement of a transaction once, on first use.
+type stmts struct {
+	ctx context.Context
+	tx  *sql.Tx
+	m   map[string]*sql.Stmt
+}
+
+func (st *stmts) exec(q string, args ...any) error {
+	p, ok := st.m[q]
+	if !ok {
+		var err error
+		if p, err = st.tx.PrepareContext(st.ctx, q); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		if st.m == nil {
+			st.m = map[string]*sql.Stmt{}
+		}
+		st.m[q] = p
+	}
+	_, err := p.ExecContext(st.ctx, args...)
+	return err
+}
+
+func (st *stmts) put(r *record, update bool) error {
+	var nid any
+	if r.HasNID {
+		nid = r.NID
+	}
+	if update {
+		return st.exec(updateComponent, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role, r.SubRole, nid, r.ID)
+	}
+	return st.exec(upsertComponent, r.ID, r.Type, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role,
+		r.SubRole, nid, r.Subtype, r.NetType, r.Arch, r.Class, r.ReservationDisabled, r.Locked)
+}
+
+func (st *stmts) close() {
+	for _, p := range st.m {
+		p.Close()
+	}
 }
 
 // releaseNIDs clears the NID of every component whose NID a plan changes, so
