@@ -312,6 +312,10 @@ func (s *Service) fresh(scn SCN, marks map[string]seqMark) *SCN {
 	return &scn
 }
 
+// ackLinger is how long the acknowledgement writer waits for more acks
+// before it commits a batch.
+const ackLinger = 5 * time.Millisecond
+
 // runAcks deletes acknowledged rows in batches until ctx is cancelled, then
 // writes what is left.
 func (s *Service) runAcks(ctx context.Context) {
@@ -332,15 +336,21 @@ func (s *Service) runAcks(ctx context.Context) {
 	for {
 		select {
 		case ids := <-s.acks:
+			// Gather what arrives within ackLinger: one transaction per
+			// acknowledgement would cap delivery at the disk's commit rate.
 			buf = append(buf, ids...)
+			linger := time.NewTimer(ackLinger)
 			for more := true; more && len(buf) < 5000; {
 				select {
 				case ids := <-s.acks:
 					buf = append(buf, ids...)
-				default:
+				case <-linger.C:
+					more = false
+				case <-ctx.Done():
 					more = false
 				}
 			}
+			linger.Stop()
 			flush(ctx)
 		case <-ctx.Done():
 			for more := true; more; {
