@@ -1,94 +1,32 @@
 package statemgr
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
-	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/httpclient"
 )
 
 // Client is the typed HSM v2 client other daemons (hbtd, discovery, DHCP,
 // fanout) and the CLI use. Errors from HSM come back classified with the
 // problem kinds (problem.ErrNotFound for a 404, ...), carrying HSM's detail.
 type Client struct {
-	base string
-	hc   *http.Client
-	// UserAgent is sent on every request, as HMS services identify themselves.
-	UserAgent string
+	hc *httpclient.Client
 }
 
 // NewClient returns a client for the HSM at base (such as
 // http://127.0.0.1:27779; /hsm/v2 is appended). hc nil means http.DefaultClient.
 func NewClient(base string, hc *http.Client) *Client {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return &Client{base: strings.TrimRight(base, "/") + Base, hc: hc, UserAgent: "hms"}
+	c := httpclient.New("hsm", base, Base, hc)
+	// HMS services identify themselves with their User-Agent.
+	c.UserAgent = "hms"
+	return &Client{hc: c}
 }
 
 // do sends in (JSON, if not nil) and decodes the answer into out (if not nil).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("hsm %s %s: encode: %w", method, path, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return fmt.Errorf("hsm %s %s: %w", method, path, err)
-	}
-	req.Header.Set("User-Agent", c.UserAgent)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("hsm %s %s: %w: %w", method, path, problem.ErrUnavailable, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return responseError(method, path, resp)
-	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("hsm %s %s: decode: %w", method, path, err)
-	}
-	return nil
-}
-
-func responseError(method, path string, resp *http.Response) error {
-	var p problem.Details
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	detail := strings.TrimSpace(string(b))
-	if json.Unmarshal(b, &p) == nil && p.Detail != "" {
-		detail = p.Detail
-	}
-	var kind error
-	switch resp.StatusCode {
-	case http.StatusBadRequest:
-		kind = problem.ErrInvalid
-	case http.StatusNotFound:
-		kind = problem.ErrNotFound
-	case http.StatusConflict:
-		kind = problem.ErrConflict
-	case http.StatusRequestEntityTooLarge:
-		kind = problem.ErrTooLarge
-	default:
-		kind = problem.ErrUnavailable
-	}
-	return fmt.Errorf("hsm %s %s: %s: %w", method, path, detail, kind)
+	return c.hc.Do(ctx, method, path, in, out)
 }
 
 // Component returns one component.

@@ -3,54 +3,40 @@ package statemgr
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/layout"
 )
 
 // SLS reads node defaults from the System Layout Service over HTTP
 // (GET {base}/v1/hardware/{xname}, ExtraProperties NID, Role, SubRole).
 type SLS struct {
-	base   string
-	client *http.Client
+	client *layout.Client
 }
 
 // NewSLS returns an SLS client for the service at base (such as
 // http://127.0.0.1:8376); client nil means http.DefaultClient.
 func NewSLS(base string, client *http.Client) *SLS {
-	if client == nil {
-		client = http.DefaultClient
-	}
-	return &SLS{base: strings.TrimRight(base, "/"), client: client}
+	return &SLS{client: layout.NewClient(base, client)}
 }
 
 // NodeInfo implements LayoutSource.
 func (c *SLS) NodeInfo(ctx context.Context, xname string) (NodeInfo, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/hardware/"+url.PathEscape(xname), nil)
-	if err != nil {
-		return NodeInfo{}, false, fmt.Errorf("sls lookup %s: %w", xname, err)
-	}
-	req.Header.Set("User-Agent", "hsm")
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return NodeInfo{}, false, fmt.Errorf("sls lookup %s: %w", xname, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		_, _ = io.Copy(io.Discard, resp.Body)
+	hw, err := c.client.GetHardware(ctx, xname)
+	if errors.Is(err, problem.ErrNotFound) {
 		return NodeInfo{}, false, nil
 	}
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return NodeInfo{}, false, fmt.Errorf("sls lookup %s: %s", xname, resp.Status)
+	if err != nil {
+		return NodeInfo{}, false, fmt.Errorf("sls lookup %s: %w", xname, err)
 	}
-	var hw struct {
-		ExtraProperties NodeInfo `json:"ExtraProperties"`
+	var info NodeInfo
+	if len(hw.ExtraProperties) > 0 {
+		if err := json.Unmarshal(hw.ExtraProperties, &info); err != nil {
+			return NodeInfo{}, false, fmt.Errorf("sls lookup %s: decode ExtraProperties: %w", xname, err)
+		}
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&hw); err != nil {
-		return NodeInfo{}, false, fmt.Errorf("sls lookup %s: decode: %w", xname, err)
-	}
-	return hw.ExtraProperties, true, nil
+	return info, true, nil
 }
