@@ -223,7 +223,7 @@ func (a *API) scn(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if err := scn.check(); err != nil {
+	if err := checkSCN(&scn); err != nil {
 		a.fail(w, r, err)
 		return
 	}

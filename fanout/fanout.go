@@ -17,31 +17,15 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr"
 )
 
 // SCN is the state-change notification as HSM publishes it and as hmnfd
-// delivers it. It mirrors statemgr.SCN field for field (same JSON); it is
-// declared here so hmnfd does not build-depend on the whole HSM package.
-type SCN struct {
-	Components     []string `json:"Components"`
-	Enabled        *bool    `json:"Enabled,omitempty"`
-	Flag           string   `json:"Flag,omitempty"`
-	Role           string   `json:"Role,omitempty"`
-	SubRole        string   `json:"SubRole,omitempty"`
-	SoftwareStatus string   `json:"SoftwareStatus,omitempty"`
-	State          string   `json:"State,omitempty"`
-	// NID is set on NID changes (one component per SCN then).
-	NID *int `json:"NID,omitempty"`
-	// Timestamp is when HSM committed the change.
-	Timestamp time.Time `json:"Timestamp"`
-	// Seq is HSM's outbox sequence number; with the component it identifies a
-	// bus message, and subscribers use it to spot duplicates.
-	Seq int64 `json:"Seq"`
-}
+// delivers it: HSM's own wire type, so the two can never drift apart.
+type SCN = statemgr.SCN
 
 // Component wildcards a subscription may list in Components.
 const (

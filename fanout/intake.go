@@ -52,10 +52,11 @@ func DecodeSCN(b []byte) (SCN, error) {
 	if dec.More() {
 		return SCN{}, problem.Invalidf("SCN: unexpected data after the JSON value")
 	}
-	return scn, scn.check()
+	return scn, checkSCN(&scn)
 }
 
-func (scn *SCN) check() error {
+// checkSCN requires at least one component and normalises every xname.
+func checkSCN(scn *SCN) error {
 	if len(scn.Components) == 0 {
 		return problem.Invalidf("Components: an SCN needs at least one component")
 	}
