@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/bus"
@@ -92,19 +93,16 @@ type hsmSubscription struct {
 func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL, callbackURL, subscriber string) error {
 	base := hsmURL + "/hsm/v2/Subscriptions/SCN"
 	id := ""
+	var known *hsmValues
 	for attempt := 0; ; attempt++ {
-		body := s.hsmBody(subscriber, callbackURL)
-		method, url := http.MethodPost, base
-		if id != "" {
-			method, url, body.Op, body.Subscriber, body.Url = http.MethodPatch, base+"/"+id, "replace", "", ""
+		var err error
+		if known == nil {
+			known, err = fetchHSMValues(ctx, client, hsmURL)
 		}
-		got, err := hsmCall(ctx, client, method, url, body)
 		if err == nil {
-			if id == "" {
-				id = got
-			}
-			s.hsmStatus.Store("subscribed, ID " + id)
-			s.log.Info("hsm_subscribed", "url", url, "id", id)
+			err = s.hsmSubscribeOnce(ctx, client, base, &id, known.restrict(s.hsmBody(subscriber, callbackURL)))
+		}
+		if err == nil {
 			attempt = -1
 			select {
 			case <-s.filterCh:
@@ -114,7 +112,7 @@ func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL,
 			}
 		}
 		s.hsmStatus.Store("not subscribed: " + err.Error())
-		s.log.Warn("hsm_subscribe_failed", "url", url, "attempt", attempt, "err", err)
+		s.log.Warn("hsm_subscribe_failed", "url", base, "attempt", attempt, "err", err)
 		d := min(time.Second<<min(attempt, 5), 30*time.Second)
 		t := time.NewTimer(d)
 		select {
@@ -124,6 +122,25 @@ func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL,
 			return nil
 		}
 	}
+}
+
+// hsmSubscribeOnce creates the HSM subscription, or replaces its filters when
+// *id is already known.
+func (s *Service) hsmSubscribeOnce(ctx context.Context, client *http.Client, base string, id *string, body hsmSubscription) error {
+	method, url := http.MethodPost, base
+	if *id != "" {
+		method, url, body.Op, body.Subscriber, body.Url = http.MethodPatch, base+"/"+*id, "replace", "", ""
+	}
+	got, err := hsmCall(ctx, client, method, url, body)
+	if err != nil {
+		return err
+	}
+	if *id == "" {
+		*id = got
+	}
+	s.hsmStatus.Store("subscribed, ID " + *id)
+	s.log.Info("hsm_subscribed", "url", url, "id", *id)
+	return nil
 }
 
 func (s *Service) hsmBody(subscriber, callbackURL string) hsmSubscription {
@@ -152,6 +169,10 @@ func hsmCall(ctx context.Context, client *http.Client, method, url string, body 
 	defer resp.Body.Close()
 	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		var p problem.Details
+		if json.Unmarshal(rb, &p) == nil && p.Detail != "" {
+			return "", fmt.Errorf("%s %s: HSM answered %s: %s", method, url, resp.Status, p.Detail)
+		}
 		return "", fmt.Errorf("%s %s: HSM answered %s", method, url, resp.Status)
 	}
 	var out struct {
@@ -159,4 +180,59 @@ func hsmCall(ctx context.Context, client *http.Client, method, url string, body 
 	}
 	_ = json.Unmarshal(rb, &out) // PATCH may answer with no body
 	return string(bytes.Trim(out.ID, `"`)), nil
+}
+
+// hsmValues are the enum values HSM accepts in a subscription, from its
+// /service/values: HSM refuses a subscription naming anything else (retired
+// states such as Active, or site subroles it was not configured with).
+type hsmValues struct {
+	State   []string `json:"State"`
+	Role    []string `json:"Role"`
+	SubRole []string `json:"SubRole"`
+}
+
+func fetchHSMValues(ctx context.Context, client *http.Client, hsmURL string) (*hsmValues, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	url := hsmURL + "/hsm/v2/service/values"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build HSM request: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil, fmt.Errorf("GET %s: HSM answered %s", url, resp.Status)
+	}
+	var v hsmValues
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil {
+		return nil, fmt.Errorf("GET %s: decode: %w", url, err)
+	}
+	return &v, nil
+}
+
+// restrict keeps the states, roles and subroles of body that HSM knows, in
+// HSM's spelling.
+func (v *hsmValues) restrict(body hsmSubscription) hsmSubscription {
+	body.States = keepKnown(body.States, v.State)
+	body.Roles = keepKnown(body.Roles, v.Role)
+	body.SubRoles = keepKnown(body.SubRoles, v.SubRole)
+	return body
+}
+
+func keepKnown(vals, known []string) []string {
+	out := []string{}
+	for _, k := range known {
+		for _, v := range vals {
+			if strings.EqualFold(k, v) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -3,8 +3,10 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -46,3 +48,15 @@ func do(t *testing.T, h http.Handler, method, path string, body any) (int, []byt
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// hostTransport serves each request with the handler registered for its host,
+// so several daemons can call each other by name inside one synctest bubble.
+type hostTransport map[string]http.Handler
+
+func (m hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h, ok := m[r.URL.Host]
+	if !ok {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused: no daemon " + r.URL.Host)}
+	}
+	return handlerTransport{h}.RoundTrip(r)
+}
