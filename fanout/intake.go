@@ -226,8 +226,8 @@ func (v *hsmValues) restrict(body hsmSubscription) hsmSubscription {
 
 func keepKnown(vals, known []string) []string {
 	out := []string{}
-	for _, k := range known {
-		for _, v := range vals {
+	for _, v := range vals {
+		for _, k := range known {
 			if strings.EqualFold(k, v) {
 				out = append(out, k)
 				break

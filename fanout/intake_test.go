@@ -57,6 +57,14 @@ type fakeHSM struct {
 }
 
 func (h *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/hsm/v2/service/values" {
+		// A site HSM configured with an extra role, Gardener.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"State":["Unknown","Empty","Populated","Off","On","Standby","Halt","Ready"],` +
+			`"Role":["Compute","Service","System","Application","Storage","Management","Gardener"],` +
+			`"SubRole":["Master","Worker","Storage"]}`))
+		return
+	}
 	var body hsmSubscription
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	h.mu.Lock()
