@@ -11,7 +11,7 @@ DUR=${HSM_BENCH_DURATION:-10s}
 for t in wrk curl awk; do command -v $t >/dev/null || { echo "hsm bench: $t not installed" >&2; exit 1; }; done
 work=$(mktemp -d)
 go build -o "$work/hsm" ./cmd/hsm
-"$work/hsm" -listen "127.0.0.1:$PORT" -db "$work/hsm.db" -log-level error &
+"$work/hsm" -listen "127.0.0.1:$PORT" -db "$work/hsm.db" -cred-key-file "$work/hsm-cred.key" -log-level error &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 base="http://127.0.0.1:$PORT/hsm/v2"
