@@ -1,30 +1,22 @@
 package fanout
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 
-	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/httpclient"
 )
 
 // Client is a typed client of the hmnfd v2 API, for daemons that subscribe to
 // state changes and for tools.
 type Client struct {
-	base string
-	hc   *http.Client
+	hc *httpclient.Client
 }
 
 // NewClient returns a client of the hmnfd at base (e.g. http://127.0.0.1:28600).
 func NewClient(base string, hc *http.Client) *Client {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return &Client{base: base, hc: hc}
+	return &Client{hc: httpclient.New("hmnfd", base, "", hc)}
 }
 
 func agentPath(k Key) string {
@@ -63,48 +55,5 @@ func (c *Client) PostSCN(ctx context.Context, scn SCN) error {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("encode %s %s: %w", method, path, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, problem.Unavailablef("hmnfd unreachable: %v", err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		var p problem.Details
-		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&p)
-		return fmt.Errorf("%s %s: %w", method, path, statusError(resp.StatusCode, p.Detail))
-	}
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			return fmt.Errorf("decode %s %s: %w", method, path, err)
-		}
-	}
-	return nil
-}
-
-func statusError(status int, detail string) error {
-	switch status {
-	case http.StatusBadRequest:
-		return problem.Invalidf("%s", detail)
-	case http.StatusNotFound:
-		return problem.NotFoundf("%s", detail)
-	case http.StatusConflict:
-		return problem.Conflictf("%s", detail)
-	default:
-		return problem.Unavailablef("hmnfd answered %d: %s", status, detail)
-	}
+	return c.hc.Do(ctx, method, path, in, out)
 }

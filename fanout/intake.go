@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 )
@@ -91,16 +91,17 @@ type hsmSubscription struct {
 // retrying with backoff until HSM accepts, and PATCHes the subscription when
 // those change. SCNs then arrive on callbackURL (POST /hmi/v1/scn).
 func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL, callbackURL, subscriber string) error {
-	base := hsmURL + "/hsm/v2/Subscriptions/SCN"
+	hsm := httpclient.New("hsm", hsmURL, "/hsm/v2", client)
+	const base = "/Subscriptions/SCN"
 	id := ""
 	var known *hsmValues
 	for attempt := 0; ; attempt++ {
 		var err error
 		if known == nil {
-			known, err = fetchHSMValues(ctx, client, hsmURL)
+			known, err = fetchHSMValues(ctx, hsm)
 		}
 		if err == nil {
-			err = s.hsmSubscribeOnce(ctx, client, base, &id, known.restrict(s.hsmBody(subscriber, callbackURL)))
+			err = s.hsmSubscribeOnce(ctx, hsm, base, &id, known.restrict(s.hsmBody(subscriber, callbackURL)))
 		}
 		if err == nil {
 			attempt = -1
@@ -112,7 +113,7 @@ func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL,
 			}
 		}
 		s.hsmStatus.Store("not subscribed: " + err.Error())
-		s.log.Warn("hsm_subscribe_failed", "url", base, "attempt", attempt, "err", err)
+		s.log.Warn("hsm_subscribe_failed", "url", hsm.Base+base, "attempt", attempt, "err", err)
 		d := min(time.Second<<min(attempt, 5), 30*time.Second)
 		t := time.NewTimer(d)
 		select {
@@ -126,12 +127,12 @@ func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL,
 
 // hsmSubscribeOnce creates the HSM subscription, or replaces its filters when
 // *id is already known.
-func (s *Service) hsmSubscribeOnce(ctx context.Context, client *http.Client, base string, id *string, body hsmSubscription) error {
-	method, url := http.MethodPost, base
+func (s *Service) hsmSubscribeOnce(ctx context.Context, hsm *httpclient.Client, base string, id *string, body hsmSubscription) error {
+	method, path := http.MethodPost, base
 	if *id != "" {
-		method, url, body.Op, body.Subscriber, body.Url = http.MethodPatch, base+"/"+*id, "replace", "", ""
+		method, path, body.Op, body.Subscriber, body.Url = http.MethodPatch, base+"/"+*id, "replace", "", ""
 	}
-	got, err := hsmCall(ctx, client, method, url, body)
+	got, err := hsmCall(ctx, hsm, method, path, body)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *Service) hsmSubscribeOnce(ctx context.Context, client *http.Client, bas
 		*id = got
 	}
 	s.hsmStatus.Store("subscribed, ID " + *id)
-	s.log.Info("hsm_subscribed", "url", url, "id", *id)
+	s.log.Info("hsm_subscribed", "url", hsm.Base+path, "id", *id)
 	return nil
 }
 
@@ -153,34 +154,20 @@ func (s *Service) hsmBody(subscriber, callbackURL string) hsmSubscription {
 }
 
 // hsmCall sends one subscription request and returns the subscription ID HSM assigned.
-func hsmCall(ctx context.Context, client *http.Client, method, url string, body hsmSubscription) (string, error) {
-	b, _ := json.Marshal(body) // always marshals
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+func hsmCall(ctx context.Context, hsm *httpclient.Client, method, path string, body hsmSubscription) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))
-	if err != nil {
-		return "", fmt.Errorf("build HSM request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer resp.Body.Close()
-	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		var p problem.Details
-		if json.Unmarshal(rb, &p) == nil && p.Detail != "" {
-			return "", fmt.Errorf("%s %s: HSM answered %s: %s", method, url, resp.Status, p.Detail)
-		}
-		return "", fmt.Errorf("%s %s: HSM answered %s", method, url, resp.Status)
-	}
 	var out struct {
 		ID json.RawMessage `json:"ID"`
 	}
-	_ = json.Unmarshal(rb, &out) // PATCH may answer with no body
+	if err := hsm.Do(ctx, method, path, body, &out); err != nil {
+		return "", err
+	}
 	return string(bytes.Trim(out.ID, `"`)), nil
 }
+
+// hsmTimeout bounds one request to HSM.
+const hsmTimeout = 10 * time.Second
 
 // hsmValues are the enum values HSM accepts in a subscription, from its
 // /service/values: HSM refuses a subscription naming anything else (retired
@@ -191,26 +178,12 @@ type hsmValues struct {
 	SubRole []string `json:"SubRole"`
 }
 
-func fetchHSMValues(ctx context.Context, client *http.Client, hsmURL string) (*hsmValues, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+func fetchHSMValues(ctx context.Context, hsm *httpclient.Client) (*hsmValues, error) {
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
-	url := hsmURL + "/hsm/v2/service/values"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("build HSM request: %w", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil, fmt.Errorf("GET %s: HSM answered %s", url, resp.Status)
-	}
 	var v hsmValues
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil {
-		return nil, fmt.Errorf("GET %s: decode: %w", url, err)
+	if err := hsm.Do(ctx, http.MethodGet, "/service/values", nil, &v); err != nil {
+		return nil, err
 	}
 	return &v, nil
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,11 +72,12 @@ func (c *Client) DoBody(ctx context.Context, method, path string, body io.Reader
 	if resp.StatusCode >= 300 {
 		return c.responseError(method, path, resp)
 	}
-	if out == nil {
+	if out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	// An empty 2xx body leaves out as it was: some answers carry nothing.
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s %s %s: decode answer: %w", c.Service, method, path, err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)

@@ -31,6 +31,7 @@ func TestDoDecodesAndClassifies(t *testing.T) {
 	mux.HandleFunc("GET /v1/plain", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upstream broke", http.StatusBadGateway)
 	})
+	mux.HandleFunc("PATCH /v1/empty", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	c := New("svc", srv.URL+"/", "/v1", nil)
@@ -39,6 +40,10 @@ func TestDoDecodesAndClassifies(t *testing.T) {
 	var out map[string]string
 	if err := c.Do(t.Context(), "POST", "/echo", map[string]string{"a": "b"}, &out); err != nil || out["a"] != "b" {
 		t.Fatalf("echo = %v, %v", out, err)
+	}
+	keep := map[string]string{"kept": "yes"}
+	if err := c.Do(t.Context(), "PATCH", "/empty", nil, &keep); err != nil || keep["kept"] != "yes" {
+		t.Fatalf("empty 200 answer: out = %v, err = %v; want out untouched and no error", keep, err)
 	}
 	tests := []struct {
 		path     string
