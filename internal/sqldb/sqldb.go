@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -33,6 +34,16 @@ type DB struct {
 	R *sql.DB
 	// Path is the file the database lives in.
 	Path string
+
+	stmts sync.Map // query -> *sql.Stmt prepared on W
+	ck    *sql.DB  // one connection for background checkpoints
+
+	mu        sync.Mutex
+	pending   map[string]bool // queries to prepare on W after the current transaction
+	closed    bool
+	ckRunning bool
+	ckLast    time.Time
+	ckWG      sync.WaitGroup
 }
 
 // Open opens (creating if needed) the SQLite file at p and applies the
@@ -43,7 +54,13 @@ func Open(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 		return nil, errors.New("open database: empty path")
 	}
 	q := url.Values{}
-	for _, pr := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+	// The writer keeps a large page cache (64 MiB): it is the only connection
+	// that changes pages, so its cache stays valid between transactions and
+	// random updates over a big table do not re-read pages from the file.
+	// Checkpoints run beside the writer (see checkpointSoon); the writer's own
+	// automatic checkpoint only backs that up, at 64 MiB of WAL.
+	for _, pr := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)",
+		"cache_size(-65536)", "wal_autocheckpoint(16384)"} {
 		q.Add("_pragma", pr)
 	}
 	q.Set("_txlock", "immediate")
@@ -78,12 +95,105 @@ func Open(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	db.R = r
+	cq := url.Values{}
+	cq.Add("_pragma", "busy_timeout(10000)")
+	ck, err := sql.Open("sqlite", "file:"+p+"?"+cq.Encode())
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", p, err)
+	}
+	ck.SetMaxOpenConns(1)
+	ck.SetMaxIdleConns(1)
+	db.ck = ck
 	return db, nil
 }
 
-// Close closes both pools.
+// CheckpointEvery is the least time between two background checkpoints.
+const CheckpointEvery = 250 * time.Millisecond
+
+// checkpointSoon starts a PASSIVE checkpoint on the checkpoint connection,
+// unless one is running or the last started less than CheckpointEvery ago.
+// A checkpoint copies WAL pages into the database file while the writer
+// goes on; run by the writer at commit (SQLite's default) it would stall
+// every write behind it, and on a busy database that is most of the cost of
+// a commit.
+func (db *DB) checkpointSoon() {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.ck == nil || db.ckRunning || db.closed || time.Since(db.ckLast) < CheckpointEvery {
+		return
+	}
+	db.ckRunning, db.ckLast = true, time.Now()
+	db.ckWG.Add(1)
+	go func() {
+		defer db.ckWG.Done()
+		_ = db.Checkpoint(context.Background())
+		db.mu.Lock()
+		db.ckRunning = false
+		db.mu.Unlock()
+	}()
+}
+
+// Checkpoint copies what it can of the WAL into the database file without
+// waiting for readers or the writer (a PASSIVE checkpoint).
+func (db *DB) Checkpoint(ctx context.Context) error {
+	if _, err := db.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", db.Path, err)
+	}
+	return nil
+}
+
+// Close waits for a running checkpoint and closes the pools.
 func (db *DB) Close() error {
-	return errors.Join(db.R.Close(), db.W.Close())
+	db.mu.Lock()
+	db.closed = true
+	db.mu.Unlock()
+	db.ckWG.Wait()
+	db.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
+	err := errors.Join(db.R.Close(), db.W.Close())
+	if db.ck != nil {
+		err = errors.Join(err, db.ck.Close())
+	}
+	return err
+}
+
+// Stmt returns query as a statement of tx, a transaction run by WriteTx. The
+// first use prepares it for tx only and, once the transaction ends, once more
+// on the writer connection; later transactions reuse that, so hot write
+// paths do not parse their SQL each time. (The writer pool has a single
+// connection, held by tx, so it cannot be prepared on the pool meanwhile.)
+func (db *DB) Stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if v, ok := db.stmts.Load(query); ok {
+		return tx.StmtContext(ctx, v.(*sql.Stmt)), nil
+	}
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	db.mu.Lock()
+	if db.pending == nil {
+		db.pending = map[string]bool{}
+	}
+	db.pending[query] = true
+	db.mu.Unlock()
+	return st, nil
+}
+
+// preparePending prepares on the writer pool the statements Stmt met for
+// the first time. Called with no transaction open.
+func (db *DB) preparePending(ctx context.Context) {
+	db.mu.Lock()
+	pending := db.pending
+	db.pending = nil
+	db.mu.Unlock()
+	for q := range pending {
+		if _, ok := db.stmts.Load(q); ok {
+			continue
+		}
+		if st, err := db.W.PrepareContext(ctx, q); err == nil {
+			db.stmts.Store(q, st)
+		}
+	}
 }
 
 // Ping checks the database answers; daemons use it for readiness.
@@ -115,6 +225,7 @@ func (db *DB) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	defer db.preparePending(context.WithoutCancel(ctx))
 	tx, err := db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -126,6 +237,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	db.checkpointSoon()
 	return nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -126,5 +129,82 @@ func TestBadMigrationName(t *testing.T) {
 	_, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), fstest.MapFS{"init.sql": {Data: []byte("SELECT 1")}})
 	if err == nil {
 		t.Fatal("want error for a migration without a number")
+	}
+}
+
+// TestStmtPreparedOnceOnWriter: a statement first met inside a transaction
+// is prepared on the writer once it ends, and later transactions use it.
+func TestStmtPreparedOnceOnWriter(t *testing.T) {
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), testMigrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const q = `INSERT INTO kv (k, v) VALUES (?, ?)`
+	insert := func(k string, v int) {
+		t.Helper()
+		if err := db.WriteTx(t.Context(), func(tx *sql.Tx) error {
+			st, err := db.Stmt(t.Context(), tx, q)
+			if err != nil {
+				return err
+			}
+			_, err = st.Exec(k, v)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert("a", 1)
+	first, ok := db.stmts.Load(q)
+	if !ok {
+		t.Fatal("statement not prepared on the writer after its first transaction")
+	}
+	insert("b", 2)
+	insert("c", 3)
+	if again, _ := db.stmts.Load(q); again != first {
+		t.Error("statement prepared again")
+	}
+	var n int
+	if err := db.R.QueryRow(`SELECT SUM(v) FROM kv`).Scan(&n); err != nil || n != 6 {
+		t.Fatalf("sum = %d, %v; want 6", n, err)
+	}
+	if err := db.WriteTx(t.Context(), func(tx *sql.Tx) error {
+		_, err := db.Stmt(t.Context(), tx, `NOT SQL`)
+		return err
+	}); err == nil {
+		t.Error("a bad statement was accepted")
+	}
+}
+
+// TestCheckpointBesideWriter: after a commit, a background checkpoint copies
+// the WAL into the database file without the writer doing it.
+func TestCheckpointBesideWriter(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.db")
+	db, err := Open(t.Context(), p, testMigrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	size := func() int64 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	if err := db.WriteTx(t.Context(), func(tx *sql.Tx) error {
+		for i := range 2000 {
+			if _, err := tx.Exec(`INSERT INTO kv (k, v) VALUES (?, ?)`, fmt.Sprintf("key-%06d-%s", i, strings.Repeat("x", 200)), i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.ckWG.Wait()
+	if after := size(); after <= before+200*2000 {
+		t.Errorf("database file %d -> %d bytes: the committed rows were not checkpointed into it", before, after)
 	}
 }
