@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/hmsuite/hms/internal/sqldb"
 )
 
 // plan is what one write wants done: records to store (new or replacing),
@@ -18,6 +20,10 @@ type plan struct {
 	dels   []string
 	delAll bool
 	scns   []SCN
+	// seqs are the outbox sequence numbers of scns, set at commit.
+	seqs []int64
+	// cursors are outbox consumer positions to store.
+	cursors []cursorPos
 }
 
 // planFunc computes a plan against the current state (committed plus the
@@ -187,7 +193,7 @@ const updateComponent = `UPDATE components SET state = ?, flag = ?, enabled = ?,
 // preparing only the statements the plans need (a group commit of a few
 // single-component PATCHes needs two).
 func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error {
-	st := &stmts{ctx: ctx, tx: tx}
+	st := &stmts{ctx: ctx, db: s.db, tx: tx}
 	defer st.close()
 	if err := releaseNIDs(ctx, tx, plans); err != nil {
 		return err
@@ -208,40 +214,58 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 				return fmt.Errorf("store component %s: %w", r.ID, err)
 			}
 		}
+		p.seqs = p.seqs[:0] // a retried transaction runs this again
 		for _, scn := range p.scns {
 			body, err := json.Marshal(scn)
 			if err != nil {
 				return fmt.Errorf("encode scn: %w", err)
 			}
-			if err := st.exec(`INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(tsFormat), body); err != nil {
+			res, err := st.result(`INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(tsFormat), body)
+			if err != nil {
 				return fmt.Errorf("append scn to outbox: %w", err)
+			}
+			seq, err := res.LastInsertId()
+			if err != nil {
+				return fmt.Errorf("append scn to outbox: %w", err)
+			}
+			p.seqs = append(p.seqs, seq)
+		}
+		for _, c := range p.cursors {
+			if err := st.exec(`UPDATE scn_cursors SET seq = ? WHERE name = ?`, c.seq, c.name); err != nil {
+				return fmt.Errorf("store scn cursor %s: %w", c.name, err)
 			}
 		}
 	}
 	return nil
 }
 
-// stmts prepares each statement of a transaction once, on first use.
+// stmts looks each statement of a transaction up once, on first use, in
+// the database's cache of prepared statements.
 type stmts struct {
 	ctx context.Context
+	db  *sqldb.DB
 	tx  *sql.Tx
 	m   map[string]*sql.Stmt
 }
 
 func (st *stmts) exec(q string, args ...any) error {
+	_, err := st.result(q, args...)
+	return err
+}
+
+func (st *stmts) result(q string, args ...any) (sql.Result, error) {
 	p, ok := st.m[q]
 	if !ok {
 		var err error
-		if p, err = st.tx.PrepareContext(st.ctx, q); err != nil {
-			return fmt.Errorf("prepare: %w", err)
+		if p, err = st.db.Stmt(st.ctx, st.tx, q); err != nil {
+			return nil, err
 		}
 		if st.m == nil {
 			st.m = map[string]*sql.Stmt{}
 		}
 		st.m[q] = p
 	}
-	_, err := p.ExecContext(st.ctx, args...)
-	return err
+	return p.ExecContext(st.ctx, args...)
 }
 
 func (st *stmts) put(r *record, update bool) error {
@@ -289,8 +313,19 @@ func releaseNIDs(ctx context.Context, tx *sql.Tx, plans []*plan) error {
 	return nil
 }
 
-// publish applies committed plans to the index and wakes the relay.
+// publish applies committed plans to the index and the outbox tail, and
+// wakes the outbox consumers.
 func (s *Store) publish(plans []*plan) {
+	var rows []outboxRow
+	for _, p := range plans {
+		for i, scn := range p.scns {
+			scn.Seq = p.seqs[i]
+			rows = append(rows, outboxRow{Seq: scn.Seq, Created: scn.Timestamp, SCN: scn})
+		}
+	}
+	if len(rows) > 0 {
+		s.tail.append(rows)
+	}
 	scns := false
 	for _, p := range plans {
 		if p.delAll {
@@ -312,7 +347,7 @@ func (s *Store) publish(plans []*plan) {
 // allEmpty reports whether no plan changes anything, so no transaction is needed.
 func allEmpty(plans []*plan) bool {
 	for _, p := range plans {
-		if p.delAll || len(p.dels) > 0 || len(p.puts) > 0 || len(p.scns) > 0 {
+		if p.delAll || len(p.dels) > 0 || len(p.puts) > 0 || len(p.scns) > 0 || len(p.cursors) > 0 {
 			return false
 		}
 	}

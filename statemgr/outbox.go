@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
@@ -63,8 +66,86 @@ type outboxRow struct {
 	SCN     SCN
 }
 
+// outboxTail keeps the newest outbox rows in memory, so consumers that keep
+// up (the bus relay, callback subscribers, the Standby watchdog) read what
+// was just committed without a query and a JSON decode per row. Consumers
+// further behind, e.g. after a restart, read SQLite.
+type outboxTail struct {
+	mu sync.RWMutex
+	// floor: every committed row with seq > floor is in rows.
+	floor int64
+	rows  []outboxRow
+	comps int // components named by rows
+}
+
+// Bounds of the tail: rows, and components over all rows (one bulk update
+// can name 100,000 components in one row).
+const (
+	tailMaxRows       = 8192
+	tailMaxComponents = 1 << 20
+)
+
+// after returns up to limit rows with seq > after; false means rows from
+// there are not all in memory.
+func (t *outboxTail) after(after int64, limit int) ([]outboxRow, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if after < t.floor {
+		return nil, false
+	}
+	i := sort.Search(len(t.rows), func(i int) bool { return t.rows[i].Seq > after })
+	n := min(len(t.rows)-i, limit)
+	if n <= 0 {
+		return nil, true
+	}
+	return slices.Clone(t.rows[i : i+n]), true
+}
+
+// append adds rows just committed (in seq order) and drops the oldest rows
+// beyond the bounds, always keeping the last row.
+func (t *outboxTail) append(rows []outboxRow) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rows = append(t.rows, rows...)
+	for _, r := range rows {
+		t.comps += len(r.SCN.Components)
+	}
+	if len(t.rows) <= tailMaxRows && t.comps <= tailMaxComponents {
+		return
+	}
+	// Trim to half the bounds at once, so trimming is amortised.
+	drop, comps := 0, t.comps
+	for drop < len(t.rows)-1 && (len(t.rows)-drop > tailMaxRows/2 || comps > tailMaxComponents/2) {
+		comps -= len(t.rows[drop].SCN.Components)
+		drop++
+	}
+	t.floor = t.rows[drop-1].Seq
+	t.rows = slices.Clone(t.rows[drop:])
+	t.comps = comps
+}
+
+// expire drops the rows created before t, as compaction drops them from
+// SQLite, so a consumer behind them sees the same gap in either place.
+func (t *outboxTail) expire(before time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	drop := 0
+	for drop < len(t.rows) && t.rows[drop].Created.Before(before) {
+		t.comps -= len(t.rows[drop].SCN.Components)
+		drop++
+	}
+	if drop > 0 {
+		t.floor = t.rows[drop-1].Seq
+		t.rows = slices.Clone(t.rows[drop:])
+	}
+}
+
 // outboxAfter returns up to limit outbox rows with seq > after, in order.
+// The rows are shared: callers must not modify them.
 func (s *Store) outboxAfter(ctx context.Context, after int64, limit int) ([]outboxRow, error) {
+	if rows, ok := s.tail.after(after, limit); ok {
+		return rows, nil
+	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, created, payload FROM scn_outbox WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read scn outbox: %w", err)
@@ -101,16 +182,43 @@ func (s *Store) cursor(ctx context.Context, name string) (int64, error) {
 	return seq, nil
 }
 
-// setCursor records that consumer name has everything up to seq.
+// setCursor records that consumer name has everything up to seq. It goes
+// through the group committer, so under load cursor updates share the
+// transaction of the component writes instead of adding commits of their
+// own. A cursor that does not exist (its subscription was deleted) is not
+// created again.
 func (s *Store) setCursor(ctx context.Context, name string, seq int64) error {
+	_, err := s.write(ctx, func(*view) (*plan, error) {
+		return &plan{cursors: []cursorPos{{name: name, seq: seq}}}, nil
+	})
+	return err
+}
+
+// cursorPos is a consumer's new position in the outbox.
+type cursorPos struct {
+	name string
+	seq  int64
+}
+
+// createCursor creates consumer name's cursor at seq unless it exists.
+func (s *Store) createCursor(ctx context.Context, name string, seq int64) error {
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO scn_cursors (name, seq) VALUES (?, ?)
-			ON CONFLICT (name) DO UPDATE SET seq = excluded.seq`, name, seq)
+		_, err := tx.ExecContext(ctx, `INSERT INTO scn_cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, name, seq)
 		if err != nil {
-			return fmt.Errorf("store scn cursor %s: %w", name, err)
+			return fmt.Errorf("create scn cursor %s: %w", name, err)
 		}
 		return nil
 	})
+}
+
+// loadOutboxFloor starts the in-memory tail after the newest stored row.
+func (s *Store) loadOutboxFloor(ctx context.Context) error {
+	var floor int64
+	if err := s.db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM scn_outbox`).Scan(&floor); err != nil {
+		return fmt.Errorf("read scn outbox: %w", err)
+	}
+	s.tail.floor = floor
+	return nil
 }
 
 // compactOutbox deletes the rows every cursor has passed, and the rows older
@@ -134,6 +242,9 @@ func (s *Store) compactOutbox(ctx context.Context, keepSince time.Time) (expired
 		expired, _ = res.RowsAffected()
 		return nil
 	})
+	if err == nil {
+		s.tail.expire(keepSince)
+	}
 	return expired, err
 }
 

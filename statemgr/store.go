@@ -28,6 +28,7 @@ type Store struct {
 	commit committer
 	// outbox wakes the relay when SCNs are appended; subs when subscriptions change.
 	outbox, subs *signal
+	tail         outboxTail
 	layout       LayoutSource
 }
 
@@ -47,6 +48,10 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 		return nil, err
 	}
 	s := &Store{db: db, now: now, ix: newIndex(), outbox: newSignal(), subs: newSignal()}
+	if err := s.loadOutboxFloor(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.loadComponents(ctx); err != nil {
 		db.Close()
 		return nil, err

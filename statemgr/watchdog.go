@@ -119,7 +119,7 @@ func (w *Watchdog) start(ctx context.Context) (int64, error) {
 		err = w.store.db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(m), 0) FROM (
 			SELECT MAX(seq) AS m FROM scn_outbox UNION ALL SELECT MAX(seq) FROM scn_cursors) AS t`).Scan(&cur)
 		if err == nil {
-			err = w.store.setCursor(ctx, watchdogCursor, cur)
+			err = w.store.createCursor(ctx, watchdogCursor, cur)
 		}
 	}
 	if err != nil {

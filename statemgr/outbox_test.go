@@ -1,0 +1,148 @@
+package statemgr
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func tailRow(seq int64, comps int, at time.Time) outboxRow {
+	ids := make([]string, comps)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("x0c0s0b0n%d", i)
+	}
+	return outboxRow{Seq: seq, Created: at, SCN: SCN{Components: ids, State: StateOn, Timestamp: at, Seq: seq}}
+}
+
+func seqsOf(rows []outboxRow) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.Seq
+	}
+	return out
+}
+
+// TestOutboxTail: the tail answers only from its floor on, keeps order,
+// honours limit, and trims its oldest rows (raising the floor) past its bounds
+// or at expiry.
+func TestOutboxTail(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tail := &outboxTail{floor: 10}
+	if _, ok := tail.after(9, 10); ok {
+		t.Fatal("tail answered for a cursor below its floor")
+	}
+	if rows, ok := tail.after(10, 10); !ok || len(rows) != 0 {
+		t.Fatalf("empty tail at its floor = %v, %v; want no rows, true", seqsOf(rows), ok)
+	}
+	for seq := int64(11); seq <= 20; seq++ {
+		tail.append([]outboxRow{tailRow(seq, 1, t0.Add(time.Duration(seq)*time.Second))})
+	}
+	rows, ok := tail.after(12, 3)
+	if !ok {
+		t.Fatal("tail refused a cursor above its floor")
+	}
+	if diff := cmp.Diff([]int64{13, 14, 15}, seqsOf(rows)); diff != "" {
+		t.Errorf("after(12, 3) (-want +got):\n%s", diff)
+	}
+	rows[0].Seq = -1 // callers get their own slice
+	if again, _ := tail.after(12, 1); again[0].Seq != 13 {
+		t.Errorf("a caller's change reached the tail: %d", again[0].Seq)
+	}
+
+	tail.expire(t0.Add(15 * time.Second)) // rows 11..14 are older
+	if _, ok := tail.after(13, 10); ok {
+		t.Error("tail answered below the floor raised by expiry")
+	}
+	if rows, _ := tail.after(14, 100); len(rows) != 6 || rows[0].Seq != 15 {
+		t.Errorf("after expiry: %v, want 15..20", seqsOf(rows))
+	}
+
+	// Past the row bound, the oldest rows go and the newest stay.
+	for seq := int64(21); seq <= 20+tailMaxRows; seq++ {
+		tail.append([]outboxRow{tailRow(seq, 1, t0)})
+	}
+	if len(tail.rows) > tailMaxRows {
+		t.Fatalf("tail keeps %d rows, bound is %d", len(tail.rows), tailMaxRows)
+	}
+	last := int64(20 + tailMaxRows)
+	if tail.rows[len(tail.rows)-1].Seq != last || tail.floor != tail.rows[0].Seq-1 {
+		t.Errorf("after trimming: floor %d, rows %d..%d; want contiguous up to %d",
+			tail.floor, tail.rows[0].Seq, tail.rows[len(tail.rows)-1].Seq, last)
+	}
+	// One row over the component bound replaces the rest but is kept itself.
+	tail.append([]outboxRow{tailRow(last+1, tailMaxComponents+1, t0)})
+	if rows, ok := tail.after(last, 10); !ok || len(rows) != 1 || rows[0].Seq != last+1 {
+		t.Errorf("oversized row: got %v, %v", seqsOf(rows), ok)
+	}
+	if _, ok := tail.after(last-1, 10); ok {
+		t.Error("rows before the oversized one are still served from memory")
+	}
+}
+
+// TestOutboxMemoryMatchesDatabase: what consumers read from the in-memory
+// tail right after the writes is what a restarted HSM reads from SQLite.
+func TestOutboxMemoryMatchesDatabase(t *testing.T) {
+	s, path := newTestStore(t)
+	ctx := t.Context()
+	comps := nodes(4, 1)
+	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{StateOn, StateReady, StateOff} {
+		if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.UpdateState(ctx, idsOf(comps[:1]), StateUpdate{State: StateOn, Flag: "Warning"}); err != nil {
+		t.Fatal(err)
+	}
+	mem, ok := s.tail.after(0, 1000)
+	if !ok || len(mem) == 0 {
+		t.Fatalf("tail has %d rows (ok %v) after the writes", len(mem), ok)
+	}
+	s.Close()
+	s2, err := OpenStore(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, ok := s2.tail.after(0, 1000); ok {
+		t.Fatal("a reopened store serves old rows from memory")
+	}
+	stored, err := s2.outboxAfter(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stored, mem); diff != "" {
+		t.Errorf("outbox rows, SQLite (-) vs memory (+):\n%s", diff)
+	}
+}
+
+// TestCursorOfDeletedSubscriptionStaysDeleted: a delivery goroutine saving
+// its position after its subscription was deleted must not bring the cursor
+// back, or the outbox would never be compacted past it.
+func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	sub, err := s.CreateSubscription(ctx, Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{StateOn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSubscription(ctx, sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setCursor(ctx, subCursor(sub.ID), 7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.cursor(ctx, subCursor(sub.ID)); err == nil {
+		t.Error("saving the position of a deleted subscription created its cursor again")
+	}
+	if err := s.setCursor(ctx, "bus", 7); err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := s.cursor(ctx, "bus"); err != nil || cur != 7 {
+		t.Errorf("bus cursor = %d, %v; want 7", cur, err)
+	}
+}
