@@ -30,6 +30,9 @@ type queue struct {
 	wake    chan struct{}
 	deliver deliverFunc
 	log     *slog.Logger
+	// done, if set, is told which changes the receiver took (or refused for
+	// good), so they need not be sent again after a restart.
+	done func([]Change)
 
 	delivered, retried prometheus.Counter
 }
@@ -129,6 +132,24 @@ func (q *queue) Run(ctx context.Context) error {
 	}
 }
 
+// without returns the changes of batch that are not in retry.
+func without(batch, retry []Change) []Change {
+	if len(retry) == 0 {
+		return batch
+	}
+	again := make(map[string]bool, len(retry))
+	for _, c := range retry {
+		again[c.XName] = true
+	}
+	out := make([]Change, 0, len(batch)-len(retry))
+	for _, c := range batch {
+		if !again[c.XName] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (q *queue) poke() {
 	select {
 	case q.wake <- struct{}{}:
@@ -145,6 +166,9 @@ func (q *queue) flush(ctx context.Context) bool {
 		}
 		retry := q.deliver(ctx, batch)
 		q.delivered.Add(float64(len(batch) - len(retry)))
+		if q.done != nil {
+			q.done(without(batch, retry))
+		}
 		if len(retry) > 0 {
 			q.retried.Add(float64(len(retry)))
 			q.requeue(retry)

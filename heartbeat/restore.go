@@ -10,6 +10,15 @@ type Record struct {
 	LastHB time.Time
 	// ChangedAt is when the tracker made the change.
 	ChangedAt time.Time
+	// Prev is the state before the change.
+	Prev State
+	// PendingHSM and PendingBus say HSM or the bus has not confirmed the change.
+	PendingHSM, PendingBus bool
+}
+
+// change is the transition r records.
+func (r Record) change() Change {
+	return Change{XName: r.XName, From: r.Prev, To: r.State, LastHB: r.LastHB, At: r.ChangedAt}
 }
 
 // Restore loads persisted records; call it before Run. Nodes that were alive or

@@ -63,11 +63,16 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	store.now = o.Now
 	s := &Service{Store: store, log: o.Log}
 	s.HSM = NewHSMNotifier(o.HSMURL, o.HTTPClient, o.Log, o.Registerer)
+	s.HSM.q.done = func(cs []Change) { store.Ack(context.WithoutCancel(ctx), "hsm", cs) }
 	sinks := []Sink{store, s.HSM}
+	receivers := []string{"hsm"}
 	if o.Publisher != nil {
 		s.Bus = NewBusNotifier(o.Publisher, o.Log, o.Registerer)
+		s.Bus.q.done = func(cs []Change) { store.Ack(context.WithoutCancel(ctx), "bus", cs) }
 		sinks = append(sinks, s.Bus)
+		receivers = append(receivers, "bus")
 	}
+	store.SetReceivers(receivers...)
 	s.Tracker = NewTracker(Config{Warntime: o.Warntime, Errtime: o.Errtime, Now: o.Now, Log: o.Log, Registerer: o.Registerer}, sinks...)
 	s.params = newParamSet(o, s)
 	if err := s.restore(ctx, o.Now()); err != nil {
@@ -102,6 +107,20 @@ func (s *Service) restore(ctx context.Context, now time.Time) error {
 		return err
 	}
 	s.Tracker.Restore(recs)
+	// Transitions a receiver had not confirmed when hbtd stopped are sent again.
+	var toHSM, toBus []Change
+	for _, r := range recs {
+		if r.PendingHSM {
+			toHSM = append(toHSM, r.change())
+		}
+		if r.PendingBus && s.Bus != nil {
+			toBus = append(toBus, r.change())
+		}
+	}
+	s.HSM.Enqueue(toHSM...)
+	if s.Bus != nil {
+		s.Bus.Enqueue(toBus...)
+	}
 	last, ok, err := s.Store.LastAlive(ctx)
 	if err != nil {
 		return err
@@ -109,7 +128,7 @@ func (s *Service) restore(ctx context.Context, now time.Time) error {
 	if ok {
 		s.Tracker.RecordGap(now.Sub(last))
 	}
-	s.log.Info("tracker_restored", "nodes", len(recs), "previous_run", ok)
+	s.log.Info("tracker_restored", "nodes", len(recs), "previous_run", ok, "resent_hsm", len(toHSM), "resent_bus", len(toBus))
 	return s.Store.MarkAlive(ctx, now)
 }
 

@@ -188,3 +188,54 @@ func TestRestartKeepsDead(t *testing.T) {
 		}
 	})
 }
+
+// TestRestartResendsUnconfirmed: transitions HSM had not taken when hbtd
+// stopped are sent once hbtd runs again; confirmed ones are not repeated.
+func TestRestartResendsUnconfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "hb.db")
+		hsm := &fakeHSM{}
+		s := startService(t, db, hsm)
+		mustBeat(t, s.Tracker, "x0c0s0b0n2") // confirmed before HSM goes down
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := hsm.takeCalls(); len(got) != 1 {
+			t.Fatalf("calls before HSM went down: %v", got)
+		}
+		hsm.setDown(true)
+		mustBeat(t, s.Tracker, "x0c0s0b0n0")
+		mustBeat(t, s.Tracker, "x0c0s0b0n1")
+		for range 12 { // n1 dies while HSM is down; n0 and n2 keep beating
+			time.Sleep(3 * time.Second)
+			mustBeat(t, s.Tracker, "x0c0s0b0n0")
+			mustBeat(t, s.Tracker, "x0c0s0b0n2")
+		}
+		synctest.Wait()
+		s.stop(t) // the last attempt at shutdown fails too
+		if n := len(hsm.takeCalls()); n != 0 {
+			t.Fatalf("HSM down, yet %d calls recorded", n)
+		}
+
+		hsm.setDown(false)
+		s = startService(t, db, hsm)
+		defer s.stop(t)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		want := []string{
+			"Ready/OK/" + MsgStarted + ": x0c0s0b0n0",
+			"Standby/Alert/" + MsgDead + ": x0c0s0b0n1",
+		}
+		if diff := cmp.Diff(want, hsm.takeCalls()); diff != "" {
+			t.Fatalf("calls after the restart (-want +got):\n%s", diff)
+		}
+		recs, err := s.Store.Load(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.PendingHSM || r.PendingBus {
+				t.Errorf("%s still pending after delivery: hsm %v, bus %v", r.XName, r.PendingHSM, r.PendingBus)
+			}
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,10 +29,37 @@ const AliveInterval = 5 * time.Second
 
 // Store persists node state transitions. As a Sink it coalesces changes and
 // writes them in one transaction per batch.
+//
+// Each row also records which receivers (HSM, the bus) have not confirmed the
+// node's last transition: Save marks it pending for every receiver in
+// receivers, Ack clears it once the receiver took it, and a restarted hbtd
+// sends what is still pending (see Service.restore), so a transition is not
+// lost when hbtd stops before delivering it.
 type Store struct {
 	db  *sqldb.DB
 	q   *queue
+	log *slog.Logger
 	now func() time.Time
+
+	mu        sync.Mutex
+	receivers []string
+	// acked holds confirmations that may have arrived before Save wrote the
+	// transition: receiver/xname -> the transition's time (unix ms).
+	acked map[ackKey]int64
+}
+
+type ackKey struct{ receiver, xname string }
+
+// pendingColumn is the column that marks a transition as not yet confirmed
+// by a receiver.
+var pendingColumn = map[string]string{"hsm": "hsm_pending", "bus": "bus_pending"}
+
+// SetReceivers names the receivers ("hsm", "bus") whose confirmation Save
+// waits for. Call it before Run.
+func (s *Store) SetReceivers(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.receivers = names
 }
 
 // OpenStore opens (creating and migrating) the SQLite database at path.
@@ -47,7 +75,7 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger, reg prometheu
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{db: db, now: time.Now}
+	s := &Store{db: db, now: time.Now, log: log, acked: map[ackKey]int64{}}
 	s.q = newQueue("store", s.deliver, log, reg)
 	return s, nil
 }
@@ -93,17 +121,23 @@ func (s *Store) deliver(ctx context.Context, batch []Change) []Change {
 	return nil
 }
 
-// Save writes changes in one transaction.
+// Save writes changes in one transaction, each pending for every receiver
+// that has not confirmed it already.
 func (s *Store) Save(ctx context.Context, changes []Change) error {
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO hb_nodes (xname, state, last_hb, changed_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (xname) DO UPDATE SET state = excluded.state, last_hb = excluded.last_hb, changed_at = excluded.changed_at`)
+		st, err := s.db.Stmt(ctx, tx, `INSERT INTO hb_nodes (xname, state, last_hb, changed_at, prev_state, hsm_pending, bus_pending)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (xname) DO UPDATE SET state = excluded.state, last_hb = excluded.last_hb, changed_at = excluded.changed_at,
+			prev_state = excluded.prev_state, hsm_pending = excluded.hsm_pending, bus_pending = excluded.bus_pending`)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
-		for _, c := range changes {
-			if _, err := st.ExecContext(ctx, c.XName, c.To.String(), c.LastHB.UnixMilli(), c.At.UnixMilli()); err != nil {
+		// Read the confirmations inside the transaction: an Ack that is not
+		// seen here updates the row after this transaction commits.
+		pending := s.pendingFor(changes)
+		for i, c := range changes {
+			if _, err := st.ExecContext(ctx, c.XName, c.To.String(), c.LastHB.UnixMilli(), c.At.UnixMilli(), c.From.String(),
+				pending[i]["hsm"], pending[i]["bus"]); err != nil {
 				return err
 			}
 		}
@@ -115,9 +149,79 @@ func (s *Store) Save(ctx context.Context, changes []Change) error {
 	return nil
 }
 
+// pendingFor returns, per change, which receivers still have to confirm it,
+// and forgets the confirmations it used or that are older than the change.
+func (s *Store) pendingFor(changes []Change) []map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]map[string]bool, len(changes))
+	for i, c := range changes {
+		out[i] = make(map[string]bool, len(s.receivers))
+		at := c.At.UnixMilli()
+		for _, r := range s.receivers {
+			k := ackKey{r, c.XName}
+			got, ok := s.acked[k]
+			out[i][r] = !ok || got != at
+			if ok && got <= at {
+				delete(s.acked, k)
+			}
+		}
+	}
+	return out
+}
+
+// Ack records that receiver took changes (or refused them for good), so they
+// are not sent again after a restart.
+func (s *Store) Ack(ctx context.Context, receiver string, changes []Change) {
+	col, ok := pendingColumn[receiver]
+	if !ok || len(changes) == 0 {
+		return
+	}
+	s.mu.Lock()
+	for _, c := range changes {
+		k := ackKey{receiver, c.XName}
+		if at := c.At.UnixMilli(); at > s.acked[k] {
+			s.acked[k] = at
+		}
+	}
+	s.mu.Unlock()
+	var saved []Change
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		saved = saved[:0]
+		st, err := s.db.Stmt(ctx, tx, `UPDATE hb_nodes SET `+col+` = 0 WHERE xname = ? AND changed_at = ?`)
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			res, err := st.ExecContext(ctx, c.XName, c.At.UnixMilli())
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				saved = append(saved, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// The rows stay pending: a restart sends them once more.
+		s.log.Warn("heartbeat_ack_not_saved", "receiver", receiver, "changes", len(changes), "err", err)
+		return
+	}
+	// Those already written need no confirmation at Save any more.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range saved {
+		k := ackKey{receiver, c.XName}
+		if s.acked[k] == c.At.UnixMilli() {
+			delete(s.acked, k)
+		}
+	}
+}
+
 // Load returns every persisted node.
 func (s *Store) Load(ctx context.Context) ([]Record, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT xname, state, last_hb, changed_at FROM hb_nodes`)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT xname, state, last_hb, changed_at, prev_state, hsm_pending, bus_pending FROM hb_nodes`)
 	if err != nil {
 		return nil, fmt.Errorf("load heartbeat states: %w", err)
 	}
@@ -126,13 +230,14 @@ func (s *Store) Load(ctx context.Context) ([]Record, error) {
 	for rows.Next() {
 		var (
 			r           Record
-			state       string
+			state, prev string
 			last, chgAt int64
 		)
-		if err := rows.Scan(&r.XName, &state, &last, &chgAt); err != nil {
+		if err := rows.Scan(&r.XName, &state, &last, &chgAt, &prev, &r.PendingHSM, &r.PendingBus); err != nil {
 			return nil, fmt.Errorf("load heartbeat states: %w", err)
 		}
 		r.State, r.LastHB, r.ChangedAt = parseState(state), time.UnixMilli(last), time.UnixMilli(chgAt)
+		r.Prev = parseState(prev)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
