@@ -65,6 +65,30 @@ func newRecord(field string, c Component) (*record, error) {
 // New nodes without a NID or Role take them from the NodeMaps, else from the
 // layout source.
 func (s *Store) UpsertComponents(ctx context.Context, comps []Component, force bool, log *slog.Logger) error {
+	mode := upsertKeep
+	if force {
+		mode = upsertForce
+	}
+	return s.upsertComponents(ctx, comps, mode, log)
+}
+
+// upsertMode is what an upsert does to components that exist.
+type upsertMode int
+
+const (
+	// upsertKeep leaves existing components as they are.
+	upsertKeep upsertMode = iota
+	// upsertForce replaces their State and Flag (and the given subtype,
+	// net type, arch and class).
+	upsertForce
+	// upsertDiscovered is upsertForce for what a Redfish walk found, except
+	// that a Ready node found powered On stays Ready with its Flag: power-on
+	// does not demote a node the OS runs on (the state machine's rule for
+	// On), and hbtd would not tell HSM again while the node keeps beating.
+	upsertDiscovered
+)
+
+func (s *Store) upsertComponents(ctx context.Context, comps []Component, mode upsertMode, log *slog.Logger) error {
 	recs := make([]*record, 0, len(comps))
 	pos := make(map[string]int, len(comps))
 	for i, c := range comps {
@@ -81,11 +105,11 @@ func (s *Store) UpsertComponents(ctx context.Context, comps []Component, force b
 	if err := s.applyDefaults(ctx, recs, log); err != nil {
 		return err
 	}
-	_, err := s.write(ctx, func(v *view) (*plan, error) { return s.planUpsert(v, recs, force) })
+	_, err := s.write(ctx, func(v *view) (*plan, error) { return s.planUpsert(v, recs, mode) })
 	return err
 }
 
-func (s *Store) planUpsert(v *view, recs []*record, force bool) (*plan, error) {
+func (s *Store) planUpsert(v *view, recs []*record, mode upsertMode) (*plan, error) {
 	p := &plan{}
 	groups := newSCNGroups(s.now())
 	claimed := map[int]int{}
@@ -104,12 +128,14 @@ func (s *Store) planUpsert(v *view, recs []*record, force bool) (*plan, error) {
 			p.puts = append(p.puts, r)
 			continue
 		}
-		if !force {
+		if mode == upsertKeep {
 			continue
 		}
 		nr := *old
 		nr.nidChanged = false
-		nr.State, nr.Flag = r.State, r.Flag
+		if !(mode == upsertDiscovered && old.State == StateReady && r.State == StateOn) {
+			nr.State, nr.Flag = r.State, r.Flag
+		}
 		for _, f := range [][2]*string{{&nr.Subtype, &r.Subtype}, {&nr.NetType, &r.NetType}, {&nr.Arch, &r.Arch}, {&nr.Class, &r.Class}} {
 			if *f[1] != "" {
 				*f[0] = *f[1]

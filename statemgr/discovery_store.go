@@ -108,8 +108,9 @@ func (d *Discovery) apply(ctx context.Context, res *redfish.Result) error {
 			NetType: c.NetType, Arch: c.Arch, Class: c.Class})
 	}
 	if len(comps) > 0 {
-		// force: discovery sets On, Off, Empty or Populated directly, as HMS does.
-		if err := d.store.UpsertComponents(ctx, comps, true, d.log); err != nil {
+		// Discovery sets On, Off, Empty or Populated directly, as HMS does,
+		// but leaves a Ready node found On as it is (see upsertDiscovered).
+		if err := d.store.upsertComponents(ctx, comps, upsertDiscovered, d.log); err != nil {
 			return fmt.Errorf("store discovered components: %w", err)
 		}
 	}

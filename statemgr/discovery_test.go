@@ -360,3 +360,56 @@ func TestDiscoveryQueue(t *testing.T) {
 		t.Fatalf("forced re-walk after finish: %+v, want 2 queued 1 done", got)
 	}
 }
+
+// TestDiscoveryKeepsReadyNodes: what a walk stores sets power states
+// directly, except that a Ready node found On stays Ready with its flag (a
+// heartbeating node is not demoted, and hbtd would not say Ready again).
+func TestDiscoveryKeepsReadyNodes(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	comps := []Component{
+		{ID: "x1c0s0b0n0", State: StateReady, Flag: "Warning"},
+		{ID: "x1c0s0b0n1", State: StateOff},
+		{ID: "x1c0s0b0n2", State: StateReady},
+	}
+	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.outboxAfter(ctx, 0, 100)
+	found := []Component{
+		{ID: "x1c0s0b0n0", State: StateOn, Flag: "OK"},
+		{ID: "x1c0s0b0n1", State: StateOn, Flag: "OK"},
+		{ID: "x1c0s0b0n2", State: StateOff, Flag: "OK"},
+	}
+	if err := s.upsertComponents(ctx, found, upsertDiscovered, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range comps {
+		cur, err := s.Component(c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cur.ID+" "+cur.State+"/"+cur.Flag)
+	}
+	want := []string{"x1c0s0b0n0 Ready/Warning", "x1c0s0b0n1 On/OK", "x1c0s0b0n2 Off/OK"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after the walk (-want +got):\n%s", diff)
+	}
+	after, _ := s.outboxAfter(ctx, 0, 100)
+	var changed []string
+	for _, row := range after[len(before):] {
+		changed = append(changed, row.SCN.Components...)
+	}
+	slices.Sort(changed)
+	if diff := cmp.Diff([]string{"x1c0s0b0n1", "x1c0s0b0n2"}, changed); diff != "" {
+		t.Errorf("SCNs for (-want +got):\n%s", diff)
+	}
+	// A forced POST /State/Components still sets exactly what it is given.
+	if err := s.UpsertComponents(ctx, found[:1], true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := s.Component("x1c0s0b0n0"); cur.State != StateOn {
+		t.Errorf("forced upsert left %s %s, want On", cur.ID, cur.State)
+	}
+}
