@@ -267,20 +267,28 @@ func RunReservationReaper(ctx context.Context, s *Store, every time.Duration, lo
 	if every <= 0 {
 		return fmt.Errorf("reservation reaper: interval %v must be positive", every)
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	onTick(ctx, every, func() {
 		n, err := s.reapReservations(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.WarnContext(ctx, "reservation_reap_failed", "err", err)
 		case n > 0:
 			log.InfoContext(ctx, "reservations_reaped", "count", n)
+		}
+	})
+	return nil
+}
+
+// onTick calls fn every interval until ctx is done.
+func onTick(ctx context.Context, every time.Duration, fn func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
 		}
 	}
 }

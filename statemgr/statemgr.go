@@ -15,7 +15,9 @@ package statemgr
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Component is one HSM component as it travels on the wire. All fields but ID
@@ -73,15 +75,51 @@ const (
 )
 
 // Enum is a closed set of canonical spellings matched without regard to case.
+// Roles and SubRoles can be extended at run time (see SetExtendedValues).
 type Enum struct {
 	// Field names the enum in error messages ("State", "Role", ...).
-	Field  string
+	Field string
+	// Values are the built-in values.
 	Values []string
 	alias  map[string]string
+	ext    atomic.Pointer[[]string]
+}
+
+// All returns the built-in values followed by the site's extensions.
+func (e *Enum) All() []string {
+	ext := e.ext.Load()
+	if ext == nil || len(*ext) == 0 {
+		return e.Values
+	}
+	return append(slices.Clip(e.Values), *ext...)
+}
+
+// extend sets the values added to the built-in ones (duplicates of those,
+// ignoring case, are dropped).
+func (e *Enum) extend(values []string) {
+	var ext []string
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		dup := slices.ContainsFunc(e.Values, func(b string) bool { return strings.EqualFold(b, v) }) ||
+			slices.ContainsFunc(ext, func(b string) bool { return strings.EqualFold(b, v) })
+		if !dup {
+			ext = append(ext, v)
+		}
+	}
+	e.ext.Store(&ext)
 }
 
 // Normalize returns the canonical spelling of s, or false if s is not a value.
 func (e *Enum) Normalize(s string) (string, bool) {
+	if ext := e.ext.Load(); ext != nil {
+		for _, v := range *ext {
+			if strings.EqualFold(v, s) {
+				return v, true
+			}
+		}
+	}
 	for _, v := range e.Values {
 		if strings.EqualFold(v, s) {
 			return v, true

@@ -32,10 +32,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	walkTimeout := f.Seconds("discovery-timeout", 30*time.Second, "time limit of the walk of one BMC, in `SECONDS`")
 	caBundle := f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)")
 	plainHTTP := f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS")
+	hmsConfig := f.String("hms-config", getenv("HMS_CONFIG_PATH"),
+		"hms_config.json `FILE` with site Roles and SubRoles (HMSExtendedDefinitions), re-read when it changes (default $HMS_CONFIG_PATH)")
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
 	log := cli.NewLogger(os.Stderr, *level)
+	if *hmsConfig != "" {
+		if err := statemgr.LoadHMSConfig(*hmsConfig); err != nil {
+			return err
+		}
+	}
 	var pub bus.Bus = bus.NewMemory()
 	if len(*brokers) > 0 {
 		k, err := bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hsm", Log: log})
@@ -73,5 +80,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	g.Go(func() error { return disc.Run(ctx) })
 	g.Go(func() error { return statemgr.NewWatchdog(store, disc, statemgr.WatchdogConfig{Log: log}).Run(ctx) })
 	g.Go(func() error { return statemgr.RunReservationReaper(ctx, store, *reap, log) })
+	if *hmsConfig != "" {
+		g.Go(func() error { return statemgr.WatchHMSConfig(ctx, *hmsConfig, 10*time.Second, log) })
+	}
 	return g.Wait()
 }

@@ -1,0 +1,70 @@
+package statemgr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// HMSConfig is the site file shipped HMS reads from HMS_CONFIG_PATH
+// (hms_config.json): Roles and SubRoles added to the built-in ones, e.g.
+// SubRole "UAN" for user access nodes.
+type HMSConfig struct {
+	HMSExtendedDefinitions struct {
+		Role    []string `json:"Role"`
+		SubRole []string `json:"SubRole"`
+	} `json:"HMSExtendedDefinitions"`
+}
+
+// LoadHMSConfig reads and applies the file at path: from then on its Roles
+// and SubRoles are accepted everywhere HSM checks them and listed by
+// /service/values.
+func LoadHMSConfig(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("hms config: %w", err)
+	}
+	var c HMSConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("hms config %s: %w", path, err)
+	}
+	SetExtendedValues(c.HMSExtendedDefinitions.Role, c.HMSExtendedDefinitions.SubRole)
+	return nil
+}
+
+// SetExtendedValues replaces the site's extra Roles and SubRoles.
+func SetExtendedValues(roles, subRoles []string) {
+	Roles.extend(roles)
+	SubRoles.extend(subRoles)
+}
+
+// WatchHMSConfig re-reads the file at path whenever its modification time
+// or size changes, checking every interval, until ctx ends (as shipped HMS
+// watches hms_config.json). A file that does not parse is logged and the
+// values in force are kept.
+func WatchHMSConfig(ctx context.Context, path string, every time.Duration, log *slog.Logger) error {
+	stamp := func() (time.Time, int64) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return time.Time{}, -1
+		}
+		return fi.ModTime(), fi.Size()
+	}
+	mod, size := stamp()
+	onTick(ctx, every, func() {
+		m, sz := stamp()
+		if m.Equal(mod) && sz == size {
+			return
+		}
+		mod, size = m, sz
+		if err := LoadHMSConfig(path); err != nil {
+			log.ErrorContext(ctx, "hms_config_reload_failed", "path", path, "err", err)
+			return
+		}
+		log.InfoContext(ctx, "hms_config_reloaded", "path", path, "roles", Roles.All(), "subroles", SubRoles.All())
+	})
+	return nil
+}
