@@ -23,7 +23,7 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, f Filter) {
 }
 
 func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseFilter(r.URL.Query())
+	f, err := ParseFilter(r.URL.Query(), a.store.vocab)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -165,7 +165,7 @@ type queryBody struct {
 	NIDEnd         []string `json:"nid_end"`
 }
 
-func (q *queryBody) filter() (Filter, error) {
+func (q *queryBody) filter(v *Vocab) (Filter, error) {
 	var f Filter
 	p := map[string][]string{"id": q.ComponentIDs, "type": q.Type, "state": q.State, "flag": q.Flag,
 		"enabled": q.Enabled, "softwarestatus": q.SoftwareStatus, "role": q.Role, "subrole": q.SubRole,
@@ -181,7 +181,7 @@ func (q *queryBody) filter() (Filter, error) {
 			p[name] = []string{"true"}
 		}
 	}
-	return f, f.set(p)
+	return f, f.set(p, v.get())
 }
 
 func (a *API) queryComponents(w http.ResponseWriter, r *http.Request) {
@@ -189,7 +189,7 @@ func (a *API) queryComponents(w http.ResponseWriter, r *http.Request) {
 	err := httpserver.ReadJSON(w, r, bulkLimit, &body)
 	var f Filter
 	if err == nil {
-		f, err = body.filter()
+		f, err = body.filter(a.store.vocab)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -219,7 +219,7 @@ func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
 	}
 	q := queryBody{Partition: body.Partition, StateOnly: body.StateOnly, FlagOnly: body.FlagOnly,
 		RoleOnly: body.RoleOnly, NIDOnly: body.NIDOnly}
-	f, err := q.filter()
+	f, err := q.filter(a.store.vocab)
 	for i, rg := range body.NIDRanges {
 		if err != nil {
 			break
@@ -254,7 +254,7 @@ func (a *API) queryUnder(w http.ResponseWriter, r *http.Request) {
 		}
 		under = xname.Normalize(raw)
 	}
-	f, err := ParseFilter(r.URL.Query())
+	f, err := ParseFilter(r.URL.Query(), a.store.vocab)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

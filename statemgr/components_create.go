@@ -14,7 +14,7 @@ import (
 // newRecord validates c (element i of a request, for error messages) and
 // returns its record with normalised enums and HMS defaults (Flag OK,
 // Enabled true).
-func newRecord(field string, c Component) (*record, error) {
+func newRecord(field string, c Component, vs *vocabSet) (*record, error) {
 	t := xname.TypeOf(c.ID)
 	if t == xname.TypeInvalid || t == xname.Partition || t == xname.TypeAll || t == xname.TypeAllComp || t == xname.TypeAllSvc {
 		return nil, problem.Invalidf("%s.ID: %q is not a valid component xname", field, c.ID)
@@ -43,8 +43,8 @@ func newRecord(field string, c Component) (*record, error) {
 		in   string
 		out  *string
 	}{
-		{&States, c.State, &r.State}, {&Flags, c.Flag, &r.Flag}, {&Roles, c.Role, &r.Role},
-		{&SubRoles, c.SubRole, &r.SubRole}, {&NetTypes, c.NetType, &r.NetType},
+		{&States, c.State, &r.State}, {&Flags, c.Flag, &r.Flag}, {&vs.roles, c.Role, &r.Role},
+		{&vs.subRoles, c.SubRole, &r.SubRole}, {&NetTypes, c.NetType, &r.NetType},
 		{&Arches, c.Arch, &r.Arch}, {&Classes, c.Class, &r.Class},
 	} {
 		if e.in == "" {
@@ -91,8 +91,9 @@ const (
 func (s *Store) upsertComponents(ctx context.Context, comps []Component, mode upsertMode, log *slog.Logger) error {
 	recs := make([]*record, 0, len(comps))
 	pos := make(map[string]int, len(comps))
+	vs := s.vocab.get()
 	for i, c := range comps {
-		r, err := newRecord(fmt.Sprintf("Components[%d]", i), c)
+		r, err := newRecord(fmt.Sprintf("Components[%d]", i), c, vs)
 		if err != nil {
 			return err
 		}
@@ -170,7 +171,7 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 	var ask []*record
 	for _, r := range need {
 		if m, ok := maps[r.ID]; ok {
-			fillDefaults(r, NodeInfo{NID: &m.NID, Role: m.Role, SubRole: m.SubRole})
+			fillDefaults(r, NodeInfo{NID: &m.NID, Role: m.Role, SubRole: m.SubRole}, s.vocab.get())
 		}
 		if !r.HasNID || r.Role == "" {
 			ask = append(ask, r)
@@ -191,7 +192,7 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 				return nil
 			}
 			if found {
-				fillDefaults(r, info)
+				fillDefaults(r, info, s.vocab.get())
 			}
 			return nil
 		})
@@ -200,15 +201,15 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 }
 
 // fillDefaults sets what r lacks from info; r is not yet shared.
-func fillDefaults(r *record, info NodeInfo) {
+func fillDefaults(r *record, info NodeInfo, vs *vocabSet) {
 	if !r.HasNID && info.NID != nil {
 		r.NID, r.HasNID, r.nidChanged = *info.NID, true, true
 	}
 	if r.Role == "" {
-		if v, ok := Roles.Normalize(info.Role); ok {
+		if v, ok := vs.roles.Normalize(info.Role); ok {
 			r.Role = v
 		}
-		if v, ok := SubRoles.Normalize(info.SubRole); ok && r.SubRole == "" {
+		if v, ok := vs.subRoles.Normalize(info.SubRole); ok && r.SubRole == "" {
 			r.SubRole = v
 		}
 	}

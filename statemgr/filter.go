@@ -70,7 +70,7 @@ var filterParams = []string{"id", "type", "state", "flag", "role", "subrole", "e
 
 // ParseFilter parses component query parameters. Unknown parameter names and
 // bad values are ErrInvalid naming the parameter.
-func ParseFilter(q url.Values) (Filter, error) {
+func ParseFilter(q url.Values, v *Vocab) (Filter, error) {
 	var f Filter
 	for k := range q {
 		if !slices.Contains(filterParams, strings.ToLower(k)) {
@@ -90,11 +90,11 @@ func ParseFilter(q url.Values) (Filter, error) {
 	for _, p := range filterParams {
 		fields[p] = get(p)
 	}
-	return f, f.set(fields)
+	return f, f.set(fields, v.get())
 }
 
 // set fills f from parameter name -> values.
-func (f *Filter) set(p map[string][]string) error {
+func (f *Filter) set(p map[string][]string, vs *vocabSet) error {
 	steps := []struct {
 		name string
 		m    *match
@@ -104,8 +104,8 @@ func (f *Filter) set(p map[string][]string) error {
 		{"type", &f.types, normType},
 		{"state", &f.states, States.Normalize},
 		{"flag", &f.flags, Flags.Normalize},
-		{"role", &f.roles, Roles.Normalize},
-		{"subrole", &f.subRoles, SubRoles.Normalize},
+		{"role", &f.roles, vs.roles.Normalize},
+		{"subrole", &f.subRoles, vs.subRoles.Normalize},
 		{"enabled", &f.enabled, normBool},
 		{"softwarestatus", &f.softwareStatus, nil},
 		{"subtype", &f.subtypes, nil},

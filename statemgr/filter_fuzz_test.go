@@ -19,7 +19,7 @@ func FuzzParseFilter(f *testing.F) {
 		if err != nil {
 			return
 		}
-		flt, err := ParseFilter(v)
+		flt, err := ParseFilter(v, NewVocab())
 		if err != nil {
 			return
 		}
@@ -37,7 +37,7 @@ func FuzzNewRecord(f *testing.F) {
 	f.Add("x0c0s0b0n0", "Node", "on", "warn", "compute", "X86")
 	f.Add("s0", "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, id, typ, state, flag, role, arch string) {
-		r, err := newRecord("c", Component{ID: id, Type: typ, State: state, Flag: flag, Role: role, Arch: arch})
+		r, err := newRecord("c", Component{ID: id, Type: typ, State: state, Flag: flag, Role: role, Arch: arch}, NewVocab().get())
 		if err != nil {
 			return
 		}

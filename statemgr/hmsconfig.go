@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,10 +20,30 @@ type HMSConfig struct {
 	} `json:"HMSExtendedDefinitions"`
 }
 
-// LoadHMSConfig reads and applies the file at path: from then on its Roles
-// and SubRoles are accepted everywhere HSM checks them and listed by
+// Vocab holds the Roles and SubRoles in force: the built-in ones plus the
+// site's. It is safe for concurrent use; each Store has one.
+type Vocab struct{ p atomic.Pointer[vocabSet] }
+
+type vocabSet struct{ roles, subRoles Enum }
+
+// NewVocab returns the built-in Roles and SubRoles.
+func NewVocab() *Vocab {
+	v := &Vocab{}
+	v.Extend(nil, nil)
+	return v
+}
+
+// Extend replaces the site's extra Roles and SubRoles.
+func (v *Vocab) Extend(roles, subRoles []string) {
+	v.p.Store(&vocabSet{roles: Roles.with(roles), subRoles: SubRoles.with(subRoles)})
+}
+
+func (v *Vocab) get() *vocabSet { return v.p.Load() }
+
+// LoadHMSConfig reads the file at path into v: from then on its Roles and
+// SubRoles are accepted everywhere HSM checks them and listed by
 // /service/values.
-func LoadHMSConfig(path string) error {
+func LoadHMSConfig(path string, v *Vocab) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("hms config: %w", err)
@@ -31,21 +52,15 @@ func LoadHMSConfig(path string) error {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return fmt.Errorf("hms config %s: %w", path, err)
 	}
-	SetExtendedValues(c.HMSExtendedDefinitions.Role, c.HMSExtendedDefinitions.SubRole)
+	v.Extend(c.HMSExtendedDefinitions.Role, c.HMSExtendedDefinitions.SubRole)
 	return nil
-}
-
-// SetExtendedValues replaces the site's extra Roles and SubRoles.
-func SetExtendedValues(roles, subRoles []string) {
-	Roles.extend(roles)
-	SubRoles.extend(subRoles)
 }
 
 // WatchHMSConfig re-reads the file at path whenever its modification time
 // or size changes, checking every interval, until ctx ends (as shipped HMS
 // watches hms_config.json). A file that does not parse is logged and the
 // values in force are kept.
-func WatchHMSConfig(ctx context.Context, path string, every time.Duration, log *slog.Logger) error {
+func WatchHMSConfig(ctx context.Context, path string, every time.Duration, v *Vocab, log *slog.Logger) error {
 	stamp := func() (time.Time, int64) {
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -60,11 +75,11 @@ func WatchHMSConfig(ctx context.Context, path string, every time.Duration, log *
 			return
 		}
 		mod, size = m, sz
-		if err := LoadHMSConfig(path); err != nil {
+		if err := LoadHMSConfig(path, v); err != nil {
 			log.ErrorContext(ctx, "hms_config_reload_failed", "path", path, "err", err)
 			return
 		}
-		log.InfoContext(ctx, "hms_config_reloaded", "path", path, "roles", Roles.All(), "subroles", SubRoles.All())
+		log.InfoContext(ctx, "hms_config_reloaded", "path", path, "roles", v.get().roles.Values, "subroles", v.get().subRoles.Values)
 	})
 	return nil
 }

@@ -17,17 +17,19 @@ import (
 // SubRoles (and Roles) that components, filters and /service/values accept;
 // a broken file is refused and changes nothing.
 func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
-	t.Cleanup(func() { SetExtendedValues(nil, nil) })
 	a := newAPIServer(t)
 	node := map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "Role": "Application", "SubRole": "uan"}}}
 	a.must(400, "POST", "/State/Components", node)
 
 	path := filepath.Join(t.TempDir(), "hms_config.json")
 	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"Role":["Gateway"],"SubRole":["UAN","master",""]}}`), 0o644)
-	if err := LoadHMSConfig(path); err != nil {
+	if err := LoadHMSConfig(path, a.store.Vocab()); err != nil {
 		t.Fatal(err)
 	}
 	a.must(204, "POST", "/State/Components", node)
+	if _, ok := NewVocab().get().subRoles.Normalize("UAN"); ok {
+		t.Error("one store's site values leaked into the built-ins")
+	}
 	if got := a.list("?subrole=Uan"); len(got) != 1 || got[0].SubRole != "UAN" {
 		t.Fatalf("?subrole=Uan = %+v, want the node with SubRole UAN", got)
 	}
@@ -38,32 +40,32 @@ func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
 	}
 
 	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":`), 0o644)
-	if err := LoadHMSConfig(path); err == nil {
+	if err := LoadHMSConfig(path, a.store.Vocab()); err == nil {
 		t.Error("a truncated file was accepted")
 	}
-	if _, ok := SubRoles.Normalize("UAN"); !ok {
+	if _, ok := a.store.Vocab().get().subRoles.Normalize("UAN"); !ok {
 		t.Error("a broken file removed the values in force")
 	}
 }
 
 // TestWatchHMSConfig: a changed file is applied by the watcher without a restart.
 func TestWatchHMSConfig(t *testing.T) {
-	t.Cleanup(func() { SetExtendedValues(nil, nil) })
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "hms_config.json")
 		os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"SubRole":["UAN"]}}`), 0o644)
-		if err := LoadHMSConfig(path); err != nil {
+		v := NewVocab()
+		if err := LoadHMSConfig(path, v); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
-		go func() { done <- WatchHMSConfig(ctx, path, 10*time.Second, slog.New(slog.DiscardHandler)) }()
+		go func() { done <- WatchHMSConfig(ctx, path, 10*time.Second, v, slog.New(slog.DiscardHandler)) }()
 		synctest.Wait() // the watcher has its first look
 		os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"SubRole":["UAN","Gateway"]}}`), 0o644)
 		time.Sleep(11 * time.Second)
 		synctest.Wait()
-		if _, ok := SubRoles.Normalize("gateway"); !ok {
-			t.Errorf("SubRoles after the change = %v, want Gateway added", SubRoles.All())
+		if _, ok := v.get().subRoles.Normalize("gateway"); !ok {
+			t.Errorf("SubRoles after the change = %v, want Gateway added", v.get().subRoles.Values)
 		}
 		cancel()
 		if err := <-done; err != nil {

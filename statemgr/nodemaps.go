@@ -72,7 +72,7 @@ func (s *Store) nodeMapsFor(ctx context.Context, recs []*record) (map[string]Nod
 }
 
 // validNodeMap checks and normalises m (element field of a request).
-func validNodeMap(field string, m *NodeMap) error {
+func validNodeMap(field string, m *NodeMap, vs *vocabSet) error {
 	if !xname.IsNode(m.ID) {
 		return problem.Invalidf("%s.ID: %q is not a node xname", field, m.ID)
 	}
@@ -83,7 +83,7 @@ func validNodeMap(field string, m *NodeMap) error {
 	for _, e := range []struct {
 		enum *Enum
 		v    *string
-	}{{&Roles, &m.Role}, {&SubRoles, &m.SubRole}} {
+	}{{&vs.roles, &m.Role}, {&vs.subRoles, &m.SubRole}} {
 		if *e.v == "" {
 			continue
 		}
@@ -165,7 +165,7 @@ func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i := range body.NodeMaps {
-		if err := validNodeMap(fmt.Sprintf("NodeMaps[%d]", i), &body.NodeMaps[i]); err != nil {
+		if err := validNodeMap(fmt.Sprintf("NodeMaps[%d]", i), &body.NodeMaps[i], a.store.vocab.get()); err != nil {
 			problem.Write(w, r, a.log, err)
 			return
 		}
@@ -190,7 +190,7 @@ func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("ID: %q does not match the path xname", m.ID))
 		return
 	}
-	if err := validNodeMap("NodeMap", &m); err != nil {
+	if err := validNodeMap("NodeMap", &m, a.store.vocab.get()); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}

@@ -17,7 +17,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync/atomic"
 )
 
 // Component is one HSM component as it travels on the wire. All fields but ID
@@ -75,51 +74,30 @@ const (
 )
 
 // Enum is a closed set of canonical spellings matched without regard to case.
-// Roles and SubRoles can be extended at run time (see SetExtendedValues).
 type Enum struct {
 	// Field names the enum in error messages ("State", "Role", ...).
-	Field string
-	// Values are the built-in values.
+	Field  string
 	Values []string
 	alias  map[string]string
-	ext    atomic.Pointer[[]string]
 }
 
-// All returns the built-in values followed by the site's extensions.
-func (e *Enum) All() []string {
-	ext := e.ext.Load()
-	if ext == nil || len(*ext) == 0 {
-		return e.Values
-	}
-	return append(slices.Clip(e.Values), *ext...)
-}
-
-// extend sets the values added to the built-in ones (duplicates of those,
-// ignoring case, are dropped).
-func (e *Enum) extend(values []string) {
-	var ext []string
-	for _, v := range values {
+// with returns e with extra values appended (blank ones and duplicates of
+// existing values, ignoring case, are dropped).
+func (e Enum) with(extra []string) Enum {
+	out := Enum{Field: e.Field, Values: slices.Clone(e.Values), alias: e.alias}
+	for _, v := range extra {
 		if v = strings.TrimSpace(v); v == "" {
 			continue
 		}
-		dup := slices.ContainsFunc(e.Values, func(b string) bool { return strings.EqualFold(b, v) }) ||
-			slices.ContainsFunc(ext, func(b string) bool { return strings.EqualFold(b, v) })
-		if !dup {
-			ext = append(ext, v)
+		if _, dup := out.Normalize(v); !dup {
+			out.Values = append(out.Values, v)
 		}
 	}
-	e.ext.Store(&ext)
+	return out
 }
 
 // Normalize returns the canonical spelling of s, or false if s is not a value.
 func (e *Enum) Normalize(s string) (string, bool) {
-	if ext := e.ext.Load(); ext != nil {
-		for _, v := range *ext {
-			if strings.EqualFold(v, s) {
-				return v, true
-			}
-		}
-	}
 	for _, v := range e.Values {
 		if strings.EqualFold(v, s) {
 			return v, true
@@ -132,6 +110,8 @@ func (e *Enum) Normalize(s string) (string, bool) {
 }
 
 // The enumerations HSM validates, with the values /service/values reports.
+// Roles and SubRoles are the built-in values; a site can add to them (see
+// Vocab).
 var (
 	States   = Enum{Field: "State", Values: []string{StateUnknown, StateEmpty, StatePopulated, StateOff, StateOn, StateStandby, StateHalt, StateReady}}
 	Flags    = Enum{Field: "Flag", Values: []string{FlagUnknown, FlagOK, FlagWarning, FlagAlert, FlagLocked}, alias: map[string]string{"warn": FlagWarning}}

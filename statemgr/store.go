@@ -30,6 +30,7 @@ type Store struct {
 	outbox, subs *signal
 	tail         outboxTail
 	layout       LayoutSource
+	vocab        *Vocab
 }
 
 // OpenStore opens (creating if needed) the SQLite database at path, applies
@@ -47,7 +48,8 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, now: now, ix: newIndex(), outbox: newSignal(), subs: newSignal()}
+	s := &Store{db: db, now: now, ix: newIndex(), outbox: newSignal(), subs: newSignal(),
+		vocab: NewVocab()}
 	if err := s.loadOutboxFloor(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -63,6 +65,10 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 // nodes created without them and absent from the NodeMaps. Call it before the
 // Store is used.
 func (s *Store) SetLayout(src LayoutSource) { s.layout = src }
+
+// Vocab returns the Roles and SubRoles the Store accepts; extend it with a
+// site's values (LoadHMSConfig).
+func (s *Store) Vocab() *Vocab { return s.vocab }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }

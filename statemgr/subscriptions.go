@@ -53,7 +53,7 @@ func (s *Subscription) Matches(scn *SCN) bool {
 }
 
 // normalize validates sub and canonicalises its enum lists.
-func (s *Subscription) normalize() error {
+func (s *Subscription) normalize(vs *vocabSet) error {
 	if strings.TrimSpace(s.Subscriber) == "" {
 		return problem.Invalidf("Subscriber: required")
 	}
@@ -61,14 +61,14 @@ func (s *Subscription) normalize() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return problem.Invalidf("Url: %q is not an http(s) URL", s.Url)
 	}
-	return normLists(&s.States, &s.Roles, &s.SubRoles)
+	return normLists(vs, &s.States, &s.Roles, &s.SubRoles)
 }
 
-func normLists(states, roles, subRoles *[]string) error {
+func normLists(vs *vocabSet, states, roles, subRoles *[]string) error {
 	for _, l := range []struct {
 		e    *Enum
 		list *[]string
-	}{{&States, states}, {&Roles, roles}, {&SubRoles, subRoles}} {
+	}{{&States, states}, {&vs.roles, roles}, {&vs.subRoles, subRoles}} {
 		for i, v := range *l.list {
 			n, ok := l.e.Normalize(v)
 			if !ok {
@@ -144,7 +144,7 @@ func listJSON(l []string) string {
 // SCN committed after this call returns; the same Subscriber and Url twice is
 // ErrConflict.
 func (s *Store) CreateSubscription(ctx context.Context, sub Subscription) (Subscription, error) {
-	if err := sub.normalize(); err != nil {
+	if err := sub.normalize(s.vocab.get()); err != nil {
 		return sub, err
 	}
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
@@ -185,7 +185,7 @@ func subCursor(id string) string { return "sub:" + id }
 
 // ReplaceSubscription overwrites subscription id with sub, keeping its cursor.
 func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub Subscription) (Subscription, error) {
-	if err := sub.normalize(); err != nil {
+	if err := sub.normalize(s.vocab.get()); err != nil {
 		return sub, err
 	}
 	if _, err := s.Subscription(ctx, id); err != nil {
@@ -213,7 +213,7 @@ func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub Subscrip
 
 // PatchSubscription adds, removes or replaces filter values of subscription id.
 func (s *Store) PatchSubscription(ctx context.Context, id string, p SubscriptionPatch) (Subscription, error) {
-	if err := normLists(&p.States, &p.Roles, &p.SubRoles); err != nil {
+	if err := normLists(s.vocab.get(), &p.States, &p.Roles, &p.SubRoles); err != nil {
 		return Subscription{}, err
 	}
 	sub, err := s.Subscription(ctx, id)

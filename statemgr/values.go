@@ -35,7 +35,7 @@ func componentTypes() []string {
 
 func (a *API) getValues(w http.ResponseWriter, r *http.Request) {
 	all := Values{Arch: Arches.Values, Class: Classes.Values, Flag: Flags.Values, NetType: NetTypes.Values,
-		Role: Roles.All(), SubRole: SubRoles.All(), State: States.Values, Type: componentTypes()}
+		Role: a.store.vocab.get().roles.Values, SubRole: a.store.vocab.get().subRoles.Values, State: States.Values, Type: componentTypes()}
 	kind := strings.ToLower(r.PathValue("kind"))
 	var v Values
 	switch kind {

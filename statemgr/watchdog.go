@@ -70,7 +70,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	f, err := ParseFilter(url.Values{"type": {string(xname.Node)}, "state": {StateStandby}})
+	f, err := ParseFilter(url.Values{"type": {string(xname.Node)}, "state": {StateStandby}}, w.store.vocab)
 	if err != nil {
 		return err
 	}

@@ -38,11 +38,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log := cli.NewLogger(os.Stderr, *level)
-	if *hmsConfig != "" {
-		if err := statemgr.LoadHMSConfig(*hmsConfig); err != nil {
-			return err
-		}
-	}
 	var pub bus.Bus = bus.NewMemory()
 	if len(*brokers) > 0 {
 		k, err := bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hsm", Log: log})
@@ -57,6 +52,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer store.Close()
+	if *hmsConfig != "" {
+		if err := statemgr.LoadHMSConfig(*hmsConfig, store.Vocab()); err != nil {
+			return err
+		}
+	}
 	if *slsURL != "" {
 		store.SetLayout(statemgr.NewSLS(*slsURL, nil))
 	}
@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	g.Go(func() error { return statemgr.NewWatchdog(store, disc, statemgr.WatchdogConfig{Log: log}).Run(ctx) })
 	g.Go(func() error { return statemgr.RunReservationReaper(ctx, store, *reap, log) })
 	if *hmsConfig != "" {
-		g.Go(func() error { return statemgr.WatchHMSConfig(ctx, *hmsConfig, 10*time.Second, log) })
+		g.Go(func() error { return statemgr.WatchHMSConfig(ctx, *hmsConfig, 10*time.Second, store.Vocab(), log) })
 	}
 	return g.Wait()
 }
