@@ -18,7 +18,7 @@ const systemSeed = `{"@odata.id":"/redfish/v1/Systems/437XR1138R2","Id":"437XR11
 "ResetType@Redfish.AllowableValues":["On","ForceOff"]}}}`
 
 func seed(f *testing.F, mockupPath string) {
-	b, err := os.ReadFile(filepath.Join("testdata", "mockups", filepath.FromSlash(mockupPath), "index.json"))
+	b, err := os.ReadFile(filepath.Join(mockupDir, filepath.FromSlash(mockupPath), "index.json"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -15,8 +15,12 @@ import (
 	"testing"
 )
 
+// mockupDir holds the DMTF mockups, with their licence. One copy serves the
+// simulator's tests and these.
+const mockupDir = "../../internal/redfishsim/testdata/mockups"
+
 // mockup serves a DMTF short-form mockup: GET /redfish/v1/<p> answers with
-// testdata/mockups/<name>/<p>/index.json. Like a BMC, it leaves the service
+// <mockupDir>/<name>/<p>/index.json. Like a BMC, it leaves the service
 // root open and, when user is set, wants basic auth everywhere else.
 type mockup struct {
 	dir        string
@@ -29,7 +33,7 @@ type mockup struct {
 }
 
 func newMockup(name string) *mockup {
-	return &mockup{dir: filepath.Join("testdata", "mockups", name)}
+	return &mockup{dir: filepath.Join(mockupDir, name)}
 }
 
 func (m *mockup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
