@@ -90,7 +90,7 @@ func TestRestartMidDeliveryLosesNothing(t *testing.T) {
 	}))
 	defer srv.Close()
 	path := dbPath(t)
-	cfg := Config{Client: srv.Client(), RetryMin: time.Millisecond, RetryMax: 20 * time.Millisecond, BatchMax: 4}
+	cfg := Config{RetryMin: time.Millisecond, RetryMax: 20 * time.Millisecond, BatchMax: 4}
 	mem := bus.NewMemory()
 	bustest.Publish(t, mem, bus.TopicSCN, scnMessages(t, n, 40), 50)
 
@@ -148,7 +148,7 @@ func TestKafkaGroupRebalanceLosesNothing(t *testing.T) {
 	rc := newReceiver()
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
-	cfg := Config{Client: srv.Client(), RetryMin: time.Millisecond, RetryMax: 20 * time.Millisecond}
+	cfg := Config{RetryMin: time.Millisecond, RetryMax: 20 * time.Millisecond}
 	start := func() (*Service, *bustest.Member) {
 		svc, _ := openService(t, dbPath(t), cfg)
 		mustSubscribe(t, svc, Key{Component: "x2c0s0b0n0", Agent: "all"}, Subscription{States: []string{"On", "Off"}, Url: srv.URL + "/all"})

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // pending is one queued delivery as a sender holds it.
@@ -24,9 +26,14 @@ type pending struct {
 // is kept in memory (at most MemQueue entries); when more arrive while it is
 // full the sender is "spilled" and reads the rest back from the database.
 type sender struct {
-	svc   *Service
-	url   string
-	label string
+	svc    *Service
+	url    string
+	label  string
+	target *h1Target // nil: send with net/http
+
+	// The sender's series, looked up once.
+	delivered, retries prometheus.Counter
+	backlogG           prometheus.Gauge
 
 	mu      sync.Mutex
 	buf     []pending
@@ -42,7 +49,27 @@ type sender struct {
 }
 
 func newSender(svc *Service, url string) *sender {
-	return &sender{svc: svc, url: url, label: svc.m.label(url), kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	label := svc.m.label(url)
+	sd := &sender{svc: svc, url: url, label: label, kick: make(chan struct{}, 1), stop: make(chan struct{}),
+		delivered: svc.m.delivered.WithLabelValues(label), retries: svc.m.retries.WithLabelValues(label),
+		backlogG: svc.m.backlog.WithLabelValues(label)}
+	if svc.h1 != nil && !proxied(url) {
+		if t, ok := newH1Target(url); ok {
+			sd.target = &t
+		}
+	}
+	return sd
+}
+
+// proxied reports whether the environment sends url through a proxy, which
+// only net/http knows how to use.
+func proxied(url string) bool {
+	req, err := http.NewRequest(http.MethodPost, url, nil)
+	if err != nil {
+		return false
+	}
+	p, err := http.ProxyFromEnvironment(req)
+	return err != nil || p != nil
 }
 
 func (sd *sender) close() { sd.stopOnce.Do(func() { close(sd.stop) }) }
@@ -59,7 +86,7 @@ func (sd *sender) push(ps []pending) {
 		sd.gen++
 	}
 	sd.mu.Unlock()
-	sd.svc.m.backlog.WithLabelValues(sd.label).Add(float64(len(ps)))
+	sd.backlogG.Add(float64(len(ps)))
 	select {
 	case sd.kick <- struct{}{}:
 	default:
@@ -182,7 +209,7 @@ func (sd *sender) deliver(ctx context.Context, batch []pending) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		sd.svc.m.retries.WithLabelValues(sd.label).Inc()
+		sd.retries.Inc()
 		sd.failed(err, attempt)
 		if sd.expired(batch[0]) {
 			sd.svc.expire(ctx, sd.url)
@@ -247,6 +274,9 @@ func (sd *sender) post(ctx context.Context, b []byte) error {
 		return ctx.Err()
 	}
 	defer func() { <-sd.svc.sem }()
+	if sd.target != nil {
+		return sd.svc.h1.post(ctx, sd.target, b)
+	}
 	rctx, cancel := context.WithTimeout(ctx, sd.svc.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, sd.url, bytes.NewReader(b))
@@ -287,6 +317,6 @@ func (sd *sender) acked(batch []pending) {
 	if wasDown {
 		sd.svc.log.Info("subscriber_reachable", "subscriber", sd.url)
 	}
-	sd.svc.m.delivered.WithLabelValues(sd.label).Add(float64(len(batch)))
-	sd.svc.m.backlog.WithLabelValues(sd.label).Sub(float64(len(batch)))
+	sd.delivered.Add(float64(len(batch)))
+	sd.backlogG.Sub(float64(len(batch)))
 }

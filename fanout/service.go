@@ -35,7 +35,9 @@ type Config struct {
 	MaxInFlight int
 	// MetricSubscribers caps the per-subscriber metric label values (0: default).
 	MetricSubscribers int
-	// Client sends deliveries; nil uses a pooled client sized for MaxInFlight.
+	// Client sends deliveries. Nil sends to plain http:// subscribers with
+	// hmnfd's own HTTP/1.1 keep-alive client (see h1Client) and to the rest
+	// with a net/http client, both pooled for MaxInFlight.
 	Client *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -117,17 +119,22 @@ type Service struct {
 
 	acks chan []int64
 	sem  chan struct{}
+	h1   *h1Client // nil when Config.Client was given
 
 	hsmStatus atomic.Value // string
 }
 
 // New loads subscriptions, sequence marks and backlogs from store.
 func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Service, error) {
+	ownClient := cfg.Client == nil
 	cfg = cfg.withDefaults()
 	s := &Service{
 		cfg: cfg, store: store, log: log, m: newMetrics(reg, cfg.MetricSubscribers),
 		ix: newIndex(), senders: map[string]*sender{}, startKick: make(chan struct{}, 1),
 		filterCh: make(chan struct{}, 1), acks: make(chan []int64, 4096), sem: make(chan struct{}, cfg.MaxInFlight),
+	}
+	if ownClient {
+		s.h1 = newH1Client(cfg.Timeout, cfg.MaxInFlight)
 	}
 	s.batchMax.Store(int64(cfg.BatchMax))
 	s.retryMin.Store(int64(cfg.RetryMin))
@@ -151,7 +158,7 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	for url, n := range backlogs {
 		snd := s.senderFor(url)
 		snd.spilled, snd.backlog = true, n
-		s.m.backlog.WithLabelValues(snd.label).Add(float64(n))
+		snd.backlogG.Add(float64(n))
 	}
 	return s, nil
 }
@@ -176,6 +183,9 @@ func (s *Service) Run(ctx context.Context) error {
 		select {
 		case <-s.startKick:
 		case <-ctx.Done():
+			if s.h1 != nil {
+				s.h1.close() // ends requests in flight, as cancelling ctx does for net/http
+			}
 			wg.Wait()
 			stopAcks()
 			<-ackDone
@@ -215,7 +225,7 @@ func (s *Service) dropSender(url string) {
 	n := snd.backlog
 	snd.backlog = 0
 	snd.mu.Unlock()
-	s.m.backlog.WithLabelValues(snd.label).Sub(float64(n))
+	snd.backlogG.Sub(float64(n))
 }
 
 // delivery is the JSON a subscriber receives: the SCN, plus Seqs when several
