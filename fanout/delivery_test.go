@@ -73,6 +73,9 @@ func TestSubscriberDownThenUpGetsBacklogInOrder(t *testing.T) {
 		if backlogs, _, err := store.backlogs(context.Background()); err != nil || len(backlogs) != 0 {
 			t.Errorf("rows left in queue after delivery: %v %v", backlogs, err)
 		}
+		if n := storedSCNs(t, store); n != 0 {
+			t.Errorf("%d SCN bodies left after delivery, want none", n)
+		}
 	})
 }
 

@@ -16,8 +16,8 @@ import (
 
 // pending is one queued delivery as a sender holds it.
 type pending struct {
-	id       int64
-	scn      SCN
+	id       int64 // of the SCN body (scns.id)
+	scn      *SCN  // shared by every pending entry of the same body
 	payload  []byte
 	enqueued int64 // unix nanoseconds
 }
@@ -30,6 +30,7 @@ type sender struct {
 	url    string
 	label  string
 	target *h1Target // nil: send with net/http
+	tid    int64     // the URL's id in the store
 
 	// The sender's series, looked up once.
 	delivered, retries prometheus.Counter
@@ -52,7 +53,7 @@ func newSender(svc *Service, url string) *sender {
 	label := svc.m.label(url)
 	sd := &sender{svc: svc, url: url, label: label, kick: make(chan struct{}, 1), stop: make(chan struct{}),
 		delivered: svc.m.delivered.WithLabelValues(label), retries: svc.m.retries.WithLabelValues(label),
-		backlogG: svc.m.backlog.WithLabelValues(label)}
+		backlogG: svc.m.backlog.WithLabelValues(label), tid: svc.store.target(url)}
 	if svc.h1 != nil && !proxied(url) {
 		if t, ok := newH1Target(url); ok {
 			sd.target = &t
@@ -139,15 +140,15 @@ func (sd *sender) head(ctx context.Context) []pending {
 // load reads the next part of a spilled backlog from the database.
 func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 	limit := sd.svc.cfg.MemQueue
-	rows, err := sd.svc.store.loadQueue(ctx, sd.url, cursor, limit)
+	rows, err := sd.svc.store.loadQueue(ctx, sd.tid, cursor, limit)
 	if err != nil {
 		sd.svc.log.Error("backlog_load_failed", "subscriber", sd.url, "err", err)
 		return sd.wait(ctx, sd.svc.cfg.RetryMax)
 	}
 	ps := make([]pending, 0, len(rows))
 	for _, r := range rows {
-		p := pending{id: r.id, payload: r.payload, enqueued: r.enqueued}
-		if err := json.Unmarshal(r.payload, &p.scn); err != nil {
+		p := pending{id: r.id, scn: &SCN{}, payload: r.body, enqueued: r.enqueued}
+		if err := json.Unmarshal(r.body, p.scn); err != nil {
 			// Only hmnfd writes the queue; an unreadable row is still delivered as is.
 			sd.svc.log.Warn("queued_scn_unreadable", "subscriber", sd.url, "id", r.id, "err", err)
 		}
@@ -168,7 +169,7 @@ func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 // batchLen is how many entries from the head of buf form one POST.
 func batchLen(buf []pending, maxN int) int {
 	n := 1
-	for n < len(buf) && n < maxN && sameAttrs(&buf[0].scn, &buf[n].scn) {
+	for n < len(buf) && n < maxN && sameAttrs(buf[0].scn, buf[n].scn) {
 		n++
 	}
 	return n
@@ -185,7 +186,7 @@ func body(batch []pending) []byte {
 	if len(batch) == 1 {
 		return batch[0].payload
 	}
-	d := delivery{SCN: batch[0].scn, Seqs: make([]int64, 0, len(batch))}
+	d := delivery{SCN: *batch[0].scn, Seqs: make([]int64, 0, len(batch))}
 	d.Components = nil
 	for _, p := range batch {
 		d.Components = append(d.Components, p.scn.Components...)
@@ -299,12 +300,12 @@ func (sd *sender) post(ctx context.Context, b []byte) error {
 // acked records a delivered batch and drops it from the head of the queue.
 func (sd *sender) acked(batch []pending) {
 	now := sd.svc.cfg.Now()
-	ids := make([]int64, len(batch))
+	keys := make([]qkey, len(batch))
 	for i, p := range batch {
-		ids[i] = p.id
+		keys[i] = qkey{target: sd.tid, scn: p.id}
 		sd.svc.m.latency.Observe(now.Sub(p.scn.Timestamp).Seconds())
 	}
-	sd.svc.ack(ids)
+	sd.svc.ack(keys)
 	sd.mu.Lock()
 	sd.buf = sd.buf[len(batch):]
 	if len(sd.buf) == 0 {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +119,7 @@ type Service struct {
 	startKick chan struct{}
 	filterCh  chan struct{} // subscription attributes changed (HSM callback mode)
 
-	acks chan []int64
+	acks chan []qkey
 	sem  chan struct{}
 	h1   *h1Client // nil when Config.Client was given
 
@@ -131,7 +133,7 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	s := &Service{
 		cfg: cfg, store: store, log: log, m: newMetrics(reg, cfg.MetricSubscribers),
 		ix: newIndex(), senders: map[string]*sender{}, startKick: make(chan struct{}, 1),
-		filterCh: make(chan struct{}, 1), acks: make(chan []int64, 4096), sem: make(chan struct{}, cfg.MaxInFlight),
+		filterCh: make(chan struct{}, 1), acks: make(chan []qkey, 4096), sem: make(chan struct{}, cfg.MaxInFlight),
 	}
 	if ownClient {
 		s.h1 = newH1Client(cfg.Timeout, cfg.MaxInFlight)
@@ -243,9 +245,51 @@ func (s *Service) Enqueue(ctx context.Context, scns []SCN, source string) (int, 
 	s.m.received.WithLabelValues(source).Add(float64(len(scns)))
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	now := s.cfg.Now().UnixNano()
 	marks := map[string]seqMark{}
-	var rows []queueRow
+	bodies, per, err := s.match(scns, marks)
+	if err != nil {
+		return 0, err
+	}
+	if len(per) == 0 && len(marks) == 0 {
+		return 0, nil
+	}
+	urls := make([]string, 0, len(per))
+	n := 0
+	for url, ps := range per {
+		urls = append(urls, url)
+		n += len(ps)
+	}
+	targets, err := s.store.targetIDs(ctx, urls)
+	if err != nil {
+		return 0, err
+	}
+	rows := make([]qkey, 0, n)
+	for i, url := range urls {
+		for _, p := range per[url] {
+			rows = append(rows, qkey{target: targets[i], scn: p.id})
+		}
+	}
+	// In key order the inserts append to the B-trees instead of splitting pages all over them.
+	slices.SortFunc(rows, qkey.compare)
+	if err := s.store.enqueue(ctx, bodies, rows, marks); err != nil {
+		return 0, err
+	}
+	for c, m := range marks {
+		s.marks[c] = m
+	}
+	for url, ps := range per {
+		s.senderFor(url).push(ps)
+	}
+	return n, nil
+}
+
+// match drops redelivered SCNs and matches the rest: it returns the bodies to
+// store, each encoded once (one for the whole SCN, one more per distinct
+// subset of its components that some subscriber watches), and each matching
+// URL's deliveries in order. Called with qmu held; it allocates SCN ids.
+func (s *Service) match(scns []SCN, marks map[string]seqMark) ([]scnRow, map[string][]pending, error) {
+	now := s.cfg.Now().UnixNano()
+	var bodies []scnRow
 	per := map[string][]pending{}
 	for i := range scns {
 		scn := s.fresh(scns[i], marks)
@@ -255,38 +299,29 @@ func (s *Service) Enqueue(ctx context.Context, scns []SCN, source string) (int, 
 		s.mu.RLock()
 		matched := s.ix.match(scn)
 		s.mu.RUnlock()
-		var whole []byte // the payload of subscribers that watch every component, encoded once
+		byComps := map[string]pending{} // components joined -> the body for them
 		for url, comps := range matched {
-			out := *scn
-			out.Components = comps
-			payload := whole
-			if len(comps) != len(scn.Components) || payload == nil {
-				var err error
-				if payload, err = json.Marshal(out); err != nil {
-					return 0, fmt.Errorf("encode SCN: %w", err)
-				}
-				if len(comps) == len(scn.Components) {
-					whole = payload
-				}
+			key := ""
+			if len(comps) != len(scn.Components) {
+				key = strings.Join(comps, ",")
 			}
-			s.nextID++
-			rows = append(rows, queueRow{id: s.nextID, url: url, payload: payload, enqueued: now})
-			per[url] = append(per[url], pending{id: s.nextID, scn: out, payload: payload, enqueued: now})
+			p, ok := byComps[key]
+			if !ok {
+				out := *scn
+				out.Components = comps
+				payload, err := json.Marshal(out)
+				if err != nil {
+					return nil, nil, fmt.Errorf("encode SCN: %w", err)
+				}
+				s.nextID++
+				p = pending{id: s.nextID, scn: &out, payload: payload, enqueued: now}
+				bodies = append(bodies, scnRow{id: p.id, body: payload, enqueued: now})
+				byComps[key] = p
+			}
+			per[url] = append(per[url], p)
 		}
 	}
-	if len(rows) == 0 && len(marks) == 0 {
-		return 0, nil
-	}
-	if err := s.store.enqueue(ctx, rows, marks); err != nil {
-		return 0, err
-	}
-	for c, m := range marks {
-		s.marks[c] = m
-	}
-	for url, ps := range per {
-		s.senderFor(url).push(ps)
-	}
-	return len(rows), nil
+	return bodies, per, nil
 }
 
 // fresh returns scn without the components whose sequence number was already
@@ -329,7 +364,7 @@ const ackLinger = 5 * time.Millisecond
 // runAcks deletes acknowledged rows in batches until ctx is cancelled, then
 // writes what is left.
 func (s *Service) runAcks(ctx context.Context) {
-	var buf []int64
+	var buf []qkey
 	// A flush is never cut short by shutdown: a lost ack means a duplicate delivery.
 	flush := func(ctx context.Context) {
 		if len(buf) == 0 {
@@ -377,9 +412,9 @@ func (s *Service) runAcks(ctx context.Context) {
 	}
 }
 
-// ack hands delivered ids to the acknowledgement writer, which runs until
+// ack hands delivered keys to the acknowledgement writer, which runs until
 // every sender has stopped.
-func (s *Service) ack(ids []int64) { s.acks <- ids }
+func (s *Service) ack(keys []qkey) { s.acks <- keys }
 
 // stats reports the number of senders and the total backlog.
 func (s *Service) stats() (senders, backlog int) {

@@ -1,13 +1,16 @@
 package fanout
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
@@ -21,6 +24,9 @@ var migrationFiles embed.FS
 // sequence marks in SQLite.
 type Store struct {
 	db *sqldb.DB
+
+	tmu     sync.Mutex
+	targets map[string]int64 // subscriber URL -> targets.id; rows are never deleted
 }
 
 // OpenStore opens (creating and migrating) the database at path.
@@ -33,7 +39,27 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open hmnfd store: %w", err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db, targets: map[string]int64{}}
+	rows, err := db.R.QueryContext(ctx, `SELECT id, url FROM targets`)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("load delivery targets: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var u string
+		if err := rows.Scan(&id, &u); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("load delivery targets: %w", err)
+		}
+		s.targets[u] = id
+	}
+	if err := rows.Err(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("load delivery targets: %w", err)
+	}
+	return s, nil
 }
 
 // Close closes the database.
@@ -49,12 +75,20 @@ type storedSub struct {
 	sub Subscription
 }
 
-// queueRow is one undelivered SCN for one URL.
-type queueRow struct {
+// scnRow is one SCN body as POSTed, stored once for all its subscribers.
+type scnRow struct {
 	id       int64
-	url      string
-	payload  []byte
+	body     []byte
 	enqueued int64 // unix nanoseconds
+}
+
+// qkey names one undelivered SCN of one target (subscriber URL).
+type qkey struct {
+	target, scn int64
+}
+
+func (k qkey) compare(o qkey) int {
+	return cmp.Or(cmp.Compare(k.target, o.target), cmp.Compare(k.scn, o.scn))
 }
 
 // seqMark is the newest SCN seen for a component.
@@ -114,7 +148,7 @@ func (s *Store) updateSubscription(ctx context.Context, id int64, sub Subscripti
 		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET url = ?, body = ? WHERE id = ?`, sub.Url, subBody(sub), id); err != nil {
 			return err
 		}
-		return dropQueues(ctx, tx, []string{dropOld})
+		return s.dropQueues(ctx, tx, []string{dropOld})
 	})
 	if err != nil {
 		return fmt.Errorf("update subscription %d: %w", id, err)
@@ -131,7 +165,7 @@ func (s *Store) deleteSubscriptions(ctx context.Context, ids []int64, orphanURLs
 				return err
 			}
 		}
-		return dropQueues(ctx, tx, orphanURLs)
+		return s.dropQueues(ctx, tx, orphanURLs)
 	})
 	if err != nil {
 		return fmt.Errorf("delete subscriptions: %w", err)
@@ -139,38 +173,97 @@ func (s *Store) deleteSubscriptions(ctx context.Context, ids []int64, orphanURLs
 	return nil
 }
 
-func dropQueues(ctx context.Context, tx *sql.Tx, urls []string) error {
+// dropQueues deletes the backlogs of urls and the SCN bodies nobody else is owed.
+func (s *Store) dropQueues(ctx context.Context, tx *sql.Tx, urls []string) error {
 	for _, u := range urls {
-		if u == "" {
+		t := s.target(u)
+		if t == 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM queue WHERE url = ?`, u); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM scns WHERE id IN (SELECT scn FROM deliveries WHERE target = ?)
+			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.scn = scns.id AND d.target <> ?)`, t, t); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE target = ?`, t); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-const insertChunk = 200
+// target is url's target id, 0 if it has none yet.
+func (s *Store) target(url string) int64 {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	return s.targets[url]
+}
 
-// enqueue stores queue rows and sequence marks in one transaction; when it
-// returns nil the SCNs are durable.
-func (s *Store) enqueue(ctx context.Context, rows []queueRow, marks map[string]seqMark) error {
+// targetIDs returns the target id of each of urls, storing the new ones.
+func (s *Store) targetIDs(ctx context.Context, urls []string) ([]int64, error) {
+	ids := make([]int64, len(urls))
+	var missing []int
+	s.tmu.Lock()
+	for i, u := range urls {
+		if ids[i] = s.targets[u]; ids[i] == 0 {
+			missing = append(missing, i)
+		}
+	}
+	s.tmu.Unlock()
+	if len(missing) == 0 {
+		return ids, nil
+	}
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		for start := 0; start < len(rows); start += insertChunk {
-			chunk := rows[start:min(start+insertChunk, len(rows))]
-			q := `INSERT INTO queue (id, url, payload, enqueued_at) VALUES ` + placeholders(len(chunk), 4)
-			args := make([]any, 0, 4*len(chunk))
-			for _, r := range chunk {
-				args = append(args, r.id, r.url, r.payload, r.enqueued)
-			}
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		st, err := s.db.Stmt(ctx, tx, `INSERT INTO targets (url) VALUES (?)
+			ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING id`)
+		if err != nil {
+			return err
+		}
+		for _, i := range missing {
+			if err := st.QueryRowContext(ctx, urls[i]).Scan(&ids[i]); err != nil {
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store %d delivery targets: %w", len(missing), err)
+	}
+	s.tmu.Lock()
+	for _, i := range missing {
+		s.targets[urls[i]] = ids[i]
+	}
+	s.tmu.Unlock()
+	return ids, nil
+}
+
+// enqueue stores SCN bodies, deliveries and sequence marks in one
+// transaction; when it returns nil the SCNs are durable.
+func (s *Store) enqueue(ctx context.Context, bodies []scnRow, rows []qkey, marks map[string]seqMark) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		args := make([]any, 0, 3*maxChunk)
+		err := chunks(len(bodies), func(lo, hi int) error {
+			args = args[:0]
+			for _, b := range bodies[lo:hi] {
+				args = append(args, b.id, b.body, b.enqueued)
+			}
+			return s.exec(ctx, tx, `INSERT INTO scns (id, body, enqueued_at) VALUES `+placeholders(hi-lo, 3), args)
+		})
+		if err != nil {
+			return err
+		}
+		err = chunks(len(rows), func(lo, hi int) error {
+			args = args[:0]
+			for _, r := range rows[lo:hi] {
+				args = append(args, r.target, r.scn)
+			}
+			return s.exec(ctx, tx, `INSERT INTO deliveries (target, scn) VALUES `+placeholders(hi-lo, 2), args)
+		})
+		if err != nil {
+			return err
+		}
 		for comp, m := range marks {
-			_, err := tx.ExecContext(ctx, `INSERT INTO intake_seq (component, seq, ts) VALUES (?, ?, ?)
-				ON CONFLICT (component) DO UPDATE SET seq = excluded.seq, ts = excluded.ts`, comp, m.seq, m.ts)
+			err := s.exec(ctx, tx, `INSERT INTO intake_seq (component, seq, ts) VALUES (?, ?, ?)
+				ON CONFLICT (component) DO UPDATE SET seq = excluded.seq, ts = excluded.ts`, []any{comp, m.seq, m.ts})
 			if err != nil {
 				return err
 			}
@@ -183,56 +276,95 @@ func (s *Store) enqueue(ctx context.Context, rows []queueRow, marks map[string]s
 	return nil
 }
 
+// exec runs query in tx as a prepared statement kept for the next transaction.
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args []any) error {
+	st, err := s.db.Stmt(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return err
+}
+
+// maxChunk is the most rows one multi-row statement carries.
+const maxChunk = 256
+
+// chunks calls fn on consecutive parts [lo, hi) of n items, sized maxChunk
+// and then halving, so that few distinct statement texts are ever prepared.
+func chunks(n int, fn func(lo, hi int) error) error {
+	for lo := 0; lo < n; {
+		size := maxChunk
+		for size > n-lo {
+			size /= 2
+		}
+		if err := fn(lo, lo+size); err != nil {
+			return err
+		}
+		lo += size
+	}
+	return nil
+}
+
 func placeholders(rows, cols int) string {
 	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
 	return strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ")
 }
 
-// ack deletes delivered rows.
-func (s *Store) ack(ctx context.Context, ids []int64) error {
+// ack deletes delivered rows, and the SCN bodies nobody is owed any more.
+func (s *Store) ack(ctx context.Context, keys []qkey) error {
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		for start := 0; start < len(ids); start += 500 {
-			chunk := ids[start:min(start+500, len(ids))]
-			args := make([]any, len(chunk))
-			for i, id := range chunk {
-				args[i] = id
+		del, err := s.db.Stmt(ctx, tx, `DELETE FROM deliveries WHERE target = ? AND scn = ?`)
+		if err != nil {
+			return err
+		}
+		gc, err := s.db.Stmt(ctx, tx, `DELETE FROM scns WHERE id = ? AND NOT EXISTS (SELECT 1 FROM deliveries WHERE scn = ?)`)
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(keys, qkey.compare) // visit the B-tree pages in order
+		seen := map[int64]bool{}
+		for _, k := range keys {
+			if _, err := del.ExecContext(ctx, k.target, k.scn); err != nil {
+				return err
 			}
-			q := `DELETE FROM queue WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + `)`
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			seen[k.scn] = true
+		}
+		for id := range seen {
+			if _, err := gc.ExecContext(ctx, id, id); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("delete %d delivered SCNs: %w", len(ids), err)
+		return fmt.Errorf("delete %d delivered SCNs: %w", len(keys), err)
 	}
 	return nil
 }
 
-// loadQueue reads up to limit rows of url's backlog after id.
-func (s *Store) loadQueue(ctx context.Context, url string, after int64, limit int) ([]queueRow, error) {
-	rows, err := s.db.R.QueryContext(ctx,
-		`SELECT id, payload, enqueued_at FROM queue WHERE url = ? AND id > ? ORDER BY id LIMIT ?`, url, after, limit)
+// loadQueue reads up to limit SCNs of target's backlog after SCN id after.
+func (s *Store) loadQueue(ctx context.Context, target, after int64, limit int) ([]scnRow, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT s.id, s.body, s.enqueued_at FROM deliveries d JOIN scns s ON s.id = d.scn
+		WHERE d.target = ? AND d.scn > ? ORDER BY d.scn LIMIT ?`, target, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("load backlog of %s: %w", url, err)
+		return nil, fmt.Errorf("load backlog of target %d: %w", target, err)
 	}
 	defer rows.Close()
-	var out []queueRow
+	var out []scnRow
 	for rows.Next() {
-		r := queueRow{url: url}
-		if err := rows.Scan(&r.id, &r.payload, &r.enqueued); err != nil {
-			return nil, fmt.Errorf("load backlog of %s: %w", url, err)
+		var r scnRow
+		if err := rows.Scan(&r.id, &r.body, &r.enqueued); err != nil {
+			return nil, fmt.Errorf("load backlog of target %d: %w", target, err)
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
 }
 
-// backlogs reports the undelivered count per URL and the highest queue id.
+// backlogs reports the undelivered count per URL and the highest SCN id.
 func (s *Store) backlogs(ctx context.Context) (map[string]int, int64, error) {
 	out := map[string]int{}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT url, COUNT(*) FROM queue GROUP BY url`)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT t.url, COUNT(*) FROM deliveries d JOIN targets t ON t.id = d.target GROUP BY t.url`)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count backlogs: %w", err)
 	}
@@ -249,8 +381,8 @@ func (s *Store) backlogs(ctx context.Context) (map[string]int, int64, error) {
 		return nil, 0, fmt.Errorf("count backlogs: %w", err)
 	}
 	var maxID sql.NullInt64
-	if err := s.db.R.QueryRowContext(ctx, `SELECT MAX(id) FROM queue`).Scan(&maxID); err != nil {
-		return nil, 0, fmt.Errorf("max queue id: %w", err)
+	if err := s.db.R.QueryRowContext(ctx, `SELECT MAX(id) FROM scns`).Scan(&maxID); err != nil {
+		return nil, 0, fmt.Errorf("max SCN id: %w", err)
 	}
 	return out, maxID.Int64, nil
 }

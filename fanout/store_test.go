@@ -1,0 +1,124 @@
+package fanout
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+// storedSCNs counts the SCN bodies kept in the database.
+func storedSCNs(t testing.TB, store *Store) int {
+	t.Helper()
+	var n int
+	if err := store.db.R.QueryRowContext(context.WithoutCancel(t.Context()), `SELECT COUNT(*) FROM scns`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func loadIDs(t *testing.T, store *Store, url string) []int64 {
+	t.Helper()
+	rows, err := store.loadQueue(t.Context(), store.target(url), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, r := range rows {
+		ids = append(ids, r.id)
+	}
+	return ids
+}
+
+func TestSCNBodyKeptUntilEveryTargetHasIt(t *testing.T) {
+	_, store := openService(t, dbPath(t), Config{})
+	ctx := t.Context()
+	urls := []string{"http://a/", "http://b/", "http://c/"}
+	tids, err := store.targetIDs(ctx, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := tids[0], tids[1], tids[2]
+	// SCN 1 goes whole to a and b; c watches only some of its components and gets body 2.
+	bodies := []scnRow{{id: 1, body: []byte(`{"Seq":1}`), enqueued: 5}, {id: 2, body: []byte(`{"Seq":1,"c":1}`), enqueued: 5},
+		{id: 3, body: []byte(`{"Seq":2}`), enqueued: 6}}
+	rows := []qkey{{a, 1}, {b, 1}, {c, 2}, {a, 3}, {c, 3}}
+	if err := store.enqueue(ctx, bodies, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	again, err := store.targetIDs(ctx, []string{"http://c/", "http://a/"})
+	if err != nil || !cmp.Equal(again, []int64{c, a}) {
+		t.Fatalf("target ids again = %v, %v; want %v", again, err, []int64{c, a})
+	}
+	if got := loadIDs(t, store, "http://c/"); !cmp.Equal(got, []int64{2, 3}) {
+		t.Errorf("c's backlog = %v, want [2 3]", got)
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want int // bodies left
+	}{
+		{name: "a has 1 (b still owed it)", do: func() error { return store.ack(ctx, []qkey{{a, 1}}) }, want: 3},
+		{name: "b has 1", do: func() error { return store.ack(ctx, []qkey{{b, 1}}) }, want: 2},
+		{name: "c dropped", do: func() error {
+			return store.db.WriteTx(ctx, func(tx *sql.Tx) error { return store.dropQueues(ctx, tx, []string{"http://c/"}) })
+		}, want: 1},
+		{name: "a has 3", do: func() error { return store.ack(ctx, []qkey{{a, 3}}) }, want: 0},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := storedSCNs(t, store); got != st.want {
+			t.Errorf("after %s: %d bodies stored, want %d", st.name, got, st.want)
+		}
+	}
+}
+
+func TestMigrationKeepsQueuedSCNs(t *testing.T) {
+	ctx := t.Context()
+	path := dbPath(t)
+	init, err := migrationFiles.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := sqldb.Open(ctx, path, fstest.MapFS{"0001_init.sql": {Data: init}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = old.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO queue (id, url, payload, enqueued_at) VALUES
+			(7, 'http://a/', '{"Seq":7}', 70), (8, 'http://b/', '{"Seq":8}', 80), (9, 'http://a/', '{"Seq":9}', 90)`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store, err := OpenStore(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	backlogs, maxID, err := store.backlogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{"http://a/": 2, "http://b/": 1}, backlogs); diff != "" || maxID != 9 {
+		t.Errorf("backlogs after migration (-want +got):\n%s\nmax id %d, want 9", diff, maxID)
+	}
+	rows, err := store.loadQueue(ctx, store.target("http://a/"), 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []scnRow{{id: 7, body: []byte(`{"Seq":7}`), enqueued: 70}, {id: 9, body: []byte(`{"Seq":9}`), enqueued: 90}}
+	if diff := cmp.Diff(want, rows, cmp.AllowUnexported(scnRow{})); diff != "" {
+		t.Errorf("a's backlog after migration (-want +got):\n%s", diff)
+	}
+}
