@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
-	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // memoryRetention bounds the in-process bus: standalone, nobody consumes it.
@@ -52,22 +48,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		pub = k
 	}
 	defer pub.Close()
-	_, port, _ := net.SplitHostPort(*listen)
-	reg := httpserver.NewRegistry()
-	svc, err := heartbeat.New(ctx, heartbeat.Options{
+	d, err := heartbeat.StartDaemon(ctx, *listen, heartbeat.Options{
 		DBPath: *dbPath, HSMURL: *hsmURL, Publisher: pub, Warntime: *warn, Errtime: *errt,
-		Interval: *interval, Port: port, Log: log, LogLevel: lv, Registerer: reg,
+		Interval: *interval, Log: log, LogLevel: lv,
 	})
 	if err != nil {
 		return err
 	}
-	defer svc.Close()
-	srv, err := httpserver.Listen(*listen, heartbeat.NewAPI(svc, log).Handler(), log, reg)
-	if err != nil {
-		return err
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return svc.Run(ctx) })
-	g.Go(func() error { return srv.Run(ctx) })
-	return g.Wait()
+	return d.Run(ctx)
 }

@@ -9,11 +9,8 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
-	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr"
 )
 
@@ -47,41 +44,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		pub = k
 	}
 	defer pub.Close()
-	store, err := statemgr.OpenStore(ctx, *dbPath, nil)
+	d, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: *listen, DB: *dbPath, SLSURL: *slsURL,
+		Publisher: pub, Topic: *topic, Retention: *retention, Reap: *reap, CredKeyFile: *credKey,
+		Discovery: statemgr.DiscoveryConfig{Workers: *workers, Timeout: *walkTimeout, PlainHTTP: *plainHTTP},
+		CABundle:  *caBundle, HMSConfig: *hmsConfig, Log: log})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	if *hmsConfig != "" {
-		if err := statemgr.LoadHMSConfig(*hmsConfig, store.Vocab()); err != nil {
-			return err
-		}
-	}
-	if *slsURL != "" {
-		store.SetLayout(statemgr.NewSLS(*slsURL, nil))
-	}
-	reg := httpserver.NewRegistry()
-	disc, err := statemgr.LoadDiscovery(store, *credKey, *caBundle, statemgr.DiscoveryConfig{Workers: *workers,
-		Timeout: *walkTimeout, PlainHTTP: *plainHTTP, Registerer: reg, Log: log})
-	if err != nil {
-		return err
-	}
-	relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: pub, Topic: *topic, Retention: *retention,
-		Registerer: reg, Log: log})
-	api := statemgr.NewAPI(store, log)
-	api.SetDiscovery(disc)
-	srv, err := httpserver.Listen(*listen, api.Handler(), log, reg)
-	if err != nil {
-		return err
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return relay.Run(ctx) })
-	g.Go(func() error { return disc.Run(ctx) })
-	g.Go(func() error { return statemgr.NewWatchdog(store, disc, statemgr.WatchdogConfig{Log: log}).Run(ctx) })
-	g.Go(func() error { return statemgr.RunReservationReaper(ctx, store, *reap, log) })
-	if *hmsConfig != "" {
-		g.Go(func() error { return statemgr.WatchHMSConfig(ctx, *hmsConfig, 10*time.Second, store.Vocab(), log) })
-	}
-	return g.Wait()
+	return d.Run(ctx)
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/hmsuite/hms/internal/cli"
-	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/layout"
 )
 
@@ -25,18 +24,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if *dumpLimit <= 0 {
 		return &cli.UsageError{Err: errors.New("-max-dump-bytes must be positive")}
 	}
-	log := cli.NewLogger(os.Stderr, *level)
-	store, err := layout.OpenStore(ctx, *dbPath, nil)
+	d, err := layout.StartDaemon(ctx, layout.DaemonConfig{Listen: *listen, DB: *dbPath, DumpLimit: *dumpLimit,
+		Log: cli.NewLogger(os.Stderr, *level)})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	reg := httpserver.NewRegistry()
-	api := layout.NewAPI(store, log, reg)
-	api.DumpLimit = *dumpLimit
-	srv, err := httpserver.Listen(*listen, api.Handler(), log, reg)
-	if err != nil {
-		return err
-	}
-	return srv.Run(ctx)
+	return d.Run(ctx)
 }

@@ -97,3 +97,6 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("http_stopped", "addr", s.Addr())
 	return nil
 }
+
+// Close releases the listener of a server that will not be run.
+func (s *Server) Close() error { return s.ln.Close() }

@@ -1,0 +1,55 @@
+package heartbeat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+)
+
+// Daemon is an hbtd with its database open, its node states restored and
+// its port bound. Run it, or Close it if it will not be run.
+type Daemon struct {
+	svc *Service
+	srv *httpserver.Server
+}
+
+// StartDaemon binds listen (":0" picks a free port), then opens and restores
+// the Service o describes; o.Port is taken from the bound address and
+// o.Registerer is the daemon's own.
+func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error) {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", listen, err)
+	}
+	_, o.Port, _ = net.SplitHostPort(ln.Addr().String())
+	reg := httpserver.NewRegistry()
+	o.Registerer = reg
+	o = o.withDefaults()
+	svc, err := New(ctx, o)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return &Daemon{svc: svc, srv: httpserver.Serve(ln, NewAPI(svc, o.Log).Handler(), o.Log, reg)}, nil
+}
+
+// URL is the base URL the daemon serves on.
+func (d *Daemon) URL() string { return d.srv.URL() }
+
+// Run tracks heartbeats and serves until ctx is cancelled, then delivers
+// what it can, shuts down gracefully and closes the database.
+func (d *Daemon) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.svc.Run(gctx) })
+	g.Go(func() error { return d.srv.Run(gctx) })
+	err := g.Wait()
+	return errors.Join(err, d.svc.Close())
+}
+
+// Close releases a daemon that was started but will not be run.
+func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.svc.Close()) }

@@ -1,0 +1,63 @@
+package layout
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+)
+
+// DaemonConfig is what a whole sls needs: cmd/sls fills it from its flags,
+// `hms up` from its own.
+type DaemonConfig struct {
+	// Listen is the address to bind (":0" picks a free port).
+	Listen string
+	// DB is the SQLite file.
+	DB string
+	// DumpLimit caps a /loadstate body in bytes; 0 means DefaultDumpLimit.
+	DumpLimit int64
+	Log       *slog.Logger
+}
+
+// Daemon is an sls with its database open and its port bound. Run it, or
+// Close it if it will not be run.
+type Daemon struct {
+	store *Store
+	srv   *httpserver.Server
+}
+
+// StartDaemon opens the database and binds the port.
+func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	store, err := OpenStore(ctx, cfg.DB, nil)
+	if err != nil {
+		return nil, err
+	}
+	reg := httpserver.NewRegistry()
+	api := NewAPI(store, cfg.Log, reg)
+	if cfg.DumpLimit > 0 {
+		api.DumpLimit = cfg.DumpLimit
+	}
+	srv, err := httpserver.Listen(cfg.Listen, api.Handler(), cfg.Log, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return &Daemon{store: store, srv: srv}, nil
+}
+
+// URL is the base URL the daemon serves on.
+func (d *Daemon) URL() string { return d.srv.URL() }
+
+// Run serves until ctx is cancelled, then shuts down gracefully and closes
+// the database.
+func (d *Daemon) Run(ctx context.Context) error {
+	err := d.srv.Run(ctx)
+	return errors.Join(err, d.store.Close())
+}
+
+// Close releases a daemon that was started but will not be run.
+func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }

@@ -1,0 +1,117 @@
+package statemgr
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/httpserver"
+)
+
+// DaemonConfig is what a whole hsm needs: cmd/hsm fills it from its flags,
+// `hms up` from its own. Zero durations take the hsm defaults.
+type DaemonConfig struct {
+	// Listen is the address to bind (":0" picks a free port).
+	Listen string
+	// DB is the SQLite file.
+	DB string
+	// SLSURL, if set, is where new nodes' default NID, Role and SubRole come from.
+	SLSURL string
+	// Publisher receives the SCNs on Topic; the caller owns it.
+	Publisher bus.Publisher
+	Topic     string
+	// Retention bounds how long an SCN a consumer has not taken is kept (24 h).
+	Retention time.Duration
+	// Reap is how often expired reservations are removed (30 s).
+	Reap time.Duration
+	// CredKeyFile holds the key that seals BMC credentials (created if absent).
+	CredKeyFile string
+	// Discovery configures the Redfish walks (its Registerer and Log are set here).
+	Discovery DiscoveryConfig
+	// CABundle, if set, is the PEM file BMC certificates are checked against.
+	CABundle string
+	// HMSConfig, if set, is the site hms_config.json (Roles, SubRoles), re-read on change.
+	HMSConfig string
+	Log       *slog.Logger
+}
+
+// Daemon is an hsm with its database open and its port bound. Run it, or
+// Close it if it will not be run.
+type Daemon struct {
+	cfg   DaemonConfig
+	store *Store
+	disc  *Discovery
+	relay *Relay
+	srv   *httpserver.Server
+}
+
+// StartDaemon opens the database, loads the site values and the discovery
+// key, and binds the port.
+func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Reap <= 0 {
+		cfg.Reap = 30 * time.Second
+	}
+	store, err := OpenStore(ctx, cfg.DB, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			store.Close()
+		}
+	}()
+	if cfg.SLSURL != "" {
+		store.SetLayout(NewSLS(cfg.SLSURL, nil))
+	}
+	if cfg.HMSConfig != "" {
+		if err := LoadHMSConfig(cfg.HMSConfig, store.Vocab()); err != nil {
+			return nil, err
+		}
+	}
+	reg := httpserver.NewRegistry()
+	dc := cfg.Discovery
+	dc.Registerer, dc.Log = reg, cfg.Log
+	disc, err := LoadDiscovery(store, cfg.CredKeyFile, cfg.CABundle, dc)
+	if err != nil {
+		return nil, err
+	}
+	relay := NewRelay(store, RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
+		Registerer: reg, Log: cfg.Log})
+	api := NewAPI(store, cfg.Log)
+	api.SetDiscovery(disc)
+	srv, err := httpserver.Listen(cfg.Listen, api.Handler(), cfg.Log, reg)
+	if err != nil {
+		return nil, err
+	}
+	return &Daemon{cfg: cfg, store: store, disc: disc, relay: relay, srv: srv}, nil
+}
+
+// URL is the base URL the daemon serves on (without /hsm/v2).
+func (d *Daemon) URL() string { return d.srv.URL() }
+
+// Run serves, relays SCNs, walks BMCs, watches Standby nodes and reaps
+// reservations until ctx is cancelled, then shuts down gracefully and
+// closes the database.
+func (d *Daemon) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.srv.Run(gctx) })
+	g.Go(func() error { return d.relay.Run(gctx) })
+	g.Go(func() error { return d.disc.Run(gctx) })
+	g.Go(func() error { return NewWatchdog(d.store, d.disc, WatchdogConfig{Log: d.cfg.Log}).Run(gctx) })
+	g.Go(func() error { return RunReservationReaper(gctx, d.store, d.cfg.Reap, d.cfg.Log) })
+	if d.cfg.HMSConfig != "" {
+		g.Go(func() error { return WatchHMSConfig(gctx, d.cfg.HMSConfig, 10*time.Second, d.store.Vocab(), d.cfg.Log) })
+	}
+	err := g.Wait()
+	return errors.Join(err, d.store.Close())
+}
+
+// Close releases a daemon that was started but will not be run.
+func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
