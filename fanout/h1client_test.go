@@ -74,7 +74,7 @@ func mustTarget(t *testing.T, raw string) *h1Target {
 func TestH1ClientSendsWellFormedRequests(t *testing.T) {
 	type got struct {
 		Method, URI, Host, ContentType, Body string
-		Length                              int64
+		Length                               int64
 	}
 	var mu sync.Mutex
 	var reqs []got
