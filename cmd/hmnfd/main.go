@@ -6,16 +6,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
-	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
-	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 func main() { cli.Main("hmnfd", run) }
@@ -46,37 +41,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	lv := new(slog.LevelVar)
 	lv.Set(*level)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
-	store, err := fanout.OpenStore(ctx, *dbPath)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	reg := httpserver.NewRegistry()
-	svc, err := fanout.New(ctx, store, cfg, log, reg)
-	if err != nil {
-		return err
-	}
-	params := fanout.StartParams(*listen, *dbPath, *hsmURL, *inURL, *brokers, *topic)
-	srv, err := httpserver.Listen(*listen, fanout.NewAPI(svc, log, params, lv).Handler(), log, reg)
-	if err != nil {
-		return err
-	}
-	var kb *bus.Kafka
+	dc := fanout.DaemonConfig{Listen: *listen, DB: *dbPath, Delivery: cfg, Topic: *topic, Group: *group,
+		Brokers: *brokers, HSMURL: *hsmURL, ScnInURL: *inURL, Log: log, LogLevel: lv}
 	if len(*brokers) > 0 {
-		if kb, err = bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hmnfd", Log: log}); err != nil {
+		kb, err := bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hmnfd", Log: log})
+		if err != nil {
 			return err
 		}
 		defer kb.Close()
+		dc.Bus = kb
 	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return svc.Run(ctx) })
-	switch {
-	case kb != nil:
-		g.Go(func() error { return svc.Consume(ctx, kb, *topic, *group) })
-	case *hsmURL != "":
-		hc := &http.Client{Timeout: 15 * time.Second}
-		g.Go(func() error { return svc.SubscribeHSM(ctx, hc, *hsmURL, params.ScnInURL, fanout.HSMSubscriber()) })
+	d, err := fanout.StartDaemon(ctx, dc)
+	if err != nil {
+		return err
 	}
-	return g.Wait()
+	return d.Run(ctx)
 }

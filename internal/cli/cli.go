@@ -22,9 +22,12 @@ import (
 // environment; a flag given on the command line wins over its env twin.
 type FlagSet struct {
 	*flag.FlagSet
-	binary string
-	getenv func(string) string
-	out    io.Writer
+	// Program is the command shown by -help; it defaults to the binary name
+	// (a subcommand sets "hms up" while its env twins stay HMS_UP_*).
+	Program string
+	binary  string
+	getenv  func(string) string
+	out     io.Writer
 }
 
 // NewFlagSet returns a FlagSet for binary; getenv is usually os.Getenv, and out
@@ -32,7 +35,7 @@ type FlagSet struct {
 func NewFlagSet(binary string, getenv func(string) string, out io.Writer) *FlagSet {
 	fs := flag.NewFlagSet(binary, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := &FlagSet{FlagSet: fs, binary: binary, getenv: getenv, out: out}
+	f := &FlagSet{FlagSet: fs, Program: binary, binary: binary, getenv: getenv, out: out}
 	// The flag package calls Usage on every parse error; the usage text is
 	// printed only for -help (in Parse), so a bad value stays a one-line error.
 	fs.Usage = func() {}
@@ -83,7 +86,7 @@ func (f *FlagSet) Parse(args []string) error {
 
 // usage lists every flag with its env twin and default, sorted by name.
 func (f *FlagSet) usage() {
-	fmt.Fprintf(f.out, "Usage: %s [flags]\n\nEvery flag can also be set from the environment variable shown; a flag on the\ncommand line wins.\n\nFlags:\n", f.binary)
+	fmt.Fprintf(f.out, "Usage: %s [flags]\n\nEvery flag can also be set from the environment variable shown; a flag on the\ncommand line wins.\n\nFlags:\n", f.Program)
 	var fls []*flag.Flag
 	f.VisitAll(func(fl *flag.Flag) { fls = append(fls, fl) })
 	sort.Slice(fls, func(i, j int) bool { return fls[i].Name < fls[j].Name })

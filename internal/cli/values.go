@@ -12,9 +12,15 @@ import (
 
 // Listen defines -listen HOST:PORT with the given default.
 func (f *FlagSet) Listen(def string) *string {
+	return f.ListenNamed("listen", def, "`HOST:PORT` to serve HTTP on (empty host: all addresses)")
+}
+
+// ListenNamed defines a HOST:PORT flag of another name, for binaries that
+// serve on several addresses.
+func (f *FlagSet) ListenNamed(name, def, usage string) *string {
 	p := new(string)
 	*p = def
-	f.Var(listenValue{p}, "listen", "`HOST:PORT` to serve HTTP on (empty host: all addresses)")
+	f.Var(listenValue{p}, name, usage)
 	return p
 }
 

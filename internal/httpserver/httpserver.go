@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,8 +71,16 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Re
 // Addr is the bound address, useful when listening on ":0".
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL is "http://" plus the bound address.
-func (s *Server) URL() string { return "http://" + s.Addr() }
+// URL is a URL that reaches the server from this host: "http://" plus the
+// bound address, with loopback for an unspecified host (":8376" binds every
+// address; peers on this host reach it as 127.0.0.1:8376).
+func (s *Server) URL() string {
+	addr := s.ln.Addr()
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
+	}
+	return "http://" + addr.String()
+}
 
 // Run serves until ctx is cancelled, then stops accepting connections and waits
 // up to ShutdownTimeout for in-flight requests, using a fresh context so accepted

@@ -115,3 +115,22 @@ type nullWriter struct{ h http.Header }
 func (w *nullWriter) Header() http.Header         { return w.h }
 func (w *nullWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *nullWriter) WriteHeader(int)             {}
+
+// TestURLReachesAnUnspecifiedBind: a server bound to every address is
+// reached through loopback, the way peers on the same host call it.
+func TestURLReachesAnUnspecifiedBind(t *testing.T) {
+	for _, tc := range []struct{ listen, prefix string }{
+		{listen: ":0", prefix: "http://127.0.0.1:"},
+		{listen: "0.0.0.0:0", prefix: "http://127.0.0.1:"},
+		{listen: "127.0.0.1:0", prefix: "http://127.0.0.1:"},
+	} {
+		s, err := Listen(tc.listen, http.NotFoundHandler(), slog.New(slog.DiscardHandler), NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.URL(); !strings.HasPrefix(got, tc.prefix) || strings.HasSuffix(got, ":0") {
+			t.Errorf("Listen(%q).URL() = %q, want %s<port>", tc.listen, got, tc.prefix)
+		}
+		s.Close()
+	}
+}

@@ -1,0 +1,35 @@
+// Command hms is the suite's all-in-one binary. `hms up` runs sls, hsm, hbtd
+// and hmnfd in one process, each on its usual port with its own SQLite file
+// under one data directory, joined by an in-process bus instead of Kafka.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+func main() { cli.Main("hms", run) }
+
+const usage = `Usage: hms <command> [flags]
+
+Commands:
+  up    run sls, hsm, hbtd and hmnfd in one process (hms up -help for its flags)
+`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return &cli.UsageError{Err: fmt.Errorf("a command is required (commands: up; see hms -help)")}
+	}
+	switch args[0] {
+	case "up":
+		return up(ctx, args[1:], getenv, stdout)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return &cli.UsageError{Err: fmt.Errorf("unknown command %q (commands: up; see hms -help)", args[0])}
+	}
+}

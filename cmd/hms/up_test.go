@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+// suiteUp runs `hms up` on loopback ports picked by the kernel and returns
+// each daemon's URL, as up prints them.
+func suiteUp(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", "127.0.0.1:0",
+			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0"},
+			func(string) string { return "" }, pw)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("hms up: %v", err)
+		}
+	})
+	urls := map[string]string{}
+	sc := bufio.NewScanner(pr)
+	for len(urls) < 4 && sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 {
+			urls[f[0]] = f[1]
+		}
+	}
+	if len(urls) < 4 {
+		t.Fatalf("hms up printed %v before stopping", urls)
+	}
+	go io.Copy(io.Discard, pr)
+	return urls
+}
+
+func call(t *testing.T, method, url, body string, want int) []byte {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", method, url, resp.StatusCode, want, b)
+	}
+	return b
+}
+
+// TestUpRunsTheSuite: the daemons `hms up` starts are wired to each other:
+// a node SLS knows gets its NID and Role in HSM, its first heartbeat to hbtd
+// makes it Ready in HSM, and the SCN reaches an hmnfd subscriber over the
+// in-process bus.
+func TestUpRunsTheSuite(t *testing.T) {
+	dir := t.TempDir()
+	scns := make(chan map[string]any, 4)
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var scn map[string]any
+		json.NewDecoder(r.Body).Decode(&scn)
+		scns <- scn
+	}))
+	defer sub.Close()
+	u := suiteUp(t, dir)
+
+	call(t, "POST", u["sls"]+"/v1/hardware", `{"Xname":"x3000c0s1b0n0","Class":"River",
+		"ExtraProperties":{"NID":17,"Role":"Compute"}}`, http.StatusCreated)
+	call(t, "POST", u["hsm"]+"/hsm/v2/State/Components", `{"Components":[{"ID":"x3000c0s1b0n0","State":"On"}]}`, http.StatusNoContent)
+	call(t, "POST", u["hmnfd"]+"/hmi/v1/subscribe", `{"Subscriber":"x3000c0s2b0n0","Components":["x3000c0s1b0n0"],
+		"States":["Ready"],"Url":"`+sub.URL+`/scn"}`, http.StatusNoContent)
+	call(t, "POST", u["hbtd"]+"/hmi/v1/heartbeat", `{"Component":"x3000c0s1b0n0","Hostname":"nid17","NID":"17",
+		"Status":"OK","TimeStamp":"2026-11-21T12:00:00Z"}`, http.StatusOK)
+
+	select {
+	case scn := <-scns:
+		comps, _ := scn["Components"].([]any)
+		if scn["State"] != "Ready" || len(comps) != 1 || comps[0] != "x3000c0s1b0n0" {
+			t.Errorf("subscriber got %v, want the node going Ready", scn)
+		}
+	case <-time.After(30 * time.Second): // a guard against a hang, not a wait
+		t.Fatal("no SCN reached the hmnfd subscriber")
+	}
+	var c struct {
+		State, Role string
+		NID         int
+	}
+	json.Unmarshal(call(t, "GET", u["hsm"]+"/hsm/v2/State/Components/x3000c0s1b0n0", "", http.StatusOK), &c)
+	if c.State != "Ready" || c.NID != 17 || c.Role != "Compute" {
+		t.Errorf("HSM has %+v, want Ready with NID 17 and Role Compute from SLS", c)
+	}
+	for _, f := range []string{"sls.db", "hsm.db", "hbtd.db", "hmnfd.db", "hsm-cred.key"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("data directory: %v", err)
+		}
+	}
+}
+
+// TestUpBadInput: a bad command, flag or port stops hms with a usage error
+// before anything is started.
+func TestUpBadInput(t *testing.T) {
+	for _, args := range [][]string{nil, {"down"}, {"up", "-sls-listen", "nope"}, {"up", "extra"}} {
+		err := run(t.Context(), args, func(string) string { return "" }, io.Discard)
+		if !errors.As(err, new(*cli.UsageError)) {
+			t.Errorf("hms %v: err = %v, want a usage error", args, err)
+		}
+	}
+	// A port already taken fails the start and releases what was started.
+	busy := httptest.NewServer(http.NotFoundHandler())
+	defer busy.Close()
+	addr := strings.TrimPrefix(busy.URL, "http://")
+	err := run(t.Context(), []string{"up", "-data-dir", t.TempDir(), "-sls-listen", "127.0.0.1:0", "-hsm-listen", addr},
+		func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "start hsm") {
+		t.Errorf("hsm port taken: err = %v, want a start hsm error", err)
+	}
+}

@@ -1,0 +1,115 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/httpserver"
+)
+
+// DaemonConfig is what a whole hmnfd needs: cmd/hmnfd fills it from its
+// flags, `hms up` from its own.
+type DaemonConfig struct {
+	// Listen is the address to bind (":0" picks a free port).
+	Listen string
+	// DB is the SQLite file.
+	DB string
+	// Delivery configures matching and delivery (zero fields take the
+	// DefaultConfig values).
+	Delivery Config
+	// SCNs come from Bus (topic Topic, consumer group Group) when it is set;
+	// otherwise, if HSMURL is set, from HSM's callbacks to ScnInURL (empty:
+	// http://<hostname>:<port>/hmi/v1/scn); otherwise only over POST /hmi/v1/scn.
+	Bus          bus.Consumer
+	Topic, Group string
+	// Brokers are reported by /params (Telemetry_host) when Kafka is used.
+	Brokers          []string
+	HSMURL, ScnInURL string
+	Log              *slog.Logger
+	// LogLevel, if set, follows the Debug parameter.
+	LogLevel *slog.LevelVar
+}
+
+// Daemon is an hmnfd with its database open and its port bound. Run it, or
+// Close it if it will not be run.
+type Daemon struct {
+	cfg   DaemonConfig
+	store *Store
+	svc   *Service
+	srv   *httpserver.Server
+	inURL string
+}
+
+// StartDaemon opens the database, loads the subscriptions and binds the port.
+func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = new(slog.LevelVar)
+	}
+	if cfg.Topic == "" {
+		cfg.Topic = bus.TopicSCN
+	}
+	if cfg.Group == "" {
+		cfg.Group = "hmnfd"
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	defer func() {
+		if err != nil {
+			ln.Close()
+		}
+	}()
+	store, err := OpenStore(ctx, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	reg := httpserver.NewRegistry()
+	svc, err := New(ctx, store, cfg.Delivery, cfg.Log, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	var brokers []string
+	if cfg.Bus != nil {
+		brokers = cfg.Brokers
+	}
+	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
+	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)
+	return &Daemon{cfg: cfg, store: store, svc: svc, inURL: params.ScnInURL,
+		srv: httpserver.Serve(ln, api.Handler(), cfg.Log, reg)}, nil
+}
+
+// URL is the base URL the daemon serves on.
+func (d *Daemon) URL() string { return d.srv.URL() }
+
+// Run takes SCNs in, delivers them and serves until ctx is cancelled, then
+// shuts down gracefully and closes the database.
+func (d *Daemon) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.srv.Run(gctx) })
+	g.Go(func() error { return d.svc.Run(gctx) })
+	switch {
+	case d.cfg.Bus != nil:
+		g.Go(func() error { return d.svc.Consume(gctx, d.cfg.Bus, d.cfg.Topic, d.cfg.Group) })
+	case d.cfg.HSMURL != "":
+		hc := &http.Client{Timeout: 15 * time.Second}
+		g.Go(func() error { return d.svc.SubscribeHSM(gctx, hc, d.cfg.HSMURL, d.inURL, HSMSubscriber()) })
+	}
+	err := g.Wait()
+	return errors.Join(err, d.store.Close())
+}
+
+// Close releases a daemon that was started but will not be run.
+func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
