@@ -112,20 +112,16 @@ func NewDiscovery(store *Store, creds *Creds, cfg DiscoveryConfig) *Discovery {
 	return d
 }
 
-// Run walks queued endpoints until ctx is cancelled. Endpoints whose walk
-// was interrupted by a shutdown (still DiscoveryStarted) are queued again.
+// Run walks queued endpoints until ctx is cancelled. Endpoints queued but
+// not walked when the last run stopped, and those whose walk it interrupted
+// (still DiscoveryStarted), are queued again.
 func (d *Discovery) Run(ctx context.Context) error {
-	// Walks cut short by the last shutdown are still DiscoveryStarted: redo them.
-	rows, err := d.store.rfEndpointRows(ctx, RedfishEndpointFilter{LastStatus: []string{string(redfish.StatusDiscoveryStarted)}})
+	ids, err := d.store.discoveryBacklog(ctx)
 	if err != nil {
 		return fmt.Errorf("discovery: %w", err)
 	}
-	ids := make([]string, 0, len(rows))
-	for _, row := range rows {
-		ids = append(ids, row.ep.ID)
-	}
-	if len(ids) > 0 {
-		d.Enqueue(ids, false)
+	if err := d.Enqueue(ctx, ids, false); err != nil {
+		return fmt.Errorf("discovery: %w", err)
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	for range d.cfg.Workers {
@@ -148,6 +144,10 @@ func (d *Discovery) work(ctx context.Context) {
 				continue
 			}
 		}
+		// From here the endpoint is DiscoveryStarted, which a restart redoes.
+		if err := d.store.unqueueDiscovery(ctx, id); err != nil && ctx.Err() == nil {
+			d.log.WarnContext(ctx, "discovery_unqueue_failed", "xname", id, "err", err)
+		}
 		d.discover(ctx, id)
 		d.finish(id)
 		if ctx.Err() != nil {
@@ -156,9 +156,16 @@ func (d *Discovery) work(ctx context.Context) {
 	}
 }
 
-// Enqueue queues walks of the endpoints ids. An endpoint already queued is
-// not queued twice; one being walked is walked again afterwards only if force.
-func (d *Discovery) Enqueue(ids []string, force bool) {
+// Enqueue queues walks of the endpoints ids, durably: a restart walks
+// them still. An endpoint already queued is not queued twice; one being
+// walked is walked again afterwards only if force.
+func (d *Discovery) Enqueue(ctx context.Context, ids []string, force bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := d.store.queueDiscovery(ctx, ids); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	for _, id := range ids {
 		switch {
@@ -175,6 +182,7 @@ func (d *Discovery) Enqueue(ids []string, force bool) {
 	d.touch()
 	d.mu.Unlock()
 	d.signal()
+	return nil
 }
 
 func (d *Discovery) signal() {

@@ -194,3 +194,51 @@ func execJSON(ctx context.Context, tx *sql.Tx, q string, v any, args ...any) err
 	}
 	return nil
 }
+
+// queueDiscovery records that the endpoints ids (those that exist) wait for
+// a walk.
+func (s *Store) queueDiscovery(ctx context.Context, ids []string) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		st, err := s.db.Stmt(ctx, tx, `INSERT INTO rf_discovery_queue (id)
+			SELECT id FROM rf_endpoints WHERE id = ? ON CONFLICT (id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := st.ExecContext(ctx, id); err != nil {
+				return fmt.Errorf("queue discovery of %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+// unqueueDiscovery records that the walk of endpoint id has started.
+func (s *Store) unqueueDiscovery(ctx context.Context, id string) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM rf_discovery_queue WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("unqueue discovery of %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// discoveryBacklog returns, in ID order, the endpoints a starting HSM must
+// walk: queued ones and those whose walk was cut short (DiscoveryStarted).
+func (s *Store) discoveryBacklog(ctx context.Context) ([]string, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id FROM rf_discovery_queue
+		UNION SELECT id FROM rf_endpoints WHERE last_status = ? ORDER BY id`, string(redfish.StatusDiscoveryStarted))
+	if err != nil {
+		return nil, fmt.Errorf("read discovery backlog: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read discovery backlog: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

@@ -241,6 +241,35 @@ func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
 	}
 }
 
+// TestDiscoveryQueueSurvivesRestart: endpoints queued but not walked when
+// HSM stopped are walked by the next start, and leave the stored queue once
+// their walk starts.
+func TestDiscoveryQueueSurvivesRestart(t *testing.T) {
+	e := newRFEnv(t, DiscoveryConfig{})
+	ids := []string{"x3000c0s11b0", "x3000c0s12b0"}
+	for _, id := range ids {
+		e.bmc(id, 1, redfishsim.Faults{})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: id, User: "root", Password: rfPassword})
+	}
+	// As if queued by a Discover call an instant before the shutdown.
+	if err := e.store.queueDiscovery(t.Context(), ids); err != nil {
+		t.Fatal(err)
+	}
+	restarted := NewDiscovery(e.store, e.disc.creds, e.disc.cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = restarted.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for _, id := range ids {
+		if got := e.waitDiscovered(id).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+			t.Errorf("%s after restart: %s, want DiscoverOK", id, got)
+		}
+	}
+	if backlog, err := e.store.discoveryBacklog(t.Context()); err != nil || len(backlog) != 0 {
+		t.Errorf("stored queue after the walks = %v, %v; want empty", backlog, err)
+	}
+}
+
 // TestDiscoveryCABundle: with -bmc-ca-bundle, BMC certificates are checked:
 // the BMC's own CA passes, another CA fails the walk with HTTPsGetFailed.
 func TestDiscoveryCABundle(t *testing.T) {
@@ -349,12 +378,15 @@ func TestDiscoveryQueue(t *testing.T) {
 	if got := details(); got.Queued != 2 || d.Status().Status != DiscoveryPending {
 		t.Fatalf("after POST and Discover all: %+v %s, want 2 queued, Pending", got, d.Status().Status)
 	}
+	if backlog, err := s.discoveryBacklog(t.Context()); err != nil || len(backlog) != 2 {
+		t.Fatalf("stored queue = %v, %v; want both endpoints", backlog, err)
+	}
 	id, _ := d.next()
-	d.Enqueue([]string{id}, false)
+	d.Enqueue(t.Context(), []string{id}, false)
 	if got := details(); got.Queued != 1 || got.Running != 1 {
 		t.Fatalf("re-queue of a running endpoint without force: %+v, want 1 queued 1 running", got)
 	}
-	d.Enqueue([]string{id}, true)
+	d.Enqueue(t.Context(), []string{id}, true)
 	d.finish(id)
 	if got := details(); got.Queued != 2 || got.Done != 1 {
 		t.Fatalf("forced re-walk after finish: %+v, want 2 queued 1 done", got)

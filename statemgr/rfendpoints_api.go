@@ -113,7 +113,10 @@ func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	a.rf.Enqueue(discover, false)
+	if err := a.rf.Enqueue(r.Context(), discover, false); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
 	httpserver.WriteJSON(w, http.StatusCreated, out)
 }
 
@@ -225,7 +228,10 @@ func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if stored.ep.RediscoverOnUpdate {
-		a.rf.Enqueue([]string{id}, true)
+		if err := a.rf.Enqueue(r.Context(), []string{id}, true); err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
 	}
 	httpserver.WriteJSON(w, http.StatusOK, a.public(stored))
 }
@@ -260,7 +266,10 @@ func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if stored.ep.RediscoverOnUpdate {
-		a.rf.Enqueue([]string{id}, true)
+		if err := a.rf.Enqueue(r.Context(), []string{id}, true); err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
 	}
 	httpserver.WriteJSON(w, http.StatusOK, a.public(stored))
 }
@@ -308,7 +317,10 @@ func (a *API) postDiscover(w http.ResponseWriter, r *http.Request) {
 	for _, row := range rows {
 		ids = append(ids, row.ep.ID)
 	}
-	a.rf.Enqueue(ids, body.Force)
+	if err := a.rf.Enqueue(r.Context(), ids, body.Force); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
 	httpserver.WriteJSON(w, http.StatusOK, []ResourceURI{{URI: Base + "/Inventory/DiscoveryStatus/0"}})
 }
 
