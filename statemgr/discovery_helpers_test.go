@@ -68,6 +68,16 @@ func newRFEnvOver(t testing.TB, s *Store, d *Discovery) *rfEnv {
 	return &rfEnv{apiServer: &apiServer{t: t, store: s, srv: srv}, disc: d}
 }
 
+// restartDiscovery runs a second Discovery over the same store, as a
+// restarted HSM would, until the test ends.
+func (e *rfEnv) restartDiscovery() {
+	d := NewDiscovery(e.store, e.disc.creds, e.disc.cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = d.Run(ctx) }()
+	e.t.Cleanup(func() { cancel(); <-done })
+}
+
 // bmc adds an in-process simulated BMC with n systems, reachable as host xname.
 func (e *rfEnv) bmc(xname string, n int, f redfishsim.Faults) *redfishsim.BMC {
 	e.t.Helper()

@@ -2,7 +2,6 @@ package statemgr
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -231,11 +230,7 @@ func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	restarted := NewDiscovery(e.store, e.disc.creds, e.disc.cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = restarted.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	e.restartDiscovery()
 	if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
 		t.Fatalf("after restart: %s, want DiscoverOK", got)
 	}
@@ -255,11 +250,7 @@ func TestDiscoveryQueueSurvivesRestart(t *testing.T) {
 	if err := e.store.queueDiscovery(t.Context(), ids); err != nil {
 		t.Fatal(err)
 	}
-	restarted := NewDiscovery(e.store, e.disc.creds, e.disc.cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = restarted.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	e.restartDiscovery()
 	for _, id := range ids {
 		if got := e.waitDiscovered(id).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
 			t.Errorf("%s after restart: %s, want DiscoverOK", id, got)
