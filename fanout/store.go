@@ -218,8 +218,9 @@ func (s *Store) targetIDs(ctx context.Context, urls []string) ([]int64, error) {
 		if err != nil {
 			return err
 		}
+		rowCtx := context.WithoutCancel(ctx) // see ack
 		for _, i := range missing {
-			if err := st.QueryRowContext(ctx, urls[i]).Scan(&ids[i]); err != nil {
+			if err := st.QueryRowContext(rowCtx, urls[i]).Scan(&ids[i]); err != nil {
 				return err
 			}
 		}
@@ -322,15 +323,19 @@ func (s *Store) ack(ctx context.Context, keys []qkey) error {
 			return err
 		}
 		slices.SortFunc(keys, qkey.compare) // visit the B-tree pages in order
+		// modernc.org/sqlite starts a goroutine per statement to watch a
+		// cancellable context; for thousands of one-row deletes that was the
+		// largest allocation of a fan-out. The transaction keeps ctx.
+		rowCtx := context.WithoutCancel(ctx)
 		seen := map[int64]bool{}
 		for _, k := range keys {
-			if _, err := del.ExecContext(ctx, k.target, k.scn); err != nil {
+			if _, err := del.ExecContext(rowCtx, k.target, k.scn); err != nil {
 				return err
 			}
 			seen[k.scn] = true
 		}
 		for id := range seen {
-			if _, err := gc.ExecContext(ctx, id, id); err != nil {
+			if _, err := gc.ExecContext(rowCtx, id, id); err != nil {
 				return err
 			}
 		}
