@@ -91,7 +91,7 @@ func serveArrivals(c net.Conn, a *arrivals) {
 		if err != nil {
 			return
 		}
-		if f := bytes.Fields(line); len(f) != 3 || !bytes.HasPrefix(f[2], []byte("HTTP/1.")) {
+		if !bytes.HasPrefix(line, []byte("POST /")) || !bytes.Contains(line, []byte(" HTTP/1.")) {
 			_, _ = bw.WriteString("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
 			_ = bw.Flush()
 			return
