@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -215,4 +218,34 @@ func TestBatchingKeepsOrder(t *testing.T) {
 			t.Errorf("batched posts (-want +got):\n%s", diff)
 		}
 	})
+}
+
+func TestRedirectIsAFailedDelivery(t *testing.T) {
+	var reached atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			reached.Store(true)
+			return
+		}
+		http.Redirect(w, r, "/moved", http.StatusFound)
+	}))
+	defer srv.Close()
+	// net/http, used for https:// subscribers: a followed 302 would GET /moved and look delivered.
+	resp, err := Config{}.withDefaults().Client.Post(srv.URL+"/scn", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("default client answered %d, want the 302 itself", resp.StatusCode)
+	}
+	// h1Client, used for http:// subscribers.
+	c := newH1Client(5*time.Second, 1)
+	defer c.close()
+	if err := c.post(t.Context(), mustTarget(t, srv.URL+"/scn"), []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "302") {
+		t.Errorf("h1Client post: %v, want a failure naming 302", err)
+	}
+	if reached.Load() {
+		t.Error("a redirect was followed")
+	}
 }

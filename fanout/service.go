@@ -87,7 +87,12 @@ func (c Config) withDefaults() Config {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns = 2 * c.MaxInFlight
 		tr.MaxIdleConnsPerHost = c.MaxInFlight
-		c.Client = &http.Client{Transport: tr}
+		// A redirect is a failed delivery, as it is for h1Client: following
+		// a 301 or 302 would turn the POST into a bodiless GET and report
+		// an SCN delivered that never was.
+		c.Client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
