@@ -114,7 +114,7 @@ type Service struct {
 	mu sync.RWMutex // guards ix
 	ix *index
 
-	qmu    sync.Mutex // serialises Enqueue: id allocation, transaction, hand-off
+	qmu    sync.Mutex // serialises Enqueue (id allocation, transaction, hand-off) with subscription removals; taken before mu
 	nextID int64
 	marks  map[string]seqMark
 

@@ -63,6 +63,8 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 	if err := next.validate(); err != nil {
 		return err
 	}
+	s.qmu.Lock() // see Unsubscribe
+	defer s.qmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dropOld := ""
@@ -84,6 +86,11 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 // every agent when all is true. v1 DELETE also names the URL, which must then
 // match. The backlog of a URL no subscription uses any more is dropped.
 func (s *Service) Unsubscribe(ctx context.Context, k Key, all bool, url string) error {
+	// qmu first: an Enqueue that matched the old subscriptions finishes
+	// queueing before their backlog goes, instead of queueing after it and
+	// bringing a sender for the dropped URL back.
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []int64
@@ -145,6 +152,8 @@ func (s *Service) expire(ctx context.Context, url string) {
 		backlog = snd.backlog
 		snd.mu.Unlock()
 	}
+	s.qmu.Lock() // see Unsubscribe
+	defer s.qmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []int64
