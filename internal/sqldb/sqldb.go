@@ -44,6 +44,9 @@ type DB struct {
 	ckRunning bool
 	ckLast    time.Time
 	ckWG      sync.WaitGroup
+
+	prepMu sync.Mutex // serialises preparePending
+	nstmts int        // statements in stmts, under prepMu
 }
 
 // Open opens (creating if needed) the SQLite file at p and applies the
@@ -179,6 +182,10 @@ func (db *DB) Stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, er
 	return st, nil
 }
 
+// MaxCachedStmts bounds the statements kept prepared on the writer; past it,
+// a statement new to Stmt is prepared for its transaction only.
+const MaxCachedStmts = 256
+
 // preparePending prepares on the writer pool the statements Stmt met for
 // the first time. Called with no transaction open.
 func (db *DB) preparePending(ctx context.Context) {
@@ -186,12 +193,21 @@ func (db *DB) preparePending(ctx context.Context) {
 	pending := db.pending
 	db.pending = nil
 	db.mu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	db.prepMu.Lock()
+	defer db.prepMu.Unlock()
 	for q := range pending {
 		if _, ok := db.stmts.Load(q); ok {
 			continue
 		}
+		if db.nstmts >= MaxCachedStmts {
+			return // generated SQL (multi-row VALUES lists) must not grow the cache without end
+		}
 		if st, err := db.W.PrepareContext(ctx, q); err == nil {
 			db.stmts.Store(q, st)
+			db.nstmts++
 		}
 	}
 }

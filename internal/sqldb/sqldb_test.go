@@ -208,3 +208,39 @@ func TestCheckpointBesideWriter(t *testing.T) {
 		t.Errorf("database file %d -> %d bytes: the committed rows were not checkpointed into it", before, after)
 	}
 }
+
+// TestStmtCacheIsBounded: generated SQL (a VALUES list per row count) does
+// not grow the writer's statement cache past MaxCachedStmts, and still runs.
+func TestStmtCacheIsBounded(t *testing.T) {
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), testMigrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for n := 1; n <= MaxCachedStmts+20; n++ {
+		q := `INSERT INTO kv (k, v) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?),", n), ",")
+		args := make([]any, 0, 2*n)
+		for i := range n {
+			args = append(args, fmt.Sprintf("%d-%d", n, i), i)
+		}
+		if err := db.WriteTx(t.Context(), func(tx *sql.Tx) error {
+			st, err := db.Stmt(t.Context(), tx, q)
+			if err != nil {
+				return err
+			}
+			_, err = st.Exec(args...)
+			return err
+		}); err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+	}
+	cached := 0
+	db.stmts.Range(func(_, _ any) bool { cached++; return true })
+	if cached != MaxCachedStmts {
+		t.Errorf("%d statements cached, want the bound %d", cached, MaxCachedStmts)
+	}
+	var rows int
+	if err := db.R.QueryRow(`SELECT COUNT(*) FROM kv`).Scan(&rows); err != nil || rows != (MaxCachedStmts+20)*(MaxCachedStmts+21)/2 {
+		t.Errorf("rows = %d, %v", rows, err)
+	}
+}
