@@ -169,7 +169,7 @@ func (a *API) patchParams(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("request body: expected a JSON object of parameters"))
 		return
 	}
-	p, err := a.svc.params.patch(raw)
+	p, err := a.svc.params.patch(r.Context(), raw)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

@@ -230,3 +230,38 @@ func TestBadFloodDoesNotBlockGood(t *testing.T) {
 		t.Fatal("no bad request was refused; the flood did not run")
 	}
 }
+
+// TestParamsSurviveRestart: what PATCH /params set is applied again when
+// hbtd starts over the same database, on top of the flags; a stored set
+// that no longer fits the new flags is left out, not half applied.
+func TestParamsSurviveRestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "hb.db")
+	open := func(errt time.Duration) (*Service, http.Handler) {
+		t.Helper()
+		svc, err := New(t.Context(), Options{DBPath: db, HSMURL: "http://127.0.0.1:1", Port: "28500", Errtime: errt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc, NewAPI(svc, nil).Handler()
+	}
+	svc, h := open(0)
+	if w := call(h, "PATCH", BasePath+"/params", `{"Warntime":"25","nosm":"1"}`); w.Code != 200 {
+		t.Fatalf("PATCH: %d %s", w.Code, w.Body)
+	}
+	svc.Close()
+
+	svc, _ = open(0)
+	p := svc.Params()
+	if warn, _ := svc.Tracker.Thresholds(); p.Warntime != "25" || p.Nosm != "1" || p.Errtime != "30" || warn != 25*time.Second {
+		t.Errorf("after restart: Warntime %s Nosm %s Errtime %s, tracker warn %v; want 25, 1, 30 (flag), 25s",
+			p.Warntime, p.Nosm, p.Errtime, warn)
+	}
+	svc.Close()
+
+	svc, _ = open(20 * time.Second) // -errtime 20 now: Warntime 25 cannot stay
+	defer svc.Close()
+	if p := svc.Params(); p.Warntime != "10" || p.Nosm != "0" || p.Errtime != "20" {
+		t.Errorf("stored set that does not fit: Warntime %s Nosm %s Errtime %s, want the flags 10, 0, 20",
+			p.Warntime, p.Nosm, p.Errtime)
+	}
+}

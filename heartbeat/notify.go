@@ -92,11 +92,10 @@ func (n *HSMNotifier) Status() string { return *n.status.Load() }
 // Pending is the number of nodes whose change HSM has not accepted yet.
 func (n *HSMNotifier) Pending() int { return n.q.Len() }
 
-// Enqueue queues changes for HSM.
+// Enqueue queues changes for HSM. While HSM calls are off (Nosm) changes
+// are dropped, and confirmed as such so a restart does not send them.
 func (n *HSMNotifier) Enqueue(changes ...Change) {
-	if !n.disabled.Load() {
-		n.q.Enqueue(changes...)
-	}
+	n.q.offer(n.disabled.Load(), changes)
 }
 
 // Run sends queued changes until ctx is cancelled.
@@ -217,11 +216,10 @@ func (b *BusNotifier) Status() string {
 	return *b.status.Load()
 }
 
-// Enqueue queues changes for the bus.
+// Enqueue queues changes for the bus; while publishing is off
+// (Use_telemetry 0) they are dropped, as HSMNotifier.Enqueue drops them.
 func (b *BusNotifier) Enqueue(changes ...Change) {
-	if !b.disabled.Load() {
-		b.q.Enqueue(changes...)
-	}
+	b.q.offer(b.disabled.Load(), changes)
 }
 
 // Run publishes queued changes until ctx is cancelled.

@@ -1,8 +1,10 @@
 package heartbeat
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -34,11 +36,15 @@ type Params struct {
 }
 
 // paramSet holds the live parameters and applies changes to the service.
+// What PATCH changed is stored (as the shipped hbtd keeps its params blob in
+// its KV store) and applied over the flags at the next start.
 type paramSet struct {
 	mu       sync.Mutex
 	p        Params
 	svc      *Service
 	logLevel *slog.LevelVar
+	// patched are the values PATCH set, by parameter name.
+	patched map[string]string
 }
 
 func newParamSet(o Options, svc *Service) *paramSet {
@@ -102,12 +108,9 @@ func checkFor(name string) paramCheck {
 }
 
 // patch validates body (a JSON object of string values, keys matched without
-// regard to case) and applies it all or not at all.
-func (ps *paramSet) patch(raw map[string]json.RawMessage) (Params, error) {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	next := ps.p
-	rv := reflect.ValueOf(&next).Elem()
+// regard to case), stores what it sets and applies it, all or not at all.
+func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (Params, error) {
+	vals := make(map[string]string, len(raw))
 	for key, val := range raw {
 		name := canonicalParam(key)
 		if name == "" {
@@ -117,23 +120,70 @@ func (ps *paramSet) patch(raw map[string]json.RawMessage) (Params, error) {
 		if err := json.Unmarshal(val, &s); err != nil {
 			return Params{}, problem.Invalidf("field %s: expected a JSON string, got %s", name, val)
 		}
-		s = strings.TrimSpace(s)
+		vals[name] = strings.TrimSpace(s)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	next, warn, errt, err := ps.with(vals)
+	if err != nil {
+		return Params{}, err
+	}
+	patched := maps.Clone(ps.patched)
+	if patched == nil {
+		patched = map[string]string{}
+	}
+	for name, v := range vals {
+		if name != "Port" {
+			patched[name] = v
+		}
+	}
+	if err := ps.svc.Store.SaveParams(ctx, patched); err != nil {
+		return Params{}, err
+	}
+	ps.p, ps.patched = next, patched
+	ps.apply(next, warn, errt)
+	return next, nil
+}
+
+// with returns the live parameters changed by vals (canonical names), checked
+// one by one and together; ps.mu is held.
+func (ps *paramSet) with(vals map[string]string) (next Params, warn, errt int, err error) {
+	next = ps.p
+	rv := reflect.ValueOf(&next).Elem()
+	for name, s := range vals {
 		if msg := checkFor(name)(s); msg != "" {
-			return Params{}, problem.Invalidf("field %s: %q: %s", name, s, msg)
+			return Params{}, 0, 0, problem.Invalidf("field %s: %q: %s", name, s, msg)
 		}
 		if name == "Port" && s != ps.p.Port {
-			return Params{}, problem.Invalidf("field Port: read-only")
+			return Params{}, 0, 0, problem.Invalidf("field Port: read-only")
 		}
 		rv.FieldByName(name).SetString(s)
 	}
-	warn, _ := strconv.Atoi(next.Warntime)
-	errt, _ := strconv.Atoi(next.Errtime)
+	warn, _ = strconv.Atoi(next.Warntime)
+	errt, _ = strconv.Atoi(next.Errtime)
 	if warn >= errt {
-		return Params{}, problem.Invalidf("field Warntime: %d must be less than Errtime %d", warn, errt)
+		return Params{}, 0, 0, problem.Invalidf("field Warntime: %d must be less than Errtime %d", warn, errt)
 	}
-	ps.p = next
+	return next, warn, errt, nil
+}
+
+// restore applies the values an earlier PATCH stored over the flags. A
+// stored set that no longer fits (e.g. Warntime not below a new -errtime) is
+// not applied, and said so.
+func (ps *paramSet) restore(patched map[string]string, log *slog.Logger) {
+	if len(patched) == 0 {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	next, warn, errt, err := ps.with(patched)
+	if err != nil {
+		log.Warn("params_not_restored", "patched", patched, "err", err)
+		return
+	}
+	ps.p, ps.patched = next, patched
 	ps.apply(next, warn, errt)
-	return next, nil
+	log.Info("params_restored", "patched", patched)
 }
 
 func (ps *paramSet) apply(p Params, warn, errt int) {

@@ -71,6 +71,17 @@ func (q *queue) Enqueue(changes ...Change) {
 	}
 }
 
+// offer enqueues changes, or, when drop is set, discards them and tells done
+// they are settled.
+func (q *queue) offer(drop bool, changes []Change) {
+	switch {
+	case !drop:
+		q.Enqueue(changes...)
+	case q.done != nil && len(changes) > 0:
+		q.done(changes)
+	}
+}
+
 // Len is the number of nodes with a pending change.
 func (q *queue) Len() int {
 	q.mu.Lock()

@@ -102,6 +102,11 @@ func (o Options) withDefaults() Options {
 }
 
 func (s *Service) restore(ctx context.Context, now time.Time) error {
+	patched, err := s.Store.LoadParams(ctx)
+	if err != nil {
+		return err
+	}
+	s.params.restore(patched, s.log)
 	recs, err := s.Store.Load(ctx)
 	if err != nil {
 		return err

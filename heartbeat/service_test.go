@@ -239,3 +239,31 @@ func TestRestartResendsUnconfirmed(t *testing.T) {
 		}
 	})
 }
+
+// TestNosmDropsForGood: a transition made while HSM calls are off is
+// dropped, as the parameter says, and not sent after a restart either.
+func TestNosmDropsForGood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "hb.db")
+		hsm := &fakeHSM{}
+		s := startService(t, db, hsm)
+		if _, err := s.params.patch(t.Context(), map[string]json.RawMessage{"Nosm": json.RawMessage(`"1"`)}); err != nil {
+			t.Fatal(err)
+		}
+		mustBeat(t, s.Tracker, "x0c0s0b0n0")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if _, err := s.params.patch(t.Context(), map[string]json.RawMessage{"Nosm": json.RawMessage(`"0"`)}); err != nil {
+			t.Fatal(err)
+		}
+		s.stop(t)
+
+		s = startService(t, db, hsm)
+		defer s.stop(t)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := hsm.takeCalls(); len(got) != 0 {
+			t.Errorf("calls after the restart: %v; the Nosm-time change was to be dropped", got)
+		}
+	})
+}

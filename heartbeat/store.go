@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -253,6 +254,43 @@ func (s *Store) MarkAlive(ctx context.Context, t time.Time) error {
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, aliveKey, strconv.FormatInt(t.UnixMilli(), 10))
 		return err
 	})
+}
+
+// paramsKey is the hb_meta key of the parameters PATCH /params set.
+const paramsKey = "params"
+
+// SaveParams stores the parameter values PATCH set, by name.
+func (s *Store) SaveParams(ctx context.Context, patched map[string]string) error {
+	b, err := json.Marshal(patched)
+	if err != nil {
+		return fmt.Errorf("encode params: %w", err)
+	}
+	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO hb_meta (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, paramsKey, string(b))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store params: %w", err)
+	}
+	return nil
+}
+
+// LoadParams returns the parameter values PATCH set, if any.
+func (s *Store) LoadParams(ctx context.Context) (map[string]string, error) {
+	var v string
+	err := s.db.R.QueryRowContext(ctx, `SELECT value FROM hb_meta WHERE key = ?`, paramsKey).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read params: %w", err)
+	}
+	var out map[string]string
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("read params %q: %w", v, err)
+	}
+	return out, nil
 }
 
 // LastAlive returns when the tracker was last known running; ok is false on a
