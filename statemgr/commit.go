@@ -96,6 +96,15 @@ type job struct {
 	got  *plan
 	err  error
 	done chan struct{}
+	once sync.Once
+}
+
+// finish reports the outcome of j to its writer, once.
+func (j *job) finish(err error) {
+	j.once.Do(func() {
+		j.err = err
+		close(j.done)
+	})
 }
 
 // committer group-commits concurrent writes: the first writer to arrive
@@ -126,17 +135,40 @@ func (s *Store) write(ctx context.Context, p planFunc) (*plan, error) {
 		}
 	}
 	c.leading = true
+	c.mu.Unlock()
+	s.lead(context.WithoutCancel(ctx))
+	<-j.done
+	return j.got, j.err
+}
+
+// lead commits queued batches until the queue is empty. Should a batch
+// panic, its writers and those queued get an error and leadership is given
+// up before the panic goes on, so later writes do not wait forever.
+func (s *Store) lead(ctx context.Context) {
+	c := &s.commit
+	var batch []*job
+	defer func() {
+		if p := recover(); p != nil {
+			c.mu.Lock()
+			queued := c.queue
+			c.queue, c.leading = nil, false
+			c.mu.Unlock()
+			for _, j := range append(batch, queued...) {
+				j.finish(fmt.Errorf("component write aborted: %v", p))
+			}
+			panic(p)
+		}
+	}()
+	c.mu.Lock()
 	for len(c.queue) > 0 {
-		batch := c.queue
+		batch = c.queue
 		c.queue = nil
 		c.mu.Unlock()
-		s.commitBatch(context.WithoutCancel(ctx), batch)
+		s.commitBatch(ctx, batch)
 		c.mu.Lock()
 	}
 	c.leading = false
 	c.mu.Unlock()
-	<-j.done
-	return j.got, j.err
 }
 
 // commitBatch plans every job, writes the accepted plans in one transaction,
@@ -147,8 +179,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*job) {
 	for _, j := range batch {
 		p, err := j.plan(v)
 		if err != nil {
-			j.err = err
-			close(j.done)
+			j.finish(err)
 			continue
 		}
 		v.apply(p)
@@ -170,8 +201,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*job) {
 		s.publish(plans)
 	}
 	for _, j := range ok {
-		j.err = err
-		close(j.done)
+		j.finish(err)
 	}
 }
 

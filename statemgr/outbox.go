@@ -113,11 +113,15 @@ func (t *outboxTail) append(rows []outboxRow) {
 	if len(t.rows) <= tailMaxRows && t.comps <= tailMaxComponents {
 		return
 	}
-	// Trim to half the bounds at once, so trimming is amortised.
+	// Trim to half the bounds at once, so trimming is amortised; the newest
+	// row stays whatever its size.
 	drop, comps := 0, t.comps
 	for drop < len(t.rows)-1 && (len(t.rows)-drop > tailMaxRows/2 || comps > tailMaxComponents/2) {
 		comps -= len(t.rows[drop].SCN.Components)
 		drop++
+	}
+	if drop == 0 {
+		return
 	}
 	t.floor = t.rows[drop-1].Seq
 	t.rows = slices.Clone(t.rows[drop:])

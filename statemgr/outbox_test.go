@@ -79,6 +79,13 @@ func TestOutboxTail(t *testing.T) {
 	if _, ok := tail.after(last-1, 10); ok {
 		t.Error("rows before the oversized one are still served from memory")
 	}
+
+	// A first row over the bound, alone in the tail, is kept as it is.
+	alone := &outboxTail{}
+	alone.append([]outboxRow{tailRow(1, tailMaxComponents+1, t0)})
+	if rows, ok := alone.after(0, 10); !ok || len(rows) != 1 {
+		t.Errorf("a lone oversized row: got %v, %v", seqsOf(rows), ok)
+	}
 }
 
 // TestOutboxMemoryMatchesDatabase: what consumers read from the in-memory
@@ -144,5 +151,31 @@ func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
 	}
 	if cur, err := s.cursor(ctx, "bus"); err != nil || cur != 7 {
 		t.Errorf("bus cursor = %d, %v; want 7", cur, err)
+	}
+}
+
+// TestCommitterSurvivesAPanic: a write that panics inside the group commit
+// fails, and the writes after it are committed instead of waiting forever
+// for a leader that is gone.
+func TestCommitterSurvivesAPanic(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not reach the writer")
+			}
+		}()
+		s.write(ctx, func(*view) (*plan, error) { panic("boom") })
+	}()
+	done := make(chan error, 1)
+	go func() { done <- s.UpsertComponents(ctx, nodes(1, 1), false, nil) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a guard against a hang, not a wait
+		t.Fatal("the write after the panic never committed")
 	}
 }
