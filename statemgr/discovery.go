@@ -160,10 +160,20 @@ func (d *Discovery) work(ctx context.Context) {
 // them still. An endpoint already queued is not queued twice; one being
 // walked is walked again afterwards only if force.
 func (d *Discovery) Enqueue(ctx context.Context, ids []string, force bool) error {
-	if len(ids) == 0 {
+	// Store only what this call queues: an endpoint being walked, not
+	// forced, is not walked again, so it must not wait in the stored queue.
+	d.mu.Lock()
+	store := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if force || !d.running[id] {
+			store = append(store, id)
+		}
+	}
+	d.mu.Unlock()
+	if len(store) == 0 {
 		return nil
 	}
-	if err := d.store.queueDiscovery(ctx, ids); err != nil {
+	if err := d.store.queueDiscovery(ctx, store); err != nil {
 		return err
 	}
 	d.mu.Lock()

@@ -373,7 +373,13 @@ func TestDiscoveryQueue(t *testing.T) {
 		t.Fatalf("stored queue = %v, %v; want both endpoints", backlog, err)
 	}
 	id, _ := d.next()
+	if err := s.unqueueDiscovery(t.Context(), id); err != nil { // as work does
+		t.Fatal(err)
+	}
 	d.Enqueue(t.Context(), []string{id}, false)
+	if backlog, _ := s.discoveryBacklog(t.Context()); slices.Contains(backlog, id) {
+		t.Errorf("a running endpoint queued without force was stored in the queue: %v", backlog)
+	}
 	if got := details(); got.Queued != 1 || got.Running != 1 {
 		t.Fatalf("re-queue of a running endpoint without force: %+v, want 1 queued 1 running", got)
 	}

@@ -105,8 +105,10 @@ func (w *Watchdog) Run(ctx context.Context) error {
 			}
 		}
 		cur = rows[len(rows)-1].Seq
+		// The cursor shares the transaction of other writes; if that fails,
+		// the position stays known here and is stored with the next batch.
 		if err := w.store.setCursor(context.WithoutCancel(ctx), watchdogCursor, cur); err != nil {
-			return err
+			w.cfg.Log.WarnContext(ctx, "standby_watchdog_cursor_not_saved", "seq", cur, "err", err)
 		}
 	}
 }
