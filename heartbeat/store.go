@@ -51,6 +51,12 @@ type Store struct {
 
 type ackKey struct{ receiver, xname string }
 
+// usedAck is a confirmation a Save relied on: key, and the time it confirmed.
+type usedAck struct {
+	key ackKey
+	at  int64
+}
+
 // pendingColumn is the column that marks a transition as not yet confirmed
 // by a receiver.
 var pendingColumn = map[string]string{"hsm": "hsm_pending", "bus": "bus_pending"}
@@ -125,6 +131,7 @@ func (s *Store) deliver(ctx context.Context, batch []Change) []Change {
 // Save writes changes in one transaction, each pending for every receiver
 // that has not confirmed it already.
 func (s *Store) Save(ctx context.Context, changes []Change) error {
+	var used []usedAck
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		st, err := s.db.Stmt(ctx, tx, `INSERT INTO hb_nodes (xname, state, last_hb, changed_at, prev_state, hsm_pending, bus_pending)
 			VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -135,7 +142,8 @@ func (s *Store) Save(ctx context.Context, changes []Change) error {
 		}
 		// Read the confirmations inside the transaction: an Ack that is not
 		// seen here updates the row after this transaction commits.
-		pending := s.pendingFor(changes)
+		var pending []map[string]bool
+		pending, used = s.pendingFor(changes)
 		for i, c := range changes {
 			if _, err := st.ExecContext(ctx, c.XName, c.To.String(), c.LastHB.UnixMilli(), c.At.UnixMilli(), c.From.String(),
 				pending[i]["hsm"], pending[i]["bus"]); err != nil {
@@ -147,15 +155,19 @@ func (s *Store) Save(ctx context.Context, changes []Change) error {
 	if err != nil {
 		return fmt.Errorf("save heartbeat states: %w", err)
 	}
+	s.forget(used)
 	return nil
 }
 
 // pendingFor returns, per change, which receivers still have to confirm it,
-// and forgets the confirmations it used or that are older than the change.
-func (s *Store) pendingFor(changes []Change) []map[string]bool {
+// and the confirmations it used or found older than the change; those are
+// forgotten (forget) once the transaction commits, so a retried or failed
+// one still sees them.
+func (s *Store) pendingFor(changes []Change) ([]map[string]bool, []usedAck) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]map[string]bool, len(changes))
+	var used []usedAck
 	for i, c := range changes {
 		out[i] = make(map[string]bool, len(s.receivers))
 		at := c.At.UnixMilli()
@@ -164,11 +176,23 @@ func (s *Store) pendingFor(changes []Change) []map[string]bool {
 			got, ok := s.acked[k]
 			out[i][r] = !ok || got != at
 			if ok && got <= at {
-				delete(s.acked, k)
+				used = append(used, usedAck{key: k, at: got})
 			}
 		}
 	}
-	return out
+	return out, used
+}
+
+// forget drops the confirmations a committed Save used, unless a newer one
+// came meanwhile.
+func (s *Store) forget(used []usedAck) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range used {
+		if s.acked[u.key] == u.at {
+			delete(s.acked, u.key)
+		}
+	}
 }
 
 // Ack records that receiver took changes (or refused them for good), so they
