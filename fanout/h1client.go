@@ -35,9 +35,16 @@ type h1Client struct {
 
 	mu     sync.Mutex
 	idle   map[string][]*h1Conn // by host:port, most recently used last
+	nidle  int                  // connections in idle
+	swept  time.Time            // last sweep of expired idle connections
 	busy   map[*h1Conn]struct{}
 	closed bool
 }
+
+// h1MaxIdleTotal bounds the idle connections kept over all subscribers, so
+// thousands of node subscribers cannot pin as many sockets (and file
+// descriptors) for good.
+const h1MaxIdleTotal = 4096
 
 // h1IdleTimeout is how long an unused connection is kept: servers close idle
 // keep-alive connections after a while (net/http after its IdleTimeout,
@@ -128,6 +135,7 @@ func (c *h1Client) get(ctx context.Context, addr string) (*h1Conn, error) {
 	for l := c.idle[addr]; len(l) > 0; l = c.idle[addr] {
 		cn := l[len(l)-1]
 		c.idle[addr] = l[:len(l)-1]
+		c.nidle--
 		if time.Since(cn.used) > h1IdleTimeout {
 			cn.nc.Close()
 			continue
@@ -153,17 +161,47 @@ func (c *h1Client) get(ctx context.Context, addr string) (*h1Conn, error) {
 	return cn, nil
 }
 
-// put returns cn to the pool, or closes it.
+// put returns cn to the pool, or closes it. Every h1IdleTimeout/2 it also
+// closes the connections idle for longer than h1IdleTimeout, to every host:
+// a subscriber that is not posted to again (deleted, expired, quiet) must
+// not keep its socket open.
 func (c *h1Client) put(cn *h1Conn, keep bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.busy, cn)
-	if !keep || c.closed || len(c.idle[cn.addr]) >= c.maxIdle {
+	now := time.Now()
+	if now.Sub(c.swept) > h1IdleTimeout/2 {
+		c.sweep(now)
+	}
+	if !keep || c.closed || len(c.idle[cn.addr]) >= c.maxIdle || c.nidle >= h1MaxIdleTotal {
 		cn.nc.Close()
 		return
 	}
-	cn.used = time.Now()
+	cn.used = now
 	c.idle[cn.addr] = append(c.idle[cn.addr], cn)
+	c.nidle++
+}
+
+// sweep closes the idle connections unused since h1IdleTimeout; c.mu is held.
+func (c *h1Client) sweep(now time.Time) {
+	c.swept = now
+	for addr, l := range c.idle {
+		keep := l[:0]
+		for _, cn := range l {
+			if now.Sub(cn.used) > h1IdleTimeout {
+				cn.nc.Close()
+				c.nidle--
+				continue
+			}
+			keep = append(keep, cn)
+		}
+		if len(keep) == 0 {
+			delete(c.idle, addr)
+		} else {
+			clear(l[len(keep):])
+			c.idle[addr] = keep
+		}
+	}
 }
 
 // close closes every connection, which ends requests in flight, and refuses
@@ -180,7 +218,7 @@ func (c *h1Client) close() {
 	for cn := range c.busy {
 		cn.nc.Close()
 	}
-	c.idle, c.busy = map[string][]*h1Conn{}, map[*h1Conn]struct{}{}
+	c.idle, c.busy, c.nidle = map[string][]*h1Conn{}, map[*h1Conn]struct{}{}, 0
 }
 
 // roundTrip writes one request and reads the status of its answer; keep
@@ -221,7 +259,9 @@ func (cn *h1Conn) readResponse() (status int, keep bool, err error) {
 	if err != nil || len(code) != 3 || !bytes.HasPrefix(proto, []byte("HTTP/1.")) {
 		return 0, false, fmt.Errorf("malformed status line %q", line)
 	}
-	keep = string(proto) != "HTTP/1.0"
+	// proto points into the reader's buffer, which the header lines reuse.
+	http10 := string(proto) == "HTTP/1.0"
+	keep = !http10
 	length, chunked := int64(-1), false
 	for n := 0; ; n++ {
 		h, err := cn.line()
@@ -252,7 +292,7 @@ func (cn *h1Conn) readResponse() (status int, keep bool, err error) {
 		case bytes.EqualFold(name, []byte("Connection")):
 			if bytes.EqualFold(val, []byte("close")) {
 				keep = false
-			} else if bytes.EqualFold(val, []byte("keep-alive")) && string(proto) == "HTTP/1.0" {
+			} else if bytes.EqualFold(val, []byte("keep-alive")) && http10 {
 				keep = true
 			}
 		}

@@ -133,6 +133,9 @@ func TestH1ClientResponses(t *testing.T) {
 		{name: "connection close", resp: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", dials: 2, closes: true},
 		{name: "HTTP/1.0 without keep-alive", resp: "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", dials: 2, closes: true},
 		{name: "HTTP/1.0 keep-alive", resp: "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n", dials: 1},
+		{name: "HTTP/1.0 keep-alive after long headers", resp: "HTTP/1.0 200 OK\r\n" +
+			strings.Repeat("X-Filler: "+strings.Repeat("f", 1000)+"\r\n", 6) +
+			"Connection: keep-alive\r\nContent-Length: 0\r\n\r\n", dials: 1},
 		{name: "body to end of connection", resp: "HTTP/1.1 200 OK\r\n\r\nall of it", dials: 2, closes: true},
 		{name: "server error", resp: "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops",
 			wantErr: "subscriber answered 500 Internal Server Error", dials: 1},
@@ -168,6 +171,35 @@ func TestH1ClientResponses(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestH1ClientClosesStaleIdleConnections: a connection to a subscriber no
+// longer posted to is closed once it has been idle past h1IdleTimeout, when
+// any later delivery returns its connection.
+func TestH1ClientClosesStaleIdleConnections(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ok := "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+		ps := &pipeServer{serve: scripted(t, ok, ok, ok)}
+		c := testH1Client(ps)
+		defer c.close()
+		gone, other := mustTarget(t, "http://gone.example/scn"), mustTarget(t, "http://other.example/scn")
+		for _, tg := range []*h1Target{gone, other} {
+			if err := c.post(t.Context(), tg, []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(h1IdleTimeout + time.Second)
+		if err := c.post(t.Context(), other, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		_, kept := c.idle[gone.addr]
+		n := c.nidle
+		c.mu.Unlock()
+		if kept || n != 1 {
+			t.Errorf("after the sweep: idle connection to %s kept %v, %d idle in all; want it closed, 1 left", gone.addr, kept, n)
+		}
+	})
 }
 
 func TestH1ClientResendsOnConnectionClosedWhileIdle(t *testing.T) {
