@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -133,7 +134,19 @@ func (s *Service) hsmSubscribeOnce(ctx context.Context, hsm *httpclient.Client, 
 		method, path, body.Op, body.Subscriber, body.Url = http.MethodPatch, base+"/"+*id, "replace", "", ""
 	}
 	got, err := hsmCall(ctx, hsm, method, path, body)
-	if err != nil {
+	switch {
+	case err != nil && *id != "" && errors.Is(err, problem.ErrNotFound):
+		// Deleted on HSM's side (or HSM's database was replaced): subscribe anew.
+		*id = ""
+		return s.hsmSubscribeOnce(ctx, hsm, base, id, body)
+	case err != nil && *id == "" && errors.Is(err, problem.ErrConflict):
+		// hmnfd restarted: its subscription, and HSM's cursor of what it
+		// delivered, are still there. Adopt it and bring its filters up to date.
+		if *id, err = findHSMSubscription(ctx, hsm, base, body.Subscriber, body.Url); err != nil {
+			return err
+		}
+		return s.hsmSubscribeOnce(ctx, hsm, base, id, body)
+	case err != nil:
 		return err
 	}
 	if *id == "" {
@@ -164,6 +177,28 @@ func hsmCall(ctx context.Context, hsm *httpclient.Client, method, path string, b
 		return "", err
 	}
 	return string(bytes.Trim(out.ID, `"`)), nil
+}
+
+// findHSMSubscription returns the ID of HSM's subscription of subscriber to url.
+func findHSMSubscription(ctx context.Context, hsm *httpclient.Client, base, subscriber, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
+	defer cancel()
+	var list struct {
+		SubscriptionList []struct {
+			ID         json.RawMessage `json:"ID"`
+			Subscriber string          `json:"Subscriber"`
+			Url        string          `json:"Url"` //nolint:revive // HMS spelling
+		} `json:"SubscriptionList"`
+	}
+	if err := hsm.Do(ctx, http.MethodGet, base, nil, &list); err != nil {
+		return "", err
+	}
+	for _, sub := range list.SubscriptionList {
+		if sub.Subscriber == subscriber && sub.Url == url {
+			return string(bytes.Trim(sub.ID, `"`)), nil
+		}
+	}
+	return "", fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", subscriber, url)
 }
 
 // hsmTimeout bounds one request to HSM.

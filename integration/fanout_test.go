@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -68,7 +69,8 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 		defer cancel()
 		wg.Go(func() { _ = relay.Run(ctx) })
 		wg.Go(func() { _ = svc.Run(ctx) })
-		wg.Go(func() { _ = svc.SubscribeHSM(ctx, net, "http://hsm", "http://hmnfd/hmi/v1/scn", "hmnfd@test") })
+		subCtx, stopSub := context.WithCancel(ctx)
+		wg.Go(func() { _ = svc.SubscribeHSM(subCtx, net, "http://hsm", "http://hmnfd/hmi/v1/scn", "hmnfd@test") })
 
 		// A node's agent asks to hear when node goes Off; a subrole HSM does
 		// not know must not break hmnfd's own subscription to HSM.
@@ -98,6 +100,19 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
+
+		// hmnfd restarts: it finds its subscription (and HSM's cursor for it)
+		// instead of failing on a duplicate or adding a second one.
+		stopSub()
+		wg.Go(func() { _ = svc.SubscribeHSM(ctx, net, "http://hsm", "http://hmnfd/hmi/v1/scn", "hmnfd@test") })
+		synctest.Wait()
+		code, body = do(t, hosts["hsm"], "GET", "/hsm/v2/Subscriptions/SCN", nil)
+		if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.SubscriptionList) != 1 {
+			t.Fatalf("subscriptions after the restart: %d %s; want hmnfd's one", code, body)
+		}
+		if code, body = do(t, hosts["hmnfd"], "GET", "/hmi/v1/health", nil); !bytes.Contains(body, []byte("subscribed, ID "+list.SubscriptionList[0].ID)) {
+			t.Errorf("hmnfd health after the restart: %d %s; want subscribed with ID %s", code, body, list.SubscriptionList[0].ID)
+		}
 
 		mu.Lock()
 		defer mu.Unlock()
