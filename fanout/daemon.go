@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -27,7 +28,8 @@ type DaemonConfig struct {
 	Delivery Config
 	// SCNs come from Bus (topic Topic, consumer group Group) when it is set;
 	// otherwise, if HSMURL is set, from HSM's callbacks to ScnInURL (empty:
-	// http://<hostname>:<port>/hmi/v1/scn); otherwise only over POST /hmi/v1/scn.
+	// this daemon's loopback URL when HSMURL is on loopback, else
+	// http://<hostname>:<port>); otherwise only over POST /hmi/v1/scn.
 	Bus          bus.Consumer
 	Topic, Group string
 	// Brokers are reported by /params (Telemetry_host) when Kafka is used.
@@ -85,14 +87,43 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.Bus != nil {
 		brokers = cfg.Brokers
 	}
+	if cfg.ScnInURL == "" && cfg.Bus == nil && isLoopbackURL(cfg.HSMURL) {
+		cfg.ScnInURL = httpserver.LocalURL(ln.Addr()) + "/hmi/v1/scn"
+	}
 	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
 	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)
 	return &Daemon{cfg: cfg, store: store, svc: svc, inURL: params.ScnInURL,
 		srv: httpserver.Serve(ln, api.Handler(), cfg.Log, reg)}, nil
 }
 
+// isLoopbackURL reports whether raw names this host by a loopback address.
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
+}
+
 // URL is the base URL the daemon serves on.
 func (d *Daemon) URL() string { return d.srv.URL() }
+
+// Intake is closed once SCNs can flow in: at once with a bus or without
+// HSM, and in HSM-callback mode when HSM has hmnfd's subscription (SCNs HSM
+// commits before that are not for hmnfd; after a restart the subscription
+// is HSM's already).
+func (d *Daemon) Intake() <-chan struct{} {
+	if d.cfg.Bus == nil && d.cfg.HSMURL != "" {
+		return d.svc.hsmSubscribed
+	}
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
 
 // Run takes SCNs in, delivers them and serves until ctx is cancelled, then
 // shuts down gracefully and closes the database.

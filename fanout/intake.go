@@ -153,6 +153,7 @@ func (s *Service) hsmSubscribeOnce(ctx context.Context, hsm *httpclient.Client, 
 		*id = got
 	}
 	s.hsmStatus.Store("subscribed, ID " + *id)
+	s.hsmSubscribedOnce.Do(func() { close(s.hsmSubscribed) })
 	s.log.Info("hsm_subscribed", "url", hsm.Base+path, "id", *id)
 	return nil
 }

@@ -129,6 +129,9 @@ type Service struct {
 	h1   *h1Client // nil when Config.Client was given
 
 	hsmStatus atomic.Value // string
+	// hsmSubscribed is closed once SubscribeHSM first has its subscription.
+	hsmSubscribed     chan struct{}
+	hsmSubscribedOnce sync.Once
 }
 
 // New loads subscriptions, sequence marks and backlogs from store.
@@ -146,6 +149,7 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	s.batchMax.Store(int64(cfg.BatchMax))
 	s.retryMin.Store(int64(cfg.RetryMin))
 	s.hsmStatus.Store("not configured")
+	s.hsmSubscribed = make(chan struct{})
 	subs, err := store.subscriptions(ctx)
 	if err != nil {
 		return nil, err

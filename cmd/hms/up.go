@@ -18,6 +18,10 @@ import (
 	"github.com/hmsuite/hms/statemgr"
 )
 
+// memRetention is how many messages per topic the in-process bus keeps for
+// a consumer that is not there.
+const memRetention = 10_000
+
 // daemon is what up needs of each of the suite's daemons.
 type daemon interface {
 	URL() string
@@ -26,8 +30,8 @@ type daemon interface {
 }
 
 // up starts the daemons in dependency order (each one's URL is the next
-// one's peer), prints where each listens, and runs them until ctx ends or
-// one fails.
+// one's peer), prints where each listens, runs them, prints "ready" once
+// hmnfd is subscribed to hsm, and stops when ctx ends or one fails.
 func up(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("up", getenv, stdout)
 	f.Program = "hms up"
@@ -45,7 +49,11 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 		return fmt.Errorf("data directory: %w", err)
 	}
 	log := cli.NewLogger(os.Stderr, *level)
+	// The in-process bus carries hsm's SCNs and hbtd's heartbeat changes for
+	// in-process consumers; none of the four daemons needs it, so it keeps
+	// only the newest messages.
 	mem := bus.NewMemory()
+	mem.Retention = memRetention
 	defer mem.Close()
 	db := func(name string) string { return filepath.Join(*dir, name+".db") }
 
@@ -75,7 +83,11 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	if err := start("hbtd", hbtd, err); err != nil {
 		return err
 	}
-	nfd, err := fanout.StartDaemon(ctx, fanout.DaemonConfig{Listen: *nfdListen, DB: db("hmnfd"), Bus: mem,
+	// hmnfd takes SCNs through HSM's durable callback subscription, not
+	// from the in-process bus: HSM moves its bus cursor once a message is in
+	// memory, so SCNs hmnfd had not stored yet would be lost when hms up
+	// stops; a subscription's cursor moves only when hmnfd has stored them.
+	nfd, err := fanout.StartDaemon(ctx, fanout.DaemonConfig{Listen: *nfdListen, DB: db("hmnfd"), HSMURL: hsm.URL(),
 		Log: log.With("daemon", "hmnfd")})
 	if err := start("hmnfd", nfd, err); err != nil {
 		return err
@@ -83,6 +95,11 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	g, gctx := errgroup.WithContext(ctx)
 	for _, d := range started {
 		g.Go(func() error { return d.Run(gctx) })
+	}
+	select {
+	case <-nfd.Intake():
+		fmt.Fprintln(stdout, "ready")
+	case <-gctx.Done():
 	}
 	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		return err

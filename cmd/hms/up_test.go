@@ -38,13 +38,15 @@ func suiteUp(t *testing.T, dir string) map[string]string {
 	})
 	urls := map[string]string{}
 	sc := bufio.NewScanner(pr)
-	for len(urls) < 4 && sc.Scan() {
+	ready := false
+	for !ready && sc.Scan() {
 		if f := strings.Fields(sc.Text()); len(f) == 2 {
 			urls[f[0]] = f[1]
 		}
+		ready = sc.Text() == "ready"
 	}
-	if len(urls) < 4 {
-		t.Fatalf("hms up printed %v before stopping", urls)
+	if len(urls) < 4 || !ready {
+		t.Fatalf("hms up printed %v (ready %v) before stopping", urls, ready)
 	}
 	go io.Copy(io.Discard, pr)
 	return urls

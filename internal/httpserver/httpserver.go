@@ -71,11 +71,13 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Re
 // Addr is the bound address, useful when listening on ":0".
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL is a URL that reaches the server from this host: "http://" plus the
-// bound address, with loopback for an unspecified host (":8376" binds every
-// address; peers on this host reach it as 127.0.0.1:8376).
-func (s *Server) URL() string {
-	addr := s.ln.Addr()
+// URL is a URL that reaches the server from this host (see LocalURL).
+func (s *Server) URL() string { return LocalURL(s.ln.Addr()) }
+
+// LocalURL is "http://" plus addr, with loopback for an unspecified host
+// (":8376" binds every address; peers on this host reach it as
+// 127.0.0.1:8376).
+func LocalURL(addr net.Addr) string {
 	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
 		return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
 	}
