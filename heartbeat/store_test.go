@@ -23,7 +23,7 @@ func TestStorePendingAcks(t *testing.T) {
 	early := Change{XName: "x0c0s0b0n1", From: Unknown, To: Alive, LastHB: t0, At: t0}
 
 	s.Ack(ctx, "hsm", []Change{early}) // before Save
-	s.pendingFor([]Change{early}) // a Save transaction that then fails must not use the confirmation up
+	s.pendingFor([]Change{early})      // a Save transaction that then fails must not use the confirmation up
 	if err := s.Save(ctx, []Change{first, early}); err != nil {
 		t.Fatal(err)
 	}
