@@ -51,6 +51,18 @@ type Store struct {
 
 type ackKey struct{ receiver, xname string }
 
+// unconfirmed says which receivers have not confirmed a transition.
+type unconfirmed struct{ hsm, bus bool }
+
+func (u *unconfirmed) set(receiver string, v bool) {
+	switch receiver {
+	case "hsm":
+		u.hsm = v
+	case "bus":
+		u.bus = v
+	}
+}
+
 // usedAck is a confirmation a Save relied on: key, and the time it confirmed.
 type usedAck struct {
 	key ackKey
@@ -142,11 +154,11 @@ func (s *Store) Save(ctx context.Context, changes []Change) error {
 		}
 		// Read the confirmations inside the transaction: an Ack that is not
 		// seen here updates the row after this transaction commits.
-		var pending []map[string]bool
+		var pending []unconfirmed
 		pending, used = s.pendingFor(changes)
 		for i, c := range changes {
 			if _, err := st.ExecContext(ctx, c.XName, c.To.String(), c.LastHB.UnixMilli(), c.At.UnixMilli(), c.From.String(),
-				pending[i]["hsm"], pending[i]["bus"]); err != nil {
+				pending[i].hsm, pending[i].bus); err != nil {
 				return err
 			}
 		}
@@ -163,18 +175,17 @@ func (s *Store) Save(ctx context.Context, changes []Change) error {
 // and the confirmations it used or found older than the change; those are
 // forgotten (forget) once the transaction commits, so a retried or failed
 // one still sees them.
-func (s *Store) pendingFor(changes []Change) ([]map[string]bool, []usedAck) {
+func (s *Store) pendingFor(changes []Change) ([]unconfirmed, []usedAck) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]map[string]bool, len(changes))
+	out := make([]unconfirmed, len(changes))
 	var used []usedAck
 	for i, c := range changes {
-		out[i] = make(map[string]bool, len(s.receivers))
 		at := c.At.UnixMilli()
 		for _, r := range s.receivers {
 			k := ackKey{r, c.XName}
 			got, ok := s.acked[k]
-			out[i][r] = !ok || got != at
+			out[i].set(r, !ok || got != at)
 			if ok && got <= at {
 				used = append(used, usedAck{key: k, at: got})
 			}
