@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // DefaultShutdownTimeout bounds how long Run waits for in-flight requests after
@@ -51,15 +53,28 @@ func Listen(addr string, h http.Handler, log *slog.Logger, reg *prometheus.Regis
 
 // Serve is Listen for a listener the caller already bound.
 func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Registry) *Server {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.Handle("/", h)
+	// /metrics is matched by hand rather than by a second ServeMux in front
+	// of the daemon's own: that lookup cost every request of every daemon.
+	prom := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			problem.WriteStatus(w, r, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on /metrics")
+			return
+		}
+		r.Pattern = "GET /metrics"
+		prom.ServeHTTP(w, r)
+	})
 	m := newMetrics(reg)
 	return &Server{
 		ln:  ln,
 		log: log,
 		srv: &http.Server{
-			Handler:           instrument(mux, log, m),
+			Handler:           instrument(root, log, m),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       120 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

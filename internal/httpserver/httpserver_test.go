@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -132,5 +133,28 @@ func TestURLReachesAnUnspecifiedBind(t *testing.T) {
 			t.Errorf("Listen(%q).URL() = %q, want %s<port>", tc.listen, got, tc.prefix)
 		}
 		s.Close()
+	}
+}
+
+// TestMetricsRoute: /metrics answers GET and HEAD, refuses other methods
+// with problem+json, and every other path reaches the daemon's handler.
+func TestMetricsRoute(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	s := Serve(nil, h, slog.New(slog.DiscardHandler), NewRegistry())
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/metrics", 200}, {"HEAD", "/metrics", 200}, {"POST", "/metrics", 405},
+		{"GET", "/metrics/x", 418}, {"GET", "/hmi/v1/params", 418},
+	} {
+		rec := httptest.NewRecorder()
+		s.srv.Handler.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != tc.status {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, rec.Code, tc.status)
+		}
+		if tc.status == 405 && rec.Header().Get("Content-Type") != problem.ContentType {
+			t.Errorf("%s %s: Content-Type %q, want problem+json", tc.method, tc.path, rec.Header().Get("Content-Type"))
+		}
 	}
 }
