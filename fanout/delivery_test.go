@@ -249,3 +249,40 @@ func TestRedirectIsAFailedDelivery(t *testing.T) {
 		t.Error("a redirect was followed")
 	}
 }
+
+// TestURLChangeTakesTheBacklogAlong: a subscriber that is down and then
+// PATCHes its subscription to a new URL gets, there, what it missed, in
+// order; nothing more goes to the old URL.
+func TestURLChangeTakesTheBacklogAlong(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newReceiver()
+		svc, store := openService(t, dbPath(t), bubbleConfig(rc))
+		const node = "x1c0s0b0n0"
+		k := Key{Component: "x1c0s0b0n9", Agent: "a"}
+		mustSubscribe(t, svc, k, Subscription{Components: []string{node}, States: []string{"On", "Off"}, Url: "http://a/old"})
+		rc.set(func() { rc.down["/old"] = true })
+		stop := runService(t, svc)
+		defer stop()
+		enqueueStates(t, svc, 1, 5, node, "Off")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if err := svc.Update(t.Context(), k, Subscription{Url: "http://a/new"}); err != nil {
+			t.Fatal(err)
+		}
+		enqueueStates(t, svc, 6, 8, node, "On")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if diff := cmp.Diff(seqRange(1, 8), seqs(rc.deliveries("/new"))); diff != "" {
+			t.Errorf("new URL got (-want +got):\n%s", diff)
+		}
+		rc.set(func() { rc.down["/old"] = false })
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := len(rc.deliveries("/old")); n != 0 {
+			t.Errorf("old URL got %d deliveries after the move", n)
+		}
+		if backlogs, _, err := store.backlogs(context.Background()); err != nil || len(backlogs) != 0 {
+			t.Errorf("rows left in queue after delivery: %v %v", backlogs, err)
+		}
+	})
+}

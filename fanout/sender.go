@@ -75,6 +75,21 @@ func proxied(url string) bool {
 
 func (sd *sender) close() { sd.stopOnce.Do(func() { close(sd.stop) }) }
 
+// reload tells the sender that n more deliveries wait in the database
+// (moved to its URL), to be read back in order.
+func (sd *sender) reload(n int) {
+	sd.mu.Lock()
+	sd.backlog += n
+	sd.spilled = true
+	sd.gen++
+	sd.mu.Unlock()
+	sd.backlogG.Add(float64(n))
+	select {
+	case sd.kick <- struct{}{}:
+	default:
+	}
+}
+
 // push appends freshly committed deliveries.
 func (sd *sender) push(ps []pending) {
 	sd.mu.Lock()

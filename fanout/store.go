@@ -156,6 +156,38 @@ func (s *Store) updateSubscription(ctx context.Context, id int64, sub Subscripti
 	return nil
 }
 
+// moveSubscription points subscription id at sub.Url and hands the backlog
+// of its old URL, which nothing else uses, to the new one, which nothing
+// else uses either; it returns how many deliveries moved.
+func (s *Store) moveSubscription(ctx context.Context, id int64, sub Subscription, oldURL string) (int, error) {
+	ids, err := s.targetIDs(ctx, []string{sub.Url})
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET url = ?, body = ? WHERE id = ?`, sub.Url, subBody(sub), id); err != nil {
+			return err
+		}
+		old := s.target(oldURL)
+		if old == 0 {
+			return nil
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (target, scn) SELECT ?, scn FROM deliveries WHERE target = ?`, ids[0], old)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		moved = int(n)
+		_, err = tx.ExecContext(ctx, `DELETE FROM deliveries WHERE target = ?`, old)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("move subscription %d to %s: %w", id, sub.Url, err)
+	}
+	return moved, nil
+}
+
 // deleteSubscriptions removes subscriptions and the backlogs of the URLs
 // that no subscription uses any more.
 func (s *Store) deleteSubscriptions(ctx context.Context, ids []int64, orphanURLs []string) error {

@@ -67,6 +67,23 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 	defer s.qmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if next.Url != cur.Url && s.ix.urlCount[cur.Url] == 1 && s.ix.urlCount[next.Url] == 0 {
+		// The subscriber moved: what it has not received yet follows it.
+		moved, err := s.store.moveSubscription(ctx, id, next, cur.Url)
+		if err != nil {
+			return err
+		}
+		s.ix.put(id, k, next)
+		s.dropSender(cur.Url)
+		if moved > 0 {
+			s.senderFor(next.Url).reload(moved)
+		}
+		s.filterChanged()
+		return nil
+	}
+	// The old URL still serves other subscriptions (its backlog stays with
+	// them), or the new one already has its own queue: the backlog of an old
+	// URL nothing uses any more is dropped.
 	dropOld := ""
 	if next.Url != cur.Url && s.ix.urlCount[cur.Url] == 1 {
 		dropOld = cur.Url
