@@ -192,18 +192,11 @@ func (a *API) lockOp(op glOp, status int) http.HandlerFunc {
 		}
 		var res glOpResult
 		if err == nil {
-			res, err = a.store.runLockOp(r.Context(), op, sel, 0)
+			res, err = a.store.lockOp(r.Context(), op, sel, a.log)
 		}
 		if err != nil {
 			problem.Write(w, r, a.log, err)
 			return
-		}
-		if op != opRemove && len(res.ok) > 0 {
-			// The components index caches the lock bits; the change is committed
-			// whatever happens here, so a failure to refresh is logged, not returned.
-			if err := a.store.LockBitsChanged(r.Context(), res.ok); err != nil {
-				a.log.WarnContext(r.Context(), "lock_bits_refresh_failed", "err", err)
-			}
 		}
 		httpserver.WriteJSON(w, status, res.lockResult())
 	}

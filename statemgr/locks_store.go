@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -212,6 +213,25 @@ func glRigidError(field string, r glOpResult) error {
 
 // runLockOp runs a selection-based operation in one transaction. dur is the
 // lifetime of service reservations.
+// lockOp runs a lock, unlock, disable, repair or remove and brings the
+// components index's copy of the lock bits up to date. lockMu makes the two
+// one step: otherwise two ops on one component could commit in one order and
+// refresh the index in the other, leaving it wrong until the next op.
+func (s *Store) lockOp(ctx context.Context, op glOp, l glLockSelection, log *slog.Logger) (glOpResult, error) {
+	s.lockMu.Lock()
+	defer s.lockMu.Unlock()
+	res, err := s.runLockOp(ctx, op, l, 0)
+	if err != nil || op == opRemove || len(res.ok) == 0 {
+		return res, err
+	}
+	// The change is committed whatever happens here (a client gone is no
+	// reason to skip it), so a failed refresh is logged, not returned.
+	if err := s.LockBitsChanged(context.WithoutCancel(ctx), res.ok); err != nil {
+		log.WarnContext(ctx, "lock_bits_refresh_failed", "err", err)
+	}
+	return res, nil
+}
+
 func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur time.Duration) (glOpResult, error) {
 	var res glOpResult
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {

@@ -259,3 +259,38 @@ func TestLocksWithComponentsAPI(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentLockOpsKeepTheIndexTrue: lock and unlock of one component
+// from many clients at once leave the components listing agreeing with the
+// table (each op commits and refreshes the index as one step).
+func TestConcurrentLockOpsKeepTheIndexTrue(t *testing.T) {
+	s, srv := glNewTestAPI(t, nil)
+	glRunSteps(t, srv, []glStep{{name: "create", method: "POST", path: "/State/Components", status: 204,
+		body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"}]}`}})
+	for round := range 200 {
+		done := make(chan struct{})
+		for i := range 8 {
+			path := "/locks/lock"
+			if i%2 == 1 {
+				path = "/locks/unlock"
+			}
+			go func() {
+				defer func() { done <- struct{}{} }()
+				resp, err := srv.Client().Post(srv.URL+Base+path, "application/json",
+					strings.NewReader(`{"ComponentIDs":["x0c0s0b0n0"],"ProcessingModel":"flexible"}`))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}()
+		}
+		for range 8 {
+			<-done
+		}
+		locked, _ := glColumns(t, s, glN0)
+		if c, _ := s.Component(glN0); c.Locked != locked {
+			t.Fatalf("round %d: the table says locked=%v, the components index %v", round, locked, c.Locked)
+		}
+	}
+}

@@ -31,6 +31,8 @@ type Store struct {
 	tail         outboxTail
 	layout       LayoutSource
 	vocab        *Vocab
+	// lockMu serialises lock operations with their refresh of the index.
+	lockMu sync.Mutex
 }
 
 // OpenStore opens (creating if needed) the SQLite database at path, applies
