@@ -121,9 +121,7 @@ func (n *HSMNotifier) deliver(ctx context.Context, batch []Change) []Change {
 		cs := groups[k]
 		slices.SortFunc(cs, func(a, b Change) int { return strings.Compare(a.XName, b.XName) })
 		for chunk := range slices.Chunk(cs, MaxBulkIDs) {
-			if err := n.send(ctx, k, chunk); err != nil {
-				retry = append(retry, chunk...)
-			}
+			retry = append(retry, n.send(ctx, k, chunk)...)
 		}
 	}
 	return retry
@@ -134,7 +132,8 @@ type errRejected struct{ status int }
 
 func (e errRejected) Error() string { return fmt.Sprintf("HSM refused the call: status %d", e.status) }
 
-func (n *HSMNotifier) send(ctx context.Context, k groupKey, cs []Change) error {
+// send makes one bulk call for cs and returns the changes to try again.
+func (n *HSMNotifier) send(ctx context.Context, k groupKey, cs []Change) (retry []Change) {
 	body := BulkStateData{State: k.state, Flag: k.flag, ExtendedInfo: ExtendedInfo{Message: k.info}}
 	for _, c := range cs {
 		body.ComponentIDs = append(body.ComponentIDs, c.XName)
@@ -146,14 +145,24 @@ func (n *HSMNotifier) send(ctx context.Context, k groupKey, cs []Change) error {
 		st := "Ready"
 		n.status.Store(&st)
 		return nil
+	case errors.As(err, &rej) && rej.status == http.StatusNotFound && len(cs) > 1:
+		// HSM refuses a whole bulk call for one component it does not have
+		// (a node heartbeating before it was discovered): halve the call
+		// until the unknown ones are alone, so the others still get through.
+		half := len(cs) / 2
+		return append(n.send(ctx, k, cs[:half]), n.send(ctx, k, cs[half:])...)
 	case errors.As(err, &rej):
 		n.rejected.Add(float64(len(cs)))
-		n.log.Error("hsm_rejected", "status", rej.status, "state", k.state, "flag", k.flag, "ids", len(cs))
+		if len(cs) == 1 {
+			n.log.Error("hsm_rejected", "status", rej.status, "state", k.state, "flag", k.flag, "xname", cs[0].XName)
+		} else {
+			n.log.Error("hsm_rejected", "status", rej.status, "state", k.state, "flag", k.flag, "ids", len(cs))
+		}
 		return nil
 	default:
 		st := err.Error()
 		n.status.Store(&st)
-		return err
+		return cs
 	}
 }
 

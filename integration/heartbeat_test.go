@@ -131,3 +131,63 @@ func TestHeartbeatsDriveHSMState(t *testing.T) {
 		}
 	})
 }
+
+// TestUnknownNodeDoesNotBlockOthers: HSM refuses a whole BulkStateData for a
+// component it does not have; hbtd must still get the state changes of the
+// nodes HSM knows through, for a batch that mixes both.
+func TestUnknownNodeDoesNotBlockOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		dir := t.TempDir()
+		known := []string{"x3000c0s1b0n0", "x3000c0s2b0n0", "x3000c0s3b0n0"}
+		const unknown = "x3000c0s9b0n0"
+
+		store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		hsm := statemgr.NewAPI(store, discard()).Handler()
+		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsm))
+		var comps []statemgr.Component
+		for _, id := range known {
+			comps = append(comps, statemgr.Component{ID: id, Type: "Node", State: "On"})
+		}
+		if err := hsmClient.PostComponents(ctx, comps, false); err != nil {
+			t.Fatal(err)
+		}
+		svc, err := heartbeat.New(ctx, heartbeat.Options{DBPath: filepath.Join(dir, "hbtd.db"), HSMURL: "http://hsm",
+			HTTPClient: clientFor(hsm), Log: discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer svc.Close()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { _ = svc.Run(ctx) })
+
+		var batch []map[string]any
+		for _, id := range append([]string{unknown}, known...) {
+			batch = append(batch, map[string]any{"Component": id, "Status": "OK", "TimeStamp": time.Now().UTC().Format(time.RFC3339)})
+		}
+		if code, body := do(t, heartbeat.NewAPI(svc, discard()).Handler(), "POST", "/hmi/v1/heartbeats", batch); code != 200 {
+			t.Fatalf("heartbeats: %d %s", code, body)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		for _, id := range known {
+			c, err := hsmClient.Component(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.State != "Ready" {
+				t.Errorf("%s is %s in HSM, want Ready despite %s in the same batch", id, c.State, unknown)
+			}
+		}
+		if n := svc.HSM.Pending(); n != 0 {
+			t.Errorf("%d changes still pending for HSM; the unknown node's should be dropped, not retried", n)
+		}
+	})
+}
