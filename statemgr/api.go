@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // Base is the path prefix of the HSM v2 API.
@@ -46,10 +47,21 @@ func (a *API) routes(mux *http.ServeMux) {
 
 // serviceRoutes registers /service/*.
 func (a *API) serviceRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+Base+"/service/ready", httpserver.Readiness(a.store.Ping))
+	mux.HandleFunc("GET "+Base+"/service/ready", a.ready)
 	mux.HandleFunc("GET "+Base+"/service/liveness", httpserver.NoContent)
 	mux.HandleFunc("GET "+Base+"/service/values", a.getValues)
 	mux.HandleFunc("GET "+Base+"/service/values/{kind}", a.getValues)
+}
+
+// ready is HSM's readiness probe. Unlike the other daemons' (204), the HSM
+// API answers 200 with its {"code","message"} body; 503 problem+json when
+// the database does not answer.
+func (a *API) ready(w http.ResponseWriter, r *http.Request) {
+	if err := a.store.Ping(r.Context()); err != nil {
+		problem.Write(w, r, a.log, problem.Unavailablef("database: %v", err))
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "HSM is healthy"})
 }
 
 // componentRoutes registers /State/Components/*.

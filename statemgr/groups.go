@@ -324,12 +324,6 @@ func (a *API) patchGroup(kind string) http.HandlerFunc {
 	}
 }
 
-// glDeleted is HSM's {code, message} reply to a successful DELETE.
-type glDeleted struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
 func (a *API) deleteGroup(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name, _, err := glPathName(r, kind)
@@ -340,6 +334,6 @@ func (a *API) deleteGroup(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusOK, glDeleted{Code: 0, Message: "deleted 1 entry"})
+		httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted 1 entry"})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,7 +69,9 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 
 func TestServiceEndpoints(t *testing.T) {
 	a := newAPIServer(t)
-	a.must(204, "GET", "/service/ready", nil)
+	if got := a.must(200, "GET", "/service/ready", nil); !strings.Contains(string(got), `"code":"0"`) {
+		t.Errorf("/service/ready body %s, want the HSM {code, message} body", got)
+	}
 	a.must(204, "GET", "/service/liveness", nil)
 	var v Values
 	json.Unmarshal(a.must(200, "GET", "/service/values/flag", nil), &v)
