@@ -25,6 +25,9 @@ type glSelection struct {
 type glTerm struct {
 	in, notIn []any
 	expr      func(n int) string // "expr IN (?, ...)" with n placeholders
+	// orSQL are conditions without arguments ORed with the values (NULL:
+	// in no partition); andSQL are ANDed like excluded values (!NULL).
+	orSQL, andSQL []string
 }
 
 // glFilterField describes how a filter name is validated and compiled.
@@ -142,8 +145,16 @@ func (s *glSelection) add(name, field string, values []string) error {
 	for _, raw := range values {
 		v, neg := strings.CutPrefix(strings.TrimSpace(raw), "!")
 		if (name == "partition" || name == "group") && strings.EqualFold(v, "NULL") {
-			s.terms = append(s.terms, glNullMembership(name, neg))
+			if neg {
+				t.andSQL = append(t.andSQL, glNullMembership(name, true))
+			} else {
+				t.orSQL = append(t.orSQL, glNullMembership(name, false))
+			}
 			continue
+		}
+		if neg && name == "nid" {
+			// As /State/Components: a NID is matched, not excluded.
+			return problem.Invalidf("%s: %q: negation is not supported for nid", field, raw)
 		}
 		c, err := f.canon(field, v)
 		if err != nil {
@@ -155,14 +166,15 @@ func (s *glSelection) add(name, field string, values []string) error {
 			t.in = append(t.in, c)
 		}
 	}
-	if len(t.in)+len(t.notIn) > 0 {
+	if len(t.in)+len(t.notIn)+len(t.orSQL)+len(t.andSQL) > 0 {
 		s.terms = append(s.terms, t)
 	}
 	return nil
 }
 
-// glNullMembership selects components in no partition (or no group); negated, in some.
-func glNullMembership(name string, neg bool) glTerm {
+// glNullMembership is the condition of a component in no partition (or no
+// group); negated, in some.
+func glNullMembership(name string, neg bool) string {
 	kind := kindGroup
 	if name == "partition" {
 		kind = kindPartition
@@ -171,8 +183,7 @@ func glNullMembership(name string, neg bool) glTerm {
 	if neg {
 		not = ""
 	}
-	sql := not + "EXISTS (SELECT 1 FROM component_group_members m JOIN component_groups g ON g.name = m.group_name WHERE m.component_id = c.id AND g.type = '" + kind + "')"
-	return glTerm{in: []any{}, expr: func(int) string { return sql }}
+	return not + "EXISTS (SELECT 1 FROM component_group_members m JOIN component_groups g ON g.name = m.group_name WHERE m.component_id = c.id AND g.type = '" + kind + "')"
 }
 
 // addRange adds nid_start/nid_end bounds, paired by position.
@@ -217,19 +228,19 @@ func (s *glSelection) where() (string, []any) {
 	conds := []string{"1 = 1"}
 	var args []any
 	for _, t := range s.terms {
-		switch {
-		case len(t.in) == 0 && len(t.notIn) == 0:
-			conds = append(conds, t.expr(0))
-		default:
-			if len(t.in) > 0 {
-				conds = append(conds, t.expr(len(t.in)))
-				args = append(args, t.in...)
-			}
-			if len(t.notIn) > 0 {
-				conds = append(conds, "NOT ("+t.expr(len(t.notIn))+")")
-				args = append(args, t.notIn...)
-			}
+		alts := t.orSQL
+		if len(t.in) > 0 {
+			alts = append([]string{t.expr(len(t.in))}, alts...)
+			args = append(args, t.in...)
 		}
+		if len(alts) > 0 {
+			conds = append(conds, "("+strings.Join(alts, " OR ")+")")
+		}
+		if len(t.notIn) > 0 {
+			conds = append(conds, "NOT ("+t.expr(len(t.notIn))+")")
+			args = append(args, t.notIn...)
+		}
+		conds = append(conds, t.andSQL...)
 	}
 	var ors []string
 	for _, r := range s.ranges {

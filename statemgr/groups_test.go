@@ -359,3 +359,24 @@ func TestPartitionRace(t *testing.T) {
 		t.Errorf("partitions after the race: %s (want exactly one)", body)
 	}
 }
+
+// TestMembershipFilterNULLIsOred: NULL (in no partition / no group) is one
+// more value of its filter, ORed with the named ones; !NULL excludes; a
+// negated NID is refused as on /State/Components.
+func TestMembershipFilterNULLIsOred(t *testing.T) {
+	_, srv := glNewTestAPI(t, nil)
+	glRunSteps(t, srv, []glStep{
+		{name: "components", method: "POST", path: "/State/Components", status: 204,
+			body: `{"Components":[{"ID":"x0c0s0b0n0","State":"On","NID":1},{"ID":"x0c0s0b0n1","State":"On","NID":2},{"ID":"x0c0s1b0n0","State":"On"}]}`},
+		{name: "partition", method: "POST", path: "/partitions", status: 201, body: `{"name":"p1","members":{"ids":["x0c0s0b0n0"]}}`},
+		{name: "partition 2", method: "POST", path: "/partitions", status: 201, body: `{"name":"p2","members":{"ids":["x0c0s0b0n1"]}}`},
+		{name: "group", method: "POST", path: "/groups", status: 201, body: `{"label":"g1","members":{"ids":["x0c0s0b0n1"]}}`},
+		{name: "p1 or none", method: "GET", path: "/memberships?partition=p1&partition=NULL", status: 200,
+			want: `[{"id":"x0c0s0b0n0","partitionName":"p1","groupLabels":[]},{"id":"x0c0s1b0n0","partitionName":"","groupLabels":[]}]`},
+		{name: "g1 or none", method: "GET", path: "/memberships?group=g1&group=NULL", status: 200,
+			want: `[{"id":"x0c0s0b0n0","partitionName":"p1","groupLabels":[]},{"id":"x0c0s0b0n1","partitionName":"p2","groupLabels":["g1"]},{"id":"x0c0s1b0n0","partitionName":"","groupLabels":[]}]`},
+		{name: "in some partition", method: "GET", path: "/memberships?partition=!NULL", status: 200,
+			want: `[{"id":"x0c0s0b0n0","partitionName":"p1","groupLabels":[]},{"id":"x0c0s0b0n1","partitionName":"p2","groupLabels":["g1"]}]`},
+		{name: "negated nid", method: "GET", path: "/memberships?nid=!1", status: 400, detail: "nid"},
+	})
+}
