@@ -209,6 +209,7 @@ func TestSearchHardware(t *testing.T) {
 		{query: "type=comptype_mgmt_switch_connector&class=River&extra_properties.VendorName=ethernet1%2F1%2F8&parent=x3000c0w15",
 			wantCode: 200, want: []string{"x3000c0w15j8"}},
 		{query: "node_nics=X3000C0S03B0", wantCode: 200, want: []string{"x3000c0w14j3"}},
+		{query: "extra_properties.NodeNics=X3000C0S03B0", wantCode: 200, want: []string{"x3000c0w14j3"}},
 		{query: "extra_properties.Role=Management", wantCode: 200, want: []string{"x3000c0s1b0n0", "x3000c0s2b0n0"}},
 		{query: "extra_properties.NID=5", wantCode: 200, want: []string{"x3000c0s5b0n0"}},
 		{query: "extra_properties.Aliases=uan01", wantCode: 200, want: []string{"x3000c0s16b0n0"}},

@@ -49,6 +49,9 @@ func TestLoadStateAtomic(t *testing.T) {
 			wantDetail: "xname x1 appears more than once"},
 		{name: "truncated", dump: mountain[:len(mountain)/2], wantCode: 400, wantDetail: "sls_dump: truncated JSON"},
 		{name: "not json", dump: []byte("hello"), wantCode: 400, wantDetail: "malformed JSON"},
+		{name: "neither Hardware nor Networks", dump: []byte(`{"Hardwares":{"x1":{"Class":"River"}}}`), wantCode: 400,
+			wantDetail: "expected a JSON object with Hardware and/or Networks"},
+		{name: "empty object", dump: []byte(`{}`), wantCode: 400, wantDetail: "Hardware and/or Networks"},
 		{name: "trailing data", dump: append(append([]byte{}, mountain...), "{}"...), wantCode: 400, wantDetail: "unexpected data"},
 	}
 	for _, tt := range tests {

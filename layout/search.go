@@ -49,6 +49,20 @@ func namedParam(k string) (fields []string, isXname, ok bool) {
 	return nil, false, false
 }
 
+// xnameField reports whether the ExtraProperties field f holds xnames (the
+// fields the named parameters with xname values search).
+func xnameField(f string) bool {
+	for _, k := range []string{"power_connector", "object", "node_nics", "peers"} {
+		fields, _, _ := namedParam(k)
+		for _, n := range fields {
+			if strings.EqualFold(n, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ParseHardwareSearch parses the raw query string of a /search/hardware request.
 // Unknown, repeated or empty parameters and malformed values are ErrInvalid
 // errors naming the parameter.
@@ -78,6 +92,12 @@ func ParseHardwareSearch(rawQuery string) (HardwareQuery, error) {
 		case strings.HasPrefix(k, extraPrefix):
 			var f string
 			f, err = extraField(k)
+			if xnameField(f) {
+				// Stored xname values are normalised; so must the one searched for.
+				if x, perr := xname.Parse(v); perr == nil {
+					v = x.String()
+				}
+			}
 			q.Props = append(q.Props, PropMatch{Fields: []string{f}, Value: v})
 		default:
 			fields, isXname, ok := namedParam(k)
@@ -132,6 +152,12 @@ func ParseNetworkSearch(rawQuery string) (NetworkQuery, error) {
 		case strings.HasPrefix(k, extraPrefix):
 			var f string
 			f, err = extraField(k)
+			if xnameField(f) {
+				// Stored xname values are normalised; so must the one searched for.
+				if x, perr := xname.Parse(v); perr == nil {
+					v = x.String()
+				}
+			}
 			q.Props = append(q.Props, PropMatch{Fields: []string{f}, Value: v})
 		default:
 			return q, problem.Invalidf("unknown query parameter %q; valid ones are name, full_name, type, ip_address and extra_properties.<Field>", k)

@@ -32,21 +32,27 @@ func (s *Store) LoadState(ctx context.Context, r io.Reader) (hardware, networks 
 	now := s.now()
 	var entries []*entry
 	var nets []Network
+	known := false
 	err = eachMember(data, func(k, v []byte) error {
 		var err error
 		switch {
 		case bytes.EqualFold(k, []byte(`"Hardware"`)):
 			entries, err = dumpEntries(v, now)
+			known = true
 		case bytes.EqualFold(k, []byte(`"Networks"`)):
 			nets, err = dumpNetworks(v)
+			known = true
 		}
 		return err
 	})
 	if err != nil {
 		return 0, 0, err
 	}
-	if skipSpace(data, 0) < len(data) && data[skipSpace(data, 0)] != '{' {
-		return 0, 0, problem.Invalidf("sls_dump: expected a JSON object with Hardware and Networks")
+	// A dump with neither key (a typo such as "Hardwares", or {}) would
+	// replace the whole layout with nothing; an explicit "Hardware":{} is
+	// how to clear it.
+	if i := skipSpace(data, 0); (i < len(data) && data[i] != '{') || !known {
+		return 0, 0, problem.Invalidf("sls_dump: expected a JSON object with Hardware and/or Networks")
 	}
 	ix := newIndex(entries)
 	s.wmu.Lock()
@@ -259,11 +265,15 @@ func insertEntries(ctx context.Context, tx *sql.Tx, entries []*entry) error {
 // WriteDump writes the whole state, as /dumpstate returns it, to w. The
 // hardware is copied under the read lock and rendered in chunks after it.
 func (s *Store) WriteDump(ctx context.Context, w io.Writer) error {
+	// Networks and hardware are taken under the write lock, so the dump is
+	// one state, never half of a /loadstate (it is what backups are made of).
+	s.wmu.Lock()
 	nets, err := s.ListNetworks(ctx)
+	r := s.allResults()
+	s.wmu.Unlock()
 	if err != nil {
 		return err
 	}
-	r := s.allResults()
 	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
 	cw.b = append(cw.b, `{"Hardware":{`...)
 	for i, e := range r.entries {
