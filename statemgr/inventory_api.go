@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,40 +25,34 @@ func (a *API) inventoryRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE "+c+"/{xname}", a.deleteCompEndpoints)
 	s := Base + "/Inventory/ServiceEndpoints"
 	mux.HandleFunc("GET "+s, a.listServiceEndpoints)
+	mux.HandleFunc("DELETE "+s, a.deleteServiceEndpoints)
 	mux.HandleFunc("GET "+s+"/{service}", a.listServiceEndpoints)
 	mux.HandleFunc("GET "+s+"/{service}/RedfishEndpoints/{xname}", a.getServiceEndpoint)
+	mux.HandleFunc("DELETE "+s+"/{service}/RedfishEndpoints/{xname}", a.deleteServiceEndpoints)
+	histByLocation := histKind{col: "id", param: "id", norm: rfNormXname}
+	histByFRU := histKind{col: "fru_id", param: "fruid", norm: func(v string) (string, bool) { return v, true }}
 	h := Base + "/Inventory/Hardware"
 	mux.HandleFunc("GET "+h, a.listHardware)
 	mux.HandleFunc("GET "+h+"/{xname}", a.getHardware)
-	mux.HandleFunc("GET "+h+"/History", a.hwHistory("id"))
-	mux.HandleFunc("GET "+h+"/History/{key}", a.hwHistory("id"))
+	mux.HandleFunc("GET "+h+"/History", a.hwHistory(histByLocation))
+	mux.HandleFunc("DELETE "+h+"/History", a.deleteHWHistory(histByLocation))
+	mux.HandleFunc("GET "+h+"/History/{key}", a.hwHistory(histByLocation))
+	mux.HandleFunc("DELETE "+h+"/History/{key}", a.deleteHWHistory(histByLocation))
 	f := Base + "/Inventory/HardwareByFRU"
 	mux.HandleFunc("GET "+f, a.listFRUs)
+	mux.HandleFunc("DELETE "+f, a.deleteFRUs)
 	mux.HandleFunc("GET "+f+"/{fruid}", a.getFRU)
-	mux.HandleFunc("GET "+f+"/History", a.hwHistory("fru_id"))
-	mux.HandleFunc("GET "+f+"/History/{key}", a.hwHistory("fru_id"))
+	mux.HandleFunc("DELETE "+f+"/{fruid}", a.deleteFRUs)
+	mux.HandleFunc("GET "+f+"/History", a.hwHistory(histByFRU))
+	mux.HandleFunc("GET "+f+"/History/{key}", a.hwHistory(histByFRU))
+	mux.HandleFunc("DELETE "+f+"/History/{key}", a.deleteHWHistory(histByFRU))
 }
 
 // rawQuery selects body from table where each (column, values) pair
 // matches one of its values, ordered by order.
 func (s *Store) rawQuery(ctx context.Context, table, order string, conds [][2]any) ([]json.RawMessage, error) {
-	var where []string
-	var args []any
-	for _, c := range conds {
-		vals := c[1].([]string)
-		if len(vals) == 0 {
-			continue
-		}
-		where = append(where, c[0].(string)+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
-		for _, v := range vals {
-			args = append(args, v)
-		}
-	}
-	q := `SELECT body FROM ` + table
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	rows, err := s.db.R.QueryContext(ctx, q+" ORDER BY "+order, args...)
+	where, args := inClauses(conds)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT body FROM `+table+sqlWhere(where)+" ORDER BY "+order, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
@@ -72,36 +68,49 @@ func (s *Store) rawQuery(ctx context.Context, table, order string, conds [][2]an
 	return out, rows.Err()
 }
 
-// queryLists maps the allowed query parameters (lower case) to columns and
-// returns the conditions; norm normalises the values of a parameter.
-func queryLists(q url.Values, cols map[string]string, norm map[string]func(string) string) ([][2]any, error) {
-	var out [][2]any
+// queryLists maps the allowed query parameters (any case) to columns and
+// returns the conditions, one per column with the values of every spelling
+// of its parameter; norm normalises the values of a parameter and rejects
+// those it does not know.
+func queryLists(q url.Values, cols map[string]string, norm map[string]func(string) (string, bool)) ([][2]any, error) {
+	byCol := map[string][]string{}
 	for k, vs := range q {
 		col, ok := cols[strings.ToLower(k)]
 		if !ok {
 			return nil, problem.Invalidf("query parameter %q: unknown filter", k)
 		}
-		if n := norm[strings.ToLower(k)]; n != nil {
-			vs = append([]string(nil), vs...)
-			for i := range vs {
-				vs[i] = n(vs[i])
+		for _, v := range vs {
+			if n := norm[strings.ToLower(k)]; n != nil {
+				nv, ok := n(v)
+				if !ok {
+					return nil, problem.Invalidf("query parameter %s: invalid value %q", k, v)
+				}
+				v = nv
 			}
+			byCol[col] = append(byCol[col], v)
 		}
-		out = append(out, [2]any{col, vs})
+	}
+	var out [][2]any
+	for _, col := range slices.Sorted(maps.Keys(byCol)) {
+		out = append(out, [2]any{col, byCol[col]})
 	}
 	return out, nil
 }
 
-func rfNormType(v string) string {
+// rfNormXname and rfNormType normalise xname and type filters; an unknown
+// value matches nothing rather than being refused.
+func rfNormXname(v string) (string, bool) { return xname.Normalize(v), true }
+
+func rfNormType(v string) (string, bool) {
 	if t, ok := xname.ParseType(v); ok {
-		return string(t)
+		return string(t), true
 	}
-	return v
+	return v, true
 }
 
 func (a *API) listCompEndpoints(w http.ResponseWriter, r *http.Request) {
 	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "redfish_ep": "redfish_ep", "type": "type", "redfish_type": "redfish_type"},
-		map[string]func(string) string{"id": xname.Normalize, "redfish_ep": xname.Normalize, "type": rfNormType})
+		map[string]func(string) (string, bool){"id": rfNormXname, "redfish_ep": rfNormXname, "type": rfNormType})
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_component_endpoints", "id", conds)
@@ -132,13 +141,21 @@ func (a *API) getCompEndpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteCompEndpoints(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("xname")
-	if id != "" {
+	var conds [][2]any
+	what := "component endpoints"
+	if id := r.PathValue("xname"); id != "" {
 		id = xname.Normalize(id)
+		conds, what = [][2]any{{"id", []string{id}}}, "component endpoint "+id
 	}
-	n, err := a.store.deleteRows(r.Context(), "rf_component_endpoints", "id", id)
+	n, err := a.store.deleteRows(r.Context(), "rf_component_endpoints", conds)
+	a.writeDeleted(w, r, n, err, what)
+}
+
+// writeDeleted answers a DELETE that removed n rows: 200 with the count, or
+// 404 naming what when there was nothing to remove.
+func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, n int64, err error, what string) {
 	if err == nil && n == 0 {
-		err = problem.NotFoundf("component endpoint %s: none", id)
+		err = problem.NotFoundf("%s: none", what)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -149,7 +166,7 @@ func (a *API) deleteCompEndpoints(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) listServiceEndpoints(w http.ResponseWriter, r *http.Request) {
 	conds, err := queryLists(r.URL.Query(), map[string]string{"redfish_ep": "redfish_ep", "service": "redfish_type"},
-		map[string]func(string) string{"redfish_ep": xname.Normalize})
+		map[string]func(string) (string, bool){"redfish_ep": rfNormXname})
 	if svc := r.PathValue("service"); svc != "" {
 		conds = append(conds, [2]any{"redfish_type", []string{svc}})
 	}
@@ -171,10 +188,22 @@ func (a *API) getServiceEndpoint(w http.ResponseWriter, r *http.Request) {
 	a.writeOne(w, r, out, err, "service endpoint "+svc+" of "+id)
 }
 
+func (a *API) deleteServiceEndpoints(w http.ResponseWriter, r *http.Request) {
+	var conds [][2]any
+	what := "service endpoints"
+	if svc := r.PathValue("service"); svc != "" {
+		id := xname.Normalize(r.PathValue("xname"))
+		conds = [][2]any{{"redfish_type", []string{svc}}, {"redfish_ep", []string{id}}}
+		what = "service endpoint " + svc + " of " + id
+	}
+	n, err := a.store.deleteRows(r.Context(), "rf_service_endpoints", conds)
+	a.writeDeleted(w, r, n, err, what)
+}
+
 func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
 	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "type": "type", "fruid": "fru_id",
 		"manufacturer": "manufacturer", "partnumber": "part_number", "serialnumber": "serial_number"},
-		map[string]func(string) string{"id": xname.Normalize, "type": rfNormType})
+		map[string]func(string) (string, bool){"id": rfNormXname, "type": rfNormType})
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_hw_locations", "id", conds)
@@ -193,8 +222,9 @@ func (a *API) getHardware(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) listFRUs(w http.ResponseWriter, r *http.Request) {
-	conds, err := queryLists(r.URL.Query(), map[string]string{"fruid": "fru_id", "type": "type"},
-		map[string]func(string) string{"type": rfNormType})
+	conds, err := queryLists(r.URL.Query(), map[string]string{"fruid": "fru_id", "type": "type",
+		"manufacturer": "manufacturer", "partnumber": "part_number", "serialnumber": "serial_number"},
+		map[string]func(string) (string, bool){"type": rfNormType})
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_hw_frus", "fru_id", conds)
@@ -212,6 +242,17 @@ func (a *API) getFRU(w http.ResponseWriter, r *http.Request) {
 	a.writeOne(w, r, out, err, "FRU "+id)
 }
 
+// deleteFRUs deletes one FRU or all of them; a FRU still at a location is
+// not deleted and the request is refused (409).
+func (a *API) deleteFRUs(w http.ResponseWriter, r *http.Request) {
+	id, what := r.PathValue("fruid"), "FRUs"
+	if id != "" {
+		what = "FRU " + id
+	}
+	n, err := a.store.deleteFRUs(r.Context(), id)
+	a.writeDeleted(w, r, n, err, what)
+}
+
 // HWHistory is one hardware inventory event.
 type HWHistory struct {
 	ID        string    `json:"ID"`
@@ -226,29 +267,104 @@ type HWHistoryArray struct {
 	History []HWHistory `json:"History"`
 }
 
-// hwHistory serves the history grouped by key ("id" for locations,
-// "fru_id" for FRUs), optionally of the one {key}.
-func (a *API) hwHistory(key string) http.HandlerFunc {
+// histKind says how one of the two history views is keyed.
+type histKind struct {
+	col   string // rf_hw_history column the view groups by
+	param string // query parameter selecting keys on the collection
+	norm  func(string) (string, bool)
+}
+
+// key returns the normalised {key} path value, "" on the collection.
+func (k histKind) key(r *http.Request) string {
+	v := r.PathValue("key")
+	if v != "" {
+		v, _ = k.norm(v)
+	}
+	return v
+}
+
+// hwHistory serves the history grouped by k, optionally of the one {key},
+// filtered by eventtype and the starttime/endtime window (both inclusive)
+// and, on the collection, by k.param.
+func (a *API) hwHistory(k histKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var vals []string
-		if k := r.PathValue("key"); k != "" {
-			if key == "id" {
-				k = xname.Normalize(k)
-			}
-			vals = []string{k}
+		key := k.key(r)
+		q := r.URL.Query()
+		from, to, err := timeWindow(q)
+		cols := map[string]string{"eventtype": "event_type"}
+		norm := map[string]func(string) (string, bool){"eventtype": normHWEvent, k.param: k.norm}
+		if key == "" {
+			cols[k.param] = k.col
 		}
-		out, err := a.store.hwHistory(r.Context(), key, vals)
-		if err == nil && vals != nil && len(out) == 0 {
-			err = problem.NotFoundf("hardware history of %s: none", vals[0])
+		var conds [][2]any
+		if err == nil {
+			conds, err = queryLists(q, cols, norm)
 		}
 		if err != nil {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		if vals != nil {
-			httpserver.WriteJSON(w, http.StatusOK, out[0])
+		if key != "" {
+			one, err := a.store.hwHistoryOf(r.Context(), k.col, key, conds, from, to)
+			a.writeResult(w, r, one, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusOK, map[string][]HWHistoryArray{"Components": out})
+		out, err := a.store.hwHistory(r.Context(), k.col, conds, from, to)
+		a.writeResult(w, r, map[string][]HWHistoryArray{"Components": out}, err)
 	}
+}
+
+// writeResult writes v with 200, or err as a problem.
+func (a *API) writeResult(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, v)
+}
+
+// deleteHWHistory deletes the history of {key}, or all history (of
+// locations and FRUs alike: it is one record) on the collection.
+func (a *API) deleteHWHistory(k histKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var conds [][2]any
+		what := "hardware history"
+		if key := k.key(r); key != "" {
+			conds, what = [][2]any{{k.col, []string{key}}}, "hardware history of "+key
+		}
+		n, err := a.store.deleteRows(r.Context(), "rf_hw_history", conds)
+		a.writeDeleted(w, r, n, err, what)
+	}
+}
+
+// timeWindow removes starttime and endtime from q and returns them as
+// stored timestamps, "" when absent.
+func timeWindow(q url.Values) (from, to string, err error) {
+	for k, vs := range q {
+		var dst *string
+		switch strings.ToLower(k) {
+		case "starttime":
+			dst = &from
+		case "endtime":
+			dst = &to
+		default:
+			continue
+		}
+		delete(q, k)
+		t, err := parseTime(k, vs[0])
+		if err != nil {
+			return "", "", err
+		}
+		*dst = t.UTC().Format(tsFormat)
+	}
+	return from, to, nil
+}
+
+func normHWEvent(v string) (string, bool) {
+	for _, e := range []string{HWEventAdded, HWEventRemoved, HWEventScanned, HWEventDetected} {
+		if strings.EqualFold(v, e) {
+			return e, true
+		}
+	}
+	return "", false
 }

@@ -3,9 +3,12 @@ package statemgr
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -50,15 +53,16 @@ func putHardware(ctx context.Context, tx *sql.Tx, ep string, res *redfish.Result
 	}
 	for _, loc := range res.HWInventory {
 		fru := ""
+		manu, pn, sn := fruIdent(loc.PopulatedFRU)
 		if loc.PopulatedFRU != nil {
 			fru = loc.PopulatedFRU.FRUID
-			if err := execJSON(ctx, tx, `INSERT INTO rf_hw_frus (fru_id, type, body) VALUES (?, ?, ?)
-				ON CONFLICT (fru_id) DO UPDATE SET type = excluded.type, body = excluded.body`,
-				loc.PopulatedFRU, fru, loc.PopulatedFRU.Type); err != nil {
+			if err := execJSON(ctx, tx, `INSERT INTO rf_hw_frus (fru_id, type, manufacturer, part_number, serial_number, body) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (fru_id) DO UPDATE SET type = excluded.type, manufacturer = excluded.manufacturer,
+				part_number = excluded.part_number, serial_number = excluded.serial_number, body = excluded.body`,
+				loc.PopulatedFRU, fru, loc.PopulatedFRU.Type, manu, pn, sn); err != nil {
 				return err
 			}
 		}
-		manu, pn, sn := fruIdent(loc.PopulatedFRU)
 		if err := execJSON(ctx, tx, `INSERT INTO rf_hw_locations (id, type, redfish_ep, fru_id, manufacturer, part_number, serial_number, body)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET type = excluded.type, redfish_ep = excluded.redfish_ep, fru_id = excluded.fru_id,
@@ -82,14 +86,18 @@ func putHardware(ctx context.Context, tx *sql.Tx, ep string, res *redfish.Result
 	return nil
 }
 
-// hwHistory returns the history grouped by key (id or fru_id), restricted to
-// vals when given, each group in event order.
-func (s *Store) hwHistory(ctx context.Context, key string, vals []string) ([]HWHistoryArray, error) {
-	q, args := `SELECT id, fru_id, ts, event_type FROM rf_hw_history`, []any{}
-	if len(vals) > 0 {
-		q, args = q+` WHERE `+key+` = ?`, []any{vals[0]}
+// hwHistory returns the history grouped by key (id or fru_id), restricted by
+// conds and to events from..to (stored timestamps, inclusive, "" for open),
+// each group in event order.
+func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from, to string) ([]HWHistoryArray, error) {
+	where, args := inClauses(conds)
+	if from != "" {
+		where, args = append(where, "ts >= ?"), append(args, from)
 	}
-	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY `+key+`, seq`, args...)
+	if to != "" {
+		where, args = append(where, "ts <= ?"), append(args, to)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, fru_id, ts, event_type FROM rf_hw_history`+sqlWhere(where)+` ORDER BY `+key+`, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read hardware history: %w", err)
 	}
@@ -114,15 +122,35 @@ func (s *Store) hwHistory(ctx context.Context, key string, vals []string) ([]HWH
 	return out, rows.Err()
 }
 
-// deleteRows deletes the rows of table whose col is val, or all when val is "".
-func (s *Store) deleteRows(ctx context.Context, table, col, val string) (int64, error) {
-	q, args := `DELETE FROM `+table, []any{}
-	if val != "" {
-		q, args = q+` WHERE `+col+` = ?`, []any{val}
+// hwHistoryOf is hwHistory of the one val of key. It is ErrNotFound when val
+// has no history at all, and an empty History when only the filters leave
+// nothing.
+func (s *Store) hwHistoryOf(ctx context.Context, key, val string, conds [][2]any, from, to string) (HWHistoryArray, error) {
+	self := [2]any{key, []string{val}}
+	out, err := s.hwHistory(ctx, key, append(conds, self), from, to)
+	if err != nil {
+		return HWHistoryArray{}, err
 	}
+	if len(out) > 0 {
+		return out[0], nil
+	}
+	if len(conds) > 0 || from != "" || to != "" {
+		if out, err = s.hwHistory(ctx, key, [][2]any{self}, "", ""); err != nil {
+			return HWHistoryArray{}, err
+		}
+	}
+	if len(out) == 0 {
+		return HWHistoryArray{}, problem.NotFoundf("hardware history of %s: none", val)
+	}
+	return HWHistoryArray{ID: val, History: []HWHistory{}}, nil
+}
+
+// deleteRows deletes the rows of table matching conds (all rows when none).
+func (s *Store) deleteRows(ctx context.Context, table string, conds [][2]any) (int64, error) {
+	where, args := inClauses(conds)
 	var n int64
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, q, args...)
+		res, err := tx.ExecContext(ctx, `DELETE FROM `+table+sqlWhere(where), args...)
 		if err != nil {
 			return fmt.Errorf("delete from %s: %w", table, err)
 		}
@@ -130,6 +158,63 @@ func (s *Store) deleteRows(ctx context.Context, table, col, val string) (int64, 
 		return nil
 	})
 	return n, err
+}
+
+// deleteFRUs deletes the FRU fruid, or every FRU when fruid is "". If a
+// location still holds one of them nothing is deleted (ErrConflict naming
+// the location): HSM refuses rather than leave the location pointing at a
+// FRU it no longer knows.
+func (s *Store) deleteFRUs(ctx context.Context, fruid string) (int64, error) {
+	var cond string
+	var args []any
+	if fruid != "" {
+		cond, args = ` WHERE fru_id = ?`, []any{fruid}
+	}
+	var n int64
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		var loc, fru string
+		err := tx.QueryRowContext(ctx, `SELECT id, fru_id FROM rf_hw_locations
+			WHERE fru_id IN (SELECT fru_id FROM rf_hw_frus`+cond+`) ORDER BY id LIMIT 1`, args...).Scan(&loc, &fru)
+		switch {
+		case err == nil:
+			return problem.Conflictf("FRU %s: still at location %s", fru, loc)
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("read locations of FRUs: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM rf_hw_frus`+cond, args...)
+		if err != nil {
+			return fmt.Errorf("delete FRUs: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
+}
+
+// inClauses returns an SQL condition per (column, values) pair of conds that
+// has values - column IN (values) - and their arguments.
+func inClauses(conds [][2]any) ([]string, []any) {
+	var where []string
+	var args []any
+	for _, c := range conds {
+		vals := c[1].([]string)
+		if len(vals) == 0 {
+			continue
+		}
+		where = append(where, c[0].(string)+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	return where, args
+}
+
+// sqlWhere ANDs the conditions into a WHERE clause, "" when there are none.
+func sqlWhere(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
 }
 
 // fruIdent returns the manufacturer, part number and serial number of f,
