@@ -1,6 +1,7 @@
 package statemgr
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -111,4 +112,13 @@ func (a *API) subscriptionRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("PUT "+s+"/{id}", a.putSubscription)
 	mux.HandleFunc("PATCH "+s+"/{id}", a.patchSubscription)
 	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
+}
+
+// writeDeleted answers a successful DELETE with HMS's {code, message} body.
+func writeDeleted[N int | int64](w http.ResponseWriter, n N) {
+	msg := "deleted 1 entry"
+	if n != 1 {
+		msg = fmt.Sprintf("deleted %d entries", n)
+	}
+	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: msg})
 }

@@ -1,7 +1,6 @@
 package statemgr
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -129,7 +128,7 @@ func (a *API) deleteComponent(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted 1 entry"})
+	writeDeleted(w, 1)
 }
 
 func (a *API) deleteComponents(w http.ResponseWriter, r *http.Request) {
@@ -138,7 +137,7 @@ func (a *API) deleteComponents(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: fmt.Sprintf("deleted %d entries", n)})
+	writeDeleted(w, n)
 }
 
 // queryBody is POST /State/Components/Query: the GET filters as JSON arrays.

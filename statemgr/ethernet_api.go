@@ -1,7 +1,6 @@
 package statemgr
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -78,7 +77,7 @@ func (a *API) deleteEthernet(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: fmt.Sprintf("deleted %d entries", n)})
+	writeDeleted(w, n)
 }
 
 func (a *API) getEthernetIPs(w http.ResponseWriter, r *http.Request) {
@@ -118,5 +117,5 @@ func (a *API) deleteEthernetIP(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted 1 entry"})
+	writeDeleted(w, 1)
 }

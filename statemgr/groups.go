@@ -334,6 +334,6 @@ func (a *API) deleteGroup(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted 1 entry"})
+		writeDeleted(w, 1)
 	}
 }

@@ -65,7 +65,7 @@ func (a *API) removeGroupMember(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted 1 entry"})
+		writeDeleted(w, 1)
 	}
 }
 

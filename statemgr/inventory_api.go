@@ -161,7 +161,7 @@ func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, n int64, err 
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: fmt.Sprintf("deleted %d entries", n)})
+	writeDeleted(w, n)
 }
 
 func (a *API) listServiceEndpoints(w http.ResponseWriter, r *http.Request) {

@@ -292,7 +292,7 @@ func TestHardwareDeletes(t *testing.T) {
 	if n := frus(); n != 3 {
 		t.Fatalf("FRUs after refused deletes: %d, want 3", n)
 	}
-	deleted("/Inventory/HardwareByFRU/CPU-C", "deleted 1 entries")
+	deleted("/Inventory/HardwareByFRU/CPU-C", "deleted 1 entry")
 	wantProblem(t, e, "GET", "/Inventory/HardwareByFRU/CPU-C", 404, "CPU-C")
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/CPU-C", 404, "CPU-C")
 
@@ -301,7 +301,7 @@ func TestHardwareDeletes(t *testing.T) {
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware/History/"+p0, 404, p0)
 	deleted("/Inventory/HardwareByFRU/History/CPU-C", "deleted 2 entries")
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/History/CPU-C", 404, "CPU-C")
-	deleted("/Inventory/Hardware/History", "deleted 1 entries")
+	deleted("/Inventory/Hardware/History", "deleted 1 entry")
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware/History", 404, "history")
 	if got := string(e.must(200, "GET", "/Inventory/HardwareByFRU/History", nil)); strings.TrimSpace(got) != `{"Components":[]}` {
 		t.Errorf("history after deleting all: %s", got)
@@ -375,7 +375,11 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 	if err := json.Unmarshal(e.must(200, "DELETE", "/Inventory/ServiceEndpoints", nil), &res); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("deleted %d entries", len(ses.ServiceEndpoints)-1); res.Message != want || res.Code != "0" {
+	want := fmt.Sprintf("deleted %d entries", len(ses.ServiceEndpoints)-1)
+	if len(ses.ServiceEndpoints)-1 == 1 {
+		want = "deleted 1 entry"
+	}
+	if res.Message != want || res.Code != "0" {
 		t.Errorf("DELETE /Inventory/ServiceEndpoints: %+v, want message %q", res, want)
 	}
 	if got := strings.TrimSpace(string(e.must(200, "GET", "/Inventory/ServiceEndpoints", nil))); got != `{"ServiceEndpoints":[]}` {

@@ -207,5 +207,5 @@ func (a *API) deleteNodeMaps(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: fmt.Sprintf("deleted %d entries", n)})
+	writeDeleted(w, n)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
@@ -284,7 +283,7 @@ func (a *API) deleteRFEndpoints(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted " + strconv.FormatInt(n, 10) + " entries"})
+	writeDeleted(w, n)
 }
 
 // discoverBody is the body of POST /Inventory/Discover.
