@@ -89,7 +89,7 @@ func TestAPISubscriptionLifecycle(t *testing.T) {
 	check(base2)
 	for _, c := range []call{
 		{method: "DELETE", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","Url":"http://cray-bss/boot/v1/scn"}`, status: 200},
-		{method: "DELETE", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/other", status: 404},
+		{method: "DELETE", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/other", status: 400},
 		{method: "DELETE", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents", status: 204},
 		{method: "GET", path: "/hmi/v2/subscriptions", status: 200, contains: `{"SubscriptionList":[]}`},
 	} {

@@ -118,10 +118,12 @@ func (s *Service) Unsubscribe(ctx context.Context, k Key, all bool, url string) 
 		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
+		// 400, not 404: the hmnfd API answers "No matching subscription for
+		// DELETE" as a bad request.
 		if all {
-			return problem.NotFoundf("no subscriptions for %s", k.Component)
+			return problem.Invalidf("no matching subscription for DELETE: none for %s", k.Component)
 		}
-		return problem.NotFoundf("no subscription for %s", k)
+		return problem.Invalidf("no matching subscription for DELETE: none for %s", k)
 	}
 	return s.deleteLocked(ctx, ids)
 }
