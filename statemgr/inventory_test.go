@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -241,8 +242,9 @@ func TestHardwareHistoryFilters(t *testing.T) {
 		{path: "/Inventory/Hardware/History?eventtype=Exploded", status: 400, detail: `eventtype: invalid value "Exploded"`},
 		{path: "/Inventory/HardwareByFRU/History?starttime=yesterday", status: 400, detail: "starttime"},
 		{path: "/Inventory/Hardware/History/" + p0 + "?endtime=2026-01-01", status: 400, detail: "endtime"},
-		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p7", status: 404, detail: "x3000c0s1b0n0p7"},
-		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p7?eventtype=Added", status: 404, detail: "x3000c0s1b0n0p7"},
+		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p3", status: 404, detail: "x3000c0s1b0n0p3"},
+		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p7", status: 400, detail: "x3000c0s1b0n0p7"},
+		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p3?eventtype=Added", status: 404, detail: "x3000c0s1b0n0p3"},
 		{path: "/Inventory/HardwareByFRU/History/CPU-Z", status: 404, detail: "CPU-Z"},
 	} {
 		t.Run(tc.path, func(t *testing.T) { wantProblem(t, e, "GET", tc.path, tc.status, tc.detail) })
@@ -263,6 +265,18 @@ func wantProblem(t *testing.T, e *rfEnv, method, path string, status int, detail
 	}
 }
 
+// wantDeleted checks that DELETE path answers 200 with message msg.
+func wantDeleted(t *testing.T, e *rfEnv, path, msg string) {
+	t.Helper()
+	var got Response
+	if err := json.Unmarshal(e.must(200, "DELETE", path, nil), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Response{Code: "0", Message: msg}); got != want {
+		t.Errorf("DELETE %s: %+v, want %+v", path, got, want)
+	}
+}
+
 // TestHardwareDeletes: FRUs held by a location cannot be deleted (409, and
 // nothing is deleted), free ones can; history deletes by location, by FRU
 // and all; each delete of nothing is 404.
@@ -277,16 +291,7 @@ func TestHardwareDeletes(t *testing.T) {
 		}
 		return len(l)
 	}
-	deleted := func(path, msg string) {
-		t.Helper()
-		var got Response
-		if err := json.Unmarshal(e.must(200, "DELETE", path, nil), &got); err != nil {
-			t.Fatal(err)
-		}
-		if want := (Response{Code: "0", Message: msg}); got != want {
-			t.Errorf("DELETE %s: %+v, want %+v", path, got, want)
-		}
-	}
+	deleted := func(path, msg string) { t.Helper(); wantDeleted(t, e, path, msg) }
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/CPU-A", 409, p1)
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU", 409, p0)
 	if n := frus(); n != 3 {
@@ -439,5 +444,315 @@ func TestFRUColumnsMigrated(t *testing.T) {
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=", nil), &got)
 	if len(got) != 1 || got[0].FRUID != "BARE" {
 		t.Errorf("FRUs without serial number: %+v, want BARE", got)
+	}
+}
+
+// hwCount returns how many locations GET /Inventory/Hardware lists and how
+// many history events there are.
+func hwCount(t *testing.T, e *rfEnv) (locs, events int) {
+	t.Helper()
+	var l []json.RawMessage
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware", nil), &l); err != nil {
+		t.Fatal(err)
+	}
+	var h struct{ Components []HWHistoryArray }
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History", nil), &h); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range h.Components {
+		events += len(c.History)
+	}
+	return len(l), events
+}
+
+// TestHardwarePost: POST /Inventory/Hardware completes the spec's example
+// entry as discovery would, records FRU changes as a walk does, and refuses
+// a batch with one bad entry whole, naming the field.
+func TestHardwarePost(t *testing.T) {
+	e, _ := histEnv(t) // p0 holds CPU-B, p1 CPU-A
+	const nic = `{"ID":"X3000c0s23b4n4h0","HWInventoryByLocationType":"HWInvByLocHSNNIC",
+		"HSNNICLocationInfo":{"Id":"HPCNet3","Description":"Shasta Timms NMC REV04 (HSN)"},
+		"PopulatedFRU":{"HWInventoryByFRUType":"HWInvByFRUHSNNIC","HSNNICFRUInfo":{"Model":"ConnectX-5 100Gb/s",
+		"SerialNumber":"HG20190738","PartNumber":"102005303","Manufacturer":"Mellanox Technologies, Ltd."}}}`
+	const cpu = `{"ID":"x3000c0s1b0n0p1","Type":"processor","Ordinal":1,"Status":"Populated","PopulatedFRU":{"FRUID":"CPU-D","Type":"Processor",
+		"ProcessorFRUInfo":{"Manufacturer":"AMD","SerialNumber":"SN-D"}},"Junk":1}`
+	const empty = `{"ID":"x3000c0s1b0n0d0","Status":"Empty","MemoryLocationInfo":{"Id":"DIMM0"},"PopulatedFRU":null}`
+	status, body := glDo(t, e.srv, "POST", "/Inventory/Hardware", `{"Hardware":[`+nic+`,`+cpu+`,`+empty+`]}`)
+	if status != 200 || !strings.Contains(string(body), `"message":"created or updated 3 entries"`) {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/x3000c0s23b4n4h0", nil), &got); err != nil {
+		t.Fatal(err)
+	}
+	const nicFRU = "NodeHsnNic.Mellanox_Technologies,_Ltd..102005303.HG20190738"
+	want := map[string]any{"ID": "x3000c0s23b4n4h0", "Type": "NodeHsnNic", "Ordinal": 0.0, "Status": "Populated",
+		"HWInventoryByLocationType": "HWInvByLocHSNNIC",
+		"HSNNICLocationInfo":        map[string]any{"Id": "HPCNet3", "Description": "Shasta Timms NMC REV04 (HSN)"},
+		"PopulatedFRU": map[string]any{"FRUID": nicFRU, "Type": "NodeHsnNic", "HWInventoryByFRUType": "HWInvByFRUHSNNIC",
+			"HSNNICFRUInfo": map[string]any{"Model": "ConnectX-5 100Gb/s", "SerialNumber": "HG20190738", "PartNumber": "102005303",
+				"Manufacturer": "Mellanox Technologies, Ltd."}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("posted NIC (-want +got):\n%s", diff)
+	}
+	var empt redfish.HWInvByLoc
+	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/x3000c0s1b0n0d0", nil), &empt)
+	if empt.Status != "Empty" || empt.Type != "Memory" || empt.PopulatedFRU != nil || empt.MemoryLocationInfo == nil {
+		t.Errorf("posted empty DIMM slot: %+v", empt)
+	}
+	var frus []redfish.HWInvByFRU
+	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=HG20190738&manufacturer="+url.QueryEscape("Mellanox Technologies, Ltd."), nil), &frus)
+	if len(frus) != 1 || frus[0].FRUID != nicFRU {
+		t.Errorf("FRU of the posted NIC by its serial number: %+v", frus)
+	}
+	history := func(id string) []string {
+		t.Helper()
+		var h HWHistoryArray
+		_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History/"+id, nil), &h)
+		var out []string
+		for _, ev := range h.History {
+			out = append(out, ev.EventType+" "+ev.FRUID)
+		}
+		return out
+	}
+	for id, want := range map[string][]string{
+		"x3000c0s23b4n4h0": {"Added " + nicFRU},
+		"x3000c0s1b0n0p1":  {"Added CPU-C", "Removed CPU-C", "Added CPU-A", "Removed CPU-A", "Added CPU-D"},
+	} {
+		if diff := cmp.Diff(want, history(id)); diff != "" {
+			t.Errorf("history of %s (-want +got):\n%s", id, diff)
+		}
+	}
+	wantProblem(t, e, "GET", "/Inventory/Hardware/History/x3000c0s1b0n0d0", 404, "x3000c0s1b0n0d0")
+
+	// The same FRU posted again is no event; a walk finding a posted
+	// location takes it over and records the FRU it replaced.
+	e.must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []json.RawMessage{json.RawMessage(cpu)}})
+	res := &redfish.Result{EndpointID: "x3000c0s23b4", HWInventory: []redfish.HWInvByLoc{{ID: "x3000c0s23b4n4h0", Type: "NodeHsnNic",
+		Status: "Populated", HWInventoryByLocationType: "HWInvByLocHSNNIC", PopulatedFRU: &redfish.HWInvByFRU{FRUID: "NIC-2", Type: "NodeHsnNic"}}}}
+	if err := e.store.putInventory(t.Context(), res); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Added " + nicFRU, "Removed " + nicFRU, "Added NIC-2"}, history("x3000c0s23b4n4h0")); diff != "" {
+		t.Errorf("history of the NIC after a walk (-want +got):\n%s", diff)
+	}
+	if h := history("x3000c0s1b0n0p1"); len(h) != 5 {
+		t.Errorf("re-posting the same FRU added events: %v", h)
+	}
+
+	locs, events := hwCount(t, e)
+	good := `{"ID":"x3000c0s1b0n0p0","PopulatedFRU":{"FRUID":"CPU-NEW"}}`
+	for _, tc := range []struct{ name, body, detail string }{
+		{name: "malformed", body: `{"Hardware":[`, detail: "JSON"},
+		{name: "no entries", body: `{"Hardware":[]}`, detail: "Hardware"},
+		{name: "no ID", body: `{"Hardware":[` + good + `,{"Type":"Node"}]}`, detail: "Hardware[1].ID: required"},
+		{name: "bad ID", body: `{"Hardware":[` + good + `,{"ID":"x3000c9"}]}`, detail: `Hardware[1].ID: "x3000c9" is not a valid xname`},
+		{name: "ID not a string", body: `{"Hardware":[{"ID":7}]}`, detail: "Hardware[0].ID: expected a string"},
+		{name: "type without inventory", body: `{"Hardware":[{"ID":"x3000c0s1b0n0i0"}]}`, detail: "Hardware[0].ID: x3000c0s1b0n0i0 is a NodeNic"},
+		{name: "wrong Type", body: `{"Hardware":[` + good + `,{"ID":"x3000c0s1b0n0","Type":"Processor"}]}`, detail: "Hardware[1].Type"},
+		{name: "wrong location type", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","HWInventoryByLocationType":"HWInvByLocMemory"}]}`, detail: "Hardware[0].HWInventoryByLocationType"},
+		{name: "bad Ordinal", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","Ordinal":-1}]}`, detail: "Hardware[0].Ordinal"},
+		{name: "Empty but populated", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","Status":"Empty","PopulatedFRU":{"FRUID":"N"}}]}`, detail: "Hardware[0].Status"},
+		{name: "bad Status", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","Status":"Gone"}]}`, detail: "Hardware[0].Status"},
+		{name: "location info not an object", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":"n0"}]}`, detail: "Hardware[0].NodeLocationInfo"},
+		{name: "FRU not an object", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":"N"}]}`, detail: "Hardware[0].PopulatedFRU"},
+		{name: "wrong FRU type", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"Type":"Memory"}}]}`, detail: "Hardware[0].PopulatedFRU.Type"},
+		{name: "wrong FRU discriminator", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"HWInventoryByFRUType":"HWInvByFRUMemory"}}]}`, detail: "Hardware[0].PopulatedFRU.HWInventoryByFRUType"},
+		{name: "FRUID not a string", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"FRUID":5}}]}`, detail: "Hardware[0].PopulatedFRU.FRUID"},
+		{name: "bad FRU info", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"NodeFRUInfo":{"SerialNumber":5}}}]}`, detail: "Hardware[0].PopulatedFRU.NodeFRUInfo"},
+		{name: "twice", body: `{"Hardware":[` + good + `,{"ID":"X3000c0s1b0n0p0"}]}`, detail: "Hardware[1].ID: x3000c0s1b0n0p0 is given twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := glDo(t, e.srv, "POST", "/Inventory/Hardware", tc.body)
+			var p struct{ Detail string }
+			if err := json.Unmarshal(body, &p); err != nil || status != 400 || !strings.Contains(p.Detail, tc.detail) {
+				t.Errorf("POST %s: %d %s, want 400 naming %q", tc.body, status, body, tc.detail)
+			}
+			if l, ev := hwCount(t, e); l != locs || ev != events {
+				t.Errorf("after a refused POST: %d locations, %d events; want %d, %d", l, ev, locs, events)
+			}
+		})
+	}
+	e.must(404, "GET", "/Inventory/HardwareByFRU/CPU-NEW", nil)
+}
+
+// TestHardwareDeleteLocations: DELETE of one location and of all of them
+// answers the count, 404 when there is nothing, 400 for a bad xname, and
+// keeps the FRUs and the history.
+func TestHardwareDeleteLocations(t *testing.T) {
+	e, _ := histEnv(t) // p0 holds CPU-B, p1 CPU-A
+	const p0 = "x3000c0s1b0n0p0"
+	deleted := func(path, msg string) { t.Helper(); wantDeleted(t, e, path, msg) }
+	wantProblem(t, e, "DELETE", "/Inventory/Hardware/x3000c9", 400, "x3000c9")
+	wantProblem(t, e, "DELETE", "/Inventory/Hardware/x3000c0s1b0n0p3", 404, "x3000c0s1b0n0p3")
+	_, events := hwCount(t, e)
+	deleted("/Inventory/Hardware/X3000c0s1b0n0p0", "deleted 1 entry")
+	wantProblem(t, e, "GET", "/Inventory/Hardware/"+p0, 404, p0)
+	wantProblem(t, e, "DELETE", "/Inventory/Hardware/"+p0, 404, p0)
+	e.must(200, "GET", "/Inventory/HardwareByFRU/CPU-B", nil)
+	deleted("/Inventory/Hardware", "deleted 1 entry")
+	wantProblem(t, e, "DELETE", "/Inventory/Hardware", 404, "hardware locations")
+	if locs, ev := hwCount(t, e); locs != 0 || ev != events {
+		t.Errorf("after deleting every location: %d locations, %d events; want 0, %d", locs, ev, events)
+	}
+	deleted("/Inventory/HardwareByFRU", "deleted 3 entries") // no location holds them now
+}
+
+// TestInventoryFilterValues: an invalid xname or type in an inventory
+// filter or path is 400 naming it, as on /State/Components.
+func TestInventoryFilterValues(t *testing.T) {
+	e, _ := histEnv(t)
+	for _, tc := range []struct{ method, path, detail string }{
+		{"GET", "/Inventory/Hardware?id=x3000c9", "query parameter id"},
+		{"GET", "/Inventory/Hardware?type=Blade", "query parameter type"},
+		{"GET", "/Inventory/HardwareByFRU?type=Blade", "query parameter type"},
+		{"GET", "/Inventory/Hardware/History?id=bogus", "query parameter id"},
+		{"GET", "/Inventory/ComponentEndpoints?type=Blade", "query parameter type"},
+		{"GET", "/Inventory/ComponentEndpoints?redfish_ep=bogus", "query parameter redfish_ep"},
+		{"GET", "/Inventory/ServiceEndpoints?redfish_ep=bogus", "query parameter redfish_ep"},
+		{"GET", "/Inventory/Hardware/bogus", `xname: "bogus"`},
+		{"GET", "/Inventory/Hardware/History/bogus", `xname: "bogus"`},
+		{"DELETE", "/Inventory/Hardware/History/bogus", `xname: "bogus"`},
+	} {
+		wantProblem(t, e, tc.method, tc.path, 400, tc.detail)
+	}
+	var l []json.RawMessage
+	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?id=X3000c0s1b0n0p0&type=processor", nil), &l)
+	if len(l) != 1 {
+		t.Errorf("id and type in other spellings: %d locations, want 1", len(l))
+	}
+}
+
+// hwShape reduces an HWInventory to the IDs of each array that is not
+// empty, nested arrays keyed by their path ("Nodes/x0c0s0b0n0/Processors"),
+// after checking that every top-level array is present.
+func hwShape(t *testing.T, body []byte) (xn, format string, shape map[string][]string) {
+	t.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal(top["XName"], &xn)
+	_ = json.Unmarshal(top["Format"], &format)
+	shape = map[string][]string{}
+	var walk func(prefix string, arr json.RawMessage)
+	walk = func(path string, arr json.RawMessage) {
+		var locs []map[string]json.RawMessage
+		if err := json.Unmarshal(arr, &locs); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for _, l := range locs {
+			var id string
+			_ = json.Unmarshal(l["ID"], &id)
+			shape[path] = append(shape[path], id)
+			for k, v := range l {
+				if strings.HasPrefix(string(v), "[") {
+					walk(path+"/"+id+"/"+k, v)
+				}
+			}
+		}
+	}
+	for _, name := range hwArrays {
+		if string(top[name]) == "" || string(top[name]) == "null" {
+			t.Errorf("HWInventory lacks array %s", name)
+		}
+		walk(name, top[name])
+	}
+	return xn, format, shape
+}
+
+// TestHardwareQuery checks GET /Inventory/Hardware/Query/{xname} in each
+// format and with each filter over a discovered BMC (NodeBMC, NodeEnclosure,
+// two nodes with two CPUs and four DIMMs each) plus posted cabinet,
+// chassis, blade and HSN NIC locations, and n1 in partition p1.
+func TestHardwareQuery(t *testing.T) {
+	const b = "x3000c0s2b0"
+	e := discoveredEnv(t, b)
+	e.must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []map[string]any{
+		{"ID": "x3000"}, {"ID": "x3000c0"}, {"ID": "x3000c0s2"}, {"ID": b + "n0h0"}}})
+	e.must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{b + "n1"}}})
+	ids := func(node string, kind string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("%s%s%d", node, kind, i))
+		}
+		return out
+	}
+	n0, n1 := b+"n0", b+"n1"
+	node := func(prefix, n string, hsn bool) map[string][]string {
+		m := map[string][]string{prefix + n + "/Processors": ids(n, "p", 2), prefix + n + "/Memory": ids(n, "d", 4)}
+		if hsn {
+			m[prefix+n+"/NodeHsnNICs"] = []string{n + "h0"}
+		}
+		return m
+	}
+	with := func(ms ...map[string][]string) map[string][]string {
+		out := map[string][]string{}
+		for _, m := range ms {
+			maps.Copy(out, m)
+		}
+		return out
+	}
+	type shape = map[string][]string
+	for _, tc := range []struct {
+		path, xname, format string
+		want                shape
+	}{
+		{path: n0, xname: n0, format: "NestNodesOnly", want: with(shape{"Nodes": {n0}}, node("Nodes/", n0, true))},
+		{path: "X3000c0s2b0n0?format=fullyflat", xname: n0, format: "FullyFlat",
+			want: shape{"Nodes": {n0}, "Processors": ids(n0, "p", 2), "Memory": ids(n0, "d", 4), "NodeHsnNICs": {n0 + "h0"}}},
+		{path: n0 + "p0", xname: n0 + "p0", format: "NestNodesOnly", want: shape{"Processors": {n0 + "p0"}}},
+		{path: n0 + "?children=false", xname: n0, format: "NestNodesOnly", want: shape{"Nodes": {n0}}},
+		{path: n0 + "p0?parents=true&format=FullyFlat", xname: n0 + "p0", format: "FullyFlat",
+			want: shape{"Cabinets": {"x3000"}, "Chassis": {"x3000c0"}, "ComputeModules": {"x3000c0s2"}, "NodeBMC": {b}, "Nodes": {n0}, "Processors": {n0 + "p0"}}},
+		{path: n0 + "p0?parents=true&type=Node&type=Processor", xname: n0 + "p0", format: "NestNodesOnly",
+			want: shape{"Nodes": {n0}, "Nodes/" + n0 + "/Processors": {n0 + "p0"}}},
+		{path: "s0?type=processor", xname: "s0", format: "NestNodesOnly", want: shape{"Processors": append(ids(n0, "p", 2), ids(n1, "p", 2)...)}},
+		{path: "all?type=Node&type=Memory", xname: "all", format: "NestNodesOnly",
+			want: shape{"Nodes": {n0, n1}, "Nodes/" + n0 + "/Memory": ids(n0, "d", 4), "Nodes/" + n1 + "/Memory": ids(n1, "d", 4)}},
+		{path: "ALL?type=!Memory&type=!Processor&type=!NodeHsnNic&format=FullyFlat", xname: "all", format: "FullyFlat",
+			want: shape{"Cabinets": {"x3000"}, "Chassis": {"x3000c0"}, "ComputeModules": {"x3000c0s2"}, "NodeEnclosures": {"x3000c0s2e0"}, "NodeBMC": {b}, "Nodes": {n0, n1}}},
+		{path: "x3000?format=Hierarchical", xname: "x3000", format: "Hierarchical", want: with(shape{
+			"Cabinets": {"x3000"}, "Cabinets/x3000/Chassis": {"x3000c0"}, "Cabinets/x3000/Chassis/x3000c0/ComputeModules": {"x3000c0s2"},
+			"Cabinets/x3000/Chassis/x3000c0/ComputeModules/x3000c0s2/NodeEnclosures": {"x3000c0s2e0"},
+			"NodeBMC": {b}, "Nodes": {n0, n1}}, node("Nodes/", n0, true), node("Nodes/", n1, false))},
+		{path: "x3000c0?format=Hierarchical&type=ComputeModule&type=NodeEnclosure", xname: "x3000c0", format: "Hierarchical",
+			want: shape{"ComputeModules": {"x3000c0s2"}, "ComputeModules/x3000c0s2/NodeEnclosures": {"x3000c0s2e0"}}},
+		{path: "p1", xname: "p1", format: "NestNodesOnly", want: with(shape{"Nodes": {n1}}, node("Nodes/", n1, false))},
+		{path: "p1?children=false", xname: "p1", format: "NestNodesOnly", want: shape{"Nodes": {n1}}},
+		{path: "all?partition=p1&type=Memory", xname: "all", format: "NestNodesOnly", want: shape{"Memory": ids(n1, "d", 4)}},
+		{path: b + "?partition=P1&type=Node", xname: b, format: "NestNodesOnly", want: shape{"Nodes": {n1}}},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			xn, format, got := hwShape(t, e.must(200, "GET", "/Inventory/Hardware/Query/"+tc.path, nil))
+			if xn != tc.xname || format != tc.format {
+				t.Errorf("XName %q, Format %q; want %q, %q", xn, format, tc.xname, tc.format)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		path   string
+		status int
+		detail string
+	}{
+		{path: "x3000c9", status: 400, detail: `xname: "x3000c9"`},
+		{path: "all?format=Nested", status: 400, detail: "query parameter format"},
+		{path: "all?format=FullyFlat&format=Hierarchical", status: 400, detail: "query parameter format"},
+		{path: "all?children=maybe", status: 400, detail: "query parameter children"},
+		{path: "all?parents=2", status: 400, detail: "query parameter parents"},
+		{path: "all?partition=x3000", status: 400, detail: "query parameter partition"},
+		{path: "all?type=Blade", status: 400, detail: "query parameter type"},
+		{path: "all?color=red", status: 400, detail: "color"},
+		{path: "x3000c0s3b0n0", status: 404, detail: "x3000c0s3b0n0"},
+		{path: "p2", status: 404, detail: "p2"},
+		{path: "all?partition=p2", status: 404, detail: "all"},
+		{path: n0 + "?type=Cabinet", status: 404, detail: n0},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			wantProblem(t, e, "GET", "/Inventory/Hardware/Query/"+tc.path, tc.status, tc.detail)
+		})
 	}
 }
