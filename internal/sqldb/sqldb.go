@@ -62,7 +62,11 @@ func Open(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 	// random updates over a big table do not re-read pages from the file.
 	// Checkpoints run beside the writer (see checkpointSoon); the writer's own
 	// automatic checkpoint only backs that up, at 64 MiB of WAL.
-	for _, pr := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)",
+	// synchronous FULL: a commit is on disk before it returns, so what a
+	// daemon acknowledged (an HTTP 2xx, a Kafka offset committed after an
+	// SCN was queued, an outbox row published) survives a power loss, not
+	// only a crash of the process. Group commits keep the fsyncs few.
+	for _, pr := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(FULL)",
 		"cache_size(-65536)", "wal_autocheckpoint(16384)"} {
 		q.Add("_pragma", pr)
 	}
