@@ -135,8 +135,13 @@ func idle(ctx context.Context, wake <-chan struct{}) bool {
 
 const busBatchRows = 256
 
+// busMaxMessages caps the messages of one Publish: a bulk update stores one
+// row naming up to 100,000 components, and 256 of those after an outage
+// would otherwise be one call of millions of messages built in memory.
+const busMaxMessages = 50_000
+
 // runBus publishes outbox rows to the bus, one message per component, key =
-// xname, and advances the "bus" cursor after each accepted batch.
+// xname, and advances the "bus" cursor past every row the bus accepted.
 func (r *Relay) runBus(ctx context.Context) error {
 	cur, err := r.store.cursor(ctx, "bus")
 	if err != nil {
@@ -153,11 +158,17 @@ func (r *Relay) runBus(ctx context.Context) error {
 			continue
 		}
 		if err == nil {
-			err = r.publish(ctx, rows)
-		}
-		if err == nil {
-			cur = rows[len(rows)-1].Seq
-			err = r.store.setCursor(context.WithoutCancel(ctx), "bus", cur)
+			if gap := rows[0].Seq - cur - 1; gap > 0 {
+				r.cfg.Log.WarnContext(ctx, "scn_bus_missed_expired", "count", gap, "after_seq", cur)
+			}
+			var done int64
+			done, err = r.publish(ctx, rows)
+			if done > cur {
+				cur = done
+				if cerr := r.store.setCursor(context.WithoutCancel(ctx), "bus", cur); cerr != nil && err == nil {
+					err = cerr
+				}
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -175,24 +186,45 @@ func (r *Relay) runBus(ctx context.Context) error {
 	}
 }
 
-func (r *Relay) publish(ctx context.Context, rows []outboxRow) error {
+// publish sends rows, one message per component, in calls of at most
+// busMaxMessages, and returns the Seq of the last row all of whose messages
+// the bus accepted (a row cut short is sent whole again next time).
+func (r *Relay) publish(ctx context.Context, rows []outboxRow) (done int64, err error) {
 	var msgs []bus.Message
+	var complete int64 // last row whose messages are all in msgs or sent
+	flush := func() error {
+		if len(msgs) == 0 {
+			return nil
+		}
+		if err := r.cfg.Publisher.Publish(ctx, r.cfg.Topic, msgs...); err != nil {
+			return fmt.Errorf("publish scns: %w", err)
+		}
+		r.m.published.Add(float64(len(msgs)))
+		msgs = msgs[:0]
+		done = complete
+		return nil
+	}
 	for _, row := range rows {
 		one := row.SCN
 		for _, id := range row.SCN.Components {
 			one.Components = []string{id}
 			b, err := json.Marshal(&one)
 			if err != nil {
-				return fmt.Errorf("encode scn %d: %w", row.Seq, err)
+				return done, fmt.Errorf("encode scn %d: %w", row.Seq, err)
 			}
 			msgs = append(msgs, bus.Message{Key: []byte(id), Value: b, Time: row.SCN.Timestamp})
+			if len(msgs) >= busMaxMessages {
+				if err := flush(); err != nil {
+					return done, err
+				}
+			}
 		}
+		complete = row.Seq
 	}
-	if err := r.cfg.Publisher.Publish(ctx, r.cfg.Topic, msgs...); err != nil {
-		return fmt.Errorf("publish scns: %w", err)
+	if err := flush(); err != nil {
+		return done, err
 	}
-	r.m.published.Add(float64(len(msgs)))
-	return nil
+	return complete, nil
 }
 
 // runCompactor deletes published and expired outbox rows periodically.

@@ -341,3 +341,50 @@ func counterValue(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// failNth is a publisher whose nth call fails; it counts messages accepted.
+type failNth struct {
+	n, calls, accepted int
+	sizes              []int
+}
+
+func (f *failNth) Publish(_ context.Context, _ string, msgs ...bus.Message) error {
+	f.calls++
+	f.sizes = append(f.sizes, len(msgs))
+	if f.calls == f.n {
+		return fmt.Errorf("broker down")
+	}
+	f.accepted += len(msgs)
+	return nil
+}
+
+// TestRelayPublishesBigRowsInBoundedCalls: a bulk-update row naming more
+// components than one Publish may carry is sent in several calls, and the
+// cursor only passes rows whose messages were all accepted.
+func TestRelayPublishesBigRowsInBoundedCalls(t *testing.T) {
+	row := func(seq int64, n int) outboxRow {
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("x%dc0s0b0n%d", seq, i)
+		}
+		return outboxRow{Seq: seq, SCN: SCN{Components: ids, State: StateOff, Seq: seq}}
+	}
+	rows := []outboxRow{row(1, 10), row(2, busMaxMessages+10), row(3, 5)}
+	pub := &failNth{n: 2}
+	r := NewRelay(nil, RelayConfig{Publisher: pub})
+	done, err := r.publish(t.Context(), rows)
+	if err == nil || done != 1 {
+		t.Fatalf("publish with the second call failing: done %d, err %v; want row 1 done and the error", done, err)
+	}
+	if pub.sizes[0] != busMaxMessages {
+		t.Errorf("first call carried %d messages, want the bound %d", pub.sizes[0], busMaxMessages)
+	}
+	pub = &failNth{}
+	r = NewRelay(nil, RelayConfig{Publisher: pub})
+	if done, err := r.publish(t.Context(), rows[1:]); err != nil || done != 3 {
+		t.Fatalf("retry: done %d, err %v; want 3", done, err)
+	}
+	if want := busMaxMessages + 15; pub.accepted != want || len(pub.sizes) != 2 {
+		t.Errorf("retry sent %d messages in %d calls, want %d in 2", pub.accepted, len(pub.sizes), want)
+	}
+}

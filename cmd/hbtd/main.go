@@ -15,9 +15,6 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 )
 
-// memoryRetention bounds the in-process bus: standalone, nobody consumes it.
-const memoryRetention = 10_000
-
 func main() { cli.Main("hbtd", run) }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -37,9 +34,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	lv := new(slog.LevelVar)
 	lv.Set(*level)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
-	mem := bus.NewMemory()
-	mem.Retention = memoryRetention
-	var pub bus.Bus = mem
+	var pub bus.Bus = bus.NewUnread() // standalone, nobody consumes it
 	if len(*brokers) > 0 {
 		k, err := bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hbtd", Log: log})
 		if err != nil {

@@ -18,10 +18,6 @@ import (
 	"github.com/hmsuite/hms/statemgr"
 )
 
-// memRetention is how many messages per topic the in-process bus keeps for
-// a consumer that is not there.
-const memRetention = 10_000
-
 // daemon is what up needs of each of the suite's daemons.
 type daemon interface {
 	URL() string
@@ -52,8 +48,7 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	// The in-process bus carries hsm's SCNs and hbtd's heartbeat changes for
 	// in-process consumers; none of the four daemons needs it, so it keeps
 	// only the newest messages.
-	mem := bus.NewMemory()
-	mem.Retention = memRetention
+	mem := bus.NewUnread()
 	defer mem.Close()
 	db := func(name string) string { return filepath.Join(*dir, name+".db") }
 

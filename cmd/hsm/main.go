@@ -35,7 +35,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log := cli.NewLogger(os.Stderr, *level)
-	var pub bus.Bus = bus.NewMemory()
+	var pub bus.Bus = bus.NewUnread() // standalone, nobody consumes it
 	if len(*brokers) > 0 {
 		k, err := bus.NewKafka(bus.KafkaConfig{Brokers: *brokers, ClientID: "hsm", Log: log})
 		if err != nil {

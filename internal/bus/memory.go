@@ -11,6 +11,18 @@ import (
 // every known group has consumed.
 const DefaultMemoryRetention = 1 << 20
 
+// UnreadRetention is the Retention for a Memory bus a daemon publishes to
+// with no in-process consumer (a standalone hsm or hbtd, hms up): it keeps
+// only the newest messages, for a consumer that may still join.
+const UnreadRetention = 10_000
+
+// NewUnread returns a Memory bus with UnreadRetention.
+func NewUnread() *Memory {
+	m := NewMemory()
+	m.Retention = UnreadRetention
+	return m
+}
+
 // Memory is an in-process bus: each topic is an append-only log with one
 // committed offset per consumer group. Messages every group has committed are
 // trimmed, and at most Retention unconsumed messages are kept (the oldest are
