@@ -1,7 +1,6 @@
 package statemgr
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,14 +8,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
 // inventoryRoutes registers ComponentEndpoints, ServiceEndpoints and Hardware.
@@ -144,12 +141,12 @@ func (a *API) deleteCompEndpoints(w http.ResponseWriter, r *http.Request) {
 		conds, what = [][2]any{{"id", []string{id}}}, "component endpoint "+id
 	}
 	n, err := a.store.deleteRows(r.Context(), "rf_component_endpoints", conds)
-	a.writeDeleted(w, r, n, err, what)
+	a.deletedOrNotFound(w, r, n, err, what)
 }
 
-// writeDeleted answers a DELETE that removed n rows: 200 with the count, or
+// deletedOrNotFound answers a DELETE that removed n rows: 200 with the count, or
 // 404 naming what when there was nothing to remove.
-func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, n int64, err error, what string) {
+func (a *API) deletedOrNotFound(w http.ResponseWriter, r *http.Request, n int64, err error, what string) {
 	if err == nil && n == 0 {
 		err = problem.NotFoundf("%s: none", what)
 	}
@@ -193,7 +190,7 @@ func (a *API) deleteServiceEndpoints(w http.ResponseWriter, r *http.Request) {
 		what = "service endpoint " + svc + " of " + id
 	}
 	n, err := a.store.deleteRows(r.Context(), "rf_service_endpoints", conds)
-	a.writeDeleted(w, r, n, err, what)
+	a.deletedOrNotFound(w, r, n, err, what)
 }
 
 func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
@@ -235,7 +232,7 @@ func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
 		conds, what = [][2]any{{"id", []string{id}}}, "hardware location "+id
 	}
 	n, err := a.store.deleteRows(r.Context(), "rf_hw_locations", conds)
-	a.writeDeleted(w, r, n, err, what)
+	a.deletedOrNotFound(w, r, n, err, what)
 }
 
 func (a *API) listFRUs(w http.ResponseWriter, r *http.Request) {
@@ -267,7 +264,7 @@ func (a *API) deleteFRUs(w http.ResponseWriter, r *http.Request) {
 		what = "FRU " + id
 	}
 	n, err := a.store.deleteFRUs(r.Context(), id)
-	a.writeDeleted(w, r, n, err, what)
+	a.deletedOrNotFound(w, r, n, err, what)
 }
 
 // HWHistory is one hardware inventory event.
@@ -363,7 +360,7 @@ func (a *API) deleteHWHistory(k histKind) http.HandlerFunc {
 			conds, what = [][2]any{{k.col, []string{key}}}, "hardware history of "+key
 		}
 		n, err := a.store.deleteRows(r.Context(), "rf_hw_history", conds)
-		a.writeDeleted(w, r, n, err, what)
+		a.deletedOrNotFound(w, r, n, err, what)
 	}
 }
 
@@ -397,390 +394,4 @@ func normHWEvent(v string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// hwKind says how locations of one HMS type appear in the hardware inventory.
-type hwKind struct {
-	array  string     // HWInventory array (and array of the nesting parent) holding them
-	disc   string     // suffix of HWInventoryByLocationType and HWInventoryByFRUType
-	parent xname.Type // type whose location nests them in a Hierarchical inventory
-}
-
-// hwKinds are the types HWInventory has an array for, as the spec lists them;
-// read only. Locations of other types are not shown by the Query route and
-// not accepted by POST.
-var hwKinds = map[xname.Type]hwKind{
-	xname.Cabinet:                  {array: "Cabinets", disc: "Cabinet"},
-	xname.Chassis:                  {array: "Chassis", disc: "Chassis", parent: xname.Cabinet},
-	xname.ComputeModule:            {array: "ComputeModules", disc: "ComputeModule", parent: xname.Chassis},
-	xname.RouterModule:             {array: "RouterModules", disc: "RouterModule", parent: xname.Chassis},
-	xname.NodeEnclosure:            {array: "NodeEnclosures", disc: "NodeEnclosure", parent: xname.ComputeModule},
-	xname.HSNBoard:                 {array: "HSNBoards", disc: "HSNBoard", parent: xname.RouterModule},
-	xname.MgmtSwitch:               {array: "MgmtSwitches", disc: "MgmtSwitch"},
-	xname.MgmtHLSwitch:             {array: "MgmtHLSwitches", disc: "MgmtHLSwitch"},
-	xname.CDUMgmtSwitch:            {array: "CDUMgmtSwitches", disc: "CDUMgmtSwitch"},
-	xname.Node:                     {array: "Nodes", disc: "Node"},
-	xname.Processor:                {array: "Processors", disc: "Processor", parent: xname.Node},
-	xname.NodeAccel:                {array: "NodeAccels", disc: "NodeAccel", parent: xname.Node},
-	xname.Drive:                    {array: "Drives", disc: "Drive", parent: xname.Node},
-	xname.Memory:                   {array: "Memory", disc: "Memory", parent: xname.Node},
-	xname.CabinetPDU:               {array: "CabinetPDUs", disc: "PDU"},
-	xname.CabinetPDUOutlet:         {array: "CabinetPDUPowerConnectors", disc: "Outlet", parent: xname.CabinetPDU},
-	xname.CabinetPDUPowerConnector: {array: "CabinetPDUPowerConnectors", disc: "Outlet", parent: xname.CabinetPDU},
-	xname.CMMRectifier:             {array: "CMMRectifiers", disc: "CMMRectifier"},
-	xname.NodeAccelRiser:           {array: "NodeAccelRisers", disc: "NodeAccelRiser", parent: xname.Node},
-	xname.NodeHsnNic:               {array: "NodeHsnNICs", disc: "HSNNIC", parent: xname.Node},
-	xname.NodeEnclosurePowerSupply: {array: "NodeEnclosurePowerSupplies", disc: "NodeEnclosurePowerSupply"},
-	xname.NodeBMC:                  {array: "NodeBMC", disc: "NodeBMC"},
-	xname.RouterBMC:                {array: "RouterBMC", disc: "RouterBMC"},
-}
-
-// hwArrays are the arrays of an HWInventory, in the spec's order.
-var hwArrays = []string{"Cabinets", "Chassis", "ComputeModules", "RouterModules", "NodeEnclosures", "HSNBoards",
-	"MgmtSwitches", "MgmtHLSwitches", "CDUMgmtSwitches", "Nodes", "Processors", "NodeAccels", "Drives", "Memory",
-	"CabinetPDUs", "CabinetPDUPowerConnectors", "CMMRectifiers", "NodeAccelRisers", "NodeHsnNICs",
-	"NodeEnclosurePowerSupplies", "NodeBMC", "RouterBMC"}
-
-// The formats of an HWInventory.
-const (
-	hwFullyFlat     = "FullyFlat"
-	hwNestNodesOnly = "NestNodesOnly"
-	hwHierarchical  = "Hierarchical"
-)
-
-// queryHardware serves GET /Inventory/Hardware/Query/{xname}: an HWInventory
-// of the locations parseHWQuery selects, 404 when there are none.
-func (a *API) queryHardware(w http.ResponseWriter, r *http.Request) {
-	q, format, err := parseHWQuery(r)
-	var locs []hwLoc
-	if err == nil {
-		locs, err = a.store.hwQueryLocs(r.Context(), q)
-	}
-	if err == nil && len(locs) == 0 {
-		err = problem.NotFoundf("hardware inventory of %s: none", q.target)
-	}
-	if err != nil {
-		problem.Write(w, r, a.log, err)
-		return
-	}
-	httpserver.WriteJSON(w, http.StatusOK, newHWInventory(q.target, format, locs))
-}
-
-// parseHWQuery reads the {xname} and the type, children, parents,
-// partition and format parameters of a Query; bad ones are ErrInvalid
-// naming them.
-func parseHWQuery(r *http.Request) (hwQuery, string, error) {
-	raw := r.PathValue("xname")
-	q, format := hwQuery{target: strings.ToLower(strings.TrimSpace(raw)), children: true}, hwNestNodesOnly
-	if q.target != "s0" && q.target != "all" && q.target != "all_comp" {
-		if !xname.Valid(raw) {
-			return q, "", problem.Invalidf("xname: %q is not a valid xname", raw)
-		}
-		q.target = xname.Normalize(raw)
-	}
-	for k, vs := range r.URL.Query() {
-		var err error
-		switch name := strings.ToLower(k); name {
-		case "type":
-			err = parseMatch(name, vs, &q.types, normType)
-		case "children", "parents":
-			dst := map[string]*bool{"children": &q.children, "parents": &q.parents}[name]
-			for _, v := range vs {
-				if *dst, err = strconv.ParseBool(v); err != nil {
-					return q, "", problem.Invalidf("query parameter %s: %q is not a boolean", k, v)
-				}
-			}
-		case "partition":
-			for _, v := range vs {
-				if xname.TypeOf(v) != xname.Partition {
-					return q, "", problem.Invalidf("query parameter %s: %q is not a partition (p#.#)", k, v)
-				}
-				q.partitions = append(q.partitions, xname.Normalize(v))
-			}
-		case "format":
-			i := slices.IndexFunc([]string{hwFullyFlat, hwNestNodesOnly, hwHierarchical}, func(f string) bool { return strings.EqualFold(f, vs[0]) })
-			if i < 0 || len(vs) > 1 {
-				return q, "", problem.Invalidf("query parameter %s: invalid value %q", k, strings.Join(vs, ","))
-			}
-			format = []string{hwFullyFlat, hwNestNodesOnly, hwHierarchical}[i]
-		default:
-			err = problem.Invalidf("query parameter %q: unknown filter", k)
-		}
-		if err != nil {
-			return q, "", err
-		}
-	}
-	return q, format, nil
-}
-
-// hwNode is a location of an HWInventory with the locations nested in it.
-type hwNode struct {
-	body   json.RawMessage
-	nested map[string][]*hwNode
-}
-
-// MarshalJSON writes the stored body with the nested arrays added to it.
-func (n *hwNode) MarshalJSON() ([]byte, error) {
-	if len(n.nested) == 0 {
-		return n.body, nil
-	}
-	b := bytes.TrimSpace(n.body)
-	b = slices.Clip(b[:len(b)-1]) // without its closing brace; appending copies
-	for _, name := range hwArrays {
-		kids, ok := n.nested[name]
-		if !ok {
-			continue
-		}
-		arr, err := json.Marshal(kids)
-		if err != nil {
-			return nil, err
-		}
-		if b[len(b)-1] != '{' {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, '"'), name...), `":`...)
-		b = append(b, arr...)
-	}
-	return append(b, '}'), nil
-}
-
-// hwInventory is HMS's HWInventory: the query target, the format and every
-// array, empty ones included.
-type hwInventory struct {
-	xname, format string
-	arrays        map[string][]*hwNode
-}
-
-// MarshalJSON writes XName, Format and the arrays in the spec's order.
-func (inv hwInventory) MarshalJSON() ([]byte, error) {
-	x, _ := json.Marshal(inv.xname)
-	f, _ := json.Marshal(inv.format)
-	b := append(append(append([]byte(`{"XName":`), x...), `,"Format":`...), f...)
-	for _, name := range hwArrays {
-		arr, err := json.Marshal(append([]*hwNode{}, inv.arrays[name]...))
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(append(append(b, `,"`...), name...), `":`...), arr...)
-	}
-	return append(b, '}'), nil
-}
-
-// newHWInventory arranges locs (in ID order, so a parent comes before what
-// it holds) in format: FullyFlat puts each in the array of its type;
-// NestNodesOnly puts node subcomponents in their node when the node is in
-// locs; Hierarchical nests every type the spec nests in its parent that is
-// in locs. Types HWInventory has no array for are left out.
-func newHWInventory(target, format string, locs []hwLoc) hwInventory {
-	inv := hwInventory{xname: target, format: format, arrays: map[string][]*hwNode{}}
-	byID := map[string]*hwNode{}
-	for _, l := range locs {
-		k, ok := hwKinds[xname.Type(l.typ)]
-		if !ok {
-			continue
-		}
-		n := &hwNode{body: l.body}
-		byID[l.id] = n
-		var parent *hwNode
-		if format == hwHierarchical || (format == hwNestNodesOnly && k.parent == xname.Node) {
-			for _, a := range ancestors(l.id) {
-				if xname.TypeOf(a) == k.parent {
-					parent = byID[a]
-					break
-				}
-			}
-		}
-		if parent == nil {
-			inv.arrays[k.array] = append(inv.arrays[k.array], n)
-			continue
-		}
-		if parent.nested == nil {
-			parent.nested = map[string][]*hwNode{}
-		}
-		parent.nested[k.array] = append(parent.nested[k.array], n)
-	}
-	return inv
-}
-
-// postHardware creates or updates the locations of {"Hardware":[...]} and
-// their FRUs as a discovery walk does (history included). Every entry is
-// checked first; one bad entry stores nothing.
-func (a *API) postHardware(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Hardware []map[string]json.RawMessage `json:"Hardware"`
-	}
-	err := httpserver.ReadJSON(w, r, bulkLimit, &body)
-	if err == nil && len(body.Hardware) == 0 {
-		err = problem.Invalidf("Hardware: at least one location is required")
-	}
-	locs := make([]hwRow, 0, len(body.Hardware))
-	seen := map[string]bool{}
-	for i := 0; err == nil && i < len(body.Hardware); i++ {
-		var loc hwRow
-		if loc, err = hwFromPost(fmt.Sprintf("Hardware[%d]", i), body.Hardware[i]); err == nil && seen[loc.id] {
-			err = problem.Invalidf("Hardware[%d].ID: %s is given twice", i, loc.id)
-		}
-		seen[loc.id] = true
-		locs = append(locs, loc)
-	}
-	if err == nil {
-		err = a.store.postHardware(r.Context(), locs)
-	}
-	if err != nil {
-		problem.Write(w, r, a.log, err)
-		return
-	}
-	msg := "created or updated 1 entry"
-	if len(locs) != 1 {
-		msg = fmt.Sprintf("created or updated %d entries", len(locs))
-	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: msg})
-}
-
-// hwFromPost checks one posted location (at names it in errors) and
-// completes it as discovery would: Type, Ordinal and the discriminators
-// from its xname, Status from whether it has a PopulatedFRU, a FRUID made
-// the way discovery makes one when none is given. Fields other than those
-// of the spec and the *LocationInfo / *FRUInfo objects are dropped.
-func hwFromPost(at string, in map[string]json.RawMessage) (hwRow, error) {
-	id, err := jsonString(at+".ID", in["ID"])
-	if err != nil {
-		return hwRow{}, err
-	}
-	if !xname.Valid(id) {
-		return hwRow{}, problem.Invalidf("%s.ID: %q is not a valid xname", at, id)
-	}
-	id = xname.Normalize(id)
-	t := xname.TypeOf(id)
-	k, ok := hwKinds[t]
-	if !ok {
-		return hwRow{}, problem.Invalidf("%s.ID: %s is a %s, which has no hardware inventory type", at, id, t)
-	}
-	loc := map[string]any{"ID": id, "Type": string(t), "HWInventoryByLocationType": "HWInvByLoc" + k.disc}
-	if err := checkSame(at, in, loc, "Type", "HWInventoryByLocationType"); err != nil {
-		return hwRow{}, err
-	}
-	x, _ := xname.Parse(id)
-	nums := x.Numbers()
-	loc["Ordinal"] = nums[len(nums)-1]
-	if v := in["Ordinal"]; !isNull(v) {
-		var ord int
-		if json.Unmarshal(v, &ord) != nil || ord < 0 {
-			return hwRow{}, problem.Invalidf("%s.Ordinal: %s is not a non-negative integer", at, v)
-		}
-		loc["Ordinal"] = ord
-	}
-	if err := keepInfo(at, in, loc, "LocationInfo"); err != nil {
-		return hwRow{}, err
-	}
-	row := hwRow{id: id, typ: string(t), loc: loc}
-	loc["Status"] = redfish.StateEmpty
-	if v := in["PopulatedFRU"]; !isNull(v) {
-		loc["Status"] = redfish.StatePopulated
-		if err := fruFromPost(at+".PopulatedFRU", v, k, id, &row); err != nil {
-			return hwRow{}, err
-		}
-		loc["PopulatedFRU"] = row.fru
-	}
-	return row, checkSame(at, in, loc, "Status")
-}
-
-// fruFromPost checks the PopulatedFRU v of location id and sets the FRU of row.
-func fruFromPost(at string, v json.RawMessage, k hwKind, id string, row *hwRow) error {
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(v, &in); err != nil {
-		return problem.Invalidf("%s: expected an object", at)
-	}
-	fru := map[string]any{"Type": row.typ, "HWInventoryByFRUType": "HWInvByFRU" + k.disc}
-	if err := checkSame(at, in, fru, "Type", "HWInventoryByFRUType"); err != nil {
-		return err
-	}
-	if err := keepInfo(at, in, fru, "FRUInfo"); err != nil {
-		return err
-	}
-	for name, v := range in {
-		if !strings.HasSuffix(name, "FRUInfo") || row.sn != "" {
-			continue
-		}
-		var ident struct{ Manufacturer, PartNumber, SerialNumber string }
-		if err := json.Unmarshal(v, &ident); err != nil {
-			return problem.Invalidf("%s.%s: Manufacturer, PartNumber and SerialNumber must be strings", at, name)
-		}
-		row.manu, row.pn, row.sn = ident.Manufacturer, ident.PartNumber, ident.SerialNumber
-	}
-	for _, name := range []string{"FRUID", "FRUSubtype"} {
-		s, err := jsonString(at+"."+name, in[name])
-		if err != nil && !isNull(in[name]) {
-			return err
-		}
-		if s != "" {
-			fru[name] = s
-		}
-	}
-	if fru["FRUID"] == nil {
-		fru["FRUID"] = fruIDOf(xname.Type(row.typ), id, row.manu, row.pn, row.sn)
-	}
-	row.fru, row.fruID, row.fruType = fru, fru["FRUID"].(string), row.typ
-	return nil
-}
-
-// fruIDOf is the FRU ID discovery gives a part (the rule of the redfish
-// package): <Type>.<Manufacturer>.<PartNumber>.<SerialNumber>, or
-// FRUIDfor<xname> without a serial number.
-func fruIDOf(t xname.Type, id, manufacturer, part, serial string) string {
-	if strings.TrimSpace(serial) == "" {
-		return "FRUIDfor" + id
-	}
-	clean := func(s string) string { return strings.Join(strings.Fields(s), "_") }
-	return string(t) + "." + clean(manufacturer) + "." + clean(part) + "." + clean(serial)
-}
-
-// checkSame refuses a field of in that is given but differs (in case) from
-// the value it must have, set in out.
-func checkSame(at string, in map[string]json.RawMessage, out map[string]any, fields ...string) error {
-	for _, f := range fields {
-		if isNull(in[f]) {
-			continue
-		}
-		s, err := jsonString(at+"."+f, in[f])
-		if err != nil {
-			return err
-		}
-		if !strings.EqualFold(s, out[f].(string)) {
-			return problem.Invalidf("%s.%s: %q, but %s is %q", at, f, s, at, out[f])
-		}
-	}
-	return nil
-}
-
-// keepInfo copies the *<suffix> fields (the Redfish details) of in to out;
-// each must be an object.
-func keepInfo(at string, in map[string]json.RawMessage, out map[string]any, suffix string) error {
-	for name, v := range in {
-		if !strings.HasSuffix(name, suffix) || isNull(v) {
-			continue
-		}
-		if b := bytes.TrimSpace(v); len(b) == 0 || b[0] != '{' {
-			return problem.Invalidf("%s.%s: expected an object", at, name)
-		}
-		out[name] = v
-	}
-	return nil
-}
-
-// jsonString decodes the JSON string v; a missing one is ErrInvalid naming field.
-func jsonString(field string, v json.RawMessage) (string, error) {
-	var s string
-	if isNull(v) {
-		return "", problem.Invalidf("%s: required", field)
-	}
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", problem.Invalidf("%s: expected a string, got %s", field, v)
-	}
-	return s, nil
-}
-
-func isNull(v json.RawMessage) bool {
-	b := bytes.TrimSpace(v)
-	return len(b) == 0 || string(b) == "null"
 }

@@ -165,9 +165,9 @@ func powerState(p schemas.PowerState, s schemas.Status) string {
 	return StateUnknown
 }
 
-// fruID builds HSM's FRU identifier, <Type>.<Manufacturer>.<PartNumber>.<Serial>,
-// or "FRUIDfor<xname>" when the part reports no serial number.
-func fruID(t xname.Type, id, manufacturer, part, serial string) string {
+// FRUID is the FRU ID HSM gives a part: <Type>.<Manufacturer>.<PartNumber>.<SerialNumber>
+// (blanks in each as "_"), or FRUIDfor<xname> when it has no serial number.
+func FRUID(t xname.Type, id, manufacturer, part, serial string) string {
 	if strings.TrimSpace(serial) == "" {
 		return "FRUIDfor" + id
 	}

@@ -98,7 +98,7 @@ func (w *walker) manager(m *schemas.Manager) parts {
 		NodeBMCLocationInfo: &ManagerLocationInfo{ID: m.ID, Name: m.Name, Description: m.Description,
 			DateTime: m.DateTime, DateTimeLocalOffset: m.DateTimeLocalOffset, FirmwareVersion: m.FirmwareVersion}}
 	if loc.Status == StatePopulated {
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(xname.NodeBMC, w.bmcID, m.Manufacturer, m.PartNumber, m.SerialNumber),
+		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(xname.NodeBMC, w.bmcID, m.Manufacturer, m.PartNumber, m.SerialNumber),
 			Type: string(xname.NodeBMC), HWInventoryByFRUType: "HWInvByFRUNodeBMC",
 			NodeBMCFRUInfo: &ManagerFRUInfo{ManagerType: string(m.ManagerType), Manufacturer: m.Manufacturer,
 				SerialNumber: m.SerialNumber, Model: m.Model, PartNumber: m.PartNumber}}
@@ -164,7 +164,7 @@ func (w *walker) enclosure(id string, ord int, c *schemas.Chassis) (*enclosure, 
 		HWInventoryByLocationType: "HWInvByLocNodeEnclosure",
 		NodeEnclosureLocationInfo: &ChassisLocationInfo{ID: c.ID, Name: c.Name, Description: c.Description}}
 	if loc.Status == StatePopulated {
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
+		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
 			Type: string(t), HWInventoryByFRUType: "HWInvByFRUNodeEnclosure",
 			NodeEnclosureFRUInfo: &ChassisFRUInfo{AssetTag: c.AssetTag, ChassisType: string(c.ChassisType),
 				Model: c.Model, Manufacturer: c.Manufacturer, PartNumber: c.PartNumber,

@@ -122,7 +122,7 @@ func nodeInventory(id string, ord int, s *schemas.ComputerSystem) HWInvByLoc {
 		loc.NodeLocationInfo.MemorySummary = &MemorySummary{TotalSystemMemoryGiB: s.MemorySummary.TotalSystemMemoryGiB}
 	}
 	if loc.Status == StatePopulated {
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(xname.Node, id, s.Manufacturer, s.PartNumber, s.SerialNumber),
+		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(xname.Node, id, s.Manufacturer, s.PartNumber, s.SerialNumber),
 			Type: string(xname.Node), HWInventoryByFRUType: "HWInvByFRUNode",
 			NodeFRUInfo: &SystemFRUInfo{AssetTag: s.AssetTag, BiosVersion: s.BiosVersion, Model: s.Model,
 				Manufacturer: s.Manufacturer, PartNumber: s.PartNumber, SerialNumber: s.SerialNumber,
@@ -170,7 +170,7 @@ func processorInventory(id string, t xname.Type, ord int, st string, c *schemas.
 				IdentificationRegisters: pid.IdentificationRegisters, MicrocodeInfo: pid.MicrocodeInfo,
 				Step: pid.Step, VendorID: pid.VendorID}
 		}
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
+		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
 			Type: string(t), HWInventoryByFRUType: "HWInvByFRU" + string(t)}
 		if t == xname.NodeAccel {
 			loc.PopulatedFRU.NodeAccelFRUInfo = fi
@@ -201,7 +201,7 @@ func (w *walker) memory(p *parts, node string, list []*schemas.Memory) {
 				MemoryController: ml.MemoryController, Channel: ml.Channel, Slot: ml.Slot}
 		}
 		if st == StatePopulated {
-			loc.PopulatedFRU = &HWInvByFRU{FRUID: fruID(xname.Memory, id, m.Manufacturer, m.PartNumber, m.SerialNumber),
+			loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(xname.Memory, id, m.Manufacturer, m.PartNumber, m.SerialNumber),
 				Type: string(xname.Memory), HWInventoryByFRUType: "HWInvByFRUMemory",
 				MemoryFRUInfo: &MemoryFRUInfo{BaseModuleType: string(m.BaseModuleType), BusWidthBits: m.BusWidthBits,
 					CapacityMiB: m.CapacityMiB, DataWidthBits: m.DataWidthBits,
