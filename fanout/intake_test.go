@@ -123,3 +123,47 @@ func TestSubscribeHSMRetriesAndFollowsFilters(t *testing.T) {
 		}
 	})
 }
+
+// TestRedeliveryDedupe: replayed bus messages are dropped and new ones kept,
+// across a reset HSM database (a new, larger Epoch restarting Seq) and a
+// clock step back on HSM's host, and for SCNs from an HSM that sends no
+// Epoch (Seq or Timestamp decide).
+func TestRedeliveryDedupe(t *testing.T) {
+	at := func(ms int64) time.Time { return time.Unix(0, ms*int64(time.Millisecond)).UTC() }
+	scn := func(epoch, seq, ms int64, state string) SCN {
+		return SCN{Components: []string{"x1c0s0b0n0"}, State: state, Seq: seq, Epoch: epoch, Timestamp: at(ms)}
+	}
+	tests := []struct {
+		name    string
+		batches [][]SCN
+		want    []int // deliveries queued per batch
+	}{
+		{name: "replay after an HSM database reset",
+			batches: [][]SCN{{scn(1, 1000, 100, "On"), scn(2, 1, 200, "Off")}, {scn(1, 1000, 100, "On"), scn(2, 1, 200, "Off")}},
+			want:    []int{2, 0}},
+		{name: "clock stepped back on HSM's host",
+			batches: [][]SCN{{scn(1, 10, 500, "On"), scn(1, 11, 400, "Off")}, {scn(1, 10, 500, "On"), scn(1, 11, 400, "Off")}},
+			want:    []int{2, 0}},
+		{name: "no epoch: a newer Timestamp still counts (reset HSM of old)",
+			batches: [][]SCN{{scn(0, 1000, 100, "On"), scn(0, 1, 200, "Off")}, {scn(0, 1, 200, "Off")}},
+			want:    []int{2, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, _ := openService(t, dbPath(t), Config{Client: &http.Client{Transport: newReceiver()}})
+			mustSubscribe(t, svc, Key{Component: "x1c0s0b0n9", Agent: "a"}, Subscription{Components: []string{"x1c0s0b0n0"},
+				States: []string{"On", "Off"}, Url: "http://a/scn"})
+			var got []int
+			for _, b := range tc.batches {
+				n, err := svc.Enqueue(t.Context(), b, "test")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, n)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("deliveries queued per batch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

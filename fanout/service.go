@@ -335,9 +335,10 @@ func (s *Service) match(scns []SCN, marks map[string]seqMark) ([]scnRow, map[str
 
 // fresh returns scn without the components whose sequence number was already
 // seen, recording the new marks in marks; nil if nothing is left. SCNs without
-// a sequence number (HSM callbacks) are always fresh. A lower sequence number
-// with a newer Timestamp counts as fresh, so a reset HSM database does not
-// silence its components.
+// a sequence number (HSM callbacks of a shipped HSM) are always fresh. What
+// counts as newer is seqMark.newer: (Epoch, Seq) when the SCNs carry HSM's
+// database epoch, so a reset HSM database neither silences its components
+// nor lets a replay of the old one's SCNs through.
 func (s *Service) fresh(scn SCN, marks map[string]seqMark) *SCN {
 	if scn.Timestamp.IsZero() {
 		scn.Timestamp = s.cfg.Now().UTC()
@@ -352,11 +353,11 @@ func (s *Service) fresh(scn SCN, marks map[string]seqMark) *SCN {
 		if !ok {
 			m, ok = s.marks[c]
 		}
-		if ok && scn.Seq <= m.seq && ts <= m.ts {
+		if ok && !m.newer(scn.Epoch, scn.Seq, ts) {
 			s.m.duplicates.Inc()
 			continue
 		}
-		marks[c] = seqMark{seq: scn.Seq, ts: ts}
+		marks[c] = seqMark{epoch: scn.Epoch, seq: scn.Seq, ts: ts}
 		keep = append(keep, c)
 	}
 	if len(keep) == 0 {

@@ -93,8 +93,24 @@ func (k qkey) compare(o qkey) int {
 
 // seqMark is the newest SCN seen for a component.
 type seqMark struct {
-	seq int64
-	ts  int64
+	epoch int64 // HSM database epoch; 0 for SCNs that carry none
+	seq   int64
+	ts    int64
+}
+
+// newer reports whether an SCN with epoch, seq and Timestamp ts (unix ns)
+// comes after m. With epochs on both sides, (epoch, seq) order them, so a
+// clock step on HSM's host changes nothing and SCNs of a database replaced
+// since are stale. Without (an HSM that sends none, marks stored before
+// epochs existed), a higher Seq or a newer Timestamp counts as newer.
+func (m seqMark) newer(epoch, seq, ts int64) bool {
+	if epoch != 0 && m.epoch != 0 {
+		if epoch != m.epoch {
+			return epoch > m.epoch
+		}
+		return seq > m.seq
+	}
+	return seq > m.seq || ts > m.ts
 }
 
 func (s *Store) subscriptions(ctx context.Context) ([]storedSub, error) {
@@ -295,8 +311,9 @@ func (s *Store) enqueue(ctx context.Context, bodies []scnRow, rows []qkey, marks
 			return err
 		}
 		for comp, m := range marks {
-			err := s.exec(ctx, tx, `INSERT INTO intake_seq (component, seq, ts) VALUES (?, ?, ?)
-				ON CONFLICT (component) DO UPDATE SET seq = excluded.seq, ts = excluded.ts`, []any{comp, m.seq, m.ts})
+			err := s.exec(ctx, tx, `INSERT INTO intake_seq (component, seq, ts, epoch) VALUES (?, ?, ?, ?)
+				ON CONFLICT (component) DO UPDATE SET seq = excluded.seq, ts = excluded.ts, epoch = excluded.epoch`,
+				[]any{comp, m.seq, m.ts, m.epoch})
 			if err != nil {
 				return err
 			}
@@ -426,7 +443,7 @@ func (s *Store) backlogs(ctx context.Context) (map[string]int, int64, error) {
 
 // seqMarks loads the intake sequence marks.
 func (s *Store) seqMarks(ctx context.Context) (map[string]seqMark, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT component, seq, ts FROM intake_seq`)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT component, seq, ts, epoch FROM intake_seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load sequence marks: %w", err)
 	}
@@ -435,7 +452,7 @@ func (s *Store) seqMarks(ctx context.Context) (map[string]seqMark, error) {
 	for rows.Next() {
 		var c string
 		var m seqMark
-		if err := rows.Scan(&c, &m.seq, &m.ts); err != nil {
+		if err := rows.Scan(&c, &m.seq, &m.ts, &m.epoch); err != nil {
 			return nil, fmt.Errorf("load sequence marks: %w", err)
 		}
 		out[c] = m

@@ -245,6 +245,9 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			}
 		}
 		p.seqs = p.seqs[:0] // a retried transaction runs this again
+		for i := range p.scns {
+			p.scns[i].Epoch = s.epoch
+		}
 		for _, scn := range p.scns {
 			body, err := json.Marshal(scn)
 			if err != nil {

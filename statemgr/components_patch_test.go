@@ -7,7 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// outbox returns every SCN in the outbox, Timestamp cleared.
+// outbox returns every SCN in the outbox, Timestamp in UTC and Epoch, which
+// must be the store's, cleared.
 func outbox(t *testing.T, s *Store) []SCN {
 	t.Helper()
 	rows, err := s.outboxAfter(t.Context(), 0, 1000)
@@ -16,7 +17,10 @@ func outbox(t *testing.T, s *Store) []SCN {
 	}
 	out := []SCN{}
 	for _, r := range rows {
-		r.SCN.Timestamp = r.SCN.Timestamp.UTC()
+		if r.SCN.Epoch != s.epoch || s.epoch == 0 {
+			t.Errorf("SCN %d has Epoch %d, want the database's %d", r.Seq, r.SCN.Epoch, s.epoch)
+		}
+		r.SCN.Timestamp, r.SCN.Epoch = r.SCN.Timestamp.UTC(), 0
 		out = append(out, r.SCN)
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -213,6 +214,26 @@ func (s *Store) createCursor(ctx context.Context, name string, seq int64) error 
 		}
 		return nil
 	})
+}
+
+// loadEpoch reads the database's epoch, setting it at the first open.
+func (s *Store) loadEpoch(ctx context.Context) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO hsm_meta (key, value) VALUES ('epoch', ?) ON CONFLICT (key) DO NOTHING`,
+			strconv.FormatInt(s.now().UnixNano(), 10))
+		return err
+	})
+	var v string
+	if err == nil {
+		err = s.db.R.QueryRowContext(ctx, `SELECT value FROM hsm_meta WHERE key = 'epoch'`).Scan(&v)
+	}
+	if err == nil {
+		s.epoch, err = strconv.ParseInt(v, 10, 64)
+	}
+	if err != nil {
+		return fmt.Errorf("hsm database epoch: %w", err)
+	}
+	return nil
 }
 
 // loadOutboxFloor starts the in-memory tail after the newest stored row.

@@ -179,3 +179,27 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 		t.Fatal("the write after the panic never committed")
 	}
 }
+
+// TestEpochIsPerDatabase: a database keeps the epoch it was created with;
+// a new (reset) database gets a later one.
+func TestEpochIsPerDatabase(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	dir := t.TempDir()
+	open := func(name string) int64 {
+		t.Helper()
+		s, err := OpenStore(t.Context(), dir+"/"+name, clock.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		return s.epoch
+	}
+	first := open("hsm.db")
+	clock.add(time.Hour)
+	if again := open("hsm.db"); again != first {
+		t.Errorf("reopened database has epoch %d, created with %d", again, first)
+	}
+	if reset := open("reset.db"); reset <= first {
+		t.Errorf("a database created later has epoch %d, not after %d", reset, first)
+	}
+}

@@ -242,8 +242,8 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	stop()
 	<-errc
 	want := []SCN{
-		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Ready", Flag: "OK", Seq: 2},
-		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Off", Flag: "OK", Seq: 4},
+		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Ready", Flag: "OK", Seq: 2, Epoch: s.epoch},
+		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Off", Flag: "OK", Seq: 4, Epoch: s.epoch},
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -23,4 +23,8 @@ type SCN struct {
 	Timestamp time.Time `json:"Timestamp"`
 	// Seq is the outbox sequence number: strictly increasing per HSM database.
 	Seq int64 `json:"Seq"`
+	// Epoch identifies the HSM database that numbered Seq: the time it was
+	// created, in unix nanoseconds. A reset database starts Seq again under
+	// a larger Epoch, so consumers order by (Epoch, Seq).
+	Epoch int64 `json:"Epoch,omitempty"`
 }

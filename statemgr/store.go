@@ -33,6 +33,8 @@ type Store struct {
 	vocab        *Vocab
 	// lockMu serialises lock operations with their refresh of the index.
 	lockMu sync.Mutex
+	// epoch is the database's creation time (unix ns), carried by its SCNs.
+	epoch int64
 }
 
 // OpenStore opens (creating if needed) the SQLite database at path, applies
@@ -52,6 +54,10 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 	}
 	s := &Store{db: db, now: now, ix: newIndex(), outbox: newSignal(), subs: newSignal(),
 		vocab: NewVocab()}
+	if err := s.loadEpoch(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.loadOutboxFloor(ctx); err != nil {
 		db.Close()
 		return nil, err
