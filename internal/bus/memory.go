@@ -40,10 +40,14 @@ type Memory struct {
 }
 
 type memTopic struct {
-	base    int64 // offset of msgs[0]
-	msgs    []Message
-	groups  map[string]int64 // next offset to deliver per group
-	wake    chan struct{}    // closed and replaced on every append
+	base   int64 // offset of msgs[0]
+	msgs   []Message
+	groups map[string]int64 // next offset to deliver per group
+	// claimed are the first offsets of the batches handed out and not yet
+	// handled, per group: compaction keeps them, so a batch that fails can
+	// be delivered again even after other batches or groups went on.
+	claimed map[string]map[int64]bool
+	wake    chan struct{} // closed and replaced on every append
 	dropped int64
 }
 
@@ -55,7 +59,7 @@ func NewMemory() *Memory {
 func (m *Memory) topic(name string) *memTopic {
 	t := m.topics[name]
 	if t == nil {
-		t = &memTopic{groups: map[string]int64{}, wake: make(chan struct{})}
+		t = &memTopic{groups: map[string]int64{}, claimed: map[string]map[int64]bool{}, wake: make(chan struct{})}
 		m.topics[name] = t
 	}
 	return t
@@ -144,6 +148,10 @@ func (m *Memory) Consume(ctx context.Context, topic, group string, h Handler) er
 			batch = append(batch, t.msgs[start:end]...)
 			// Claim the batch so another member of the group does not take it too.
 			t.groups[group] = off + int64(len(batch))
+			if t.claimed[group] == nil {
+				t.claimed[group] = map[int64]bool{}
+			}
+			t.claimed[group][off] = true
 		} else {
 			t.groups[group] = off
 		}
@@ -158,7 +166,9 @@ func (m *Memory) Consume(ctx context.Context, topic, group string, h Handler) er
 				continue
 			}
 		}
-		if err := h(ctx, batch); err != nil {
+		err := h(ctx, batch)
+		m.release(topic, group, off)
+		if err != nil {
 			m.rewind(topic, group, off)
 			select {
 			case <-ctx.Done():
@@ -183,14 +193,25 @@ func (m *Memory) rewind(topic, group string, off int64) {
 	}
 }
 
-// compact trims what every group has consumed.
+// release forgets the claim of the batch starting at off, handled or failed.
+func (m *Memory) release(topic, group string, off int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.topic(topic).claimed[group], off)
+}
+
+// compact trims what every group has consumed, keeping the batches still
+// being handled.
 func (m *Memory) compact(topic string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.topic(topic)
 	low := t.base + int64(len(t.msgs))
-	for _, off := range t.groups {
+	for g, off := range t.groups {
 		low = min(low, off)
+		for start := range t.claimed[g] {
+			low = min(low, start)
+		}
 	}
 	t.trim(low)
 }

@@ -28,6 +28,7 @@ func Conformance(t *testing.T, newBus func(t *testing.T) bus.Bus) {
 	t.Run("LateGroupStartsAtOldest", func(t *testing.T) { testLateGroup(t, newBus(t)) })
 	t.Run("EveryGroupSeesEverything", func(t *testing.T) { testTwoGroups(t, newBus(t)) })
 	t.Run("RedeliversFailedBatch", func(t *testing.T) { testRedeliver(t, newBus(t)) })
+	t.Run("FailedBatchOutlivesOtherGroups", func(t *testing.T) { testRedeliverPastOtherGroup(t, newBus(t)) })
 	t.Run("CommittedNotRedelivered", func(t *testing.T) { testCommitted(t, newBus(t)) })
 	t.Run("MembersJoinAndLeaveMidStream", func(t *testing.T) { testMembers(t, newBus(t)) })
 }
@@ -270,6 +271,38 @@ func testRedeliver(t *testing.T, b bus.Bus) {
 	defer mu.Unlock()
 	if len(firsts) < 3 || firsts[0] != string(want[0].Value) || firsts[1] != firsts[0] || firsts[2] != firsts[0] {
 		t.Errorf("first message of each call = %q, want the failed batch (%q) handed over again twice", firsts, want[0].Value)
+	}
+}
+
+// testRedeliverPastOtherGroup: while one group's handler is failing a
+// batch, another group consumes everything; the failed batch must still be
+// handed over again (an in-memory log must not have trimmed it).
+func testRedeliverPastOtherGroup(t *testing.T, b bus.Bus) {
+	const topic = "conformance-redeliver-other"
+	want := Messages(1, 10) // one key: one partition, one order
+	Publish(t, b, topic, want, 10)
+	release := make(chan struct{})
+	failing := make(chan struct{})
+	r := NewRecorder(len(want))
+	var once sync.Once
+	StartMember(t, b, topic, "slow", func(ctx context.Context, msgs []bus.Message) error {
+		fail := false
+		once.Do(func() { fail = true })
+		if fail {
+			close(failing)
+			<-release
+			return errors.New("handler not ready")
+		}
+		return r.Handle(ctx, msgs)
+	})
+	<-failing
+	other := NewRecorder(len(want))
+	StartMember(t, b, topic, "other", other.Handle)
+	other.Wait(t) // the other group has everything while the batch is out
+	close(release)
+	r.Wait(t)
+	if diff := cmp.Diff(values(want), r.Values()); diff != "" {
+		t.Errorf("after a failed batch (-published +handled):\n%s", diff)
 	}
 }
 
