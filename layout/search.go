@@ -49,6 +49,19 @@ func namedParam(k string) (fields []string, isXname, ok bool) {
 	return nil, false, false
 }
 
+// extraMatch is the match of an extra_properties.<Field>=v parameter. Stored
+// xname values are normalised, so an xname searched for in an xname field is
+// too.
+func extraMatch(k, v string) (PropMatch, error) {
+	f, err := extraField(k)
+	if xnameField(f) {
+		if x, perr := xname.Parse(v); perr == nil {
+			v = x.String()
+		}
+	}
+	return PropMatch{Fields: []string{f}, Value: v}, err
+}
+
 // xnameField reports whether the ExtraProperties field f holds xnames (the
 // fields the named parameters with xname values search).
 func xnameField(f string) bool {
@@ -90,15 +103,9 @@ func ParseHardwareSearch(rawQuery string) (HardwareQuery, error) {
 			}
 			q.Type = v
 		case strings.HasPrefix(k, extraPrefix):
-			var f string
-			f, err = extraField(k)
-			if xnameField(f) {
-				// Stored xname values are normalised; so must the one searched for.
-				if x, perr := xname.Parse(v); perr == nil {
-					v = x.String()
-				}
-			}
-			q.Props = append(q.Props, PropMatch{Fields: []string{f}, Value: v})
+			var m PropMatch
+			m, err = extraMatch(k, v)
+			q.Props = append(q.Props, m)
 		default:
 			fields, isXname, ok := namedParam(k)
 			if !ok {
@@ -150,15 +157,9 @@ func ParseNetworkSearch(rawQuery string) (NetworkQuery, error) {
 				err = problem.Invalidf("query parameter ip_address: %q is not an IP address", v)
 			}
 		case strings.HasPrefix(k, extraPrefix):
-			var f string
-			f, err = extraField(k)
-			if xnameField(f) {
-				// Stored xname values are normalised; so must the one searched for.
-				if x, perr := xname.Parse(v); perr == nil {
-					v = x.String()
-				}
-			}
-			q.Props = append(q.Props, PropMatch{Fields: []string{f}, Value: v})
+			var m PropMatch
+			m, err = extraMatch(k, v)
+			q.Props = append(q.Props, m)
 		default:
 			return q, problem.Invalidf("unknown query parameter %q; valid ones are name, full_name, type, ip_address and extra_properties.<Field>", k)
 		}

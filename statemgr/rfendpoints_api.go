@@ -222,17 +222,7 @@ func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		err = a.store.insertRFEndpoints(r.Context(), []rfRow{row})
 		stored = row
 	}
-	if err != nil {
-		problem.Write(w, r, a.log, err)
-		return
-	}
-	if stored.ep.RediscoverOnUpdate {
-		if err := a.rf.Enqueue(r.Context(), []string{id}, true); err != nil {
-			problem.Write(w, r, a.log, err)
-			return
-		}
-	}
-	httpserver.WriteJSON(w, http.StatusOK, a.public(stored))
+	a.answerStored(w, r, stored, err)
 }
 
 func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -260,15 +250,18 @@ func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		row.ep = ep
 		return nil
 	})
+	a.answerStored(w, r, stored, err)
+}
+
+// answerStored answers a PUT or PATCH of an endpoint: the endpoint as
+// stored, after queueing its walk when it asks for discovery on update.
+func (a *API) answerStored(w http.ResponseWriter, r *http.Request, stored rfRow, err error) {
+	if err == nil && stored.ep.RediscoverOnUpdate {
+		err = a.rf.Enqueue(r.Context(), []string{stored.ep.ID}, true)
+	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
-	}
-	if stored.ep.RediscoverOnUpdate {
-		if err := a.rf.Enqueue(r.Context(), []string{id}, true); err != nil {
-			problem.Write(w, r, a.log, err)
-			return
-		}
 	}
 	httpserver.WriteJSON(w, http.StatusOK, a.public(stored))
 }
