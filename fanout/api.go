@@ -38,13 +38,13 @@ func NewAPI(svc *Service, log *slog.Logger, params Params, level *slog.LevelVar,
 }
 
 // Handler returns the routed API.
-func (a *API) Handler() http.Handler {
-	mux := http.NewServeMux()
+func (a *API) Handler() *httpserver.Mux {
+	mux := httpserver.NewMux(problem.Style{})
 	a.routes(mux)
 	return mux
 }
 
-func (a *API) routes(mux *http.ServeMux) {
+func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("POST /hmi/v1/subscribe", a.postV1)
 	mux.HandleFunc("PATCH /hmi/v1/subscribe", a.patchV1)
 	mux.HandleFunc("DELETE /hmi/v1/subscribe", a.deleteV1)

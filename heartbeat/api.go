@@ -34,13 +34,13 @@ func NewAPI(svc *Service, log *slog.Logger) *API {
 }
 
 // Handler returns the routes.
-func (a *API) Handler() http.Handler {
-	mux := http.NewServeMux()
+func (a *API) Handler() *httpserver.Mux {
+	mux := httpserver.NewMux(problem.Style{})
 	a.routes(mux)
 	return mux
 }
 
-func (a *API) routes(mux *http.ServeMux) {
+func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("POST "+BasePath+"/heartbeat", a.postBeat)
 	mux.HandleFunc("POST "+BasePath+"/heartbeat/{xname}", a.postBeatXname)
 	mux.HandleFunc("POST "+BasePath+"/heartbeats", a.postBeats)

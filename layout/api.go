@@ -42,13 +42,13 @@ func NewAPI(store *Store, log *slog.Logger, reg prometheus.Registerer) *API {
 }
 
 // Handler returns the routed API.
-func (a *API) Handler() http.Handler {
-	mux := http.NewServeMux()
+func (a *API) Handler() *httpserver.Mux {
+	mux := httpserver.NewMux(problem.Style{})
 	a.routes(mux)
 	return mux
 }
 
-func (a *API) routes(mux *http.ServeMux) {
+func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+Base+"/health", a.health)
 	mux.HandleFunc("GET "+Base+"/liveness", httpserver.NoContent)
 	mux.Handle("GET "+Base+"/readiness", httpserver.Readiness(a.store.Ping))

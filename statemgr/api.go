@@ -28,14 +28,14 @@ func NewAPI(store *Store, log *slog.Logger) *API {
 }
 
 // Handler returns the routed API.
-func (a *API) Handler() http.Handler {
-	mux := http.NewServeMux()
+func (a *API) Handler() *httpserver.Mux {
+	mux := httpserver.NewMux(problem.Style{NoInstance: true})
 	a.routes(mux)
 	return mux
 }
 
 // routes registers every route, one line each; each concern registers its own.
-func (a *API) routes(mux *http.ServeMux) {
+func (a *API) routes(mux *httpserver.Mux) {
 	a.serviceRoutes(mux)
 	a.componentRoutes(mux)
 	a.defaultsRoutes(mux)
@@ -47,7 +47,7 @@ func (a *API) routes(mux *http.ServeMux) {
 }
 
 // serviceRoutes registers /service/*.
-func (a *API) serviceRoutes(mux *http.ServeMux) {
+func (a *API) serviceRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+Base+"/service/ready", a.ready)
 	mux.HandleFunc("GET "+Base+"/service/liveness", httpserver.NoContent)
 	mux.HandleFunc("GET "+Base+"/service/values", a.getValues)
@@ -66,7 +66,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 }
 
 // componentRoutes registers /State/Components/*.
-func (a *API) componentRoutes(mux *http.ServeMux) {
+func (a *API) componentRoutes(mux *httpserver.Mux) {
 	c := Base + "/State/Components"
 	mux.HandleFunc("GET "+c, a.listComponents)
 	mux.HandleFunc("POST "+c, a.postComponents)
@@ -93,7 +93,7 @@ func (a *API) componentRoutes(mux *http.ServeMux) {
 }
 
 // defaultsRoutes registers /Defaults/NodeMaps.
-func (a *API) defaultsRoutes(mux *http.ServeMux) {
+func (a *API) defaultsRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+Base+"/Defaults/NodeMaps", a.getNodeMaps)
 	mux.HandleFunc("POST "+Base+"/Defaults/NodeMaps", a.postNodeMaps)
 	mux.HandleFunc("DELETE "+Base+"/Defaults/NodeMaps", a.deleteNodeMaps)
@@ -103,7 +103,7 @@ func (a *API) defaultsRoutes(mux *http.ServeMux) {
 }
 
 // subscriptionRoutes registers /Subscriptions/SCN.
-func (a *API) subscriptionRoutes(mux *http.ServeMux) {
+func (a *API) subscriptionRoutes(mux *httpserver.Mux) {
 	s := Base + "/Subscriptions/SCN"
 	mux.HandleFunc("GET "+s, a.listSubscriptions)
 	mux.HandleFunc("POST "+s, a.postSubscription)

@@ -8,7 +8,7 @@ import (
 )
 
 // ethernetRoutes registers /Inventory/EthernetInterfaces.
-func (a *API) ethernetRoutes(mux *http.ServeMux) {
+func (a *API) ethernetRoutes(mux *httpserver.Mux) {
 	e := Base + "/Inventory/EthernetInterfaces"
 	mux.HandleFunc("GET "+e, a.listEthernet)
 	mux.HandleFunc("POST "+e, a.postEthernet)

@@ -75,7 +75,7 @@ func glKindField(kind string) string {
 }
 
 // groupRoutes registers /groups, /partitions and /memberships.
-func (a *API) groupRoutes(mux *http.ServeMux) {
+func (a *API) groupRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+Base+"/groups", a.listGroups(kindGroup))
 	mux.HandleFunc("POST "+Base+"/groups", a.createGroup(kindGroup))
 	mux.HandleFunc("GET "+Base+"/groups/labels", a.groupNames(kindGroup))

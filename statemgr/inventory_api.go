@@ -17,7 +17,7 @@ import (
 )
 
 // inventoryRoutes registers ComponentEndpoints, ServiceEndpoints and Hardware.
-func (a *API) inventoryRoutes(mux *http.ServeMux) {
+func (a *API) inventoryRoutes(mux *httpserver.Mux) {
 	c := Base + "/Inventory/ComponentEndpoints"
 	mux.HandleFunc("GET "+c, a.listCompEndpoints)
 	mux.HandleFunc("DELETE "+c, a.deleteCompEndpoints)

@@ -143,7 +143,7 @@ type LockStatusList struct {
 }
 
 // lockRoutes registers /locks/*.
-func (a *API) lockRoutes(mux *http.ServeMux) {
+func (a *API) lockRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("POST "+Base+"/locks/reservations", a.createReservations(false))
 	mux.HandleFunc("POST "+Base+"/locks/reservations/remove", a.lockOp(opRemove, http.StatusAccepted))
 	mux.HandleFunc("POST "+Base+"/locks/reservations/release", a.keyOp(opRelease))

@@ -16,7 +16,7 @@ func (a *API) SetDiscovery(d *Discovery) { a.rf = d }
 
 // redfishRoutes registers the RedfishEndpoint, discovery and Redfish
 // inventory routes, when a Discovery is set.
-func (a *API) redfishRoutes(mux *http.ServeMux) {
+func (a *API) redfishRoutes(mux *httpserver.Mux) {
 	if a.rf == nil {
 		return
 	}

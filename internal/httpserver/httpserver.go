@@ -1,6 +1,8 @@
 // Package httpserver is the HTTP plumbing every daemon of the suite shares: a
 // server that binds before Run and shuts down gracefully with a fresh bounded
-// context, request logging with slog, Prometheus metrics on /metrics, and the JSON
+// context, request logging with slog, Prometheus metrics on /metrics, a Mux
+// that records its routes and answers unknown routes and methods with
+// problem+json, the CSM gateway prefixes (WithPrefixes), and the JSON
 // reading and writing helpers handlers use.
 package httpserver
 

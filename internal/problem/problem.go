@@ -58,13 +58,15 @@ func Unavailablef(format string, args ...any) error {
 	return &kindError{kind: ErrUnavailable, msg: fmt.Sprintf(format, args...)}
 }
 
-// Details is the problem+json document.
+// Details is the problem+json document. The field order is the shipped
+// services' (hms-base ProblemDetails: type, title, detail, instance, status),
+// so bodies compare byte for byte with theirs.
 type Details struct {
 	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
+	Title    string `json:"title,omitempty"`
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
+	Status   int    `json:"status,omitempty"`
 }
 
 // ContentType is the media type of a problem document.
@@ -93,6 +95,31 @@ func Status(err error) int {
 // Write sends err as a problem+json response. Client errors carry the error text
 // as detail; server errors get a generic detail and are logged once here.
 func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	Style{}.Write(w, r, log, err)
+}
+
+// WriteStatus sends a problem+json response with an explicit status and detail.
+func WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	Style{}.WriteStatus(w, r, status, detail)
+}
+
+// Style is how one service shapes its problem documents: the shipped
+// services differ in whether they carry an instance and in their titles,
+// and operators' scripts match on both. The zero Style gives Go's status
+// text as title and the request path as instance.
+type Style struct {
+	// NoInstance omits instance (HSM, and SLS's hardware routes).
+	NoInstance bool
+	// Instance, when set, computes the instance from the request (hmnfd
+	// names the resource without its version).
+	Instance func(r *http.Request) string
+	// Titles overrides the title of some statuses (hmnfd: "Invalid Request"
+	// for 400).
+	Titles map[int]string
+}
+
+// Write is the package's Write in this style.
+func (s Style) Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	status := Status(err)
 	detail := err.Error()
 	if status >= 500 && status != http.StatusServiceUnavailable {
@@ -101,20 +128,28 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 		}
 		detail = "internal error; see the service log"
 	}
-	WriteStatus(w, r, status, detail)
+	s.WriteStatus(w, r, status, detail)
 }
 
-// WriteStatus sends a problem+json response with an explicit status and detail.
-func WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail string) {
-	d := Details{
-		Type:     "about:blank",
-		Title:    http.StatusText(status),
-		Status:   status,
-		Detail:   detail,
-		Instance: r.URL.Path,
+// WriteStatus is the package's WriteStatus in this style.
+func (s Style) WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	d := Details{Type: "about:blank", Title: s.Titles[status], Status: status, Detail: detail}
+	if d.Title == "" {
+		d.Title = http.StatusText(status)
 	}
+	switch {
+	case s.Instance != nil:
+		d.Instance = s.Instance(r)
+	case !s.NoInstance:
+		d.Instance = r.URL.Path
+	}
+	WriteDetails(w, d)
+}
+
+// WriteDetails sends d as it is.
+func WriteDetails(w http.ResponseWriter, d Details) {
 	w.Header().Set("Content-Type", ContentType)
-	w.WriteHeader(status)
+	w.WriteHeader(d.Status)
 	_ = json.NewEncoder(w).Encode(d)
 }
 

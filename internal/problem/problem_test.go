@@ -46,3 +46,28 @@ func TestWriteMapsKindsToStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestStyleBodies pins the bytes: the shipped field order (type, title,
+// detail, instance, status), the trailing newline, and each style's
+// instance and title.
+func TestStyleBodies(t *testing.T) {
+	hmnfd := Style{Titles: map[int]string{400: "Invalid Request"}, Instance: func(r *http.Request) string { return "/params" }}
+	tests := []struct {
+		name  string
+		style Style
+		want  string
+	}{
+		{name: "default", style: Style{}, want: `{"type":"about:blank","title":"Bad Request","detail":"bad","instance":"/hmi/v1/params","status":400}` + "\n"},
+		{name: "no instance", style: Style{NoInstance: true}, want: `{"type":"about:blank","title":"Bad Request","detail":"bad","status":400}` + "\n"},
+		{name: "hmnfd", style: hmnfd, want: `{"type":"about:blank","title":"Invalid Request","detail":"bad","instance":"/params","status":400}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			tt.style.Write(rec, httptest.NewRequest("PATCH", "/hmi/v1/params", nil), nil, Invalidf("bad"))
+			if got := rec.Body.String(); got != tt.want {
+				t.Fatalf("body\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

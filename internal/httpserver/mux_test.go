@@ -1,0 +1,90 @@
+package httpserver
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+func testMux() *Mux {
+	m := NewMux(problem.Style{NoInstance: true})
+	m.HandleFunc("GET /v1/hardware/{xname}", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]string{"Xname": r.PathValue("xname"), "Pattern": r.Pattern})
+	})
+	m.HandleFunc("DELETE /v1/hardware/{xname}", func(w http.ResponseWriter, r *http.Request) {})
+	m.HandleFunc("POST /v1/loadstate", func(w http.ResponseWriter, r *http.Request) {})
+	return m
+}
+
+// TestMuxUnmatched: unknown paths are 404 and known paths under another
+// method 405 with Allow, both as problem+json.
+func TestMuxUnmatched(t *testing.T) {
+	tests := []struct {
+		method, path, allow, body string
+		status                    int
+	}{
+		{method: "GET", path: "/v1/nothing", status: 404,
+			body: `{"type":"about:blank","title":"Not Found","detail":"no route for /v1/nothing","status":404}` + "\n"},
+		{method: "PUT", path: "/v1/hardware/x1", status: 405, allow: "GET, HEAD, DELETE",
+			body: `{"type":"about:blank","title":"Method Not Allowed","detail":"method PUT not allowed on /v1/hardware/x1; allowed: GET, HEAD, DELETE","status":405}` + "\n"},
+		{method: "GET", path: "/v1/loadstate", status: 405, allow: "POST",
+			body: `{"type":"about:blank","title":"Method Not Allowed","detail":"method GET not allowed on /v1/loadstate; allowed: POST","status":405}` + "\n"},
+		{method: "GET", path: "/v1/hardware/x1", status: 200,
+			body: `{"Pattern":"GET /v1/hardware/{xname}","Xname":"x1"}` + "\n"},
+	}
+	m := testMux()
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			m.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+			if rec.Code != tt.status || rec.Header().Get("Allow") != tt.allow {
+				t.Fatalf("status %d Allow %q, want %d %q", rec.Code, rec.Header().Get("Allow"), tt.status, tt.allow)
+			}
+			if got := rec.Body.String(); got != tt.body {
+				t.Fatalf("body\n got %s\nwant %s", got, tt.body)
+			}
+		})
+	}
+}
+
+func TestMuxPatternsAndMatch(t *testing.T) {
+	m := testMux()
+	want := []string{"GET /v1/hardware/{xname}", "DELETE /v1/hardware/{xname}", "POST /v1/loadstate"}
+	if d := cmp.Diff(want, m.Patterns()); d != "" {
+		t.Fatalf("Patterns (-want +got):\n%s", d)
+	}
+	if got := m.Match(httptest.NewRequest("GET", "/v1/hardware/x3000", nil)); got != want[0] {
+		t.Fatalf("Match = %q, want %q", got, want[0])
+	}
+	if got := m.Match(httptest.NewRequest("GET", "/v1/other", nil)); got != "" {
+		t.Fatalf("Match of an unknown path = %q, want none", got)
+	}
+}
+
+// TestWithPrefixes: a gateway path reaches the same route, with the same
+// path values, as the daemon's own; near misses do not.
+func TestWithPrefixes(t *testing.T) {
+	h := WithPrefixes(testMux(), Prefix{Gateway: "/apis/sls/v1", Base: "/v1"})
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{path: "/apis/sls/v1/hardware/x1", status: 200},
+		{path: "/v1/hardware/x1", status: 200},
+		{path: "/apis/sls/v1x/hardware/x1", status: 404},
+		{path: "/apis/smd/hsm/v2/hardware/x1", status: 404},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		if rec.Code != tc.status {
+			t.Errorf("GET %s: %d, want %d", tc.path, rec.Code, tc.status)
+		}
+		if tc.status == 200 && rec.Body.String() != `{"Pattern":"GET /v1/hardware/{xname}","Xname":"x1"}`+"\n" {
+			t.Errorf("GET %s: body %s", tc.path, rec.Body)
+		}
+	}
+}
