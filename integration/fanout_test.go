@@ -15,6 +15,7 @@ import (
 
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestHSMCallbacksReachHmnfdSubscribers runs a real hsm and a real hmnfd in
@@ -31,9 +32,9 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 		net := &http.Client{Transport: hosts}
 
 		var mu sync.Mutex
-		var got []statemgr.SCN
+		var got []hsm.SCN
 		hosts["node"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var s statemgr.SCN
+			var s hsm.SCN
 			if err := json.NewDecoder(r.Body).Decode(&s); err != nil {
 				t.Errorf("subscriber got a body that is not an SCN: %v", err)
 			}
@@ -82,21 +83,21 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 		}
 		synctest.Wait()
 		code, body = do(t, hosts["hsm"], "GET", "/hsm/v2/Subscriptions/SCN", nil)
-		var list statemgr.SubscriptionList
+		var list hsm.SubscriptionList
 		if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.SubscriptionList) != 1 {
 			t.Fatalf("hmnfd is not subscribed to hsm: %d %s", code, body)
 		}
 
-		hsm := statemgr.NewClient("http://hsm", net)
-		if err := hsm.PostComponents(ctx, []statemgr.Component{
+		hc := statemgr.NewClient("http://hsm", net)
+		if err := hc.PostComponents(ctx, []hsm.Component{
 			{ID: node, Type: "Node", State: "On"}, {ID: other, Type: "Node", State: "On"},
 		}, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := hsm.BulkStateData(ctx, []string{node, other}, "Off", "", false, nil); err != nil {
+		if err := hc.BulkStateData(ctx, []string{node, other}, "Off", "", false, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := hsm.StateData(ctx, node, "On", "", false); err != nil {
+		if err := hc.StateData(ctx, node, "On", "", false); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()

@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestHeartbeatsDriveHSMState runs a real hsm and a real hbtd: a node that
@@ -33,7 +34,7 @@ func TestHeartbeatsDriveHSMState(t *testing.T) {
 		}
 		defer store.Close()
 		mem := bus.NewMemory()
-		hsm := statemgr.NewAPI(store, discard()).Handler()
+		hsmh := statemgr.NewAPI(store, discard()).Handler()
 		relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: mem, Topic: bus.TopicSCN, Log: discard()})
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -41,13 +42,13 @@ func TestHeartbeatsDriveHSMState(t *testing.T) {
 		wg.Go(func() { _ = relay.Run(ctx) })
 
 		var mu sync.Mutex
-		var scns []statemgr.SCN
+		var scns []hsm.SCN
 		wg.Go(func() {
 			_ = mem.Consume(ctx, bus.TopicSCN, "test", func(_ context.Context, msgs []bus.Message) error {
 				mu.Lock()
 				defer mu.Unlock()
 				for _, m := range msgs {
-					var s statemgr.SCN
+					var s hsm.SCN
 					if err := json.Unmarshal(m.Value, &s); err != nil {
 						t.Errorf("SCN on the bus is not JSON: %v", err)
 					}
@@ -57,13 +58,13 @@ func TestHeartbeatsDriveHSMState(t *testing.T) {
 			})
 		})
 
-		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsm))
-		if err := hsmClient.PostComponents(ctx, []statemgr.Component{{ID: node, Type: "Node", State: "On"}}, false); err != nil {
+		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsmh))
+		if err := hsmClient.PostComponents(ctx, []hsm.Component{{ID: node, Type: "Node", State: "On"}}, false); err != nil {
 			t.Fatalf("create node in hsm: %v", err)
 		}
 
 		svc, err := heartbeat.New(ctx, heartbeat.Options{
-			DBPath: filepath.Join(dir, "hbtd.db"), HSMURL: "http://hsm", HTTPClient: clientFor(hsm),
+			DBPath: filepath.Join(dir, "hbtd.db"), HSMURL: "http://hsm", HTTPClient: clientFor(hsmh),
 			Publisher: mem, Warntime: 10 * time.Second, Errtime: 30 * time.Second, Log: discard(),
 		})
 		if err != nil {
@@ -148,17 +149,17 @@ func TestUnknownNodeDoesNotBlockOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer store.Close()
-		hsm := statemgr.NewAPI(store, discard()).Handler()
-		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsm))
-		var comps []statemgr.Component
+		hsmh := statemgr.NewAPI(store, discard()).Handler()
+		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsmh))
+		var comps []hsm.Component
 		for _, id := range known {
-			comps = append(comps, statemgr.Component{ID: id, Type: "Node", State: "On"})
+			comps = append(comps, hsm.Component{ID: id, Type: "Node", State: "On"})
 		}
 		if err := hsmClient.PostComponents(ctx, comps, false); err != nil {
 			t.Fatal(err)
 		}
 		svc, err := heartbeat.New(ctx, heartbeat.Options{DBPath: filepath.Join(dir, "hbtd.db"), HSMURL: "http://hsm",
-			HTTPClient: clientFor(hsm), Log: discard()})
+			HTTPClient: clientFor(hsmh), Log: discard()})
 		if err != nil {
 			t.Fatal(err)
 		}

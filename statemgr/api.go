@@ -7,6 +7,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Base is the path prefix of the HSM v2 API.
@@ -62,7 +63,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Unavailablef("database: %v", err))
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "HSM is healthy"})
+	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: "HSM is healthy"})
 }
 
 // componentRoutes registers /State/Components/*.
@@ -120,5 +121,5 @@ func writeDeleted[N int | int64](w http.ResponseWriter, n N) {
 	if n != 1 {
 		msg = fmt.Sprintf("deleted %d entries", n)
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: msg})
+	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: msg})
 }

@@ -16,24 +16,25 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // benchNodes returns n Node components spread over cabinets, 8 per slot,
 // with NIDs 1..n, half Ready and half Off.
-func benchNodes(n int) []Component {
-	out := make([]Component, n)
+func benchNodes(n int) []hsm.Component {
+	out := make([]hsm.Component, n)
 	for i := range out {
-		st := StateReady
+		st := hsm.StateReady
 		if i%2 == 1 {
-			st = StateOff
+			st = hsm.StateOff
 		}
-		out[i] = Component{ID: fmt.Sprintf("x%dc%ds%db0n%d", 1000+i/512, (i/64)%8, (i/8)%8, i%8), State: st,
+		out[i] = hsm.Component{ID: fmt.Sprintf("x%dc%ds%db0n%d", 1000+i/512, (i/64)%8, (i/8)%8, i%8), State: st,
 			NID: ptr(i + 1), Role: "Compute", Arch: "X86", Class: "Mountain"}
 	}
 	return out
 }
 
-func benchAPI(b *testing.B, n int) (*Store, http.Handler, []Component) {
+func benchAPI(b *testing.B, n int) (*Store, http.Handler, []hsm.Component) {
 	b.Helper()
 	s, _ := newTestStore(b)
 	comps := benchNodes(n)

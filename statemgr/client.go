@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Client is the typed HSM v2 client other daemons (hbtd, discovery, DHCP,
@@ -30,16 +31,16 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 }
 
 // Component returns one component.
-func (c *Client) Component(ctx context.Context, xname string) (Component, error) {
-	var out Component
+func (c *Client) Component(ctx context.Context, xname string) (hsm.Component, error) {
+	var out hsm.Component
 	err := c.do(ctx, http.MethodGet, "/State/Components/"+url.PathEscape(xname), nil, &out)
 	return out, err
 }
 
 // Components returns the components the query selects; query holds the GET
 // filters (type, state, stateonly, ...), nil for all.
-func (c *Client) Components(ctx context.Context, query url.Values) ([]Component, error) {
-	var out ComponentList
+func (c *Client) Components(ctx context.Context, query url.Values) ([]hsm.Component, error) {
+	var out hsm.ComponentList
 	path := "/State/Components"
 	if len(query) > 0 {
 		path += "?" + query.Encode()
@@ -50,21 +51,21 @@ func (c *Client) Components(ctx context.Context, query url.Values) ([]Component,
 
 // QueryComponents returns the listed components (POST /State/Components/Query),
 // for lists too long for a URL.
-func (c *Client) QueryComponents(ctx context.Context, ids []string) ([]Component, error) {
-	var out ComponentList
+func (c *Client) QueryComponents(ctx context.Context, ids []string) ([]hsm.Component, error) {
+	var out hsm.ComponentList
 	err := c.do(ctx, http.MethodPost, "/State/Components/Query", map[string]any{"ComponentIDs": ids}, &out)
 	return out.Components, err
 }
 
 // PostComponents creates components (and with force overwrites the state
 // fields of existing ones).
-func (c *Client) PostComponents(ctx context.Context, comps []Component, force bool) error {
+func (c *Client) PostComponents(ctx context.Context, comps []hsm.Component, force bool) error {
 	return c.do(ctx, http.MethodPost, "/State/Components", map[string]any{"Components": comps, "Force": force}, nil)
 }
 
 // BulkStateData applies a StateData update to ids (PATCH BulkStateData).
 // flag "" means OK; info may be nil.
-func (c *Client) BulkStateData(ctx context.Context, ids []string, state, flag string, force bool, info *ExtendedInfo) error {
+func (c *Client) BulkStateData(ctx context.Context, ids []string, state, flag string, force bool, info *hsm.ExtendedInfo) error {
 	body := patchBody{ComponentIDs: ids, State: &state, Force: force, ExtendedInfo: info}
 	if flag != "" {
 		body.Flag = &flag
@@ -103,8 +104,8 @@ func (c *Client) BulkRole(ctx context.Context, ids []string, role, subRole strin
 
 // EthernetInterfaces lists interfaces; query holds the filters (MACAddress,
 // ComponentID, ...), nil for all.
-func (c *Client) EthernetInterfaces(ctx context.Context, query url.Values) ([]EthernetInterface, error) {
-	var out []EthernetInterface
+func (c *Client) EthernetInterfaces(ctx context.Context, query url.Values) ([]hsm.EthernetInterface, error) {
+	var out []hsm.EthernetInterface
 	path := "/Inventory/EthernetInterfaces"
 	if len(query) > 0 {
 		path += "?" + query.Encode()
@@ -114,20 +115,20 @@ func (c *Client) EthernetInterfaces(ctx context.Context, query url.Values) ([]Et
 }
 
 // EthernetInterface returns one interface by ID or MAC address.
-func (c *Client) EthernetInterface(ctx context.Context, id string) (EthernetInterface, error) {
-	var out EthernetInterface
+func (c *Client) EthernetInterface(ctx context.Context, id string) (hsm.EthernetInterface, error) {
+	var out hsm.EthernetInterface
 	err := c.do(ctx, http.MethodGet, "/Inventory/EthernetInterfaces/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
 
 // CreateEthernetInterface creates ei; an existing MAC is problem.ErrConflict.
-func (c *Client) CreateEthernetInterface(ctx context.Context, ei EthernetInterface) error {
+func (c *Client) CreateEthernetInterface(ctx context.Context, ei hsm.EthernetInterface) error {
 	return c.do(ctx, http.MethodPost, "/Inventory/EthernetInterfaces", ei, nil)
 }
 
 // PatchEthernetInterface updates an interface and returns the result.
-func (c *Client) PatchEthernetInterface(ctx context.Context, id string, p EthernetPatch) (EthernetInterface, error) {
-	var out EthernetInterface
+func (c *Client) PatchEthernetInterface(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error) {
+	var out hsm.EthernetInterface
 	err := c.do(ctx, http.MethodPatch, "/Inventory/EthernetInterfaces/"+url.PathEscape(id), p, &out)
 	return out, err
 }
@@ -138,8 +139,8 @@ func (c *Client) DeleteEthernetInterface(ctx context.Context, id string) error {
 }
 
 // Subscribe creates an SCN subscription and returns it with its ID.
-func (c *Client) Subscribe(ctx context.Context, sub Subscription) (Subscription, error) {
-	var out Subscription
+func (c *Client) Subscribe(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error) {
+	var out hsm.Subscription
 	err := c.do(ctx, http.MethodPost, "/Subscriptions/SCN", sub, &out)
 	return out, err
 }

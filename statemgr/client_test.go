@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestClient(t *testing.T) {
@@ -17,10 +18,10 @@ func TestClient(t *testing.T) {
 	if err := c.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.PostComponents(ctx, []Component{{ID: "x0c0s0b0n0", State: "Off", NID: ptr(1)}, {ID: "x0c0s0b0n1", State: "On"}}, false); err != nil {
+	if err := c.PostComponents(ctx, []hsm.Component{{ID: "x0c0s0b0n0", State: "Off", NID: ptr(1)}, {ID: "x0c0s0b0n1", State: "On"}}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.BulkStateData(ctx, []string{"x0c0s0b0n0", "x0c0s0b0n1"}, "Ready", "", false, &ExtendedInfo{Message: "hb"}); err != nil {
+	if err := c.BulkStateData(ctx, []string{"x0c0s0b0n0", "x0c0s0b0n1"}, "Ready", "", false, &hsm.ExtendedInfo{Message: "hb"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.StateData(ctx, "x0c0s0b0n1", "Ready", "Warning", false); err != nil {
@@ -36,7 +37,7 @@ func TestClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Component{
+	want := []hsm.Component{
 		{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK", Enabled: ptr(true), Role: "Service", NID: ptr(1)},
 		{ID: "x0c0s0b0n1", Type: "Node", State: "Ready", Flag: "Warning", Enabled: ptr(false)},
 	}
@@ -49,13 +50,13 @@ func TestClient(t *testing.T) {
 	if err := c.BulkFlagOnly(ctx, []string{"x0c0s0b0n0"}, "Purple"); !errors.Is(err, problem.ErrInvalid) {
 		t.Errorf("bad flag: %v, want ErrInvalid", err)
 	}
-	if err := c.CreateEthernetInterface(ctx, EthernetInterface{MACAddress: "00:11:22:33:44:55"}); err != nil {
+	if err := c.CreateEthernetInterface(ctx, hsm.EthernetInterface{MACAddress: "00:11:22:33:44:55"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CreateEthernetInterface(ctx, EthernetInterface{MACAddress: "00:11:22:33:44:55"}); !errors.Is(err, problem.ErrConflict) {
+	if err := c.CreateEthernetInterface(ctx, hsm.EthernetInterface{MACAddress: "00:11:22:33:44:55"}); !errors.Is(err, problem.ErrConflict) {
 		t.Errorf("duplicate MAC: %v, want ErrConflict", err)
 	}
-	ei, err := c.PatchEthernetInterface(ctx, "001122334455", EthernetPatch{ComponentID: ptr("x0c0s0b0n0")})
+	ei, err := c.PatchEthernetInterface(ctx, "001122334455", hsm.EthernetPatch{ComponentID: ptr("x0c0s0b0n0")})
 	if err != nil || ei.Type != "Node" {
 		t.Fatalf("patch: %+v %v", ei, err)
 	}
@@ -66,7 +67,7 @@ func TestClient(t *testing.T) {
 	if err := c.DeleteEthernetInterface(ctx, "001122334455"); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := c.Subscribe(ctx, Subscription{Subscriber: "x", Url: "http://127.0.0.1:1/scn", States: []string{"Ready"}})
+	sub, err := c.Subscribe(ctx, hsm.Subscription{Subscriber: "x", Url: "http://127.0.0.1:1/scn", States: []string{"Ready"}})
 	if err != nil || sub.ID == "" {
 		t.Fatalf("subscribe: %+v %v", sub, err)
 	}

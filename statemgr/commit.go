@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // plan is what one write wants done: records to store (new or replacing),
@@ -19,7 +20,7 @@ type plan struct {
 	puts   []*record
 	dels   []string
 	delAll bool
-	scns   []SCN
+	scns   []hsm.SCN
 	// seqs are the outbox sequence numbers of scns, set at commit.
 	seqs []int64
 	// cursors are outbox consumer positions to store.

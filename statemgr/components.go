@@ -9,6 +9,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // loadComponents fills the index from the components table.
@@ -38,29 +39,29 @@ func (s *Store) loadComponents(ctx context.Context) error {
 }
 
 // Component returns the component with the given xname.
-func (s *Store) Component(id string) (Component, error) {
+func (s *Store) Component(id string) (hsm.Component, error) {
 	r := s.ix.get(xname.Normalize(id))
 	if r == nil {
-		return Component{}, problem.NotFoundf("component %s: no such component", id)
+		return hsm.Component{}, problem.NotFoundf("component %s: no such component", id)
 	}
 	return r.component(), nil
 }
 
 // ComponentByNID returns the component holding nid.
-func (s *Store) ComponentByNID(nid int) (Component, error) {
+func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
 	r := s.ix.byNIDGet(nid)
 	if r == nil {
-		return Component{}, problem.NotFoundf("NID %d: no such component", nid)
+		return hsm.Component{}, problem.NotFoundf("NID %d: no such component", nid)
 	}
 	return r.component(), nil
 }
 
 // Components returns the components f matches, in ID order.
-func (s *Store) Components(ctx context.Context, f Filter) ([]Component, error) {
+func (s *Store) Components(ctx context.Context, f Filter) ([]hsm.Component, error) {
 	if err := s.resolveMembers(ctx, &f); err != nil {
 		return nil, err
 	}
-	var out []Component
+	var out []hsm.Component
 	s.ix.view(func(all []*record) {
 		for _, r := range all {
 			if f.match(r) {

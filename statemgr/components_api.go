@@ -8,6 +8,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func (a *API) writeList(w http.ResponseWriter, r *http.Request, f Filter) {
@@ -42,7 +43,7 @@ func pathID(r *http.Request) (string, error) {
 func (a *API) getComponent(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err == nil {
-		var c Component
+		var c hsm.Component
 		if c, err = a.store.Component(id); err == nil {
 			httpserver.WriteJSON(w, http.StatusOK, c)
 			return
@@ -66,8 +67,8 @@ func (a *API) getComponentByNID(w http.ResponseWriter, r *http.Request) {
 }
 
 type postComponentsBody struct {
-	Components []Component `json:"Components"`
-	Force      bool        `json:"Force"`
+	Components []hsm.Component `json:"Components"`
+	Force      bool            `json:"Force"`
 }
 
 func (a *API) postComponents(w http.ResponseWriter, r *http.Request) {
@@ -88,8 +89,8 @@ func (a *API) postComponents(w http.ResponseWriter, r *http.Request) {
 }
 
 type putComponentBody struct {
-	Component *Component `json:"Component"`
-	Force     bool       `json:"Force"`
+	Component *hsm.Component `json:"Component"`
+	Force     bool           `json:"Force"`
 }
 
 func (a *API) putComponent(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +111,7 @@ func (a *API) putComponent(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err == nil {
-		err = a.store.UpsertComponents(r.Context(), []Component{*body.Component}, body.Force, a.log)
+		err = a.store.UpsertComponents(r.Context(), []hsm.Component{*body.Component}, body.Force, a.log)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func seed(t *testing.T, a *apiServer) {
@@ -70,11 +72,11 @@ func TestComponentProjectionsAndWire(t *testing.T) {
 		})
 	}
 	// The hand-written encoder and encoding/json agree on the full component.
-	var one Component
+	var one hsm.Component
 	if err := json.Unmarshal(a.must(200, "GET", "/State/Components/x0c0s0b0n0", nil), &one); err != nil {
 		t.Fatal(err)
 	}
-	want := Component{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK", Enabled: ptr(true), Role: "Compute", NID: ptr(1), Arch: "X86", Class: "River"}
+	want := hsm.Component{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK", Enabled: ptr(true), Role: "Compute", NID: ptr(1), Arch: "X86", Class: "River"}
 	if diff := cmp.Diff(want, one); diff != "" {
 		t.Errorf("GET one (-want +got):\n%s", diff)
 	}
@@ -83,7 +85,7 @@ func TestComponentProjectionsAndWire(t *testing.T) {
 func TestComponentLookups(t *testing.T) {
 	a := newAPIServer(t)
 	seed(t, a)
-	var c Component
+	var c hsm.Component
 	json.Unmarshal(a.must(200, "GET", "/State/Components/ByNID/3", nil), &c)
 	if c.ID != "x0c0s1b0n0" {
 		t.Errorf("ByNID/3 = %s, want x0c0s1b0n0", c.ID)
@@ -92,13 +94,13 @@ func TestComponentLookups(t *testing.T) {
 	a.must(404, "GET", "/State/Components/x9c0s0b0n0", nil)
 	a.must(400, "GET", "/State/Components/notanxname", nil)
 
-	var l ComponentList
+	var l hsm.ComponentList
 	json.Unmarshal(a.must(200, "POST", "/State/Components/Query", map[string]any{
 		"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0"}, "state": []string{"!ready"}, "stateonly": true}), &l)
-	if diff := cmp.Diff([]Component{{ID: "x0c0s0b0n1", Type: "Node", State: "Off", Flag: "OK"}, {ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}}, l.Components); diff != "" {
+	if diff := cmp.Diff([]hsm.Component{{ID: "x0c0s0b0n1", Type: "Node", State: "Off", Flag: "OK"}, {ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}}, l.Components); diff != "" {
 		t.Errorf("POST Query (-want +got):\n%s", diff)
 	}
-	l = ComponentList{}
+	l = hsm.ComponentList{}
 	json.Unmarshal(a.must(200, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"1-2", "4"}, "nidonly": true}), &l)
 	if diff := cmp.Diff([]string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n1"}, ids(l.Components)); diff != "" {
 		t.Errorf("ByNID/Query (-want +got):\n%s", diff)
@@ -112,9 +114,9 @@ func TestComponentLookups(t *testing.T) {
 	}
 }
 
-func (a *apiServer) listPath(path string) []Component {
+func (a *apiServer) listPath(path string) []hsm.Component {
 	a.t.Helper()
-	var l ComponentList
+	var l hsm.ComponentList
 	if err := json.Unmarshal(a.must(200, "GET", path, nil), &l); err != nil {
 		a.t.Fatal(err)
 	}

@@ -9,17 +9,18 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // newRecord validates c (element i of a request, for error messages) and
 // returns its record with normalised enums and HMS defaults (Flag OK,
 // Enabled true).
-func newRecord(field string, c Component, vs *vocabSet) (*record, error) {
+func newRecord(field string, c hsm.Component, vs *vocabSet) (*record, error) {
 	t := xname.TypeOf(c.ID)
 	if t == xname.TypeInvalid || t == xname.Partition || t == xname.TypeAll || t == xname.TypeAllComp || t == xname.TypeAllSvc {
 		return nil, problem.Invalidf("%s.ID: %q is not a valid component xname", field, c.ID)
 	}
-	r := &record{ID: xname.Normalize(c.ID), Type: string(t), Enabled: true, Flag: FlagOK,
+	r := &record{ID: xname.Normalize(c.ID), Type: string(t), Enabled: true, Flag: hsm.FlagOK,
 		SoftwareStatus: c.SoftwareStatus, Subtype: c.Subtype}
 	if c.Type != "" {
 		if ct, ok := xname.ParseType(c.Type); !ok || ct != t {
@@ -39,13 +40,13 @@ func newRecord(field string, c Component, vs *vocabSet) (*record, error) {
 		r.NID, r.HasNID, r.nidChanged = *c.NID, true, true
 	}
 	for _, e := range []struct {
-		enum *Enum
+		enum *hsm.Enum
 		in   string
 		out  *string
 	}{
-		{&States, c.State, &r.State}, {&Flags, c.Flag, &r.Flag}, {&vs.roles, c.Role, &r.Role},
-		{&vs.subRoles, c.SubRole, &r.SubRole}, {&NetTypes, c.NetType, &r.NetType},
-		{&Arches, c.Arch, &r.Arch}, {&Classes, c.Class, &r.Class},
+		{&hsm.States, c.State, &r.State}, {&hsm.Flags, c.Flag, &r.Flag}, {&vs.roles, c.Role, &r.Role},
+		{&vs.subRoles, c.SubRole, &r.SubRole}, {&hsm.NetTypes, c.NetType, &r.NetType},
+		{&hsm.Arches, c.Arch, &r.Arch}, {&hsm.Classes, c.Class, &r.Class},
 	} {
 		if e.in == "" {
 			continue
@@ -64,7 +65,7 @@ func newRecord(field string, c Component, vs *vocabSet) (*record, error) {
 // case their State, Flag, Subtype, NetType, Arch and Class are overwritten.
 // New nodes without a NID or Role take them from the NodeMaps, else from the
 // layout source.
-func (s *Store) UpsertComponents(ctx context.Context, comps []Component, force bool, log *slog.Logger) error {
+func (s *Store) UpsertComponents(ctx context.Context, comps []hsm.Component, force bool, log *slog.Logger) error {
 	mode := upsertKeep
 	if force {
 		mode = upsertForce
@@ -88,7 +89,7 @@ const (
 	upsertDiscovered
 )
 
-func (s *Store) upsertComponents(ctx context.Context, comps []Component, mode upsertMode, log *slog.Logger) error {
+func (s *Store) upsertComponents(ctx context.Context, comps []hsm.Component, mode upsertMode, log *slog.Logger) error {
 	recs := make([]*record, 0, len(comps))
 	pos := make(map[string]int, len(comps))
 	vs := s.vocab.get()
@@ -134,7 +135,7 @@ func (s *Store) planUpsert(v *view, recs []*record, mode upsertMode) (*plan, err
 		}
 		nr := *old
 		nr.nidChanged = false
-		if !(mode == upsertDiscovered && old.State == StateReady && r.State == StateOn) {
+		if !(mode == upsertDiscovered && old.State == hsm.StateReady && r.State == hsm.StateOn) {
 			nr.State, nr.Flag = r.State, r.Flag
 		}
 		for _, f := range [][2]*string{{&nr.Subtype, &r.Subtype}, {&nr.NetType, &r.NetType}, {&nr.Arch, &r.Arch}, {&nr.Class, &r.Class}} {

@@ -7,21 +7,22 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // patchBody is the union of the per-field PATCH bodies, single and bulk.
 // Pointer fields tell "absent" from the zero value.
 type patchBody struct {
-	ComponentIDs   []string      `json:"ComponentIDs"`
-	State          *string       `json:"State"`
-	Flag           *string       `json:"Flag"`
-	Force          bool          `json:"Force"`
-	Enabled        *bool         `json:"Enabled"`
-	SoftwareStatus *string       `json:"SoftwareStatus"`
-	Role           *string       `json:"Role"`
-	SubRole        *string       `json:"SubRole"`
-	NID            *int          `json:"NID"`
-	ExtendedInfo   *ExtendedInfo `json:"ExtendedInfo"`
+	ComponentIDs   []string          `json:"ComponentIDs"`
+	State          *string           `json:"State"`
+	Flag           *string           `json:"Flag"`
+	Force          bool              `json:"Force"`
+	Enabled        *bool             `json:"Enabled"`
+	SoftwareStatus *string           `json:"SoftwareStatus"`
+	Role           *string           `json:"Role"`
+	SubRole        *string           `json:"SubRole"`
+	NID            *int              `json:"NID"`
+	ExtendedInfo   *hsm.ExtendedInfo `json:"ExtendedInfo"`
 }
 
 // readPatch decodes a PATCH body and returns the normalised target IDs: the
@@ -44,7 +45,7 @@ func (a *API) readPatch(w http.ResponseWriter, r *http.Request, bulk bool) (patc
 }
 
 // enumField normalises an optional enum value; required fields must be present.
-func enumField(e *Enum, v *string, required bool) (string, error) {
+func enumField(e *hsm.Enum, v *string, required bool) (string, error) {
 	if v == nil || *v == "" {
 		if required {
 			return "", problem.Invalidf("%s: required", e.Field)
@@ -79,11 +80,11 @@ func (a *API) runPatch(w http.ResponseWriter, r *http.Request, bulk bool,
 func (a *API) patchState(bulk bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a.runPatch(w, r, bulk, func(ctx context.Context, b patchBody, ids []string) error {
-			st, err := enumField(&States, b.State, true)
+			st, err := enumField(&hsm.States, b.State, true)
 			if err != nil {
 				return err
 			}
-			fl, err := enumField(&Flags, b.Flag, false)
+			fl, err := enumField(&hsm.Flags, b.Flag, false)
 			if err != nil {
 				return err
 			}
@@ -96,7 +97,7 @@ func (a *API) patchState(bulk bool) http.HandlerFunc {
 func (a *API) patchFlag(bulk bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a.runPatch(w, r, bulk, func(ctx context.Context, b patchBody, ids []string) error {
-			fl, err := enumField(&Flags, b.Flag, true)
+			fl, err := enumField(&hsm.Flags, b.Flag, true)
 			if err != nil {
 				return err
 			}
@@ -165,10 +166,10 @@ func (a *API) patchNID(w http.ResponseWriter, r *http.Request) {
 type bulkNIDBody struct {
 	Name       string `json:"Name"`
 	Components []struct {
-		ID           string        `json:"ID"`
-		Type         string        `json:"Type"`
-		NID          *int          `json:"NID"`
-		ExtendedInfo *ExtendedInfo `json:"ExtendedInfo"`
+		ID           string            `json:"ID"`
+		Type         string            `json:"Type"`
+		NID          *int              `json:"NID"`
+		ExtendedInfo *hsm.ExtendedInfo `json:"ExtendedInfo"`
 	} `json:"Components"`
 }
 

@@ -5,17 +5,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // outbox returns every SCN in the outbox, Timestamp in UTC and Epoch, which
 // must be the store's, cleared.
-func outbox(t *testing.T, s *Store) []SCN {
+func outbox(t *testing.T, s *Store) []hsm.SCN {
 	t.Helper()
 	rows, err := s.outboxAfter(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := []SCN{}
+	out := []hsm.SCN{}
 	for _, r := range rows {
 		if r.SCN.Epoch != s.epoch || s.epoch == 0 {
 			t.Errorf("SCN %d has Epoch %d, want the database's %d", r.Seq, r.SCN.Epoch, s.epoch)
@@ -26,7 +28,7 @@ func outbox(t *testing.T, s *Store) []SCN {
 	return out
 }
 
-var ignoreSCNTime = cmpopts.IgnoreFields(SCN{}, "Timestamp", "Seq")
+var ignoreSCNTime = cmpopts.IgnoreFields(hsm.SCN{}, "Timestamp", "Seq")
 
 func TestPatchesAndSCNs(t *testing.T) {
 	type req struct {
@@ -37,66 +39,66 @@ func TestPatchesAndSCNs(t *testing.T) {
 		name     string
 		reqs     []req
 		query    string
-		want     []Component
-		wantSCNs []SCN
+		want     []hsm.Component
+		wantSCNs []hsm.SCN
 	}{
 		{
 			name:  "bulk state skips disallowed and unchanged, resets flag",
 			reqs:  []req{{"PATCH", "/State/Components/BulkStateData", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1"}, "State": "on"}}},
 			query: "?type=Node&stateonly=true",
-			want: []Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK"}, {ID: "x0c0s0b0n1", Type: "Node", State: "On", Flag: "OK"},
+			want: []hsm.Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK"}, {ID: "x0c0s0b0n1", Type: "Node", State: "On", Flag: "OK"},
 				{ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}, {ID: "x0c0s1b0n1", Type: "Node", State: "Ready", Flag: "Warning"}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n1"}, State: "On", Flag: "OK"}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s0b0n1"}, State: "On", Flag: "OK"}},
 		},
 		{
 			name:     "ready warning only for Ready",
 			reqs:     []req{{"PATCH", "/State/Components/BulkStateData", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1"}, "State": "Ready", "Flag": "Warning"}}},
 			query:    "?id=x0c0s0b0n0&id=x0c0s0b0n1&stateonly=true",
-			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "Warning"}, {ID: "x0c0s0b0n1", Type: "Node", State: "Off", Flag: "OK"}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, State: "Ready", Flag: "Warning"}},
+			want:     []hsm.Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "Warning"}, {ID: "x0c0s0b0n1", Type: "Node", State: "Off", Flag: "OK"}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s0b0n0"}, State: "Ready", Flag: "Warning"}},
 		},
 		{
 			name:     "force",
 			reqs:     []req{{"PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "Empty", "Force": true}}},
 			query:    "?id=x0c0s0b0n1&stateonly=true",
-			want:     []Component{{ID: "x0c0s0b0n1", Type: "Node", State: "Empty", Flag: "OK"}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n1"}, State: "Empty", Flag: "OK"}},
+			want:     []hsm.Component{{ID: "x0c0s0b0n1", Type: "Node", State: "Empty", Flag: "OK"}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s0b0n1"}, State: "Empty", Flag: "OK"}},
 		},
 		{
 			name:     "flag only",
 			reqs:     []req{{"PATCH", "/State/Components/BulkFlagOnly", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s1b0n1"}, "Flag": "alert"}}},
 			query:    "?flag=Alert&flagonly=true",
-			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", Flag: "Alert"}, {ID: "x0c0s1b0n1", Type: "Node", Flag: "Alert"}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0", "x0c0s1b0n1"}, Flag: "Alert"}},
+			want:     []hsm.Component{{ID: "x0c0s0b0n0", Type: "Node", Flag: "Alert"}, {ID: "x0c0s1b0n1", Type: "Node", Flag: "Alert"}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s0b0n0", "x0c0s1b0n1"}, Flag: "Alert"}},
 		},
 		{
 			name:     "enabled",
 			reqs:     []req{{"PATCH", "/State/Components/x0c0s1b0n1/Enabled", map[string]any{"Enabled": true, "ExtendedInfo": map[string]any{"Message": "back"}}}},
 			query:    "?enabled=true&type=node&nidonly=true",
-			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", NID: ptr(1)}, {ID: "x0c0s0b0n1", Type: "Node", NID: ptr(2)}, {ID: "x0c0s1b0n0", Type: "Node", NID: ptr(3)}, {ID: "x0c0s1b0n1", Type: "Node", NID: ptr(4)}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s1b0n1"}, Enabled: ptr(true)}},
+			want:     []hsm.Component{{ID: "x0c0s0b0n0", Type: "Node", NID: ptr(1)}, {ID: "x0c0s0b0n1", Type: "Node", NID: ptr(2)}, {ID: "x0c0s1b0n0", Type: "Node", NID: ptr(3)}, {ID: "x0c0s1b0n1", Type: "Node", NID: ptr(4)}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s1b0n1"}, Enabled: ptr(true)}},
 		},
 		{
 			name:     "software status",
 			reqs:     []req{{"PATCH", "/State/Components/BulkSoftwareStatus", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s1b0n0"}, "SoftwareStatus": "AdminDown"}}},
 			query:    "?softwarestatus=AdminDown&stateonly=true",
-			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK"}, {ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, SoftwareStatus: "AdminDown"}},
+			want:     []hsm.Component{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK"}, {ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s0b0n0"}, SoftwareStatus: "AdminDown"}},
 		},
 		{
 			name:     "role",
 			reqs:     []req{{"PATCH", "/State/Components/BulkRole", map[string]any{"ComponentIDs": []string{"x0c0s0b0n0"}, "Role": "storage", "SubRole": "worker"}}},
 			query:    "?role=Storage&roleonly=true",
-			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", Role: "Storage", SubRole: "Worker"}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, Role: "Storage", SubRole: "Worker"}},
+			want:     []hsm.Component{{ID: "x0c0s0b0n0", Type: "Node", Role: "Storage", SubRole: "Worker"}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s0b0n0"}, Role: "Storage", SubRole: "Worker"}},
 		},
 		{
 			name: "nid swap in one bulk call",
 			reqs: []req{{"PATCH", "/State/Components/BulkNID", map[string]any{"Components": []map[string]any{{"ID": "x0c0s0b0n0", "NID": 2}, {"ID": "x0c0s0b0n1", "NID": 1}}}},
 				{"PATCH", "/State/Components/x0c0s1b0n0/NID", map[string]any{"NID": 30}}},
 			query:    "?type=Node&nidonly=true&nid_start=1&nid_end=30",
-			want:     []Component{{ID: "x0c0s0b0n0", Type: "Node", NID: ptr(2)}, {ID: "x0c0s0b0n1", Type: "Node", NID: ptr(1)}, {ID: "x0c0s1b0n0", Type: "Node", NID: ptr(30)}, {ID: "x0c0s1b0n1", Type: "Node", NID: ptr(4)}},
-			wantSCNs: []SCN{{Components: []string{"x0c0s0b0n0"}, NID: ptr(2)}, {Components: []string{"x0c0s0b0n1"}, NID: ptr(1)}, {Components: []string{"x0c0s1b0n0"}, NID: ptr(30)}},
+			want:     []hsm.Component{{ID: "x0c0s0b0n0", Type: "Node", NID: ptr(2)}, {ID: "x0c0s0b0n1", Type: "Node", NID: ptr(1)}, {ID: "x0c0s1b0n0", Type: "Node", NID: ptr(30)}, {ID: "x0c0s1b0n1", Type: "Node", NID: ptr(4)}},
+			wantSCNs: []hsm.SCN{{Components: []string{"x0c0s0b0n0"}, NID: ptr(2)}, {Components: []string{"x0c0s0b0n1"}, NID: ptr(1)}, {Components: []string{"x0c0s1b0n0"}, NID: ptr(30)}},
 		},
 	}
 	for _, tc := range tests {

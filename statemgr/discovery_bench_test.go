@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // BenchmarkDiscoverFleet registers 1,000 simulated BMCs (generated model, one
@@ -24,9 +25,9 @@ func BenchmarkDiscoverFleet(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- fleet.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	eps := make([]RedfishEndpoint, 0, bmcs)
+	eps := make([]hsm.RedfishEndpoint, 0, bmcs)
 	for _, m := range fleet.Members() {
-		eps = append(eps, RedfishEndpoint{ID: m.BMC.Xname(), FQDN: m.Addr, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		eps = append(eps, hsm.RedfishEndpoint{ID: m.BMC.Xname(), FQDN: m.Addr, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 	}
 	for b.Loop() {
 		b.StopTimer()
@@ -36,7 +37,7 @@ func BenchmarkDiscoverFleet(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		start := time.Now()
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpointList{RedfishEndpoints: eps})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: eps})
 		for {
 			var ok, failed int
 			err := e.store.db.R.QueryRowContext(ctx, `SELECT

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -91,9 +92,9 @@ func (e *rfEnv) bmc(xname string, n int, f redfishsim.Faults) *redfishsim.BMC {
 }
 
 // endpoint GETs one RedfishEndpoint.
-func (e *rfEnv) endpoint(id string) RedfishEndpoint {
+func (e *rfEnv) endpoint(id string) hsm.RedfishEndpoint {
 	e.t.Helper()
-	var ep RedfishEndpoint
+	var ep hsm.RedfishEndpoint
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints/"+id, nil), &ep); err != nil {
 		e.t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func (e *rfEnv) endpoint(id string) RedfishEndpoint {
 
 // waitDiscovered polls endpoint id until its walk has an outcome, for at most
 // a generous bound (the machine is shared and slow), and returns it.
-func (e *rfEnv) waitDiscovered(id string) RedfishEndpoint {
+func (e *rfEnv) waitDiscovered(id string) hsm.RedfishEndpoint {
 	e.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {

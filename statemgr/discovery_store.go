@@ -9,6 +9,7 @@ import (
 	"net"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -31,14 +32,14 @@ func (d *Discovery) discover(ctx context.Context, id string) {
 	ep, err := d.endpoint(row)
 	if err != nil {
 		d.log.ErrorContext(ctx, "discovery_credentials_unreadable", "xname", id, "err", err)
-		d.setInfo(ctx, id, DiscoveryInfo{LastDiscoveryAttempt: &start, LastDiscoveryStatus: string(redfish.StatusVerificationFailed)}, nil)
+		d.setInfo(ctx, id, hsm.DiscoveryInfo{LastDiscoveryAttempt: &start, LastDiscoveryStatus: string(redfish.StatusVerificationFailed)}, nil)
 		return
 	}
-	d.setInfo(ctx, id, DiscoveryInfo{LastDiscoveryAttempt: &start, LastDiscoveryStatus: string(redfish.StatusDiscoveryStarted),
+	d.setInfo(ctx, id, hsm.DiscoveryInfo{LastDiscoveryAttempt: &start, LastDiscoveryStatus: string(redfish.StatusDiscoveryStarted),
 		RedfishVersion: row.ep.DiscoveryInfo.RedfishVersion}, nil)
 	res, err := redfish.Walk(ctx, ep, redfish.Options{Timeout: d.cfg.Timeout,
 		MaxConcurrentRequests: d.cfg.MaxConcurrentRequests, HTTPClient: d.cfg.HTTPClient})
-	info := DiscoveryInfo{LastDiscoveryAttempt: &start, LastDiscoveryStatus: string(res.Status), RedfishVersion: res.RedfishVersion}
+	info := hsm.DiscoveryInfo{LastDiscoveryAttempt: &start, LastDiscoveryStatus: string(res.Status), RedfishVersion: res.RedfishVersion}
 	if ctx.Err() != nil {
 		return // shutting down: left DiscoveryStarted, so the next Run walks it again
 	}
@@ -57,7 +58,7 @@ func (d *Discovery) discover(ctx context.Context, id string) {
 }
 
 // setInfo records info (and, after a good walk, the UUID and BMC MAC) on endpoint id.
-func (d *Discovery) setInfo(ctx context.Context, id string, info DiscoveryInfo, res *redfish.Result) {
+func (d *Discovery) setInfo(ctx context.Context, id string, info hsm.DiscoveryInfo, res *redfish.Result) {
 	if info.LastDiscoveryStatus != string(redfish.StatusDiscoveryStarted) {
 		d.walks.WithLabelValues(info.LastDiscoveryStatus).Inc()
 		if info.LastDiscoveryAttempt != nil {
@@ -102,9 +103,9 @@ func bmcMAC(res *redfish.Result, id string) string {
 // Ethernet interfaces through the Ethernet store code, then the Redfish
 // inventory of the endpoint in one transaction.
 func (d *Discovery) apply(ctx context.Context, res *redfish.Result) error {
-	comps := make([]Component, 0, len(res.Components))
+	comps := make([]hsm.Component, 0, len(res.Components))
 	for _, c := range res.Components {
-		comps = append(comps, Component{ID: c.ID, Type: c.Type, State: c.State, Flag: c.Flag, Enabled: c.Enabled,
+		comps = append(comps, hsm.Component{ID: c.ID, Type: c.Type, State: c.State, Flag: c.Flag, Enabled: c.Enabled,
 			NetType: c.NetType, Arch: c.Arch, Class: c.Class})
 	}
 	if len(comps) > 0 {
@@ -131,7 +132,7 @@ func (d *Discovery) storeEthernet(ctx context.Context, e redfish.EthernetInterfa
 			return nil
 		}
 		cid := e.ComponentID
-		p := EthernetPatch{ComponentID: &cid}
+		p := hsm.EthernetPatch{ComponentID: &cid}
 		if old.Description == "" && e.Description != "" {
 			p.Description = &e.Description
 		}
@@ -141,11 +142,11 @@ func (d *Discovery) storeEthernet(ctx context.Context, e redfish.EthernetInterfa
 	if !errors.Is(err, problem.ErrNotFound) {
 		return err
 	}
-	ei := EthernetInterface{MACAddress: e.MACAddress, Description: e.Description, ComponentID: e.ComponentID,
-		IPAddresses: []IPAddressMapping{}}
+	ei := hsm.EthernetInterface{MACAddress: e.MACAddress, Description: e.Description, ComponentID: e.ComponentID,
+		IPAddresses: []hsm.IPAddressMapping{}}
 	for _, ip := range e.IPAddresses {
 		if net.ParseIP(ip.IPAddress) != nil {
-			ei.IPAddresses = append(ei.IPAddresses, IPAddressMapping{IPAddress: ip.IPAddress, Network: ip.Network})
+			ei.IPAddresses = append(ei.IPAddresses, hsm.IPAddressMapping{IPAddress: ip.IPAddress, Network: ip.Network})
 		}
 	}
 	_, err = d.store.CreateEthernetInterface(ctx, ei)

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -38,10 +39,10 @@ func TestDiscoveryHTTPS(t *testing.T) {
 
 	// A MAC DHCP saw before discovery: discovery must place it.
 	nodeMAC := redfishsim.MAC(bmcX, "s0:eth1")
-	e.must(201, "POST", "/Inventory/EthernetInterfaces", EthernetInterface{MACAddress: nodeMAC})
-	e.must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []NodeMap{{ID: bmcX + "n0", NID: 17, Role: "Compute"}}})
+	e.must(201, "POST", "/Inventory/EthernetInterfaces", hsm.EthernetInterface{MACAddress: nodeMAC})
+	e.must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []hsm.NodeMap{{ID: bmcX + "n0", NID: 17, Role: "Compute"}}})
 
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
 		Password: rfPassword, RediscoverOnUpdate: true})
 	ep := e.waitDiscovered(bmcX)
 	if ep.DiscoveryInfo.LastDiscoveryStatus != string(redfish.StatusOK) || ep.DiscoveryInfo.RedfishVersion == "" ||
@@ -56,7 +57,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if node.State != StateOn || node.NID == nil || *node.NID != 17 || node.Role != "Compute" {
+	if node.State != hsm.StateOn || node.NID == nil || *node.NID != 17 || node.Role != "Compute" {
 		t.Errorf("node = %+v; want On with NID 17 and Role Compute from the NodeMaps", node)
 	}
 
@@ -70,7 +71,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 		t.Errorf("ComponentEndpoint %s: RedfishSystemInfo = %+v; want the Reset target and its allowable values", ce.ID, ce.RedfishSystemInfo)
 	}
 
-	var eths []EthernetInterface
+	var eths []hsm.EthernetInterface
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestDiscoveryFailures(t *testing.T) {
 			if tc.password != "" {
 				pw = tc.password
 			}
-			e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: pw, RediscoverOnUpdate: true})
+			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: pw, RediscoverOnUpdate: true})
 			ep := e.waitDiscovered(bmcX)
 			if ep.DiscoveryInfo.LastDiscoveryStatus != string(tc.want) {
 				t.Fatalf("LastDiscoveryStatus = %s, want %s", ep.DiscoveryInfo.LastDiscoveryStatus, tc.want)
@@ -127,7 +128,7 @@ func TestDiscoveryFailures(t *testing.T) {
 			if len(nodes) != tc.comps {
 				t.Errorf("nodes = %v, want %d", ids(nodes), tc.comps)
 			}
-			var eths []EthernetInterface
+			var eths []hsm.EthernetInterface
 			_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths)
 			if len(eths) != 0 {
 				t.Errorf("node interfaces = %+v, want none", eths)
@@ -149,7 +150,7 @@ func TestDiscoveryHangingBMCDoesNotStall(t *testing.T) {
 	e := newRFEnv(t, DiscoveryConfig{Workers: 2, Timeout: time.Hour})
 	e.bmc("x3000c0s5b0", 1, redfishsim.Faults{Hang: true})
 	e.bmc("x3000c0s6b0", 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpointList{RedfishEndpoints: []RedfishEndpoint{
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
 		{ID: "x3000c0s5b0", User: "root", Password: rfPassword},
 		{ID: "x3000c0s6b0", User: "root", Password: rfPassword},
 	}})
@@ -175,7 +176,7 @@ func TestDiscoveryGolden(t *testing.T) {
 	const bmcX = "x3000c0s7b0"
 	e := newRFEnv(t, DiscoveryConfig{})
 	e.bmc(bmcX, 2, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 	if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
 		t.Fatalf("status %s", st)
 	}
@@ -189,7 +190,7 @@ func TestDiscoveryGolden(t *testing.T) {
 	} {
 		got[name] = e.must(200, "GET", path, nil)
 	}
-	var eths []EthernetInterface
+	var eths []hsm.EthernetInterface
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces", nil), &eths)
 	for i := range eths {
 		eths[i].LastUpdate = time.Time{} // the clock is not part of the result
@@ -223,7 +224,7 @@ func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
 	const bmcX = "x3000c0s8b0"
 	e := newRFEnv(t, DiscoveryConfig{})
 	e.bmc(bmcX, 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
 	if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
 		r.ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusDiscoveryStarted)
 		return nil
@@ -244,7 +245,7 @@ func TestDiscoveryQueueSurvivesRestart(t *testing.T) {
 	ids := []string{"x3000c0s11b0", "x3000c0s12b0"}
 	for _, id := range ids {
 		e.bmc(id, 1, redfishsim.Faults{})
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: id, User: "root", Password: rfPassword})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: id, User: "root", Password: rfPassword})
 	}
 	// As if queued by a Discover call an instant before the shutdown.
 	if err := e.store.queueDiscovery(t.Context(), ids); err != nil {
@@ -301,7 +302,7 @@ func TestDiscoveryCABundle(t *testing.T) {
 			}
 			e := newRFEnvOver(t, s, d)
 			u, _ := url.Parse(ts.URL)
-			e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
+			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
 				Password: rfPassword, RediscoverOnUpdate: true})
 			if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(tc.want) {
 				t.Errorf("LastDiscoveryStatus = %s, want %s", got, tc.want)
@@ -317,7 +318,7 @@ func TestDiscoveryFailureKeepsEarlierData(t *testing.T) {
 	const bmcX = "x3000c0s10b0"
 	e := newRFEnv(t, DiscoveryConfig{})
 	e.bmc(bmcX, 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 	if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
 		t.Fatalf("first walk: %s", got)
 	}
@@ -363,7 +364,7 @@ func TestDiscoveryQueue(t *testing.T) {
 	if st := d.Status().Status; st != DiscoveryNotStarted {
 		t.Errorf("initial status %s, want NotStarted", st)
 	}
-	a.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpointList{RedfishEndpoints: []RedfishEndpoint{
+	a.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
 		{ID: "x1c0s0b0", RediscoverOnUpdate: true}, {ID: "x1c0s1b0"}}})
 	a.must(200, "POST", "/Inventory/Discover", "")
 	if got := details(); got.Queued != 2 || d.Status().Status != DiscoveryPending {
@@ -396,19 +397,19 @@ func TestDiscoveryQueue(t *testing.T) {
 func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
-	comps := []Component{
-		{ID: "x1c0s0b0n0", State: StateReady, Flag: "Warning"},
-		{ID: "x1c0s0b0n1", State: StateOff},
-		{ID: "x1c0s0b0n2", State: StateReady},
+	comps := []hsm.Component{
+		{ID: "x1c0s0b0n0", State: hsm.StateReady, Flag: "Warning"},
+		{ID: "x1c0s0b0n1", State: hsm.StateOff},
+		{ID: "x1c0s0b0n2", State: hsm.StateReady},
 	}
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := s.outboxAfter(ctx, 0, 100)
-	found := []Component{
-		{ID: "x1c0s0b0n0", State: StateOn, Flag: "OK"},
-		{ID: "x1c0s0b0n1", State: StateOn, Flag: "OK"},
-		{ID: "x1c0s0b0n2", State: StateOff, Flag: "OK"},
+	found := []hsm.Component{
+		{ID: "x1c0s0b0n0", State: hsm.StateOn, Flag: "OK"},
+		{ID: "x1c0s0b0n1", State: hsm.StateOn, Flag: "OK"},
+		{ID: "x1c0s0b0n2", State: hsm.StateOff, Flag: "OK"},
 	}
 	if err := s.upsertComponents(ctx, found, upsertDiscovered, nil); err != nil {
 		t.Fatal(err)
@@ -438,7 +439,7 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	if err := s.UpsertComponents(ctx, found[:1], true, nil); err != nil {
 		t.Fatal(err)
 	}
-	if cur, _ := s.Component("x1c0s0b0n0"); cur.State != StateOn {
+	if cur, _ := s.Component("x1c0s0b0n0"); cur.State != hsm.StateOn {
 		t.Errorf("forced upsert left %s %s, want On", cur.ID, cur.State)
 	}
 }

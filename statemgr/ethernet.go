@@ -12,34 +12,8 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
-
-// IPAddressMapping is one IP address of an Ethernet interface and its network.
-type IPAddressMapping struct {
-	IPAddress string `json:"IPAddress"`
-	Network   string `json:"Network,omitempty"`
-}
-
-// EthernetInterface maps a MAC address to IP addresses and, once known, to
-// the component that owns it. An empty ComponentID is a MAC nobody has
-// identified yet (DHCP saw it, discovery has not placed it).
-type EthernetInterface struct {
-	ID          string             `json:"ID"`
-	Description string             `json:"Description"`
-	MACAddress  string             `json:"MACAddress"`
-	IPAddresses []IPAddressMapping `json:"IPAddresses"`
-	LastUpdate  time.Time          `json:"LastUpdate"`
-	ComponentID string             `json:"ComponentID"`
-	Type        string             `json:"Type"`
-}
-
-// EthernetPatch is the body of PATCH /Inventory/EthernetInterfaces/{id};
-// nil fields are left alone.
-type EthernetPatch struct {
-	Description *string             `json:"Description"`
-	IPAddresses *[]IPAddressMapping `json:"IPAddresses"`
-	ComponentID *string             `json:"ComponentID"`
-}
 
 // EthernetFilter selects interfaces; each list is OR'd, lists are AND'd.
 type EthernetFilter struct {
@@ -61,7 +35,7 @@ func ethernetID(mac string) (string, error) {
 }
 
 // normEthernet validates ei and fills ID, Type and the normalised fields.
-func normEthernet(ei *EthernetInterface) error {
+func normEthernet(ei *hsm.EthernetInterface) error {
 	id, err := ethernetID(ei.MACAddress)
 	if err != nil {
 		return err
@@ -90,7 +64,7 @@ func normComponentID(id, typ *string) error {
 	return nil
 }
 
-func normIPs(ips []IPAddressMapping) error {
+func normIPs(ips []hsm.IPAddressMapping) error {
 	for i, m := range ips {
 		if net.ParseIP(m.IPAddress) == nil {
 			return problem.Invalidf("IPAddresses[%d].IPAddress: %q is not an IP address", i, m.IPAddress)
@@ -100,7 +74,7 @@ func normIPs(ips []IPAddressMapping) error {
 }
 
 // CreateEthernetInterface stores ei; an existing ID is ErrConflict.
-func (s *Store) CreateEthernetInterface(ctx context.Context, ei EthernetInterface) (EthernetInterface, error) {
+func (s *Store) CreateEthernetInterface(ctx context.Context, ei hsm.EthernetInterface) (hsm.EthernetInterface, error) {
 	if err := normEthernet(&ei); err != nil {
 		return ei, err
 	}
@@ -119,7 +93,7 @@ func (s *Store) CreateEthernetInterface(ctx context.Context, ei EthernetInterfac
 	return ei, err
 }
 
-func putIPs(ctx context.Context, tx *sql.Tx, id string, ips []IPAddressMapping) error {
+func putIPs(ctx context.Context, tx *sql.Tx, id string, ips []hsm.IPAddressMapping) error {
 	for i, m := range ips {
 		_, err := tx.ExecContext(ctx, `INSERT INTO eth_ip_addresses (eth_id, ip_address, network) VALUES (?, ?, ?)`, id, m.IPAddress, m.Network)
 		if sqldb.IsUniqueViolation(err) {
@@ -133,7 +107,7 @@ func putIPs(ctx context.Context, tx *sql.Tx, id string, ips []IPAddressMapping) 
 }
 
 // EthernetInterfaces returns the interfaces f selects, by ID.
-func (s *Store) EthernetInterfaces(ctx context.Context, f EthernetFilter) ([]EthernetInterface, error) {
+func (s *Store) EthernetInterfaces(ctx context.Context, f EthernetFilter) ([]hsm.EthernetInterface, error) {
 	var where []string
 	var args []any
 	in := func(expr string, vals []string, norm func(string) string) {
@@ -165,22 +139,22 @@ func (s *Store) EthernetInterfaces(ctx context.Context, f EthernetFilter) ([]Eth
 	return s.queryEthernet(ctx, q+" ORDER BY e.id", args...)
 }
 
-func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]EthernetInterface, error) {
+func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]hsm.EthernetInterface, error) {
 	rows, err := s.db.R.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read ethernet interfaces: %w", err)
 	}
-	out := []EthernetInterface{}
+	out := []hsm.EthernetInterface{}
 	byID := map[string]int{}
 	for rows.Next() {
-		var ei EthernetInterface
+		var ei hsm.EthernetInterface
 		var ts string
 		if err := rows.Scan(&ei.ID, &ei.Description, &ei.MACAddress, &ts, &ei.ComponentID, &ei.Type); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read ethernet interfaces: %w", err)
 		}
 		ei.LastUpdate, _ = time.Parse(tsFormat, ts)
-		ei.IPAddresses = []IPAddressMapping{}
+		ei.IPAddresses = []hsm.IPAddressMapping{}
 		byID[ei.ID] = len(out)
 		out = append(out, ei)
 	}
@@ -195,7 +169,7 @@ func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]Eth
 	defer ips.Close()
 	for ips.Next() {
 		var id string
-		var m IPAddressMapping
+		var m hsm.IPAddressMapping
 		if err := ips.Scan(&id, &m.IPAddress, &m.Network); err != nil {
 			return nil, fmt.Errorf("read ip addresses: %w", err)
 		}
@@ -207,25 +181,25 @@ func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]Eth
 }
 
 // EthernetInterface returns the interface with the given ID (or MAC).
-func (s *Store) EthernetInterface(ctx context.Context, id string) (EthernetInterface, error) {
+func (s *Store) EthernetInterface(ctx context.Context, id string) (hsm.EthernetInterface, error) {
 	nid, err := ethernetID(id)
 	if err != nil {
-		return EthernetInterface{}, problem.NotFoundf("ethernet interface %q: none", id)
+		return hsm.EthernetInterface{}, problem.NotFoundf("ethernet interface %q: none", id)
 	}
 	out, err := s.queryEthernet(ctx, `SELECT id, description, mac_address, last_update, component_id, type
 		FROM eth_interfaces e WHERE e.id = ?`, nid)
 	if err != nil {
-		return EthernetInterface{}, err
+		return hsm.EthernetInterface{}, err
 	}
 	if len(out) == 0 {
-		return EthernetInterface{}, problem.NotFoundf("ethernet interface %s: none", nid)
+		return hsm.EthernetInterface{}, problem.NotFoundf("ethernet interface %s: none", nid)
 	}
 	return out[0], nil
 }
 
 // PatchEthernetInterface applies p to interface id and returns the result.
 // Changing the IP addresses refreshes LastUpdate.
-func (s *Store) PatchEthernetInterface(ctx context.Context, id string, p EthernetPatch) (EthernetInterface, error) {
+func (s *Store) PatchEthernetInterface(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error) {
 	ei, err := s.EthernetInterface(ctx, id)
 	if err != nil {
 		return ei, err
@@ -288,12 +262,12 @@ func (s *Store) DeleteEthernetInterface(ctx context.Context, id string) (int64, 
 
 // SetEthernetIP adds (add=true, ErrConflict if present) or updates the
 // network of (add=false, ErrNotFound if absent) one IP address of interface id.
-func (s *Store) SetEthernetIP(ctx context.Context, id string, m IPAddressMapping, add bool) error {
+func (s *Store) SetEthernetIP(ctx context.Context, id string, m hsm.IPAddressMapping, add bool) error {
 	ei, err := s.EthernetInterface(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := normIPs([]IPAddressMapping{m}); err != nil {
+	if err := normIPs([]hsm.IPAddressMapping{m}); err != nil {
 		return err
 	}
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {

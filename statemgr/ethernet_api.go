@@ -5,6 +5,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // ethernetRoutes registers /Inventory/EthernetInterfaces.
@@ -24,7 +25,7 @@ func (a *API) ethernetRoutes(mux *httpserver.Mux) {
 
 func (a *API) listEthernet(w http.ResponseWriter, r *http.Request) {
 	f, err := ParseEthernetFilter(r.URL.Query())
-	var out []EthernetInterface
+	var out []hsm.EthernetInterface
 	if err == nil {
 		out, err = a.store.EthernetInterfaces(r.Context(), f)
 	}
@@ -36,7 +37,7 @@ func (a *API) listEthernet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) postEthernet(w http.ResponseWriter, r *http.Request) {
-	var ei EthernetInterface
+	var ei hsm.EthernetInterface
 	err := httpserver.ReadJSON(w, r, 0, &ei)
 	if err == nil {
 		ei, err = a.store.CreateEthernetInterface(r.Context(), ei)
@@ -58,9 +59,9 @@ func (a *API) getEthernet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) patchEthernet(w http.ResponseWriter, r *http.Request) {
-	var p EthernetPatch
+	var p hsm.EthernetPatch
 	err := httpserver.ReadJSON(w, r, 0, &p)
-	var ei EthernetInterface
+	var ei hsm.EthernetInterface
 	if err == nil {
 		ei, err = a.store.PatchEthernetInterface(r.Context(), r.PathValue("id"), p)
 	}
@@ -91,7 +92,7 @@ func (a *API) getEthernetIPs(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) setEthernetIP(add bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var m IPAddressMapping
+		var m hsm.IPAddressMapping
 		err := httpserver.ReadJSON(w, r, 0, &m)
 		if err == nil && !add {
 			m.IPAddress = r.PathValue("ip")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestEthernetInterfacesAPI(t *testing.T) {
@@ -24,7 +26,7 @@ func TestEthernetInterfacesAPI(t *testing.T) {
 	a.must(400, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "a4bf012b7312", "IPAddresses": []map[string]any{{"IPAddress": "10.1"}}})
 
 	get := func(q string) []string {
-		var l []EthernetInterface
+		var l []hsm.EthernetInterface
 		json.Unmarshal(a.must(200, "GET", "/Inventory/EthernetInterfaces"+q, nil), &l)
 		out := []string{}
 		for _, e := range l {
@@ -54,19 +56,19 @@ func TestEthernetInterfacesAPI(t *testing.T) {
 	a.must(400, "GET", "/Inventory/EthernetInterfaces?OlderThan=yesterday", nil)
 	a.must(400, "GET", "/Inventory/EthernetInterfaces?Colour=red", nil)
 
-	var ei EthernetInterface
+	var ei hsm.EthernetInterface
 	json.Unmarshal(a.must(200, "PATCH", "/Inventory/EthernetInterfaces/a4bf012b7311", map[string]any{"ComponentID": "x3000c0s2b0n0", "Description": "node"}), &ei)
-	want := EthernetInterface{ID: "a4bf012b7311", Description: "node", MACAddress: "a4:bf:01:2b:73:11",
-		IPAddresses: []IPAddressMapping{{IPAddress: "10.252.0.9"}}, ComponentID: "x3000c0s2b0n0", Type: "Node"}
-	if diff := cmp.Diff(want, ei, cmpopts.IgnoreFields(EthernetInterface{}, "LastUpdate")); diff != "" || time.Since(ei.LastUpdate) > time.Hour {
+	want := hsm.EthernetInterface{ID: "a4bf012b7311", Description: "node", MACAddress: "a4:bf:01:2b:73:11",
+		IPAddresses: []hsm.IPAddressMapping{{IPAddress: "10.252.0.9"}}, ComponentID: "x3000c0s2b0n0", Type: "Node"}
+	if diff := cmp.Diff(want, ei, cmpopts.IgnoreFields(hsm.EthernetInterface{}, "LastUpdate")); diff != "" || time.Since(ei.LastUpdate) > time.Hour {
 		t.Errorf("PATCH (-want +got):\n%s", diff)
 	}
 	a.must(201, "POST", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses", map[string]any{"IPAddress": "10.100.0.2", "Network": "CAN"})
 	a.must(409, "POST", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses", map[string]any{"IPAddress": "10.100.0.2"})
 	a.must(200, "PATCH", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses/10.252.0.9", map[string]any{"Network": "NMN"})
-	var ips []IPAddressMapping
+	var ips []hsm.IPAddressMapping
 	json.Unmarshal(a.must(200, "GET", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses", nil), &ips)
-	if diff := cmp.Diff([]IPAddressMapping{{IPAddress: "10.100.0.2", Network: "CAN"}, {IPAddress: "10.252.0.9", Network: "NMN"}}, ips); diff != "" {
+	if diff := cmp.Diff([]hsm.IPAddressMapping{{IPAddress: "10.100.0.2", Network: "CAN"}, {IPAddress: "10.252.0.9", Network: "NMN"}}, ips); diff != "" {
 		t.Errorf("IPAddresses (-want +got):\n%s", diff)
 	}
 	a.must(200, "DELETE", "/Inventory/EthernetInterfaces/a4bf012b7311/IPAddresses/10.100.0.2", nil)

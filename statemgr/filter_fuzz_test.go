@@ -3,6 +3,8 @@ package statemgr
 import (
 	"net/url"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // FuzzParseFilter feeds arbitrary query strings to the component filter
@@ -37,7 +39,7 @@ func FuzzNewRecord(f *testing.F) {
 	f.Add("x0c0s0b0n0", "Node", "on", "warn", "compute", "X86")
 	f.Add("s0", "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, id, typ, state, flag, role, arch string) {
-		r, err := newRecord("c", Component{ID: id, Type: typ, State: state, Flag: flag, Role: role, Arch: arch}, NewVocab().get())
+		r, err := newRecord("c", hsm.Component{ID: id, Type: typ, State: state, Flag: flag, Role: role, Arch: arch}, NewVocab().get())
 		if err != nil {
 			return
 		}

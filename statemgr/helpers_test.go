@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // fakeClock is a settable clock for stores under test.
@@ -101,16 +103,16 @@ func (a *apiServer) must(want int, method, path string, body any) []byte {
 }
 
 // list GETs a component listing and returns the components.
-func (a *apiServer) list(query string) []Component {
+func (a *apiServer) list(query string) []hsm.Component {
 	a.t.Helper()
-	var l ComponentList
+	var l hsm.ComponentList
 	if err := json.Unmarshal(a.must(200, "GET", "/State/Components"+query, nil), &l); err != nil {
 		a.t.Fatal(err)
 	}
 	return l.Components
 }
 
-func ids(cs []Component) []string {
+func ids(cs []hsm.Component) []string {
 	out := []string{}
 	for _, c := range cs {
 		out = append(out, c.ID)

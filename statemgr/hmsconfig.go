@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // HMSConfig is the site file shipped HMS reads from HMS_CONFIG_PATH
@@ -24,7 +26,7 @@ type HMSConfig struct {
 // site's. It is safe for concurrent use; each Store has one.
 type Vocab struct{ p atomic.Pointer[vocabSet] }
 
-type vocabSet struct{ roles, subRoles Enum }
+type vocabSet struct{ roles, subRoles hsm.Enum }
 
 // NewVocab returns the built-in Roles and SubRoles.
 func NewVocab() *Vocab {
@@ -35,7 +37,7 @@ func NewVocab() *Vocab {
 
 // Extend replaces the site's extra Roles and SubRoles.
 func (v *Vocab) Extend(roles, subRoles []string) {
-	v.p.Store(&vocabSet{roles: Roles.with(roles), subRoles: SubRoles.with(subRoles)})
+	v.p.Store(&vocabSet{roles: hsm.Roles.With(roles), subRoles: hsm.SubRoles.With(subRoles)})
 }
 
 func (v *Vocab) get() *vocabSet { return v.p.Load() }

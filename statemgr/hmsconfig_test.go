@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestHMSConfigExtendsRolesAndSubRoles: a site's hms_config.json adds
@@ -33,7 +35,7 @@ func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
 	if got := a.list("?subrole=Uan"); len(got) != 1 || got[0].SubRole != "UAN" {
 		t.Fatalf("?subrole=Uan = %+v, want the node with SubRole UAN", got)
 	}
-	var v Values
+	var v hsm.Values
 	json.Unmarshal(a.must(200, "GET", "/service/values/subrole", nil), &v)
 	if diff := cmp.Diff([]string{"Master", "Worker", "Storage", "UAN"}, v.SubRole); diff != "" {
 		t.Errorf("subroles (-want +got):\n%s", diff)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // record is the in-memory form of a component row. Records are immutable once
@@ -25,8 +27,8 @@ type record struct {
 }
 
 // component returns the wire form of r.
-func (r *record) component() Component {
-	c := Component{ID: r.ID, Type: r.Type, State: r.State, Flag: r.Flag, SoftwareStatus: r.SoftwareStatus,
+func (r *record) component() hsm.Component {
+	c := hsm.Component{ID: r.ID, Type: r.Type, State: r.State, Flag: r.Flag, SoftwareStatus: r.SoftwareStatus,
 		Role: r.Role, SubRole: r.SubRole, Subtype: r.Subtype, NetType: r.NetType, Arch: r.Arch, Class: r.Class,
 		ReservationDisabled: r.ReservationDisabled, Locked: r.Locked}
 	en := r.Enabled

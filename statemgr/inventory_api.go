@@ -9,11 +9,11 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // inventoryRoutes registers ComponentEndpoints, ServiceEndpoints and Hardware.
@@ -267,20 +267,6 @@ func (a *API) deleteFRUs(w http.ResponseWriter, r *http.Request) {
 	a.deletedOrNotFound(w, r, n, err, what)
 }
 
-// HWHistory is one hardware inventory event.
-type HWHistory struct {
-	ID        string    `json:"ID"`
-	FRUID     string    `json:"FRUID"`
-	Timestamp time.Time `json:"Timestamp"`
-	EventType string    `json:"EventType"`
-}
-
-// HWHistoryArray is the history of one location or FRU.
-type HWHistoryArray struct {
-	ID      string      `json:"ID"`
-	History []HWHistory `json:"History"`
-}
-
 // histKind says how one of the two history views is keyed.
 type histKind struct {
 	col   string // rf_hw_history column the view groups by
@@ -332,7 +318,7 @@ func (a *API) hwHistory(k histKind) http.HandlerFunc {
 			return
 		}
 		out, err := a.store.hwHistory(r.Context(), k.col, conds, from, to)
-		a.writeResult(w, r, map[string][]HWHistoryArray{"Components": out}, err)
+		a.writeResult(w, r, map[string][]hsm.HWHistoryArray{"Components": out}, err)
 	}
 }
 

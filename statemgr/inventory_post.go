@@ -10,6 +10,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -45,7 +46,7 @@ func (a *API) postHardware(w http.ResponseWriter, r *http.Request) {
 	if len(locs) != 1 {
 		msg = fmt.Sprintf("created or updated %d entries", len(locs))
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: msg})
+	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: msg})
 }
 
 // hwFromPost checks one posted location (at names it in errors) and

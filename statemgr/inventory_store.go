@@ -12,6 +12,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -139,7 +140,7 @@ func (s *Store) postHardware(ctx context.Context, locs []hwRow) error {
 // hwHistory returns the history grouped by key (id or fru_id), restricted by
 // conds and to events from..to (stored timestamps, inclusive, "" for open),
 // each group in event order.
-func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from, to string) ([]HWHistoryArray, error) {
+func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from, to string) ([]hsm.HWHistoryArray, error) {
 	where, args := inClauses(conds)
 	if from != "" {
 		where, args = append(where, "ts >= ?"), append(args, from)
@@ -152,9 +153,9 @@ func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from,
 		return nil, fmt.Errorf("read hardware history: %w", err)
 	}
 	defer rows.Close()
-	out := []HWHistoryArray{}
+	out := []hsm.HWHistoryArray{}
 	for rows.Next() {
-		var h HWHistory
+		var h hsm.HWHistory
 		var ts string
 		if err := rows.Scan(&h.ID, &h.FRUID, &ts, &h.EventType); err != nil {
 			return nil, fmt.Errorf("read hardware history: %w", err)
@@ -165,7 +166,7 @@ func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from,
 			k = h.FRUID
 		}
 		if len(out) == 0 || out[len(out)-1].ID != k {
-			out = append(out, HWHistoryArray{ID: k})
+			out = append(out, hsm.HWHistoryArray{ID: k})
 		}
 		out[len(out)-1].History = append(out[len(out)-1].History, h)
 	}
@@ -175,24 +176,24 @@ func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from,
 // hwHistoryOf is hwHistory of the one val of key. It is ErrNotFound when val
 // has no history at all, and an empty History when only the filters leave
 // nothing.
-func (s *Store) hwHistoryOf(ctx context.Context, key, val string, conds [][2]any, from, to string) (HWHistoryArray, error) {
+func (s *Store) hwHistoryOf(ctx context.Context, key, val string, conds [][2]any, from, to string) (hsm.HWHistoryArray, error) {
 	self := [2]any{key, []string{val}}
 	out, err := s.hwHistory(ctx, key, append(conds, self), from, to)
 	if err != nil {
-		return HWHistoryArray{}, err
+		return hsm.HWHistoryArray{}, err
 	}
 	if len(out) > 0 {
 		return out[0], nil
 	}
 	if len(conds) > 0 || from != "" || to != "" {
 		if out, err = s.hwHistory(ctx, key, [][2]any{self}, "", ""); err != nil {
-			return HWHistoryArray{}, err
+			return hsm.HWHistoryArray{}, err
 		}
 	}
 	if len(out) == 0 {
-		return HWHistoryArray{}, problem.NotFoundf("hardware history of %s: none", val)
+		return hsm.HWHistoryArray{}, problem.NotFoundf("hardware history of %s: none", val)
 	}
-	return HWHistoryArray{ID: val, History: []HWHistory{}}, nil
+	return hsm.HWHistoryArray{ID: val, History: []hsm.HWHistory{}}, nil
 }
 
 // deleteRows deletes the rows of table matching conds (all rows when none).

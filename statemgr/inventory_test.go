@@ -17,6 +17,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -38,19 +39,19 @@ func TestHardwareHistory(t *testing.T) {
 	walk("CPU-A")
 	walk("CPU-B")
 
-	var byLoc struct{ Components []HWHistoryArray }
+	var byLoc struct{ Components []hsm.HWHistoryArray }
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History", nil), &byLoc); err != nil {
 		t.Fatal(err)
 	}
-	want := []HWHistoryArray{{ID: "x3000c0s1b0n0p0", History: []HWHistory{
+	want := []hsm.HWHistoryArray{{ID: "x3000c0s1b0n0p0", History: []hsm.HWHistory{
 		{ID: "x3000c0s1b0n0p0", FRUID: "CPU-A", EventType: HWEventAdded},
 		{ID: "x3000c0s1b0n0p0", FRUID: "CPU-A", EventType: HWEventRemoved},
 		{ID: "x3000c0s1b0n0p0", FRUID: "CPU-B", EventType: HWEventAdded},
 	}}}
-	if diff := cmp.Diff(want, byLoc.Components, cmpopts.IgnoreFields(HWHistory{}, "Timestamp")); diff != "" {
+	if diff := cmp.Diff(want, byLoc.Components, cmpopts.IgnoreFields(hsm.HWHistory{}, "Timestamp")); diff != "" {
 		t.Errorf("history by location (-want +got):\n%s", diff)
 	}
-	var one HWHistoryArray
+	var one hsm.HWHistoryArray
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU/History/CPU-B", nil), &one); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func discoveredEnv(t *testing.T, bmcX string) *rfEnv {
 	t.Helper()
 	e := newRFEnv(t, DiscoveryConfig{})
 	e.bmc(bmcX, 2, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 	e.waitDiscovered(bmcX)
 	return e
 }
@@ -181,8 +182,8 @@ func histEnv(t *testing.T) (*rfEnv, []time.Time) {
 func TestHardwareHistoryFilters(t *testing.T) {
 	e, ts := histEnv(t)
 	const p0, p1 = "x3000c0s1b0n0p0", "x3000c0s1b0n0p1"
-	ev := func(id, fru, typ string, at int) HWHistory {
-		return HWHistory{ID: id, FRUID: fru, EventType: typ, Timestamp: ts[at]}
+	ev := func(id, fru, typ string, at int) hsm.HWHistory {
+		return hsm.HWHistory{ID: id, FRUID: fru, EventType: typ, Timestamp: ts[at]}
 	}
 	var (
 		aAdd0, aRem0, bAdd0 = ev(p0, "CPU-A", HWEventAdded, 0), ev(p0, "CPU-A", HWEventRemoved, 1), ev(p0, "CPU-B", HWEventAdded, 1)
@@ -190,8 +191,8 @@ func TestHardwareHistoryFilters(t *testing.T) {
 	)
 	at := func(i int) string { return url.QueryEscape(ts[i].Format(time.RFC3339)) }
 	plusOne := url.QueryEscape(ts[1].In(time.FixedZone("", 3600)).Format(time.RFC3339)) // same instant, +01:00
-	type arr = HWHistoryArray
-	type hs = []HWHistory
+	type arr = hsm.HWHistoryArray
+	type hs = []hsm.HWHistory
 	for _, tc := range []struct {
 		path string
 		want []arr // the collection's Components
@@ -268,11 +269,11 @@ func wantProblem(t *testing.T, e *rfEnv, method, path string, status int, detail
 // wantDeleted checks that DELETE path answers 200 with message msg.
 func wantDeleted(t *testing.T, e *rfEnv, path, msg string) {
 	t.Helper()
-	var got Response
+	var got hsm.Response
 	if err := json.Unmarshal(e.must(200, "DELETE", path, nil), &got); err != nil {
 		t.Fatal(err)
 	}
-	if want := (Response{Code: "0", Message: msg}); got != want {
+	if want := (hsm.Response{Code: "0", Message: msg}); got != want {
 		t.Errorf("DELETE %s: %+v, want %+v", path, got, want)
 	}
 }
@@ -376,7 +377,7 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 	wantProblem(t, e, "GET", one, 404, bmcX)
 	wantProblem(t, e, "DELETE", one, 404, bmcX)
 	wantProblem(t, e, "DELETE", "/Inventory/ServiceEndpoints/"+ses.ServiceEndpoints[1].RedfishType+"/RedfishEndpoints/x9000c0s0b0", 404, "x9000c0s0b0")
-	var res Response
+	var res hsm.Response
 	if err := json.Unmarshal(e.must(200, "DELETE", "/Inventory/ServiceEndpoints", nil), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +456,7 @@ func hwCount(t *testing.T, e *rfEnv) (locs, events int) {
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware", nil), &l); err != nil {
 		t.Fatal(err)
 	}
-	var h struct{ Components []HWHistoryArray }
+	var h struct{ Components []hsm.HWHistoryArray }
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History", nil), &h); err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +508,7 @@ func TestHardwarePost(t *testing.T) {
 	}
 	history := func(id string) []string {
 		t.Helper()
-		var h HWHistoryArray
+		var h hsm.HWHistoryArray
 		_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History/"+id, nil), &h)
 		var out []string
 		for _, ev := range h.History {

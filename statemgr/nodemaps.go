@@ -11,23 +11,19 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// NodeMapList is the body of GET and POST /Defaults/NodeMaps.
-type NodeMapList struct {
-	NodeMaps []NodeMap `json:"NodeMaps"`
-}
-
 // NodeMaps returns every node map, by ID.
-func (s *Store) NodeMaps(ctx context.Context) ([]NodeMap, error) {
+func (s *Store) NodeMaps(ctx context.Context) ([]hsm.NodeMap, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT id, nid, role, sub_role FROM node_maps ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read node maps: %w", err)
 	}
 	defer rows.Close()
-	out := []NodeMap{}
+	out := []hsm.NodeMap{}
 	for rows.Next() {
-		var m NodeMap
+		var m hsm.NodeMap
 		if err := rows.Scan(&m.ID, &m.NID, &m.Role, &m.SubRole); err != nil {
 			return nil, fmt.Errorf("read node maps: %w", err)
 		}
@@ -37,8 +33,8 @@ func (s *Store) NodeMaps(ctx context.Context) ([]NodeMap, error) {
 }
 
 // NodeMap returns the node map of id.
-func (s *Store) NodeMap(ctx context.Context, id string) (NodeMap, error) {
-	m := NodeMap{ID: xname.Normalize(id)}
+func (s *Store) NodeMap(ctx context.Context, id string) (hsm.NodeMap, error) {
+	m := hsm.NodeMap{ID: xname.Normalize(id)}
 	err := s.db.R.QueryRowContext(ctx, `SELECT nid, role, sub_role FROM node_maps WHERE id = ?`, m.ID).Scan(&m.NID, &m.Role, &m.SubRole)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, problem.NotFoundf("node map %s: none", id)
@@ -50,15 +46,15 @@ func (s *Store) NodeMap(ctx context.Context, id string) (NodeMap, error) {
 }
 
 // nodeMapsFor returns the node maps of recs' IDs.
-func (s *Store) nodeMapsFor(ctx context.Context, recs []*record) (map[string]NodeMap, error) {
-	out := map[string]NodeMap{}
+func (s *Store) nodeMapsFor(ctx context.Context, recs []*record) (map[string]hsm.NodeMap, error) {
+	out := map[string]hsm.NodeMap{}
 	st, err := s.db.R.PrepareContext(ctx, `SELECT nid, role, sub_role FROM node_maps WHERE id = ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read node maps: %w", err)
 	}
 	defer st.Close()
 	for _, r := range recs {
-		m := NodeMap{ID: r.ID}
+		m := hsm.NodeMap{ID: r.ID}
 		err := st.QueryRowContext(ctx, r.ID).Scan(&m.NID, &m.Role, &m.SubRole)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
@@ -72,7 +68,7 @@ func (s *Store) nodeMapsFor(ctx context.Context, recs []*record) (map[string]Nod
 }
 
 // validNodeMap checks and normalises m (element field of a request).
-func validNodeMap(field string, m *NodeMap, vs *vocabSet) error {
+func validNodeMap(field string, m *hsm.NodeMap, vs *vocabSet) error {
 	if !xname.IsNode(m.ID) {
 		return problem.Invalidf("%s.ID: %q is not a node xname", field, m.ID)
 	}
@@ -81,7 +77,7 @@ func validNodeMap(field string, m *NodeMap, vs *vocabSet) error {
 		return problem.Invalidf("%s.NID: must be a positive integer", field)
 	}
 	for _, e := range []struct {
-		enum *Enum
+		enum *hsm.Enum
 		v    *string
 	}{{&vs.roles, &m.Role}, {&vs.subRoles, &m.SubRole}} {
 		if *e.v == "" {
@@ -98,7 +94,7 @@ func validNodeMap(field string, m *NodeMap, vs *vocabSet) error {
 
 // PutNodeMaps creates or replaces node maps in one transaction; a NID used
 // twice is ErrConflict and nothing is stored.
-func (s *Store) PutNodeMaps(ctx context.Context, maps []NodeMap) error {
+func (s *Store) PutNodeMaps(ctx context.Context, maps []hsm.NodeMap) error {
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO node_maps (id, nid, role, sub_role) VALUES (?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET nid = excluded.nid, role = excluded.role, sub_role = excluded.sub_role`)
@@ -146,7 +142,7 @@ func (a *API) getNodeMaps(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, NodeMapList{NodeMaps: maps})
+	httpserver.WriteJSON(w, http.StatusOK, hsm.NodeMapList{NodeMaps: maps})
 }
 
 func (a *API) getNodeMap(w http.ResponseWriter, r *http.Request) {
@@ -159,7 +155,7 @@ func (a *API) getNodeMap(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
-	var body NodeMapList
+	var body hsm.NodeMapList
 	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -174,11 +170,11 @@ func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: fmt.Sprintf("Created or modified %d entries", len(body.NodeMaps))})
+	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: fmt.Sprintf("Created or modified %d entries", len(body.NodeMaps))})
 }
 
 func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
-	var m NodeMap
+	var m hsm.NodeMap
 	if err := httpserver.ReadJSON(w, r, 0, &m); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -194,7 +190,7 @@ func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	if err := a.store.PutNodeMaps(r.Context(), []NodeMap{m}); err != nil {
+	if err := a.store.PutNodeMaps(r.Context(), []hsm.NodeMap{m}); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestNodeMapsAndDefaults(t *testing.T) {
@@ -32,9 +34,9 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 	a.must(409, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []map[string]any{{"ID": "x0c0s0b0n5", "NID": 10}}})
 	a.must(400, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []map[string]any{{"ID": "x0c0s0b0", "NID": 12}}})
 	a.must(400, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []map[string]any{{"ID": "x0c0s0b0n6", "NID": 0}}})
-	var m NodeMap
+	var m hsm.NodeMap
 	json.Unmarshal(a.must(200, "GET", "/Defaults/NodeMaps/x0c0s0b0n0", nil), &m)
-	if diff := cmp.Diff(NodeMap{ID: "x0c0s0b0n0", NID: 10, Role: "Compute"}, m); diff != "" {
+	if diff := cmp.Diff(hsm.NodeMap{ID: "x0c0s0b0n0", NID: 10, Role: "Compute"}, m); diff != "" {
 		t.Errorf("GET NodeMap (-want +got):\n%s", diff)
 	}
 	a.must(200, "PUT", "/Defaults/NodeMaps/x0c0s0b0n4", map[string]any{"NID": 14})
@@ -49,7 +51,7 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 		{"ID": "x0c0s0b0n7", "State": "On", "NID": 70, "Role": "Service"}, // given values win
 		{"ID": "x0c0s0b0", "State": "On"},                                 // not a node
 	}})
-	want := []Component{
+	want := []hsm.Component{
 		{ID: "x0c0s0b0", Type: "NodeBMC"},
 		{ID: "x0c0s0b0n0", Type: "Node", Role: "Compute", NID: ptr(10)},
 		{ID: "x0c0s0b0n1", Type: "Node", Role: "Application", NID: ptr(11)},
@@ -73,12 +75,12 @@ func TestServiceEndpoints(t *testing.T) {
 		t.Errorf("/service/ready body %s, want the HSM {code, message} body", got)
 	}
 	a.must(204, "GET", "/service/liveness", nil)
-	var v Values
+	var v hsm.Values
 	json.Unmarshal(a.must(200, "GET", "/service/values/flag", nil), &v)
-	if diff := cmp.Diff(Values{Flag: []string{"Unknown", "OK", "Warning", "Alert", "Locked"}}, v); diff != "" {
+	if diff := cmp.Diff(hsm.Values{Flag: []string{"Unknown", "OK", "Warning", "Alert", "Locked"}}, v); diff != "" {
 		t.Errorf("values/flag (-want +got):\n%s", diff)
 	}
-	v = Values{}
+	v = hsm.Values{}
 	json.Unmarshal(a.must(200, "GET", "/service/values", nil), &v)
 	if len(v.State) != 8 || len(v.Type) < 40 || len(v.Role) == 0 || len(v.Arch) != 4 {
 		t.Errorf("values: %+v", v)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // scnKey is the value part of an SCN; components changed to the same values
@@ -42,10 +43,10 @@ func (g *scnGroups) add(k scnKey, id string) {
 	g.ids[k] = append(g.ids[k], id)
 }
 
-func (g *scnGroups) scns() []SCN {
-	out := make([]SCN, 0, len(g.order))
+func (g *scnGroups) scns() []hsm.SCN {
+	out := make([]hsm.SCN, 0, len(g.order))
 	for _, k := range g.order {
-		scn := SCN{Components: g.ids[k], State: k.State, Flag: k.Flag, Role: k.Role, SubRole: k.SubRole,
+		scn := hsm.SCN{Components: g.ids[k], State: k.State, Flag: k.Flag, Role: k.Role, SubRole: k.SubRole,
 			SoftwareStatus: k.SoftwareStatus, Timestamp: g.at}
 		if k.Enabled != 0 {
 			en := k.Enabled == 2
@@ -64,7 +65,7 @@ func (g *scnGroups) scns() []SCN {
 type outboxRow struct {
 	Seq     int64
 	Created time.Time
-	SCN     SCN
+	SCN     hsm.SCN
 }
 
 // outboxTail keeps the newest outbox rows in memory, so consumers that keep

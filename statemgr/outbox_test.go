@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func tailRow(seq int64, comps int, at time.Time) outboxRow {
@@ -13,7 +15,7 @@ func tailRow(seq int64, comps int, at time.Time) outboxRow {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("x0c0s0b0n%d", i)
 	}
-	return outboxRow{Seq: seq, Created: at, SCN: SCN{Components: ids, State: StateOn, Timestamp: at, Seq: seq}}
+	return outboxRow{Seq: seq, Created: at, SCN: hsm.SCN{Components: ids, State: hsm.StateOn, Timestamp: at, Seq: seq}}
 }
 
 func seqsOf(rows []outboxRow) []int64 {
@@ -97,12 +99,12 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range []string{StateOn, StateReady, StateOff} {
+	for _, st := range []string{hsm.StateOn, hsm.StateReady, hsm.StateOff} {
 		if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.UpdateState(ctx, idsOf(comps[:1]), StateUpdate{State: StateOn, Flag: "Warning"}); err != nil {
+	if _, err := s.UpdateState(ctx, idsOf(comps[:1]), StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
 		t.Fatal(err)
 	}
 	mem, ok := s.tail.after(0, 1000)
@@ -133,7 +135,7 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
-	sub, err := s.CreateSubscription(ctx, Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{StateOn}})
+	sub, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{hsm.StateOn}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // RelayConfig configures a Relay. Zero values take the defaults noted.
@@ -252,7 +253,7 @@ func (r *Relay) Compact(ctx context.Context) {
 // when the subscription changes and stopped when it is deleted.
 func (r *Relay) runSubscribers(ctx context.Context) error {
 	type worker struct {
-		sub    Subscription
+		sub    hsm.Subscription
 		cancel context.CancelFunc
 	}
 	running := map[string]worker{}
@@ -264,7 +265,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			r.cfg.Log.WarnContext(ctx, "scn_subscriptions_read_failed", "err", err)
 		}
-		want := map[string]Subscription{}
+		want := map[string]hsm.Subscription{}
 		for _, s := range subs {
 			want[s.ID] = s
 		}
@@ -287,7 +288,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 	}
 }
 
-func sameSub(a, b Subscription) bool {
+func sameSub(a, b hsm.Subscription) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 const subBatchRows = 64
@@ -15,7 +17,7 @@ const subBatchRows = 64
 // A failed post is retried with exponential backoff until it succeeds or the
 // subscription goes away; the cursor advances only past delivered (or
 // unwanted) rows.
-func (r *Relay) deliver(ctx context.Context, sub Subscription) {
+func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 	name := subCursor(sub.ID)
 	cur, err := r.store.cursor(ctx, name)
 	if err != nil {
@@ -59,7 +61,7 @@ func (r *Relay) deliver(ctx context.Context, sub Subscription) {
 }
 
 // postUntilDone posts scn until the subscriber takes it; false means ctx ended.
-func (r *Relay) postUntilDone(ctx context.Context, sub Subscription, scn *SCN) bool {
+func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hsm.SCN) bool {
 	body, err := json.Marshal(scn)
 	if err != nil {
 		r.cfg.Log.ErrorContext(ctx, "scn_encode_failed", "seq", scn.Seq, "err", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/internal/testpeer"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestRelayKafka publishes bulk-update SCNs through a real Kafka client to
@@ -41,7 +42,7 @@ func TestRelayKafka(t *testing.T) {
 	rec.Wait(t)
 	seen := map[string]bool{}
 	for _, m := range rec.Messages() {
-		var scn SCN
+		var scn hsm.SCN
 		if err := json.Unmarshal(m.Value, &scn); err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestRelayKafkaKcat(t *testing.T) {
 	}
 	for _, l := range lines {
 		key, val, _ := strings.Cut(l, " ")
-		var scn SCN
+		var scn hsm.SCN
 		if err := json.Unmarshal([]byte(val), &scn); err != nil || scn.Components[0] != key || scn.State != "On" || scn.Seq != 1 {
 			t.Errorf("kcat line %q does not decode to the SCN for %s", l, key)
 		}

@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // recorder is a bus.Publisher that keeps what it is given and can stop the
@@ -43,7 +44,7 @@ func (r *recorder) Publish(_ context.Context, topic string, msgs ...bus.Message)
 	}
 	for _, m := range msgs {
 		r.msgs = append(r.msgs, m)
-		var scn SCN
+		var scn hsm.SCN
 		_ = json.Unmarshal(m.Value, &scn)
 		r.seen[fmt.Sprintf("%d/%s", scn.Seq, string(m.Key))] = true
 	}
@@ -72,15 +73,15 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-func nodes(n int, offset int) []Component {
-	out := make([]Component, n)
+func nodes(n int, offset int) []hsm.Component {
+	out := make([]hsm.Component, n)
 	for i := range out {
-		out[i] = Component{ID: fmt.Sprintf("x%dc0s0b0n%d", offset+i/8, i%8), State: "Off"}
+		out[i] = hsm.Component{ID: fmt.Sprintf("x%dc0s0b0n%d", offset+i/8, i%8), State: "Off"}
 	}
 	return out
 }
 
-func idsOf(cs []Component) []string {
+func idsOf(cs []hsm.Component) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID
@@ -161,7 +162,7 @@ func TestOutboxCrash(t *testing.T) {
 	}
 	last := map[string]int64{}
 	for _, m := range rec.msgs {
-		var scn SCN
+		var scn hsm.SCN
 		json.Unmarshal(m.Value, &scn)
 		if len(scn.Components) != 1 || scn.Components[0] != string(m.Key) {
 			t.Fatalf("message key %s carries components %v", m.Key, scn.Components)
@@ -184,7 +185,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var got []SCN
+	var got []hsm.SCN
 	fails := 3
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -195,7 +196,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
-		var scn SCN
+		var scn hsm.SCN
 		json.NewDecoder(r.Body).Decode(&scn)
 		scn.Timestamp = time.Time{}
 		got = append(got, scn)
@@ -226,7 +227,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	if _, err := s.UpdateState(ctx, idsOf(comps[:1]), StateUpdate{State: "On"}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := s.CreateSubscription(ctx, Subscription{Subscriber: "test", Url: srv.URL, States: []string{"ready", "Off"}})
+	sub, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: srv.URL, States: []string{"ready", "Off"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	waitFor(t, done, "two SCNs at the subscriber")
 	stop()
 	<-errc
-	want := []SCN{
+	want := []hsm.SCN{
 		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Ready", Flag: "OK", Seq: 2, Epoch: s.epoch},
 		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Off", Flag: "OK", Seq: 4, Epoch: s.epoch},
 	}
@@ -276,7 +277,7 @@ func TestRetentionAndCompaction(t *testing.T) {
 	var got []int64
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var scn SCN
+		var scn hsm.SCN
 		json.NewDecoder(r.Body).Decode(&scn)
 		mu.Lock()
 		defer mu.Unlock()
@@ -284,7 +285,7 @@ func TestRetentionAndCompaction(t *testing.T) {
 		close(done)
 	}))
 	defer srv.Close()
-	sub, err := s.CreateSubscription(ctx, Subscription{Subscriber: "late", Url: srv.URL, States: []string{"On", "Off", "Ready"}})
+	sub, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "late", Url: srv.URL, States: []string{"On", "Off", "Ready"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +368,7 @@ func TestRelayPublishesBigRowsInBoundedCalls(t *testing.T) {
 		for i := range ids {
 			ids[i] = fmt.Sprintf("x%dc0s0b0n%d", seq, i)
 		}
-		return outboxRow{Seq: seq, SCN: SCN{Components: ids, State: StateOff, Seq: seq}}
+		return outboxRow{Seq: seq, SCN: hsm.SCN{Components: ids, State: hsm.StateOff, Seq: seq}}
 	}
 	rows := []outboxRow{row(1, 10), row(2, busMaxMessages+10), row(3, 5)}
 	pub := &failNth{n: 2}

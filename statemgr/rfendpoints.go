@@ -4,95 +4,17 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
-
-// DiscoveryInfo is what HSM records about the last walk of a RedfishEndpoint.
-// The field names are the ones the shipped HSM emits (its swagger says
-// LastAttempt/LastStatus; clients read these).
-type DiscoveryInfo struct {
-	LastDiscoveryAttempt *time.Time `json:"LastDiscoveryAttempt,omitempty"`
-	LastDiscoveryStatus  string     `json:"LastDiscoveryStatus"`
-	RedfishVersion       string     `json:"RedfishVersion,omitempty"`
-}
-
-// RedfishEndpoint is a BMC or other Redfish controller HSM discovers
-// hardware through. Password is accepted on input and never returned;
-// User is returned, as the shipped HSM does.
-type RedfishEndpoint struct {
-	ID                 string        `json:"ID"`
-	Type               string        `json:"Type"`
-	Name               string        `json:"Name"`
-	Hostname           string        `json:"Hostname"`
-	Domain             string        `json:"Domain"`
-	FQDN               string        `json:"FQDN"`
-	Enabled            *bool         `json:"Enabled,omitempty"`
-	UUID               string        `json:"UUID"`
-	User               string        `json:"User"`
-	Password           string        `json:"Password,omitempty"`
-	UseSSDP            bool          `json:"UseSSDP"`
-	MacRequired        bool          `json:"MacRequired"`
-	MACAddr            string        `json:"MACAddr"`
-	IPAddress          string        `json:"IPAddress"`
-	RediscoverOnUpdate bool          `json:"RediscoverOnUpdate"`
-	TemplateID         string        `json:"TemplateID"`
-	DiscoveryInfo      DiscoveryInfo `json:"DiscoveryInfo"`
-}
-
-// RedfishEndpointList is the body of GET /Inventory/RedfishEndpoints.
-type RedfishEndpointList struct {
-	RedfishEndpoints []RedfishEndpoint `json:"RedfishEndpoints"`
-}
-
-// RedfishEndpointPatch is the body of PATCH /Inventory/RedfishEndpoints/{xname};
-// nil fields are left alone.
-type RedfishEndpointPatch struct {
-	Name               *string `json:"Name"`
-	Hostname           *string `json:"Hostname"`
-	Domain             *string `json:"Domain"`
-	FQDN               *string `json:"FQDN"`
-	Enabled            *bool   `json:"Enabled"`
-	User               *string `json:"User"`
-	Password           *string `json:"Password"`
-	UseSSDP            *bool   `json:"UseSSDP"`
-	MacRequired        *bool   `json:"MacRequired"`
-	MACAddr            *string `json:"MACAddr"`
-	IPAddress          *string `json:"IPAddress"`
-	RediscoverOnUpdate *bool   `json:"RediscoverOnUpdate"`
-	TemplateID         *string `json:"TemplateID"`
-}
-
-// apply copies the set fields of p onto ep.
-func (p *RedfishEndpointPatch) apply(ep *RedfishEndpoint) {
-	for _, f := range []struct{ in, out *string }{
-		{p.Name, &ep.Name}, {p.Hostname, &ep.Hostname}, {p.Domain, &ep.Domain}, {p.FQDN, &ep.FQDN},
-		{p.User, &ep.User}, {p.Password, &ep.Password}, {p.MACAddr, &ep.MACAddr},
-		{p.IPAddress, &ep.IPAddress}, {p.TemplateID, &ep.TemplateID},
-	} {
-		if f.in != nil {
-			*f.out = *f.in
-		}
-	}
-	for _, f := range []struct{ in, out *bool }{
-		{p.UseSSDP, &ep.UseSSDP}, {p.MacRequired, &ep.MacRequired}, {p.RediscoverOnUpdate, &ep.RediscoverOnUpdate},
-	} {
-		if f.in != nil {
-			*f.out = *f.in
-		}
-	}
-	if p.Enabled != nil {
-		ep.Enabled = p.Enabled
-	}
-}
 
 // normEndpoint validates ep (field is the name used in errors) and fills the
 // defaults: Type from the xname, Enabled true, FQDN from Hostname and Domain
 // (or the xname when no address at all is given).
-func normEndpoint(field string, ep *RedfishEndpoint) error {
+func normEndpoint(field string, ep *hsm.RedfishEndpoint) error {
 	t := xname.TypeOf(ep.ID)
 	if t == xname.TypeInvalid || !xname.IsController(t) {
 		return problem.Invalidf("%sID: %q is not the xname of a Redfish controller", field, ep.ID)

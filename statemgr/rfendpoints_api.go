@@ -8,6 +8,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // SetDiscovery makes the API serve RedfishEndpoints, discovery and the
@@ -36,7 +37,7 @@ func (a *API) redfishRoutes(mux *httpserver.Mux) {
 }
 
 // public returns the endpoint of row as GET shows it: User, never Password.
-func (a *API) public(row rfRow) RedfishEndpoint {
+func (a *API) public(row rfRow) hsm.RedfishEndpoint {
 	ep := row.ep
 	ep.Password = ""
 	if c, err := a.rf.openCred(row); err == nil {
@@ -59,7 +60,7 @@ func (a *API) listRFEndpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) writeRFList(w http.ResponseWriter, rows []rfRow) {
-	out := RedfishEndpointList{RedfishEndpoints: make([]RedfishEndpoint, 0, len(rows))}
+	out := hsm.RedfishEndpointList{RedfishEndpoints: make([]hsm.RedfishEndpoint, 0, len(rows))}
 	for _, row := range rows {
 		out.RedfishEndpoints = append(out.RedfishEndpoints, a.public(row))
 	}
@@ -68,8 +69,8 @@ func (a *API) writeRFList(w http.ResponseWriter, rows []rfRow) {
 
 // postRFBody is one endpoint or {"RedfishEndpoints":[...]}.
 type postRFBody struct {
-	RedfishEndpoint
-	RedfishEndpoints []RedfishEndpoint `json:"RedfishEndpoints"`
+	hsm.RedfishEndpoint
+	RedfishEndpoints []hsm.RedfishEndpoint `json:"RedfishEndpoints"`
 }
 
 func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
@@ -80,7 +81,7 @@ func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 	}
 	eps, prefix := body.RedfishEndpoints, "RedfishEndpoints[%d]."
 	if len(eps) == 0 {
-		eps, prefix = []RedfishEndpoint{body.RedfishEndpoint}, ""
+		eps, prefix = []hsm.RedfishEndpoint{body.RedfishEndpoint}, ""
 	}
 	rows := make([]rfRow, 0, len(eps))
 	seen := map[string]int{}
@@ -121,8 +122,8 @@ func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 
 // newRFRow validates ep and seals its credentials. DiscoveryInfo is not
 // taken from the client.
-func (a *API) newRFRow(field string, ep RedfishEndpoint) (rfRow, error) {
-	ep.DiscoveryInfo = DiscoveryInfo{}
+func (a *API) newRFRow(field string, ep hsm.RedfishEndpoint) (rfRow, error) {
+	ep.DiscoveryInfo = hsm.DiscoveryInfo{}
 	if err := normEndpoint(field, &ep); err != nil {
 		return rfRow{}, err
 	}
@@ -182,7 +183,7 @@ func isAtOrBelow(id, anc string) bool {
 }
 
 func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
-	var ep RedfishEndpoint
+	var ep hsm.RedfishEndpoint
 	if err := httpserver.ReadJSON(w, r, 0, &ep); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -226,7 +227,7 @@ func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
-	var p RedfishEndpointPatch
+	var p hsm.RedfishEndpointPatch
 	if err := httpserver.ReadJSON(w, r, 0, &p); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -239,7 +240,7 @@ func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		}
 		ep := row.ep
 		ep.User, ep.Password = c.User, c.Password
-		p.apply(&ep)
+		p.Apply(&ep)
 		if err := normEndpoint("", &ep); err != nil {
 			return err
 		}

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // FuzzRedfishEndpointInput feeds untrusted POST bodies and query strings to
@@ -18,7 +20,7 @@ func FuzzRedfishEndpointInput(f *testing.F) {
 		if q, err := url.ParseQuery(query); err == nil {
 			_, _ = ParseRedfishEndpointFilter(q)
 		}
-		var ep RedfishEndpoint
+		var ep hsm.RedfishEndpoint
 		if json.Unmarshal([]byte(body), &ep) != nil {
 			return
 		}

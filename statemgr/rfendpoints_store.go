@@ -9,12 +9,13 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // rfRow is a stored RedfishEndpoint: the public fields (User and Password
 // always empty) and the sealed credentials.
 type rfRow struct {
-	ep   RedfishEndpoint
+	ep   hsm.RedfishEndpoint
 	cred []byte
 }
 

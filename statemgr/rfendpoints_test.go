@@ -9,21 +9,23 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestRFEndpointsAPI(t *testing.T) {
 	e := newRFEnv(t, DiscoveryConfig{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: "x3000c0s1b0", FQDN: "10.1.2.3:8443",
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s1b0", FQDN: "10.1.2.3:8443",
 		User: "root", Password: rfPassword, MACAddr: "AA-BB-CC-DD-EE-01"})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", map[string]any{"RedfishEndpoints": []RedfishEndpoint{
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", map[string]any{"RedfishEndpoints": []hsm.RedfishEndpoint{
 		{ID: "x3000c0s2b0", IPAddress: "10.1.2.4", User: "admin", Password: rfPassword},
 		{ID: "x3000c0r1b0", Hostname: "sw1", Domain: "hmn"},
 	}})
 
 	got := e.endpoint("x3000c0s1b0")
 	on := true
-	want := RedfishEndpoint{ID: "x3000c0s1b0", Type: "NodeBMC", Hostname: "x3000c0s1b0", FQDN: "10.1.2.3:8443", Enabled: &on,
-		User: "root", MACAddr: "aa:bb:cc:dd:ee:01", DiscoveryInfo: DiscoveryInfo{LastDiscoveryStatus: "NotYetQueried"}}
+	want := hsm.RedfishEndpoint{ID: "x3000c0s1b0", Type: "NodeBMC", Hostname: "x3000c0s1b0", FQDN: "10.1.2.3:8443", Enabled: &on,
+		User: "root", MACAddr: "aa:bb:cc:dd:ee:01", DiscoveryInfo: hsm.DiscoveryInfo{LastDiscoveryStatus: "NotYetQueried"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GET (-want +got):\n%s", diff)
 	}
@@ -41,7 +43,7 @@ func TestRFEndpointsAPI(t *testing.T) {
 		{name: "laststatus", query: "?laststatus=NotYetQueried&type=NodeBMC", want: []string{"x3000c0s1b0", "x3000c0s2b0"}},
 	} {
 		t.Run("filter "+tc.name, func(t *testing.T) {
-			var l RedfishEndpointList
+			var l hsm.RedfishEndpointList
 			if err := json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints"+tc.query, nil), &l); err != nil {
 				t.Fatal(err)
 			}
@@ -64,12 +66,12 @@ func TestRFEndpointsAPI(t *testing.T) {
 		status             int
 		detail             string
 	}{
-		{"duplicate", "POST", "", RedfishEndpoint{ID: "x3000c0s1b0"}, 409, "already exists"},
-		{"not a controller", "POST", "", RedfishEndpoint{ID: "x3000c0s1b0n0"}, 400, "ID"},
-		{"type mismatch", "POST", "", RedfishEndpoint{ID: "x3000c0s9b0", Type: "ChassisBMC"}, 400, "Type"},
-		{"bad mac", "POST", "", RedfishEndpoint{ID: "x3000c0s9b0", MACAddr: "zz"}, 400, "MACAddr"},
-		{"bad ip", "POST", "", RedfishEndpoint{ID: "x3000c0s9b0", IPAddress: "10.1.1"}, 400, "IPAddress"},
-		{"bad bulk element", "POST", "", map[string]any{"RedfishEndpoints": []RedfishEndpoint{{ID: "x3000c0s9b0"}, {ID: "bogus"}}}, 400, "RedfishEndpoints[1].ID"},
+		{"duplicate", "POST", "", hsm.RedfishEndpoint{ID: "x3000c0s1b0"}, 409, "already exists"},
+		{"not a controller", "POST", "", hsm.RedfishEndpoint{ID: "x3000c0s1b0n0"}, 400, "ID"},
+		{"type mismatch", "POST", "", hsm.RedfishEndpoint{ID: "x3000c0s9b0", Type: "ChassisBMC"}, 400, "Type"},
+		{"bad mac", "POST", "", hsm.RedfishEndpoint{ID: "x3000c0s9b0", MACAddr: "zz"}, 400, "MACAddr"},
+		{"bad ip", "POST", "", hsm.RedfishEndpoint{ID: "x3000c0s9b0", IPAddress: "10.1.1"}, 400, "IPAddress"},
+		{"bad bulk element", "POST", "", map[string]any{"RedfishEndpoints": []hsm.RedfishEndpoint{{ID: "x3000c0s9b0"}, {ID: "bogus"}}}, 400, "RedfishEndpoints[1].ID"},
 		{"bad filter", "GET", "?color=red", nil, 400, "color"},
 		{"missing", "GET", "/x3000c0s9b0", nil, 404, "x3000c0s9b0"},
 		{"patch missing", "PATCH", "/x3000c0s9b0", map[string]any{"Enabled": false}, 404, "x3000c0s9b0"},
@@ -104,9 +106,9 @@ func TestRFEndpointsAPI(t *testing.T) {
 	if c != (rfCred{User: "admin", Password: rfPassword}) || row.ep.Name != "n2" {
 		t.Errorf("after PATCH and PUT: name %q, creds user %q password kept %v", row.ep.Name, c.User, c.Password == rfPassword)
 	}
-	e.must(200, "PUT", "/Inventory/RedfishEndpoints/x3000c0s8b0", RedfishEndpoint{FQDN: "bmc8"})
+	e.must(200, "PUT", "/Inventory/RedfishEndpoints/x3000c0s8b0", hsm.RedfishEndpoint{FQDN: "bmc8"})
 
-	var q RedfishEndpointList
+	var q hsm.RedfishEndpointList
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints/Query/x3000c0", nil), &q)
 	if len(q.RedfishEndpoints) != 4 {
 		t.Errorf("Query/x3000c0: %d endpoints, want 4", len(q.RedfishEndpoints))

@@ -1,15 +1,17 @@
 package statemgr
 
+import "github.com/hmsuite/hms/statemgr/hsm"
+
 // startStates maps a target state to the current states it may be entered
 // from without Force, as the shipped HMS code (hmsValidStartStatesMap) has it.
 // Unknown, Empty and Populated have no entry: only Force (or discovery, which
 // always forces) may set them.
 var startStates = map[string][]string{
-	StateOff:     {StateOff, StateOn, StateStandby, StateHalt, StateReady},
-	StateOn:      {StateOn, StateOff, StateStandby, StateHalt},
-	StateStandby: {StateStandby, StateReady},
-	StateHalt:    {StateHalt, StateReady},
-	StateReady:   {StateReady, StateOn, StateOff, StateStandby, StateHalt},
+	hsm.StateOff:     {hsm.StateOff, hsm.StateOn, hsm.StateStandby, hsm.StateHalt, hsm.StateReady},
+	hsm.StateOn:      {hsm.StateOn, hsm.StateOff, hsm.StateStandby, hsm.StateHalt},
+	hsm.StateStandby: {hsm.StateStandby, hsm.StateReady},
+	hsm.StateHalt:    {hsm.StateHalt, hsm.StateReady},
+	hsm.StateReady:   {hsm.StateReady, hsm.StateOn, hsm.StateOff, hsm.StateStandby, hsm.StateHalt},
 }
 
 // TransitionAllowed reports whether a component in state from may move to
@@ -45,15 +47,15 @@ func (u StateUpdate) Apply(state, flag string) (newState, newFlag string, ok boo
 	if !u.Force && !TransitionAllowed(state, u.State) {
 		return state, flag, false
 	}
-	if u.State == StateReady && u.Flag == FlagWarning && state != StateReady {
+	if u.State == hsm.StateReady && u.Flag == hsm.FlagWarning && state != hsm.StateReady {
 		return state, flag, false
 	}
 	newFlag = u.Flag
 	if newFlag == "" {
-		newFlag = FlagOK
+		newFlag = hsm.FlagOK
 	}
-	if flag == FlagLocked {
-		newFlag = FlagLocked
+	if flag == hsm.FlagLocked {
+		newFlag = hsm.FlagLocked
 	}
 	if u.State == state && newFlag == flag {
 		return state, flag, false

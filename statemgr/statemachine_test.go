@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestStateMachineProperties checks StateUpdate.Apply against the rules of
@@ -18,11 +20,11 @@ func TestStateMachineProperties(t *testing.T) {
 		"Halt":    "Halt Ready",
 		"Ready":   "Ready On Off Standby Halt",
 	}
-	flags := append([]string{""}, Flags.Values...)
+	flags := append([]string{""}, hsm.Flags.Values...)
 	n := 0
-	for _, from := range States.Values {
-		for _, curFlag := range Flags.Values {
-			for _, to := range States.Values {
+	for _, from := range hsm.States.Values {
+		for _, curFlag := range hsm.Flags.Values {
+			for _, to := range hsm.States.Values {
 				for _, flag := range flags {
 					for _, force := range []bool{false, true} {
 						n++

@@ -11,49 +11,11 @@ import (
 	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// Subscription is an HTTP callback subscriber to SCNs (/Subscriptions/SCN).
-// It receives an SCN when the SCN's State is in States, its Role in Roles,
-// its SubRole in SubRoles, its SoftwareStatus in SoftwareStatus, or when it
-// reports an Enabled change and Enabled is true.
-type Subscription struct {
-	ID             string   `json:"ID,omitempty"`
-	Subscriber     string   `json:"Subscriber"`
-	Enabled        *bool    `json:"Enabled,omitempty"`
-	Roles          []string `json:"Roles,omitempty"`
-	SubRoles       []string `json:"SubRoles,omitempty"`
-	SoftwareStatus []string `json:"SoftwareStatus,omitempty"`
-	States         []string `json:"States,omitempty"`
-	Url            string   `json:"Url"`
-}
-
-// SubscriptionList is the body of GET /Subscriptions/SCN.
-type SubscriptionList struct {
-	SubscriptionList []Subscription `json:"SubscriptionList"`
-}
-
-// SubscriptionPatch is the body of PATCH /Subscriptions/SCN/{id}.
-type SubscriptionPatch struct {
-	Op             string   `json:"Op"`
-	Enabled        *bool    `json:"Enabled"`
-	Roles          []string `json:"Roles"`
-	SubRoles       []string `json:"SubRoles"`
-	SoftwareStatus []string `json:"SoftwareStatus"`
-	States         []string `json:"States"`
-}
-
-// Matches reports whether the subscription wants scn.
-func (s *Subscription) Matches(scn *SCN) bool {
-	in := func(list []string, v string) bool {
-		return v != "" && slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, v) })
-	}
-	return in(s.States, scn.State) || in(s.Roles, scn.Role) || in(s.SubRoles, scn.SubRole) ||
-		in(s.SoftwareStatus, scn.SoftwareStatus) || (scn.Enabled != nil && s.Enabled != nil && *s.Enabled)
-}
-
-// normalize validates sub and canonicalises its enum lists.
-func (s *Subscription) normalize(vs *vocabSet) error {
+// normSubscription validates s and canonicalises its enum lists.
+func normSubscription(s *hsm.Subscription, vs *vocabSet) error {
 	if strings.TrimSpace(s.Subscriber) == "" {
 		return problem.Invalidf("Subscriber: required")
 	}
@@ -66,9 +28,9 @@ func (s *Subscription) normalize(vs *vocabSet) error {
 
 func normLists(vs *vocabSet, states, roles, subRoles *[]string) error {
 	for _, l := range []struct {
-		e    *Enum
+		e    *hsm.Enum
 		list *[]string
-	}{{&States, states}, {&vs.roles, roles}, {&vs.subRoles, subRoles}} {
+	}{{&hsm.States, states}, {&vs.roles, roles}, {&vs.subRoles, subRoles}} {
 		for i, v := range *l.list {
 			n, ok := l.e.Normalize(v)
 			if !ok {
@@ -81,37 +43,37 @@ func normLists(vs *vocabSet, states, roles, subRoles *[]string) error {
 }
 
 // Subscriptions returns every subscription.
-func (s *Store) Subscriptions(ctx context.Context) ([]Subscription, error) {
+func (s *Store) Subscriptions(ctx context.Context) ([]hsm.Subscription, error) {
 	return s.querySubs(ctx, `SELECT id, subscriber, url, enabled, roles, sub_roles, software_status, states
 		FROM scn_subscriptions ORDER BY id`)
 }
 
 // Subscription returns the subscription with the given ID.
-func (s *Store) Subscription(ctx context.Context, id string) (Subscription, error) {
+func (s *Store) Subscription(ctx context.Context, id string) (hsm.Subscription, error) {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
-		return Subscription{}, problem.NotFoundf("subscription %q: none", id)
+		return hsm.Subscription{}, problem.NotFoundf("subscription %q: none", id)
 	}
 	subs, err := s.querySubs(ctx, `SELECT id, subscriber, url, enabled, roles, sub_roles, software_status, states
 		FROM scn_subscriptions WHERE id = ?`, n)
 	if err != nil {
-		return Subscription{}, err
+		return hsm.Subscription{}, err
 	}
 	if len(subs) == 0 {
-		return Subscription{}, problem.NotFoundf("subscription %s: none", id)
+		return hsm.Subscription{}, problem.NotFoundf("subscription %s: none", id)
 	}
 	return subs[0], nil
 }
 
-func (s *Store) querySubs(ctx context.Context, q string, args ...any) ([]Subscription, error) {
+func (s *Store) querySubs(ctx context.Context, q string, args ...any) ([]hsm.Subscription, error) {
 	rows, err := s.db.R.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read subscriptions: %w", err)
 	}
 	defer rows.Close()
-	out := []Subscription{}
+	out := []hsm.Subscription{}
 	for rows.Next() {
-		var sub Subscription
+		var sub hsm.Subscription
 		var id int64
 		var en sql.NullBool
 		var lists [4]string
@@ -143,8 +105,8 @@ func listJSON(l []string) string {
 // CreateSubscription stores sub and returns it with its ID. It receives every
 // SCN committed after this call returns; the same Subscriber and Url twice is
 // ErrConflict.
-func (s *Store) CreateSubscription(ctx context.Context, sub Subscription) (Subscription, error) {
-	if err := sub.normalize(s.vocab.get()); err != nil {
+func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error) {
+	if err := normSubscription(&sub, s.vocab.get()); err != nil {
 		return sub, err
 	}
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
@@ -184,8 +146,8 @@ func (s *Store) CreateSubscription(ctx context.Context, sub Subscription) (Subsc
 func subCursor(id string) string { return "sub:" + id }
 
 // ReplaceSubscription overwrites subscription id with sub, keeping its cursor.
-func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub Subscription) (Subscription, error) {
-	if err := sub.normalize(s.vocab.get()); err != nil {
+func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub hsm.Subscription) (hsm.Subscription, error) {
+	if err := normSubscription(&sub, s.vocab.get()); err != nil {
 		return sub, err
 	}
 	if _, err := s.Subscription(ctx, id); err != nil {
@@ -212,9 +174,9 @@ func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub Subscrip
 }
 
 // PatchSubscription adds, removes or replaces filter values of subscription id.
-func (s *Store) PatchSubscription(ctx context.Context, id string, p SubscriptionPatch) (Subscription, error) {
+func (s *Store) PatchSubscription(ctx context.Context, id string, p hsm.SubscriptionPatch) (hsm.Subscription, error) {
 	if err := normLists(s.vocab.get(), &p.States, &p.Roles, &p.SubRoles); err != nil {
-		return Subscription{}, err
+		return hsm.Subscription{}, err
 	}
 	sub, err := s.Subscription(ctx, id)
 	if err != nil {

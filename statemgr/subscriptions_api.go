@@ -5,6 +5,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request) {
@@ -13,7 +14,7 @@ func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, SubscriptionList{SubscriptionList: subs})
+	httpserver.WriteJSON(w, http.StatusOK, hsm.SubscriptionList{SubscriptionList: subs})
 }
 
 func (a *API) getSubscription(w http.ResponseWriter, r *http.Request) {
@@ -26,7 +27,7 @@ func (a *API) getSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) postSubscription(w http.ResponseWriter, r *http.Request) {
-	var sub Subscription
+	var sub hsm.Subscription
 	err := httpserver.ReadJSON(w, r, 0, &sub)
 	if err == nil {
 		sub, err = a.store.CreateSubscription(r.Context(), sub)
@@ -39,7 +40,7 @@ func (a *API) postSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) putSubscription(w http.ResponseWriter, r *http.Request) {
-	var sub Subscription
+	var sub hsm.Subscription
 	err := httpserver.ReadJSON(w, r, 0, &sub)
 	if err == nil {
 		sub, err = a.store.ReplaceSubscription(r.Context(), r.PathValue("id"), sub)
@@ -52,7 +53,7 @@ func (a *API) putSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) patchSubscription(w http.ResponseWriter, r *http.Request) {
-	var p SubscriptionPatch
+	var p hsm.SubscriptionPatch
 	err := httpserver.ReadJSON(w, r, 0, &p)
 	if err == nil {
 		_, err = a.store.PatchSubscription(r.Context(), r.PathValue("id"), p)
@@ -69,5 +70,5 @@ func (a *API) deleteSubscriptions(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, Response{Code: "0", Message: "deleted"})
+	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: "deleted"})
 }

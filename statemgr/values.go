@@ -7,19 +7,8 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
-
-// Values is the body of GET /service/values: every enumeration HSM validates.
-type Values struct {
-	Arch    []string `json:"Arch,omitempty"`
-	Class   []string `json:"Class,omitempty"`
-	Flag    []string `json:"Flag,omitempty"`
-	NetType []string `json:"NetType,omitempty"`
-	Role    []string `json:"Role,omitempty"`
-	SubRole []string `json:"SubRole,omitempty"`
-	State   []string `json:"State,omitempty"`
-	Type    []string `json:"Type,omitempty"`
-}
 
 func componentTypes() []string {
 	var out []string
@@ -34,10 +23,10 @@ func componentTypes() []string {
 }
 
 func (a *API) getValues(w http.ResponseWriter, r *http.Request) {
-	all := Values{Arch: Arches.Values, Class: Classes.Values, Flag: Flags.Values, NetType: NetTypes.Values,
-		Role: a.store.vocab.get().roles.Values, SubRole: a.store.vocab.get().subRoles.Values, State: States.Values, Type: componentTypes()}
+	all := hsm.Values{Arch: hsm.Arches.Values, Class: hsm.Classes.Values, Flag: hsm.Flags.Values, NetType: hsm.NetTypes.Values,
+		Role: a.store.vocab.get().roles.Values, SubRole: a.store.vocab.get().subRoles.Values, State: hsm.States.Values, Type: componentTypes()}
 	kind := strings.ToLower(r.PathValue("kind"))
-	var v Values
+	var v hsm.Values
 	switch kind {
 	case "":
 		v = all

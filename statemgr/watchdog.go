@@ -12,6 +12,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -70,7 +71,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	f, err := ParseFilter(url.Values{"type": {string(xname.Node)}, "state": {StateStandby}}, w.store.vocab)
+	f, err := ParseFilter(url.Values{"type": {string(xname.Node)}, "state": {hsm.StateStandby}}, w.store.vocab)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 			continue
 		}
 		for _, row := range rows {
-			if row.SCN.State != StateStandby {
+			if row.SCN.State != hsm.StateStandby {
 				continue
 			}
 			for _, id := range row.SCN.Components {
@@ -161,7 +162,7 @@ func (w *Watchdog) poll(ctx context.Context, id string) {
 		case <-w.cfg.After(wait):
 		}
 		wait = w.cfg.Every
-		if c, err := w.store.Component(id); err != nil || c.State != StateStandby {
+		if c, err := w.store.Component(id); err != nil || c.State != hsm.StateStandby {
 			return
 		}
 		state, err := w.powerState(ctx, id)
@@ -172,7 +173,7 @@ func (w *Watchdog) poll(ctx context.Context, id string) {
 		if state != redfish.StateOff {
 			continue
 		}
-		if _, err := w.store.UpdateState(ctx, []string{id}, StateUpdate{State: StateOff}); err != nil {
+		if _, err := w.store.UpdateState(ctx, []string{id}, StateUpdate{State: hsm.StateOff}); err != nil {
 			w.cfg.Log.WarnContext(ctx, "standby_set_off_failed", "xname", id, "err", err)
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -57,7 +58,7 @@ func TestWatchdogStandby(t *testing.T) {
 	const bmcX, node = "x3000c0s4b0", "x3000c0s4b0n0"
 	e := newRFEnv(t, DiscoveryConfig{})
 	e.bmc(bmcX, 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 	if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
 		t.Fatalf("discovery: %s", st)
 	}
@@ -75,24 +76,24 @@ func TestWatchdogStandby(t *testing.T) {
 	noop := func() {}
 
 	// Standby while the BMC says On: polled, left alone; leaving Standby stops the poll.
-	setState(StateReady)
-	setState(StateStandby)
+	setState(hsm.StateReady)
+	setState(hsm.StateStandby)
 	rfEventually(t, "poll started", noop, polling)
 	timers.fire()
 	rfEventually(t, "second read scheduled", noop, func() bool { timers.mu.Lock(); defer timers.mu.Unlock(); return len(timers.pending) > 0 })
-	if got := state(); got != StateStandby {
+	if got := state(); got != hsm.StateStandby {
 		t.Fatalf("state after a read of On = %s, want Standby", got)
 	}
-	setState(StateReady)
+	setState(hsm.StateReady)
 	rfEventually(t, "poll stopped after leaving Standby", func() { timers.fire() }, func() bool { return !polling() })
-	if got := state(); got != StateReady {
+	if got := state(); got != hsm.StateReady {
 		t.Fatalf("state = %s, want Ready", got)
 	}
 
 	// Standby again, and the BMC now says Off: the node is set Off.
 	rfPowerOff(t, e, node)
-	setState(StateStandby)
-	rfEventually(t, "node set Off", func() { timers.fire() }, func() bool { return state() == StateOff })
+	setState(hsm.StateStandby)
+	rfEventually(t, "node set Off", func() { timers.fire() }, func() bool { return state() == hsm.StateOff })
 	rfEventually(t, "poll stopped after Off", func() { timers.fire() }, func() bool { return !polling() })
 }
 
