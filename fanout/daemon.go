@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -87,26 +86,13 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.Bus != nil {
 		brokers = cfg.Brokers
 	}
-	if cfg.ScnInURL == "" && cfg.Bus == nil && isLoopbackURL(cfg.HSMURL) {
+	if cfg.ScnInURL == "" && cfg.Bus == nil && httpserver.IsLoopbackURL(cfg.HSMURL) {
 		cfg.ScnInURL = httpserver.LocalURL(ln.Addr()) + "/hmi/v1/scn"
 	}
 	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
 	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)
 	return &Daemon{cfg: cfg, store: store, svc: svc, inURL: params.ScnInURL,
 		srv: httpserver.Serve(ln, api.Handler(), cfg.Log, reg)}, nil
-}
-
-// isLoopbackURL reports whether raw names this host by a loopback address.
-func isLoopbackURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
 }
 
 // URL is the base URL the daemon serves on.

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -128,3 +130,32 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Close releases the listener of a server that will not be run.
 func (s *Server) Close() error { return s.ln.Close() }
+
+// IsLoopbackURL reports whether raw names this host by a loopback address
+// (or localhost).
+func IsLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
+}
+
+// CallbackURL is the URL a peer at peerURL reaches this server's path on:
+// the loopback URL when the peer is on this host, else
+// http://<hostname>:<port>.
+func CallbackURL(peerURL string, addr net.Addr, path string) string {
+	if IsLoopbackURL(peerURL) {
+		return LocalURL(addr) + path
+	}
+	_, port, _ := net.SplitHostPort(addr.String())
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + path
+}

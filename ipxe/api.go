@@ -1,0 +1,156 @@
+package ipxe
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// Base is the path prefix of the BSS API.
+const Base = "/boot/v1"
+
+// API serves the BSS REST API and the cloud-init endpoints over a Service.
+type API struct {
+	svc     *Service
+	log     *slog.Logger
+	version string
+}
+
+// NewAPI returns the API for svc; version is what /service/version reports.
+func NewAPI(svc *Service, log *slog.Logger, version string) *API {
+	return &API{svc: svc, log: log, version: version}
+}
+
+// Handler returns the routed API.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	a.routes(mux)
+	return mux
+}
+
+// routes registers every route, one line each. hms-bss switches on the
+// method inside each handler, so a known path with another method is a 405
+// problem naming the allowed ones; the catch-all rows say so.
+func (a *API) routes(mux *http.ServeMux) {
+	const bp = Base + "/bootparameters"
+	mux.HandleFunc("GET "+bp, a.getParams)
+	mux.HandleFunc("POST "+bp, a.postParams)
+	mux.HandleFunc("PUT "+bp, a.putParams)
+	mux.HandleFunc("PATCH "+bp, a.patchParams)
+	mux.HandleFunc("DELETE "+bp, a.deleteParams)
+	mux.HandleFunc(bp, notAllowed("GET,PUT,POST,PATCH,DELETE"))
+	mux.HandleFunc("GET "+Base+"/bootscript", a.bootscript)
+	mux.HandleFunc(Base+"/bootscript", notAllowed("GET"))
+	mux.HandleFunc("GET "+Base+"/hosts", a.getHosts)
+	mux.HandleFunc("POST "+Base+"/hosts", a.postHosts)
+	mux.HandleFunc(Base+"/hosts", notAllowed("GET,POST"))
+	mux.HandleFunc("GET "+Base+"/dumpstate", a.dumpstate)
+	mux.HandleFunc(Base+"/dumpstate", notAllowed("GET"))
+	mux.HandleFunc("GET "+Base+"/endpoint-history", a.endpointHistory)
+	mux.HandleFunc(Base+"/endpoint-history", notAllowed("GET"))
+	mux.HandleFunc("POST "+Base+"/scn", a.scn)
+	mux.HandleFunc(Base+"/scn", notAllowed("POST"))
+	mux.HandleFunc("GET "+Base+"/service/", a.service)
+	mux.HandleFunc(Base+"/service/", notAllowed("GET"))
+	mux.HandleFunc("GET /meta-data", a.metaData)
+	mux.HandleFunc("/meta-data", notAllowed("GET"))
+	mux.HandleFunc("GET /user-data", a.userData)
+	mux.HandleFunc("/user-data", notAllowed("GET"))
+	mux.HandleFunc("POST /phone-home", a.phoneHome)
+	mux.HandleFunc("/phone-home", notAllowed("POST"))
+	mux.HandleFunc(Base+"/", helloWorld)
+}
+
+// notAllowed answers a method a path does not take, as hms-bss does.
+func notAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		problem.WriteStatus(w, r, http.StatusMethodNotAllowed, "allow "+allow)
+	}
+}
+
+// helloWorld is hms-bss's answer to any other path under /boot/v1/.
+func helloWorld(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("Hello World!"))
+}
+
+// jsonType is the Content-Type of hms-bss's JSON answers.
+const jsonType = "application/json; charset=UTF-8"
+
+// writeJSON sends v as hms-bss does (json.Encoder, so a trailing newline).
+func writeJSON(w http.ResponseWriter, status int, ctype string, v any) {
+	w.Header().Set("Content-Type", ctype)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeEmpty sends a bodiless success.
+func writeEmpty(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", jsonType)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(status)
+}
+
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	problem.Write(w, r, a.log, err)
+}
+
+// listParam is a comma-separated query parameter, repeats joined.
+func listParam(r *http.Request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		for _, p := range strings.Split(v, ",") {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// parseNIDs parses NIDs as hms-bss does (strconv base 0: 0x.. and 0.. too).
+func parseNIDs(vals []string) ([]int32, error) {
+	out := make([]int32, 0, len(vals))
+	for _, v := range vals {
+		n, err := strconv.ParseInt(v, 0, 32)
+		if err != nil {
+			return nil, problem.Invalidf("Bad Request - Invalid nid '%s'", v)
+		}
+		out = append(out, int32(n))
+	}
+	return out, nil
+}
+
+// bootscript answers GET /boot/v1/bootscript.
+func (a *API) bootscript(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := ScriptRequest{Arch: q.Get("arch"), TS: q.Get("ts")}
+	if m := listParam(r, "mac"); len(m) > 0 {
+		req.MAC = m[0]
+	}
+	if n := listParam(r, "name"); len(n) > 0 {
+		req.Name = n[0]
+	}
+	if n := listParam(r, "nid"); len(n) > 0 {
+		if v, err := strconv.ParseInt(n[0], 0, 32); err == nil && v >= 0 {
+			req.NID, req.HasNID = int(v), true
+		}
+	}
+	if req.MAC == "" && req.Name == "" && !req.HasNID {
+		problem.WriteStatus(w, r, http.StatusBadRequest, "Need a mac=, name=, or nid= parameter")
+		return
+	}
+	req.Retry, _ = strconv.Atoi(q.Get("retry"))
+	script, err := a.svc.Bootscript(&req)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
+	_, _ = w.Write([]byte(script))
+}

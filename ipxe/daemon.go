@@ -1,0 +1,141 @@
+package ipxe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+)
+
+// DaemonConfig is what a whole bss needs: cmd/bss fills it from its flags,
+// `hms up` from its own.
+type DaemonConfig struct {
+	// Listen is the address to bind (":0" picks a free port).
+	Listen string
+	// DB is the SQLite file.
+	DB string
+	// HSMURL is HSM's base URL (empty: no HSM, every node is unknown).
+	HSMURL string
+	// AdvertiseURL is the base URL nodes reach BSS on; empty: this
+	// daemon's own URL (loopback for a wildcard listen: set it in production).
+	AdvertiseURL string
+	// ScnInURL is where HSM posts SCNs; empty: this daemon's loopback URL
+	// when HSM is on loopback, else http://<hostname>:<port>/boot/v1/scn.
+	ScnInURL string
+	// Resync is how often the whole HSM cache is re-read (5 min).
+	Resync time.Duration
+	// RetryDelay and RetrievalDelay are the script sleeps (30 s, 10 s).
+	RetryDelay, RetrievalDelay time.Duration
+	// Version is what /boot/v1/service/version reports.
+	Version string
+	// DHCP and TFTP, when set, run the boot chain's DHCP and TFTP servers
+	// beside the API (ipxe/dhcp, ipxe/tftp); nil: off.
+	DHCP *DHCPConfig
+	TFTP *TFTPConfig
+	Log  *slog.Logger
+}
+
+// DHCPConfig configures the DHCP server (ipxe/dhcp). Its flags are
+// -dhcp-interface, -dhcp-subnet, -dhcp-range, -dhcp-router, -dhcp-dns,
+// -dhcp-lease, -dhcp-proxy and -dhcp-config.
+type DHCPConfig struct {
+	Interface   string
+	Subnet      netip.Prefix
+	First, Last netip.Addr
+	Router      netip.Addr
+	DNS         []netip.Addr
+	Lease       time.Duration
+	Proxy       bool
+	ConfigFile  string
+}
+
+// TFTPConfig configures the TFTP server (ipxe/tftp): -tftp-listen, -tftp-root.
+type TFTPConfig struct {
+	Listen string
+	Root   string
+}
+
+// Version is the default /service/version answer: the hms-bss release whose
+// wire format this package speaks.
+const Version = "1.37.0"
+
+// Daemon is a bss with its database open and its port bound. Run it, or
+// Close it if it will not be run.
+type Daemon struct {
+	store *Store
+	svc   *Service
+	srv   *httpserver.Server
+}
+
+// StartDaemon opens the database and binds the port.
+func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = Version
+	}
+	if cfg.DHCP != nil || cfg.TFTP != nil {
+		// ipxe/dhcp and ipxe/tftp plug in here.
+		return nil, errors.New("the DHCP and TFTP servers are not part of this build yet")
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	defer func() {
+		if err != nil {
+			ln.Close()
+		}
+	}()
+	store, err := OpenStore(ctx, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	reg := httpserver.NewRegistry()
+	sc := Config{Script: ScriptConfig{AdvertiseURL: cfg.AdvertiseURL, RetryDelay: cfg.RetryDelay,
+		RetrievalDelay: cfg.RetrievalDelay}, Log: cfg.Log, Registerer: reg}
+	if sc.Script.AdvertiseURL == "" {
+		sc.Script.AdvertiseURL = httpserver.LocalURL(ln.Addr())
+	}
+	if cfg.HSMURL != "" {
+		sc.HSM = NewHSMClient(cfg.HSMURL, nil)
+		sc.Sync = SyncConfig{CallbackURL: cfg.ScnInURL, Resync: cfg.Resync, Subscriber: "bss@" + hostname()}
+		if sc.Sync.CallbackURL == "" {
+			sc.Sync.CallbackURL = httpserver.CallbackURL(cfg.HSMURL, ln.Addr(), Base+"/scn")
+		}
+	}
+	svc, err := New(ctx, store, sc)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	api := NewAPI(svc, cfg.Log, cfg.Version)
+	return &Daemon{store: store, svc: svc, srv: httpserver.Serve(ln, api.Handler(), cfg.Log, reg)}, nil
+}
+
+// URL is the base URL the daemon serves on.
+func (d *Daemon) URL() string { return d.srv.URL() }
+
+// Service is the daemon's service (its cache, for the DHCP server and tests).
+func (d *Daemon) Service() *Service { return d.svc }
+
+// Run serves and follows HSM until ctx is cancelled, then shuts down
+// gracefully and closes the database.
+func (d *Daemon) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.srv.Run(gctx) })
+	g.Go(func() error { return d.svc.Run(gctx) })
+	err := g.Wait()
+	return errors.Join(err, d.store.Close())
+}
+
+// Close releases a daemon that was started but will not be run.
+func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }

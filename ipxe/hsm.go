@@ -1,0 +1,60 @@
+package ipxe
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/statemgr"
+)
+
+// HSM's wire types, as BSS reads them.
+type (
+	// Component is an HSM component.
+	Component = statemgr.Component
+	// EthernetInterface is an HSM EthernetInterface (a MAC, its IPs and its node).
+	EthernetInterface = statemgr.EthernetInterface
+	// IPAddressMapping is one address of an EthernetInterface.
+	IPAddressMapping = statemgr.IPAddressMapping
+	// SCN is an HSM state-change notification.
+	SCN = statemgr.SCN
+	// Subscription is an HSM SCN subscription.
+	Subscription = statemgr.Subscription
+)
+
+// HSM is what BSS needs of HSM; statemgr's Client is one.
+type HSM interface {
+	Components(ctx context.Context, query url.Values) ([]Component, error)
+	QueryComponents(ctx context.Context, ids []string) ([]Component, error)
+	EthernetInterfaces(ctx context.Context, query url.Values) ([]EthernetInterface, error)
+	Subscribe(ctx context.Context, sub Subscription) (Subscription, error)
+	Ready(ctx context.Context) error
+	Values(ctx context.Context) (Values, error)
+}
+
+// Values are the enum values HSM accepts (GET /service/values): a
+// subscription naming anything else is refused.
+type Values struct {
+	State   []string `json:"State"`
+	Role    []string `json:"Role"`
+	SubRole []string `json:"SubRole"`
+}
+
+// hsmClient is statemgr's Client plus the one call BSS needs that it lacks.
+type hsmClient struct {
+	*statemgr.Client
+	raw *httpclient.Client
+}
+
+// NewHSMClient returns the HSM client BSS uses for the HSM at base.
+func NewHSMClient(base string, hc *http.Client) HSM {
+	return &hsmClient{Client: statemgr.NewClient(base, hc), raw: httpclient.New("hsm", base, statemgr.Base, hc)}
+}
+
+// Values returns the states, roles and subroles HSM accepts.
+func (c *hsmClient) Values(ctx context.Context) (Values, error) {
+	var v Values
+	err := c.raw.Do(ctx, http.MethodGet, "/service/values", nil, &v)
+	return v, err
+}

@@ -1,0 +1,245 @@
+package ipxe
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// ScriptRequest is a GET /boot/v1/bootscript query: one of MAC, Name or NID
+// names the node; Retry counts failed boots; Arch is iPXE's ${buildarch}
+// (set once an unknown node chained back); TS is the time of its first ask.
+type ScriptRequest struct {
+	MAC, Name string
+	NID       int
+	HasNID    bool
+	Retry     int
+	Arch, TS  string
+}
+
+// describe names the request as hms-bss's "not configured" errors do.
+func (r *ScriptRequest) describe(n *Node) string {
+	var d string
+	switch {
+	case r.MAC != "":
+		d = "MAC " + r.MAC
+	case r.Name != "":
+		d = r.Name
+	default:
+		d = "NID " + strconv.Itoa(r.NID)
+	}
+	if n != nil && n.ID != r.Name {
+		d += " (" + n.ID + ")"
+	}
+	return d
+}
+
+// node finds the HSM node the request names.
+func (s *Service) node(r *ScriptRequest) *Node {
+	var n *Node
+	switch {
+	case r.Name != "":
+		n, _ = s.cache.Node(r.Name)
+	case r.MAC != "":
+		n, _ = s.cache.ByMAC(r.MAC)
+	case r.HasNID:
+		n, _ = s.cache.ByNID(r.NID)
+	}
+	return n
+}
+
+// lookup returns the entry a node boots, in hms-bss order: its own (by the
+// name asked or its xname), one of its MACs, its NID, its role, Default.
+func (s *Service) lookup(n *Node, r *ScriptRequest) (string, *Entry) {
+	try := func(k string) (string, *Entry, bool) {
+		if k == "" {
+			return "", nil, false
+		}
+		e, ok := s.store.entry(k)
+		return k, e, ok
+	}
+	cands := []string{r.Name}
+	if r.MAC != "" {
+		cands = append(cands, normMAC(r.MAC))
+	}
+	if r.HasNID {
+		cands = append(cands, nidKey(int32(r.NID)))
+	}
+	if n != nil {
+		cands = append(cands, n.ID)
+		cands = append(cands, n.MACs...)
+		if n.NID != nil {
+			cands = append(cands, nidKey(int32(*n.NID)))
+		}
+		cands = append(cands, n.Role)
+	}
+	cands = append(cands, TagDefault)
+	for _, k := range cands {
+		if k, e, ok := try(k); ok {
+			return k, e
+		}
+	}
+	return "", nil
+}
+
+// Bootscript returns the iPXE script for r: the node's own kernel, initrd
+// and parameters; for an unknown node first a chain back that adds its
+// architecture, then the Unknown-<arch> entry.
+func (s *Service) Bootscript(r *ScriptRequest) (string, error) {
+	n := s.node(r)
+	if n != nil && n.EndpointEnabled() {
+		if _, e := s.lookup(n, r); e != nil && e.Kernel != "" {
+			s.hist.touch(n.ID, EndpointBootscript, s.now())
+			s.m.known.Inc()
+			return s.knownScript(n, r, e), nil
+		}
+	}
+	if n == nil && r.MAC != "" {
+		s.missed(normMAC(r.MAC))
+	}
+	if r.Arch == "" {
+		s.m.chain.Inc()
+		return "#!ipxe\nsleep " + seconds(s.cfg.RetrievalDelay) + "\n" + s.unknownChain(r) + "\n\n", nil
+	}
+	if e, ok := s.store.entry(TagUnknownPrefix + r.Arch); ok && e.Kernel != "" {
+		s.m.unknown.Inc()
+		return s.script(e, "", nil, s.unknownChain(r)), nil
+	}
+	desc := "Unknown " + r.describe(n) + " architecture " + r.Arch
+	if n != nil {
+		if _, e := s.lookup(n, r); e != nil && e.Kernel != "" {
+			s.hist.touch(n.ID, EndpointBootscript, s.now())
+			s.m.known.Inc()
+			return s.knownScript(n, r, e), nil
+		}
+	}
+	s.m.notConfigured.Inc()
+	return "", problem.NotFoundf("%s: this host not configured for booting.", desc)
+}
+
+func seconds(d interface{ Seconds() float64 }) string {
+	return strconv.FormatInt(int64(d.Seconds()), 10)
+}
+
+// knownScript is the script of a node HSM knows.
+func (s *Service) knownScript(n *Node, r *ScriptRequest, e *Entry) string {
+	var b strings.Builder
+	b.WriteString("chain ")
+	b.WriteString(s.cfg.AdvertiseURL)
+	b.WriteString("/boot/v1/bootscript?")
+	mac := r.MAC
+	if mac == "" && len(n.MACs) > 0 {
+		mac = n.MACs[0]
+	}
+	if mac != "" {
+		b.WriteString("mac=")
+		b.WriteString(mac)
+	} else {
+		b.WriteString("name=")
+		b.WriteString(url.QueryEscape(n.ID))
+	}
+	b.WriteString("&retry=")
+	b.WriteString(strconv.Itoa(r.Retry + 1))
+	return s.script(e, e.Token, n, b.String())
+}
+
+// unknownChain is the chain line that brings an unknown node back with its
+// architecture.
+func (s *Service) unknownChain(r *ScriptRequest) string {
+	var q string
+	switch {
+	case r.MAC != "":
+		q = "mac=" + r.MAC
+	case r.Name != "":
+		q = "name=" + url.QueryEscape(r.Name)
+	case r.HasNID:
+		q = "nid=" + strconv.Itoa(r.NID)
+	default:
+		q = "mac=${net/net0}"
+	}
+	ts := r.TS
+	if ts == "" {
+		ts = strconv.FormatInt(s.now().Unix(), 10)
+	}
+	return "chain " + s.cfg.AdvertiseURL + "/boot/v1/bootscript?" + q + "&arch=${buildarch}&ts=" + url.QueryEscape(ts)
+}
+
+// script writes the hms-bss script shape for entry e; n nil means an
+// unknown node (no xname= or nid= injected).
+func (s *Service) script(e *Entry, token string, n *Node, chain string) string {
+	params := s.params(e, token, n)
+	var b strings.Builder
+	b.Grow(256 + len(params) + len(e.Kernel) + len(e.Initrd) + len(chain))
+	b.WriteString("#!ipxe\nkernel --name kernel ")
+	b.WriteString(e.Kernel)
+	if params != "" {
+		b.WriteByte(' ')
+		b.WriteString(params)
+	}
+	b.WriteString(" || goto boot_retry\n")
+	if e.Initrd != "" {
+		b.WriteString("initrd --name initrd ")
+		b.WriteString(e.Initrd)
+		b.WriteString(" || goto boot_retry\nimgstat || echo Could not show image information.\n")
+	}
+	b.WriteString("boot || goto boot_retry\n:boot_retry\nsleep ")
+	b.WriteString(seconds(s.cfg.RetryDelay))
+	b.WriteByte('\n')
+	b.WriteString(chain)
+	b.WriteString("\n\n")
+	return b.String()
+}
+
+// params is the kernel command line: the entry's parameters, then its
+// kernel's and initrd's; with an initrd, "initrd=initrd" first and the
+// first other initrd token cut (as hms-bss does); then xname=, nid=,
+// bss_referral_token= and ds= unless already present.
+func (s *Service) params(e *Entry, token string, n *Node) string {
+	parts := make([]string, 0, 3)
+	if e.Params != "" {
+		parts = append(parts, e.Params)
+	}
+	if im, ok := s.store.image(kindKernel, e.Kernel); ok && im.Params != "" {
+		parts = append(parts, im.Params)
+	}
+	if im, ok := s.store.image(kindInitrd, e.Initrd); ok && im.Params != "" && e.Initrd != "" {
+		parts = append(parts, im.Params)
+	}
+	p := strings.Join(parts, " ")
+	if e.Initrd != "" {
+		if i := strings.Index(p, "initrd"); i >= 0 {
+			end := strings.IndexByte(p[i:], ' ')
+			if end < 0 {
+				p = p[:i]
+			} else {
+				p = p[:i] + p[i+end:]
+			}
+		}
+		p = strings.TrimSpace("initrd=initrd " + p)
+	}
+	if n != nil {
+		p = addParam(p, "xname=", n.ID)
+		if n.NID != nil {
+			p = addParam(p, "nid=", strconv.Itoa(*n.NID))
+		}
+	}
+	if token != "" {
+		p = addParam(p, "bss_referral_token=", token)
+	}
+	return addParam(p, "ds=", "nocloud-net;s="+s.cfg.AdvertiseURL+"/")
+}
+
+// addParam appends prefix+value unless a token of p starts with prefix.
+func addParam(p, prefix, value string) string {
+	for _, tok := range strings.Fields(p) {
+		if strings.HasPrefix(tok, prefix) {
+			return p
+		}
+	}
+	if p == "" {
+		return prefix + value
+	}
+	return p + " " + prefix + value
+}

@@ -1,0 +1,115 @@
+package ipxe
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// scriptSetup stores the entries the script shapes are built from: a node
+// with its own entry, one booting its role's, one Default's, and the
+// Unknown-x86_64 discovery image.
+func scriptSetup(t *testing.T) (*harness, map[string]string) {
+	t.Helper()
+	h := newHarness(t)
+	h.nodes(
+		node("x3000c0s1b0n0", "Compute", "", 1, []string{"aa:bb:cc:00:00:01"}),
+		node("x3000c0s2b0n0", "Application", "UAN", 2, []string{"aa:bb:cc:00:00:02"}),
+		node("x3000c0s3b0n0", "Storage", "", 3, nil),
+		node("x3000c0s4b0n0", "Compute", "", 4, []string{"aa:bb:cc:00:00:04"}),
+	)
+	tokens := map[string]string{}
+	for _, body := range []string{
+		`{"hosts":["x3000c0s1b0n0"],"kernel":"http://s3/k1","initrd":"http://s3/i1","params":"console=ttyS0 initrd=old.img nid=99 quiet"}`,
+		`{"hosts":["Application"],"kernel":"http://s3/uan-k","params":""}`,
+		`{"hosts":["Default"],"kernel":"http://s3/dk","initrd":"http://s3/di","params":"root=live:x xname=keep"}`,
+		`{"hosts":["Unknown-x86_64"],"kernel":"http://s3/disc-k","initrd":"http://s3/disc-i","params":"metal.discovery"}`,
+		`{"macs":["aa:bb:cc:00:00:04"],"kernel":"http://s3/mk","params":"bymac"}`,
+		`{"kernel":"http://s3/k1","params":"kparam=1"}`,
+	} {
+		hdr, _ := h.mustDo(t, http.MethodPut, "/boot/v1/bootparameters", body, http.StatusOK)
+		if tok := hdr.Get(tokenHeader); tok != "" {
+			tokens[tok] = "TOKEN"
+		}
+	}
+	return h, tokens
+}
+
+func TestBootscriptShapes(t *testing.T) {
+	h, tokens := scriptSetup(t)
+	tests := []struct {
+		name, query string
+		status      int
+	}{
+		{name: "own_entry_by_mac", query: "mac=aa:bb:cc:00:00:01&retry=2", status: 200},
+		{name: "own_entry_by_name", query: "name=x3000c0s1b0n0", status: 200},
+		{name: "role_no_initrd_by_nid", query: "nid=2", status: 200},
+		{name: "default_no_mac", query: "name=x3000c0s3b0n0&retry=notanumber", status: 200},
+		{name: "mac_entry", query: "mac=AA:BB:CC:00:00:04", status: 200},
+		{name: "unknown_chain", query: "mac=de:ad:be:ef:00:01", status: 200},
+		{name: "unknown_chain_ts", query: "name=x9000c0s0b0n0&ts=1795500977", status: 200},
+		{name: "unknown_arch", query: "mac=de:ad:be:ef:00:01&arch=x86_64&ts=1795500977", status: 200},
+		{name: "unknown_arch_missing", query: "mac=de:ad:be:ef:00:01&arch=arm64", status: 404},
+		{name: "no_key", query: "nid=-1&retry=1", status: 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr, body := h.mustDo(t, http.MethodGet, "/boot/v1/bootscript?"+tt.query, "", tt.status)
+			if tt.status == 200 && hdr.Get("Content-Type") != "text/plain; charset=UTF-8" {
+				t.Errorf("Content-Type %q", hdr.Get("Content-Type"))
+			}
+			for tok, repl := range tokens {
+				body = strings.ReplaceAll(body, tok, repl)
+			}
+			golden(t, "bootscript_"+tt.name, body)
+		})
+	}
+}
+
+func TestBootscriptHistory(t *testing.T) {
+	h, _ := scriptSetup(t)
+	h.mustDo(t, http.MethodGet, "/boot/v1/bootscript?mac=aa:bb:cc:00:00:01", "", 200)
+	_, body := h.mustDo(t, http.MethodGet, "/boot/v1/endpoint-history?name=x3000c0s1b0n0&endpoint=bootscript", "", 200)
+	want := `[{"name":"x3000c0s1b0n0","endpoint":"bootscript","last_epoch":1795500000}]` + "\n"
+	if body != want {
+		t.Errorf("endpoint-history = %s, want %s", body, want)
+	}
+	_, body = h.mustDo(t, http.MethodGet, "/boot/v1/endpoint-history?name=x3000c0s2b0n0&endpoint=user-data", "", 200)
+	if want := `[{"name":"x3000c0s2b0n0","endpoint":"user-data","last_epoch":0}]` + "\n"; body != want {
+		t.Errorf("endpoint-history for a node never seen = %s, want %s", body, want)
+	}
+	h.mustDo(t, http.MethodGet, "/boot/v1/endpoint-history?endpoint=bootscript", "", 500)
+}
+
+func TestAddParam(t *testing.T) {
+	tests := []struct{ p, prefix, value, want string }{
+		{p: "", prefix: "xname=", value: "x1", want: "xname=x1"},
+		{p: "a b", prefix: "nid=", value: "3", want: "a b nid=3"},
+		{p: "a nid=99", prefix: "nid=", value: "3", want: "a nid=99"},
+		{p: "anid=99", prefix: "nid=", value: "3", want: "anid=99 nid=3"},
+	}
+	for _, tt := range tests {
+		if got := addParam(tt.p, tt.prefix, tt.value); got != tt.want {
+			t.Errorf("addParam(%q, %q) = %q, want %q", tt.p, tt.prefix, got, tt.want)
+		}
+	}
+}
+
+func FuzzBootscriptQuery(f *testing.F) {
+	for _, q := range []string{"mac=aa:bb:cc:00:00:01", "nid=0x10&retry=9", "name=%00&arch=x", "mac=,,,&nid=-1", "ts=1&arch="} {
+		f.Add(q)
+	}
+	h := newHarness(f)
+	f.Fuzz(func(t *testing.T, q string) {
+		req, err := http.NewRequest(http.MethodGet, "/boot/v1/bootscript", nil)
+		if err != nil {
+			t.Skip()
+		}
+		req.URL.RawQuery = q
+		rec := newRecorder()
+		NewAPI(h.svc, nil, Version).Handler().ServeHTTP(rec, req)
+		if st := rec.Code; st != 200 && st != 400 && st != 404 {
+			t.Fatalf("query %q: status %d", q, st)
+		}
+	})
+}

@@ -1,0 +1,255 @@
+package ipxe
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// hsmTimeout bounds one read of HSM.
+const hsmTimeout = 30 * time.Second
+
+// SyncConfig says how the cache follows HSM.
+type SyncConfig struct {
+	// CallbackURL is where HSM posts SCNs (this daemon's /boot/v1/scn);
+	// empty: no subscription, only periodic resyncs.
+	CallbackURL string
+	// Subscriber names BSS in HSM's subscription list.
+	Subscriber string
+	// Resync is how often the whole cache is read again from HSM (5 min),
+	// catching what no SCN reports (new MACs and IPs, deleted nodes).
+	Resync time.Duration
+}
+
+// syncer is the part of the service that talks to HSM: a full read at start
+// and every Resync, reads of the nodes SCNs name that the cache lacks, and
+// of the MACs and IPs requests missed.
+type syncer struct {
+	hsm   HSM
+	cfg   SyncConfig
+	force chan struct{}
+	fetch chan []string
+	// subscribed is closed once HSM holds BSS's SCN subscription.
+	subscribed chan struct{}
+}
+
+func newSyncer(hsm HSM, cfg SyncConfig) *syncer {
+	if cfg.Resync <= 0 {
+		cfg.Resync = 5 * time.Minute
+	}
+	if cfg.Subscriber == "" {
+		cfg.Subscriber = "bss"
+	}
+	return &syncer{hsm: hsm, cfg: cfg, force: make(chan struct{}, 1), fetch: make(chan []string, 64),
+		subscribed: make(chan struct{})}
+}
+
+// Resync asks for a full read of HSM without waiting for it (POST /hosts).
+func (s *Service) Resync() {
+	if s.sync == nil {
+		return
+	}
+	select {
+	case s.sync.force <- struct{}{}:
+	default:
+	}
+}
+
+// ApplySCN updates the cache from an HSM SCN at once; components the cache
+// does not know are read from HSM in the background.
+func (s *Service) ApplySCN(scn *SCN) {
+	s.m.scns.Inc()
+	unknown := s.cache.applySCN(scn)
+	if len(unknown) == 0 || s.sync == nil {
+		return
+	}
+	select {
+	case s.sync.fetch <- unknown:
+	default:
+		s.Resync()
+	}
+}
+
+// RunSync subscribes to HSM's SCNs, reads HSM fully and keeps the cache
+// fresh until ctx is cancelled.
+func (s *Service) RunSync(ctx context.Context) error {
+	if s.sync == nil {
+		<-ctx.Done()
+		return nil
+	}
+	if s.sync.cfg.CallbackURL != "" {
+		go s.subscribe(ctx)
+	} else {
+		close(s.sync.subscribed)
+	}
+	s.resyncUntilDone(ctx)
+	t := time.NewTicker(s.sync.cfg.Resync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			s.resyncOnce(ctx)
+		case <-s.sync.force:
+			s.resyncOnce(ctx)
+		case ids := <-s.sync.fetch:
+			s.fetchNodes(ctx, ids)
+		case key := <-s.lookups:
+			s.lookupKey(ctx, key)
+		}
+	}
+}
+
+// resyncUntilDone reads HSM until it succeeds once, with backoff.
+func (s *Service) resyncUntilDone(ctx context.Context) {
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		if s.resyncOnce(ctx) == nil {
+			return
+		}
+		if !sleepCtx(ctx, min(time.Second<<min(attempt, 5), 30*time.Second)) {
+			return
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// resyncOnce reads every node and interface from HSM and replaces the cache.
+func (s *Service) resyncOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
+	defer cancel()
+	comps, err := s.sync.hsm.Components(ctx, url.Values{"type": {"Node"}})
+	if err == nil {
+		var eths []EthernetInterface
+		eths, err = s.sync.hsm.EthernetInterfaces(ctx, nil)
+		if err == nil {
+			s.cache.replaceAll(buildNodes(comps, eths))
+			s.m.resyncs.Inc()
+			s.log.Debug("hsm_resynced", "nodes", len(comps), "interfaces", len(eths))
+			return nil
+		}
+	}
+	s.m.resyncErrors.Inc()
+	s.log.Warn("hsm_resync_failed", "err", err)
+	return err
+}
+
+// fetchNodes reads the named nodes and their interfaces from HSM; names HSM
+// does not return are dropped from the cache.
+func (s *Service) fetchNodes(ctx context.Context, ids []string) {
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
+	defer cancel()
+	s.m.lookups.Inc()
+	comps, err := s.sync.hsm.QueryComponents(ctx, ids)
+	var eths []EthernetInterface
+	if err == nil {
+		eths, err = s.sync.hsm.EthernetInterfaces(ctx, url.Values{"ComponentID": ids})
+	}
+	if err != nil {
+		s.m.resyncErrors.Inc()
+		s.log.Warn("hsm_read_failed", "components", len(ids), "err", err)
+		return
+	}
+	comps = slices.DeleteFunc(comps, func(c Component) bool { return c.Type != "Node" })
+	nodes := buildNodes(comps, eths)
+	var list []*Node
+	var gone []string
+	for _, id := range ids {
+		if n := nodes[id]; n != nil {
+			list = append(list, n)
+		} else {
+			gone = append(gone, id)
+		}
+	}
+	s.cache.put(list, gone)
+}
+
+// lookupKey reads from HSM the node owning a MAC or an IP the cache missed.
+func (s *Service) lookupKey(ctx context.Context, key string) {
+	q := url.Values{"MACAddress": {key}}
+	if ip, err := netip.ParseAddr(key); err == nil {
+		q = url.Values{"IPAddress": {ip.String()}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
+	defer cancel()
+	s.m.lookups.Inc()
+	eths, err := s.sync.hsm.EthernetInterfaces(ctx, q)
+	if err != nil {
+		if !errors.Is(err, problem.ErrNotFound) {
+			s.m.resyncErrors.Inc()
+			s.log.Warn("hsm_lookup_failed", "key", key, "err", err)
+		}
+		return
+	}
+	var ids []string
+	for _, ei := range eths {
+		if ei.ComponentID != "" && !slices.Contains(ids, ei.ComponentID) {
+			if _, known := s.cache.Node(ei.ComponentID); !known {
+				ids = append(ids, ei.ComponentID)
+			}
+		}
+	}
+	if len(ids) > 0 {
+		s.fetchNodes(ctx, ids)
+	}
+}
+
+// lookupIP reads the node owning ip from HSM now (cloud-init asks once per
+// boot, so it may wait for HSM).
+func (s *Service) lookupIP(ctx context.Context, ip netip.Addr) {
+	if s.sync == nil {
+		return
+	}
+	s.lookupKey(ctx, ip.String())
+}
+
+// subscribe creates BSS's SCN subscription in HSM (every state, role and
+// subrole HSM knows, and Enabled changes), retrying with backoff. An
+// existing one (BSS restarted) is kept as it is: HSM still holds its cursor,
+// and the periodic resync covers what its filters miss.
+func (s *Service) subscribe(ctx context.Context) {
+	t := true
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, hsmTimeout)
+		v, err := s.sync.hsm.Values(cctx)
+		if err == nil {
+			_, err = s.sync.hsm.Subscribe(cctx, Subscription{Subscriber: s.sync.cfg.Subscriber, Enabled: &t,
+				Url: s.sync.cfg.CallbackURL, States: v.State, Roles: v.Role, SubRoles: v.SubRole})
+		}
+		cancel()
+		if err == nil || errors.Is(err, problem.ErrConflict) {
+			s.log.Info("hsm_subscribed", "url", s.sync.cfg.CallbackURL)
+			close(s.sync.subscribed)
+			return
+		}
+		s.log.Warn("hsm_subscribe_failed", "attempt", attempt, "err", err)
+		if !sleepCtx(ctx, min(time.Second<<min(attempt, 5), 30*time.Second)) {
+			return
+		}
+	}
+}
+
+// HSMReady reports whether HSM answers.
+func (s *Service) HSMReady(ctx context.Context) error {
+	if s.sync == nil {
+		return problem.Unavailablef("no HSM configured")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return s.sync.hsm.Ready(ctx)
+}
