@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -18,16 +19,18 @@ type API struct {
 	svc     *Service
 	log     *slog.Logger
 	version string
+	// style is hms-bss's problem shape: hms-base's, without instance.
+	style problem.Style
 }
 
 // NewAPI returns the API for svc; version is what /service/version reports.
 func NewAPI(svc *Service, log *slog.Logger, version string) *API {
-	return &API{svc: svc, log: log, version: version}
+	return &API{svc: svc, log: log, version: version, style: problem.Style{NoInstance: true}}
 }
 
 // Handler returns the routed API.
 func (a *API) Handler() http.Handler {
-	mux := http.NewServeMux()
+	mux := httpserver.NewMux(a.style)
 	a.routes(mux)
 	return mux
 }
@@ -35,41 +38,41 @@ func (a *API) Handler() http.Handler {
 // routes registers every route, one line each. hms-bss switches on the
 // method inside each handler, so a known path with another method is a 405
 // problem naming the allowed ones; the catch-all rows say so.
-func (a *API) routes(mux *http.ServeMux) {
+func (a *API) routes(mux *httpserver.Mux) {
 	const bp = Base + "/bootparameters"
 	mux.HandleFunc("GET "+bp, a.getParams)
 	mux.HandleFunc("POST "+bp, a.postParams)
 	mux.HandleFunc("PUT "+bp, a.putParams)
 	mux.HandleFunc("PATCH "+bp, a.patchParams)
 	mux.HandleFunc("DELETE "+bp, a.deleteParams)
-	mux.HandleFunc(bp, notAllowed("GET,PUT,POST,PATCH,DELETE"))
+	mux.HandleFunc(bp, a.notAllowed("GET,PUT,POST,PATCH,DELETE"))
 	mux.HandleFunc("GET "+Base+"/bootscript", a.bootscript)
-	mux.HandleFunc(Base+"/bootscript", notAllowed("GET"))
+	mux.HandleFunc(Base+"/bootscript", a.notAllowed("GET"))
 	mux.HandleFunc("GET "+Base+"/hosts", a.getHosts)
 	mux.HandleFunc("POST "+Base+"/hosts", a.postHosts)
-	mux.HandleFunc(Base+"/hosts", notAllowed("GET,POST"))
+	mux.HandleFunc(Base+"/hosts", a.notAllowed("GET,POST"))
 	mux.HandleFunc("GET "+Base+"/dumpstate", a.dumpstate)
-	mux.HandleFunc(Base+"/dumpstate", notAllowed("GET"))
+	mux.HandleFunc(Base+"/dumpstate", a.notAllowed("GET"))
 	mux.HandleFunc("GET "+Base+"/endpoint-history", a.endpointHistory)
-	mux.HandleFunc(Base+"/endpoint-history", notAllowed("GET"))
+	mux.HandleFunc(Base+"/endpoint-history", a.notAllowed("GET"))
 	mux.HandleFunc("POST "+Base+"/scn", a.scn)
-	mux.HandleFunc(Base+"/scn", notAllowed("POST"))
+	mux.HandleFunc(Base+"/scn", a.notAllowed("POST"))
 	mux.HandleFunc("GET "+Base+"/service/", a.service)
-	mux.HandleFunc(Base+"/service/", notAllowed("GET"))
+	mux.HandleFunc(Base+"/service/", a.notAllowed("GET"))
 	mux.HandleFunc("GET /meta-data", a.metaData)
-	mux.HandleFunc("/meta-data", notAllowed("GET"))
+	mux.HandleFunc("/meta-data", a.notAllowed("GET"))
 	mux.HandleFunc("GET /user-data", a.userData)
-	mux.HandleFunc("/user-data", notAllowed("GET"))
+	mux.HandleFunc("/user-data", a.notAllowed("GET"))
 	mux.HandleFunc("POST /phone-home", a.phoneHome)
-	mux.HandleFunc("/phone-home", notAllowed("POST"))
+	mux.HandleFunc("/phone-home", a.notAllowed("POST"))
 	mux.HandleFunc(Base+"/", helloWorld)
 }
 
 // notAllowed answers a method a path does not take, as hms-bss does.
-func notAllowed(allow string) http.HandlerFunc {
+func (a *API) notAllowed(allow string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		problem.WriteStatus(w, r, http.StatusMethodNotAllowed, "allow "+allow)
+		a.style.WriteStatus(w, r, http.StatusMethodNotAllowed, "allow "+allow)
 	}
 }
 
@@ -97,7 +100,7 @@ func writeEmpty(w http.ResponseWriter, status int) {
 }
 
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	problem.Write(w, r, a.log, err)
+	a.style.Write(w, r, a.log, err)
 }
 
 // listParam is a comma-separated query parameter, repeats joined.
@@ -142,7 +145,7 @@ func (a *API) bootscript(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if req.MAC == "" && req.Name == "" && !req.HasNID {
-		problem.WriteStatus(w, r, http.StatusBadRequest, "Need a mac=, name=, or nid= parameter")
+		a.style.WriteStatus(w, r, http.StatusBadRequest, "Need a mac=, name=, or nid= parameter")
 		return
 	}
 	req.Retry, _ = strconv.Atoi(q.Get("retry"))

@@ -86,7 +86,7 @@ func (a *API) endpointHistory(w http.ResponseWriter, r *http.Request) {
 	name, ep := q.Get("name"), q.Get("endpoint")
 	if name == "" && ep != "" {
 		// hms-bss answers this 500 (its key-value search needs a name).
-		problem.WriteStatus(w, r, http.StatusInternalServerError, "Failed to search for name: , endpoint: "+ep)
+		a.style.WriteStatus(w, r, http.StatusInternalServerError, "Failed to search for name: , endpoint: "+ep)
 		return
 	}
 	writeJSON(w, http.StatusOK, jsonType, a.svc.hist.query(name, ep))

@@ -7,20 +7,24 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // HSM's wire types, as BSS reads them.
 type (
 	// Component is an HSM component.
-	Component = statemgr.Component
+	Component = hsm.Component
 	// EthernetInterface is an HSM EthernetInterface (a MAC, its IPs and its node).
-	EthernetInterface = statemgr.EthernetInterface
+	EthernetInterface = hsm.EthernetInterface
 	// IPAddressMapping is one address of an EthernetInterface.
-	IPAddressMapping = statemgr.IPAddressMapping
+	IPAddressMapping = hsm.IPAddressMapping
 	// SCN is an HSM state-change notification.
-	SCN = statemgr.SCN
+	SCN = hsm.SCN
 	// Subscription is an HSM SCN subscription.
-	Subscription = statemgr.Subscription
+	Subscription = hsm.Subscription
+	// Values are the enum values HSM accepts (GET /service/values): a
+	// subscription naming anything else is refused.
+	Values = hsm.Values
 )
 
 // HSM is what BSS needs of HSM; statemgr's Client is one.
@@ -31,14 +35,6 @@ type HSM interface {
 	Subscribe(ctx context.Context, sub Subscription) (Subscription, error)
 	Ready(ctx context.Context) error
 	Values(ctx context.Context) (Values, error)
-}
-
-// Values are the enum values HSM accepts (GET /service/values): a
-// subscription naming anything else is refused.
-type Values struct {
-	State   []string `json:"State"`
-	Role    []string `json:"Role"`
-	SubRole []string `json:"SubRole"`
 }
 
 // hsmClient is statemgr's Client plus the one call BSS needs that it lacks.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // withHSM runs a real HSM and a BSS subscribed to it, both on loopback :0,
@@ -18,13 +19,13 @@ func withHSM(t *testing.T) (*statemgr.Client, *Daemon) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	hsm, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
+	hsmd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
 		CredKeyFile: filepath.Join(dir, "cred.key")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	errc := make(chan error, 2)
-	go func() { errc <- hsm.Run(ctx) }()
+	go func() { errc <- hsmd.Run(ctx) }()
 	stop := func() {
 		cancel()
 		for range cap(errc) {
@@ -33,19 +34,19 @@ func withHSM(t *testing.T) (*statemgr.Client, *Daemon) {
 			}
 		}
 	}
-	client := statemgr.NewClient(hsm.URL(), nil)
+	client := statemgr.NewClient(hsmd.URL(), nil)
 	// The first node exists before BSS starts, so the initial read finds it.
-	err = client.PostComponents(t.Context(), []statemgr.Component{{ID: "x3000c0s1b0n0", Type: "Node", State: "On", Role: "Compute"}}, false)
+	err = client.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s1b0n0", Type: "Node", State: "On", Role: "Compute"}}, false)
 	if err == nil {
-		err = client.CreateEthernetInterface(t.Context(), statemgr.EthernetInterface{MACAddress: "aa:bb:cc:00:00:01",
-			ComponentID: "x3000c0s1b0n0", IPAddresses: []statemgr.IPAddressMapping{{IPAddress: "10.0.0.1"}}})
+		err = client.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: "aa:bb:cc:00:00:01",
+			ComponentID: "x3000c0s1b0n0", IPAddresses: []hsm.IPAddressMapping{{IPAddress: "10.0.0.1"}}})
 	}
 	if err != nil {
 		errc <- nil
 		stop()
 		t.Fatal(err)
 	}
-	bss, err := StartDaemon(ctx, DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsm.URL(),
+	bss, err := StartDaemon(ctx, DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsmd.URL(),
 		AdvertiseURL: "http://bss", Resync: time.Hour})
 	if err != nil {
 		errc <- nil
@@ -88,7 +89,7 @@ func get(t *testing.T, url string) (int, string) {
 // BSS through SCNs (the periodic resync is an hour away), and the next
 // boot script follows.
 func TestCacheFollowsHSM(t *testing.T) {
-	hsm, bss := withHSM(t)
+	hc, bss := withHSM(t)
 	c := bss.svc.cache
 	for _, body := range []string{`{"hosts":["Compute"],"kernel":"http://compute-k"}`, `{"hosts":["Application"],"kernel":"http://app-k"}`} {
 		if _, err := bss.svc.Put(t.Context(), mustParams(t, body)); err != nil {
@@ -106,7 +107,7 @@ func TestCacheFollowsHSM(t *testing.T) {
 		t.Fatalf("before the role change:\n%s", s)
 	}
 
-	if err := hsm.BulkRole(t.Context(), []string{"x3000c0s1b0n0"}, "Application", ""); err != nil {
+	if err := hc.BulkRole(t.Context(), []string{"x3000c0s1b0n0"}, "Application", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, c, "the role change", func() bool { n, _ := c.Node("x3000c0s1b0n0"); return n.Role == "Application" })
@@ -114,17 +115,17 @@ func TestCacheFollowsHSM(t *testing.T) {
 		t.Errorf("after the role change:\n%s", s)
 	}
 
-	if err := hsm.StateData(t.Context(), "x3000c0s1b0n0", "Off", "", false); err != nil {
+	if err := hc.StateData(t.Context(), "x3000c0s1b0n0", "Off", "", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, c, "the state change", func() bool { n, _ := c.Node("x3000c0s1b0n0"); return n.State == "Off" })
 
-	if err := hsm.PostComponents(t.Context(), []statemgr.Component{{ID: "x3000c0s2b0n0", Type: "Node", State: "On", Role: "Compute"}}, false); err != nil {
+	if err := hc.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s2b0n0", Type: "Node", State: "On", Role: "Compute"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	// HSM sends no SCN for a new component; its first state change names it,
 	// and BSS reads the node it does not know.
-	if err := hsm.StateData(t.Context(), "x3000c0s2b0n0", "Off", "", false); err != nil {
+	if err := hc.StateData(t.Context(), "x3000c0s2b0n0", "Off", "", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, c, "the new node", func() bool { _, ok := c.Node("x3000c0s2b0n0"); return ok })
@@ -136,15 +137,15 @@ func TestCacheFollowsHSM(t *testing.T) {
 // TestUnknownMACLookedUp: a MAC the cache misses is looked up in HSM in
 // the background, so the node's chain back is answered as known.
 func TestUnknownMACLookedUp(t *testing.T) {
-	hsm, bss := withHSM(t)
+	hc, bss := withHSM(t)
 	if _, err := bss.svc.Put(t.Context(), mustParams(t, `{"hosts":["Default"],"kernel":"http://dk"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := hsm.PostComponents(t.Context(), []statemgr.Component{{ID: "x3000c0s3b0n0", Type: "Node", State: "On", Role: "Compute"}}, false); err != nil {
+	if err := hc.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s3b0n0", Type: "Node", State: "On", Role: "Compute"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	// Interfaces have no SCN: only the lookup of the missed MAC finds this one.
-	if err := hsm.CreateEthernetInterface(t.Context(), statemgr.EthernetInterface{MACAddress: "aa:bb:cc:00:00:03",
+	if err := hc.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: "aa:bb:cc:00:00:03",
 		ComponentID: "x3000c0s3b0n0"}); err != nil {
 		t.Fatal(err)
 	}
