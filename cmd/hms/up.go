@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
 	"github.com/hmsuite/hms/statemgr"
 )
@@ -27,7 +28,7 @@ type daemon interface {
 
 // up starts the daemons in dependency order (each one's URL is the next
 // one's peer), prints where each listens, runs them, prints "ready" once
-// hmnfd is subscribed to hsm, and stops when ctx ends or one fails.
+// hmnfd and bss are subscribed to hsm, and stops when ctx ends or one fails.
 func up(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("up", getenv, stdout)
 	f.Program = "hms up"
@@ -36,6 +37,8 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	hsmListen := f.ListenNamed("hsm-listen", ":27779", "`HOST:PORT` hsm serves on")
 	hbtdListen := f.ListenNamed("hbtd-listen", ":28500", "`HOST:PORT` hbtd serves on")
 	nfdListen := f.ListenNamed("hmnfd-listen", ":28600", "`HOST:PORT` hmnfd serves on")
+	bssListen := f.ListenNamed("bss-listen", ":27778", "`HOST:PORT` bss serves on")
+	bssAdvertise := f.URL("bss-advertise-url", "", "base `URL` booting nodes reach bss on (default bss's own URL)")
 	hmsConfig := f.String("hms-config", getenv("HMS_CONFIG_PATH"), "hsm's site hms_config.json `FILE` (default $HMS_CONFIG_PATH)")
 	level := f.LogLevel()
 	if err := f.ParseOrUsage(args); err != nil {
@@ -87,12 +90,18 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	if err := start("hmnfd", nfd, err); err != nil {
 		return err
 	}
+	// bss, like hmnfd, follows HSM through its durable callback subscription.
+	bss, err := ipxe.StartDaemon(ctx, ipxe.DaemonConfig{Listen: *bssListen, DB: db("bss"), HSMURL: hsm.URL(),
+		AdvertiseURL: *bssAdvertise, Log: log.With("daemon", "bss")})
+	if err := start("bss", bss, err); err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, d := range started {
 		g.Go(func() error { return d.Run(gctx) })
 	}
 	select {
-	case <-nfd.Intake():
+	case <-waitAll(gctx, nfd.Intake(), bss.Service().Subscribed()):
 		fmt.Fprintln(stdout, "ready")
 	case <-gctx.Done():
 	}
@@ -102,10 +111,27 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	return nil
 }
 
+// waitAll returns a channel closed once every one of chs is closed (or ctx ends).
+func waitAll(ctx context.Context, chs ...<-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, ch := range chs {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return done
+}
+
 // The daemons' constructors return concrete types; make sure they fit.
 var (
 	_ daemon = (*layout.Daemon)(nil)
 	_ daemon = (*statemgr.Daemon)(nil)
 	_ daemon = (*heartbeat.Daemon)(nil)
 	_ daemon = (*fanout.Daemon)(nil)
+	_ daemon = (*ipxe.Daemon)(nil)
 )

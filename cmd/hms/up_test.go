@@ -26,7 +26,7 @@ func suiteUp(t *testing.T, dir string) map[string]string {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", "127.0.0.1:0",
-			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0"},
+			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0"},
 			func(string) string { return "" }, pw)
 		pw.Close()
 	}()
@@ -45,7 +45,7 @@ func suiteUp(t *testing.T, dir string) map[string]string {
 		}
 		ready = sc.Text() == "ready"
 	}
-	if len(urls) < 4 || !ready {
+	if len(urls) < 5 || !ready {
 		t.Fatalf("hms up printed %v (ready %v) before stopping", urls, ready)
 	}
 	go io.Copy(io.Discard, pr)
@@ -71,7 +71,7 @@ func call(t *testing.T, method, url, body string, want int) []byte {
 // TestUpRunsTheSuite: the daemons `hms up` starts are wired to each other:
 // a node SLS knows gets its NID and Role in HSM, its first heartbeat to hbtd
 // makes it Ready in HSM, and the SCN reaches an hmnfd subscriber over the
-// in-process bus.
+// in-process bus, and bss boots it by its role.
 func TestUpRunsTheSuite(t *testing.T) {
 	dir := t.TempDir()
 	scns := make(chan map[string]any, 4)
@@ -108,7 +108,29 @@ func TestUpRunsTheSuite(t *testing.T) {
 	if c.State != "Ready" || c.NID != 17 || c.Role != "Compute" {
 		t.Errorf("HSM has %+v, want Ready with NID 17 and Role Compute from SLS", c)
 	}
-	for _, f := range []string{"sls.db", "hsm.db", "hbtd.db", "hmnfd.db", "hsm-cred.key"} {
+	// bss follows HSM: the node's Role (from SLS) picks its boot entry. HSM
+	// sends no SCN for a new component; bss reads it on its first change
+	// (Ready, above), in the background: poll, bounded, until it has.
+	for i := 0; ; i++ {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", u["bss"]+"/boot/v1/hosts?name=x3000c0s1b0n0", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if i == 3000 {
+			t.Fatal("bss never learnt the node")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	call(t, "PUT", u["bss"]+"/boot/v1/bootparameters", `{"hosts":["Compute"],"kernel":"http://k/vmlinuz"}`, http.StatusOK)
+	if script := string(call(t, "GET", u["bss"]+"/boot/v1/bootscript?name=x3000c0s1b0n0", "", http.StatusOK)); !strings.Contains(script, "kernel --name kernel http://k/vmlinuz xname=x3000c0s1b0n0 nid=17 ") {
+		t.Errorf("bss script for the node:\n%s", script)
+	}
+	for _, f := range []string{"sls.db", "hsm.db", "hbtd.db", "hmnfd.db", "bss.db", "hsm-cred.key"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("data directory: %v", err)
 		}
