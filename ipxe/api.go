@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -104,9 +105,9 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // listParam is a comma-separated query parameter, repeats joined.
-func listParam(r *http.Request, name string) []string {
+func listParam(q url.Values, name string) []string {
 	var out []string
-	for _, v := range r.URL.Query()[name] {
+	for _, v := range q[name] {
 		for _, p := range strings.Split(v, ",") {
 			if p != "" {
 				out = append(out, p)
@@ -133,13 +134,13 @@ func parseNIDs(vals []string) ([]int32, error) {
 func (a *API) bootscript(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	req := ScriptRequest{Arch: q.Get("arch"), TS: q.Get("ts")}
-	if m := listParam(r, "mac"); len(m) > 0 {
+	if m := listParam(q, "mac"); len(m) > 0 {
 		req.MAC = m[0]
 	}
-	if n := listParam(r, "name"); len(n) > 0 {
+	if n := listParam(q, "name"); len(n) > 0 {
 		req.Name = n[0]
 	}
-	if n := listParam(r, "nid"); len(n) > 0 {
+	if n := listParam(q, "nid"); len(n) > 0 {
 		if v, err := strconv.ParseInt(n[0], 0, 32); err == nil && v >= 0 {
 			req.NID, req.HasNID = int(v), true
 		}

@@ -94,8 +94,8 @@ func (a *API) getParams(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, problem.Invalidf("Failed to receive request body: %v", err))
 		return
 	}
-	q := ParamsQuery{Names: listParam(r, "name"), MACs: listParam(r, "mac")}
-	if q.NIDs, err = parseNIDs(listParam(r, "nid")); err != nil {
+	q := ParamsQuery{Names: listParam(r.URL.Query(), "name"), MACs: listParam(r.URL.Query(), "mac")}
+	if q.NIDs, err = parseNIDs(listParam(r.URL.Query(), "nid")); err != nil {
 		a.fail(w, r, err)
 		return
 	}

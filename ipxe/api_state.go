@@ -13,7 +13,7 @@ import (
 // getHosts answers GET /boot/v1/hosts: the cached HSM nodes by name, MAC
 // and NID (in that order, duplicates kept), or every one.
 func (a *API) getHosts(w http.ResponseWriter, r *http.Request) {
-	names, macs, nids := listParam(r, "name"), listParam(r, "mac"), listParam(r, "nid")
+	names, macs, nids := listParam(r.URL.Query(), "name"), listParam(r.URL.Query(), "mac"), listParam(r.URL.Query(), "nid")
 	c := a.svc.cache
 	if len(names)+len(macs)+len(nids) == 0 {
 		out := []Host{}

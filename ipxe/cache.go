@@ -41,6 +41,9 @@ type Cache struct {
 	byNID  map[int]*Node
 	byIP   map[netip.Addr]*Node
 	synced bool
+	// during is non-nil while a full read of HSM is under way: the SCNs
+	// applied meanwhile, replayed over the read (which may predate them).
+	during []*SCN
 
 	// changed is closed and replaced on every change (a broadcast for
 	// waiters such as tests and the DHCP server).
@@ -168,16 +171,29 @@ func addInterface(n *Node, ei EthernetInterface) {
 	}
 }
 
-// replaceAll installs a full read of HSM.
+// beginRead marks the start of a full read of HSM (see replaceAll).
+func (c *Cache) beginRead() {
+	c.mu.Lock()
+	c.during = []*SCN{}
+	c.mu.Unlock()
+}
+
+// replaceAll installs a full read of HSM, then replays over it the SCNs
+// applied since beginRead: HSM may have answered before they happened.
 func (c *Cache) replaceAll(nodes map[string]*Node) {
 	byMAC, byNID, byIP := map[string]*Node{}, map[int]*Node{}, map[netip.Addr]*Node{}
 	for _, n := range nodes {
 		index(n, byMAC, byNID, byIP)
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.nodes, c.byMAC, c.byNID, c.byIP, c.synced = nodes, byMAC, byNID, byIP, true
+	during := c.during
+	c.during = nil
+	for _, scn := range during {
+		c.applyLocked(scn)
+	}
 	c.notifyLocked()
-	c.mu.Unlock()
 }
 
 func index(n *Node, byMAC map[string]*Node, byNID map[int]*Node, byIP map[netip.Addr]*Node) {
@@ -239,6 +255,16 @@ func (c *Cache) put(nodes []*Node, gone []string) {
 func (c *Cache) applySCN(scn *SCN) (unknown []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.during != nil {
+		c.during = append(c.during, scn)
+	}
+	unknown = c.applyLocked(scn)
+	c.notifyLocked()
+	return unknown
+}
+
+// applyLocked applies scn; c.mu is held for writing.
+func (c *Cache) applyLocked(scn *SCN) (unknown []string) {
 	for _, id := range scn.Components {
 		old := c.nodes[id]
 		if old == nil {
@@ -270,6 +296,5 @@ func (c *Cache) applySCN(scn *SCN) (unknown []string) {
 		}
 		c.putLocked(&n)
 	}
-	c.notifyLocked()
 	return unknown
 }

@@ -133,6 +133,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (s *Service) resyncOnce(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
+	s.cache.beginRead()
 	comps, err := s.sync.hsm.Components(ctx, url.Values{"type": {"Node"}})
 	if err == nil {
 		var eths []EthernetInterface

@@ -1,0 +1,37 @@
+package ipxe
+
+import "testing"
+
+// TestResyncKeepsNewerSCNs: an SCN applied while a full read of HSM is under
+// way survives the read, which may predate it.
+func TestResyncKeepsNewerSCNs(t *testing.T) {
+	c := NewCache()
+	old := node("x1c0s0b0n0", "Compute", "", 1, []string{"aa:bb:cc:00:00:01"})
+	c.replaceAll(map[string]*Node{old.ID: old})
+	c.beginRead()
+	c.applySCN(&SCN{Components: []string{"x1c0s0b0n0"}, Role: "Application"})
+	read := node("x1c0s0b0n0", "Compute", "", 1, []string{"aa:bb:cc:00:00:01"}) // what HSM answered before the SCN
+	c.replaceAll(map[string]*Node{read.ID: read})
+	if n, _ := c.ByMAC("AA:BB:CC:00:00:01"); n == nil || n.Role != "Application" {
+		t.Errorf("after the read, node = %+v, want Role Application from the SCN", n)
+	}
+	// Without a read under way, nothing is kept.
+	c.applySCN(&SCN{Components: []string{"x1c0s0b0n0"}, State: "Off"})
+	c.replaceAll(map[string]*Node{read.ID: read})
+	if n, _ := c.Node("x1c0s0b0n0"); n.State != "Ready" {
+		t.Errorf("State = %s, want the read's Ready", n.State)
+	}
+}
+
+func TestKnownMAC(t *testing.T) {
+	c := NewCache()
+	n := node("x1c0s0b0n0", "Compute", "", 1, []string{"aa:bb:cc:00:00:01"}, "fd00::1", "10.1.0.5")
+	c.replaceAll(map[string]*Node{n.ID: n})
+	x, ip, ok := c.KnownMAC([]byte{0xaa, 0xbb, 0xcc, 0, 0, 1})
+	if !ok || x != "x1c0s0b0n0" || ip.String() != "10.1.0.5" {
+		t.Errorf("KnownMAC = %s %s %v", x, ip, ok)
+	}
+	if _, _, ok := c.KnownMAC([]byte{0xaa, 0xbb, 0xcc, 0, 0, 2}); ok {
+		t.Error("an unknown MAC is known")
+	}
+}
