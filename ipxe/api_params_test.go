@@ -29,7 +29,7 @@ func TestBootParametersVerbs(t *testing.T) {
 		{name: "post empty body", method: "POST", path: bp, body: ``, status: 400, want: `"detail":"Bad Request: EOF"`},
 		{name: "get by name", method: "GET", path: bp + "?name=x3000c0s1b0n0", status: 200,
 			want: `[{"hosts":["x3000c0s1b0n0"],"params":"a=1","kernel":"http://k","initrd":"http://i",` + emptyCI + `}]`},
-		{name: "patch keeps kernel", method: "PATCH", path: bp, body: `{"hosts":["x3000c0s1b0n0"],"params":"b=2","cloud-init":{"meta-data":{"m":{"a":1,"b":2}}}}`, status: 200},
+		{name: "patch keeps kernel", method: "PATCH", path: bp, body: `{"hosts":["x3000c0s1b0n0"],"params":"b=2","kernel":"http://other","cloud-init":{"meta-data":{"m":{"a":1,"b":2}}}}`, status: 200},
 		{name: "patch merges meta-data", method: "PATCH", path: bp, body: `{"hosts":["x3000c0s1b0n0"],"cloud-init":{"meta-data":{"m":{"a":null,"c":3}}}}`, status: 200},
 		{name: "get patched", method: "GET", path: bp + "?mac=AA:BB:CC:00:00:01", status: 200,
 			want: `[{"macs":["AA:BB:CC:00:00:01"],"params":"b=2","kernel":"http://k","initrd":"http://i","cloud-init":{"meta-data":{"m":{"b":2,"c":3}},"user-data":null`},

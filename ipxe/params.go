@@ -104,9 +104,10 @@ func cloneCloudInit(ci CloudInit) CloudInit {
 	return CloudInit{MetaData: cloneObject(ci.MetaData), UserData: cloneObject(ci.UserData), PhoneHome: ci.PhoneHome}
 }
 
-// Patch updates the entries bp names: params, kernel and initrd when given
-// (the others are kept), meta-data and user-data merged as JSON merge
-// patches, phone-home replaced when any of its fields is set. A named host
+// Patch updates the entries bp names: params when given, meta-data and
+// user-data merged as JSON merge patches, phone-home replaced when any of
+// its fields is set. Kernel and initrd are kept, as hms-bss's Update keeps
+// them (PUT changes them). A named host
 // without an entry is ErrNotFound; so is a MAC or NID HSM knows whose
 // node has no entry; other MACs and NIDs without an entry are skipped.
 func (s *Service) Patch(ctx context.Context, bp BootParams) error {
@@ -138,11 +139,6 @@ func (s *Service) Patch(ctx context.Context, bp BootParams) error {
 		old, _ := s.store.entry(k)
 		ch.put[k] = patched(old, &bp)
 	}
-	for kind, path := range map[string]string{kindKernel: bp.Kernel, kindInitrd: bp.Initrd} {
-		if _, ok := s.store.image(kind, path); path != "" && !ok && len(targets) > 0 {
-			ch.putImages[imageKey{kind, path}] = Image{Path: path}
-		}
-	}
 	return s.store.apply(ctx, ch)
 }
 
@@ -170,12 +166,6 @@ func patched(old *Entry, bp *BootParams) *Entry {
 	e := *old
 	if bp.Params != "" {
 		e.Params = bp.Params
-	}
-	if bp.Kernel != "" {
-		e.Kernel = bp.Kernel
-	}
-	if bp.Initrd != "" {
-		e.Initrd = bp.Initrd
 	}
 	e.CloudInit = CloudInit{
 		MetaData:  mergePatch(cloneObject(old.CloudInit.MetaData), bp.CloudInit.MetaData),
