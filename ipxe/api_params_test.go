@@ -131,3 +131,24 @@ func TestParamsSurviveRestart(t *testing.T) {
 		t.Errorf("history after reopen = %+v", got)
 	}
 }
+
+// FuzzBootParametersBody: any body to any verb is answered without a 5xx
+// and leaves the store readable.
+func FuzzBootParametersBody(f *testing.F) {
+	for _, b := range []string{`{"hosts":["x1"],"kernel":"k"}`, `{"macs":["zz"],"nids":[-1]}`, `{"kernel":"k","initrd":"i"}`,
+		`{"hosts":["Global"],"cloud-init":{"meta-data":{"a":{"b":null}}}}`, `[`, ``} {
+		f.Add(b, uint8(0))
+	}
+	h := newHarness(f)
+	methods := []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	f.Fuzz(func(t *testing.T, body string, m uint8) {
+		method := methods[int(m)%len(methods)]
+		st, _, out := h.do(t, method, "/boot/v1/bootparameters", body)
+		if st >= 500 {
+			t.Fatalf("%s %q: %d %s", method, body, st, out)
+		}
+		if st, _, out := h.do(t, "GET", "/boot/v1/bootparameters", ""); st != 200 {
+			t.Fatalf("list after %s %q: %d %s", method, body, st, out)
+		}
+	})
+}
