@@ -3,10 +3,12 @@ package statemgr
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"flag"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -69,6 +71,24 @@ func newRFEnvOver(t testing.TB, s *Store, d *Discovery) *rfEnv {
 	return &rfEnv{apiServer: &apiServer{t: t, store: s, srv: srv}, disc: d}
 }
 
+// newCABundleEnv is an rfEnv whose Discovery (one worker) reaches BMCs over
+// real HTTPS and checks their certificates against the DER certificate ca,
+// loaded as -bmc-ca-bundle would be.
+func newCABundleEnv(t testing.TB, ca []byte) *rfEnv {
+	t.Helper()
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newTestStore(t)
+	d, err := LoadDiscovery(s, filepath.Join(dir, "key"), bundle, DiscoveryConfig{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newRFEnvOver(t, s, d)
+}
+
 // restartDiscovery runs a second Discovery over the same store, as a
 // restarted HSM would, until the test ends.
 func (e *rfEnv) restartDiscovery() {
@@ -115,6 +135,24 @@ func (e *rfEnv) waitDiscovered(id string) hsm.RedfishEndpoint {
 		}
 		if time.Now().After(deadline) {
 			e.t.Fatalf("endpoint %s: still %s after 60 s", id, ep.DiscoveryInfo.LastDiscoveryStatus)
+		}
+		<-time.After(5 * time.Millisecond)
+	}
+}
+
+// waitNewWalk is waitDiscovered for an endpoint walked before: it waits for
+// the outcome of a walk other than the one before describes.
+func (e *rfEnv) waitNewWalk(id string, before hsm.DiscoveryInfo) hsm.RedfishEndpoint {
+	e.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ep := e.waitDiscovered(id)
+		at := ep.DiscoveryInfo.LastDiscoveryAttempt
+		if before.LastDiscoveryAttempt == nil || at != nil && !at.Equal(*before.LastDiscoveryAttempt) {
+			return ep
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("endpoint %s: not walked again after 60 s", id)
 		}
 		<-time.After(5 * time.Millisecond)
 	}

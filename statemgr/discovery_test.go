@@ -3,7 +3,6 @@ package statemgr
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"log"
 	"log/slog"
@@ -290,17 +289,7 @@ func TestDiscoveryCABundle(t *testing.T) {
 			ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
 			ts.StartTLS()
 			t.Cleanup(ts.Close)
-			dir := t.TempDir()
-			bundle := filepath.Join(dir, "ca.pem")
-			if err := os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tc.ca}), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			s, _ := newTestStore(t)
-			d, err := LoadDiscovery(s, filepath.Join(dir, "key"), bundle, DiscoveryConfig{Workers: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := newRFEnvOver(t, s, d)
+			e := newCABundleEnv(t, tc.ca)
 			u, _ := url.Parse(ts.URL)
 			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
 				Password: rfPassword, RediscoverOnUpdate: true})

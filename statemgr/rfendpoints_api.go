@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
@@ -194,24 +195,30 @@ func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ep.ID = id
-	user, pass := ep.User, ep.Password
+	// A GET-modify-PUT round trip carries no Password: "" means not supplied.
+	var user, pass *string
+	if ep.User != "" {
+		user = &ep.User
+	}
+	if ep.Password != "" {
+		pass = &ep.Password
+	}
 	row, err := a.newRFRow("", ep)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
+	dropped := false
 	stored, err := a.store.updateRFEndpoint(r.Context(), id, func(old *rfRow) error {
 		next := row
 		next.ep.DiscoveryInfo = old.ep.DiscoveryInfo
-		if pass == "" {
-			// A GET-modify-PUT round trip carries no Password: keep the stored one.
-			c, err := a.rf.openCred(*old)
+		if pass == nil {
+			stored, err := a.rf.openCred(*old)
 			if err != nil {
 				return err
 			}
-			if user != "" {
-				c.User = user
-			}
+			var c rfCred
+			c, dropped = carryCred(stored, old.ep, next.ep, user, pass)
 			if next.cred, err = a.rf.sealCred(id, c); err != nil {
 				return err
 			}
@@ -223,7 +230,55 @@ func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		err = a.store.insertRFEndpoints(r.Context(), []rfRow{row})
 		stored = row
 	}
+	a.logDropped(r, id, dropped && err == nil)
 	a.answerStored(w, r, stored, err)
+}
+
+// carryCred returns the credentials an update of a stored endpoint keeps:
+// what the request supplied (user and pass, nil when absent) over the stored
+// ones. Stored credentials are bound to the address they were given for:
+// when the update moves the endpoint to another FQDN or IPAddress (Hostname
+// and Domain count through the FQDN they make) and supplies no Password, the
+// stored User and Password are dropped, so they are never sent to the new
+// host (issue 18: a PATCH of FQDN alone sent the real BMC password to any
+// host). dropped reports that stored credentials were discarded.
+//
+// Dropping rather than refusing the update with 400: HMS accepts such an
+// update, and REDS-like clients and scripts re-address BMCs with it; the
+// loss is not silent (GET shows no User, the next walk records
+// VerificationFailed, and it is logged), and it is fixed by sending the
+// credentials again, whereas a 400 would break those clients outright.
+func carryCred(stored rfCred, old, next hsm.RedfishEndpoint, user, pass *string) (c rfCred, dropped bool) {
+	switch {
+	case sameAddress(old, next):
+		c = stored
+	case pass != nil:
+		c.User = stored.User // a new password for the same account
+	default:
+		dropped = stored != (rfCred{})
+	}
+	if user != nil {
+		c.User = *user
+	}
+	if pass != nil {
+		c.Password = *pass
+	}
+	return c, dropped
+}
+
+// sameAddress reports whether a and b (both normalised) name the same BMC
+// address. Host names compare without case; any other difference counts.
+func sameAddress(a, b hsm.RedfishEndpoint) bool {
+	return strings.EqualFold(a.FQDN, b.FQDN) && a.IPAddress == b.IPAddress
+}
+
+// logDropped records, once per request, that an update moved endpoint id
+// to a new address without credentials and its stored ones were dropped.
+func (a *API) logDropped(r *http.Request, id string, dropped bool) {
+	if dropped {
+		a.log.InfoContext(r.Context(), "redfish_endpoint_credentials_dropped", "xname", id,
+			"reason", "address changed without credentials")
+	}
 }
 
 func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -233,24 +288,27 @@ func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := xname.Normalize(r.PathValue("xname"))
+	dropped := false
 	stored, err := a.store.updateRFEndpoint(r.Context(), id, func(row *rfRow) error {
-		c, err := a.rf.openCred(*row)
+		stored, err := a.rf.openCred(*row)
 		if err != nil {
 			return err
 		}
 		ep := row.ep
-		ep.User, ep.Password = c.User, c.Password
 		p.Apply(&ep)
 		if err := normEndpoint("", &ep); err != nil {
 			return err
 		}
-		if row.cred, err = a.rf.sealCred(id, rfCred{User: ep.User, Password: ep.Password}); err != nil {
+		var c rfCred
+		c, dropped = carryCred(stored, row.ep, ep, p.User, p.Password)
+		if row.cred, err = a.rf.sealCred(id, c); err != nil {
 			return err
 		}
 		ep.User, ep.Password = "", ""
 		row.ep = ep
 		return nil
 	})
+	a.logDropped(r, id, dropped && err == nil)
 	a.answerStored(w, r, stored, err)
 }
 

@@ -30,7 +30,7 @@ func PowerState(ctx context.Context, ep Endpoint, opts Options, odataID string) 
 	tr, closeIdle := baseTransport(ep, opts)
 	defer closeIdle()
 	m := newMeter(tr, opts.MaxConcurrentRequests)
-	m.user, m.pass = ep.User, ep.Password
+	m.authorize(base, ep.User, ep.Password)
 	defer m.closeAll()
 
 	w := &walker{ctx: ctx}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 )
 
@@ -15,8 +16,10 @@ const maxBody = 16 << 20
 var errBodyTooLarge = errors.New("redfish response larger than 16 MiB")
 
 // meter wraps the transport used for one BMC. It adds basic auth to every
-// request, the service root included (gofish would send it only after reading
-// the root, and some BMCs protect the root too). It bounds the requests in flight
+// request to the BMC's own origin (scheme and host[:port] of its base URL),
+// the service root included (gofish would send it only after reading the
+// root, and some BMCs protect the root too), and to no other: a redirect to
+// another host or scheme carries no credentials. It bounds the requests in flight
 // (a slot is held from sending a request until its body is closed or fully
 // read), counts requests, and keeps every open body so that the walk can close
 // whatever a caller forgot; closeAll reports how many it had to close.
@@ -24,6 +27,8 @@ type meter struct {
 	base       http.RoundTripper
 	sem        chan struct{}
 	user, pass string
+	// origin is the scheme and host credentials may go to ("" sends none).
+	scheme, host string
 
 	mu       sync.Mutex
 	requests int
@@ -44,7 +49,7 @@ func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
 	m.mu.Lock()
 	m.requests++
 	m.mu.Unlock()
-	if m.user != "" {
+	if m.user != "" && req.URL.Scheme == m.scheme && req.URL.Host == m.host {
 		req = req.Clone(req.Context())
 		req.SetBasicAuth(m.user, m.pass)
 	}
@@ -59,6 +64,14 @@ func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
 	m.mu.Unlock()
 	resp.Body = b
 	return resp, nil
+}
+
+// authorize makes m send user and pass to base's origin, and nowhere else.
+func (m *meter) authorize(base, user, pass string) {
+	if u, err := url.Parse(base); err == nil {
+		m.scheme, m.host = u.Scheme, u.Host
+	}
+	m.user, m.pass = user, pass
 }
 
 // stats returns the number of requests sent and of bodies still open.

@@ -48,7 +48,7 @@ func Walk(ctx context.Context, ep Endpoint, opts Options) (Result, error) {
 
 	tr, closeIdle := baseTransport(ep, opts)
 	m := newMeter(tr, opts.MaxConcurrentRequests)
-	m.user, m.pass = ep.User, ep.Password
+	m.authorize(base, ep.User, ep.Password)
 	w := &walker{ctx: ctx, res: &res, bmcID: res.EndpointID, bmcType: bmc.Type(),
 		fqdn: host, domain: domainOf(ep.FQDN)}
 	w.run(base, m, opts)
