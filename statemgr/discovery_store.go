@@ -125,7 +125,7 @@ func (d *Discovery) apply(ctx context.Context, res *redfish.Result) error {
 
 // storeEthernet creates the interface of a discovered MAC, or points an
 // existing one (e.g. an unknown MAC DHCP saw) at its component.
-func (d *Discovery) storeEthernet(ctx context.Context, e redfish.EthernetInterface) error {
+func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) error {
 	old, err := d.store.EthernetInterface(ctx, e.MACAddress)
 	if err == nil {
 		if old.ComponentID == e.ComponentID {
@@ -146,7 +146,7 @@ func (d *Discovery) storeEthernet(ctx context.Context, e redfish.EthernetInterfa
 		IPAddresses: []hsm.IPAddressMapping{}}
 	for _, ip := range e.IPAddresses {
 		if net.ParseIP(ip.IPAddress) != nil {
-			ei.IPAddresses = append(ei.IPAddresses, hsm.IPAddressMapping{IPAddress: ip.IPAddress, Network: ip.Network})
+			ei.IPAddresses = append(ei.IPAddresses, ip)
 		}
 	}
 	_, err = d.store.CreateEthernetInterface(ctx, ei)

@@ -60,7 +60,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 		t.Errorf("node = %+v; want On with NID 17 and Role Compute from the NodeMaps", node)
 	}
 
-	var ce redfish.ComponentEndpoint
+	var ce hsm.ComponentEndpoint
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints/"+bmcX+"n0", nil), &ce); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 		t.Errorf("node MACs (-want +got):\n%s", diff)
 	}
 
-	var ses struct{ ServiceEndpoints []redfish.ServiceEndpoint }
+	var ses struct{ ServiceEndpoints []hsm.ServiceEndpoint }
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ServiceEndpoints", nil), &ses); err != nil {
 		t.Fatal(err)
 	}

@@ -86,9 +86,9 @@ func hwFromPost(at string, in map[string]json.RawMessage) (hwRow, error) {
 		return hwRow{}, err
 	}
 	row := hwRow{id: id, typ: string(t), loc: loc}
-	loc["Status"] = redfish.StateEmpty
+	loc["Status"] = hsm.StateEmpty
 	if v := in["PopulatedFRU"]; !isNull(v) {
-		loc["Status"] = redfish.StatePopulated
+		loc["Status"] = hsm.StatePopulated
 		if err := fruFromPost(at+".PopulatedFRU", v, k, id, &row); err != nil {
 			return hwRow{}, err
 		}

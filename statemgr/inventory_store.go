@@ -270,7 +270,7 @@ func sqlWhere(conds []string) string {
 
 // fruIdent returns the manufacturer, part number and serial number of f,
 // from whichever FRU info it carries.
-func fruIdent(f *redfish.HWInvByFRU) (manu, pn, sn string) {
+func fruIdent(f *hsm.HWInvByFRU) (manu, pn, sn string) {
 	switch {
 	case f == nil:
 	case f.NodeFRUInfo != nil:

@@ -27,9 +27,9 @@ func TestHardwareHistory(t *testing.T) {
 	e := newRFEnv(t, DiscoveryConfig{})
 	walk := func(fru string) {
 		t.Helper()
-		res := &redfish.Result{EndpointID: "x3000c0s1b0", HWInventory: []redfish.HWInvByLoc{{
+		res := &redfish.Result{EndpointID: "x3000c0s1b0", HWInventory: []hsm.HWInvByLoc{{
 			ID: "x3000c0s1b0n0p0", Type: "Processor", Status: "Populated", HWInventoryByLocationType: "HWInvByLocProcessor",
-			PopulatedFRU: &redfish.HWInvByFRU{FRUID: fru, Type: "Processor", HWInventoryByFRUType: "HWInvByFRUProcessor"},
+			PopulatedFRU: &hsm.HWInvByFRU{FRUID: fru, Type: "Processor", HWInventoryByFRUType: "HWInvByFRUProcessor"},
 		}}}
 		if err := e.store.putInventory(t.Context(), res); err != nil {
 			t.Fatal(err)
@@ -58,7 +58,7 @@ func TestHardwareHistory(t *testing.T) {
 	if len(one.History) != 1 || one.History[0].EventType != HWEventAdded {
 		t.Errorf("history of CPU-B = %+v, want one Added", one)
 	}
-	var loc redfish.HWInvByLoc
+	var loc hsm.HWInvByLoc
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/x3000c0s1b0n0p0", nil), &loc); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestInventoryFilters(t *testing.T) {
 	if len(hw) != 4 {
 		t.Errorf("processors: %d, want 4", len(hw))
 	}
-	var one []redfish.HWInvByLoc
+	var one []hsm.HWInvByLoc
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?type=Processor&id="+bmcX+"n1p0", nil), &one); err != nil || len(one) != 1 {
 		t.Fatalf("processor n1p0: %v %v", one, err)
 	}
@@ -162,10 +162,10 @@ func histEnv(t *testing.T) (*rfEnv, []time.Time) {
 		times = append(times, clock.now())
 		res := &redfish.Result{EndpointID: "x3000c0s1b0"}
 		for i, fru := range frus {
-			res.HWInventory = append(res.HWInventory, redfish.HWInvByLoc{
+			res.HWInventory = append(res.HWInventory, hsm.HWInvByLoc{
 				ID: fmt.Sprintf("x3000c0s1b0n0p%d", i), Type: "Processor", Status: "Populated", HWInventoryByLocationType: "HWInvByLocProcessor",
-				PopulatedFRU: &redfish.HWInvByFRU{FRUID: fru, Type: "Processor", HWInventoryByFRUType: "HWInvByFRUProcessor",
-					ProcessorFRUInfo: &redfish.ProcessorFRUInfo{Manufacturer: "Intel", SerialNumber: "SN-" + fru}},
+				PopulatedFRU: &hsm.HWInvByFRU{FRUID: fru, Type: "Processor", HWInventoryByFRUType: "HWInvByFRUProcessor",
+					ProcessorFRUInfo: &hsm.ProcessorFRUInfo{Manufacturer: "Intel", SerialNumber: "SN-" + fru}},
 			})
 		}
 		if err := s.putInventory(t.Context(), res); err != nil {
@@ -327,7 +327,7 @@ func TestHardwareDeletes(t *testing.T) {
 func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 	const bmcX = "x3000c0s2b0"
 	e := discoveredEnv(t, bmcX)
-	var cpu []redfish.HWInvByLoc
+	var cpu []hsm.HWInvByLoc
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?id="+bmcX+"n1p0", nil), &cpu); err != nil || len(cpu) != 1 || cpu[0].PopulatedFRU == nil {
 		t.Fatalf("processor n1p0: %v %v", cpu, err)
 	}
@@ -353,7 +353,7 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 		{query: "SerialNumber=nobody&serialnumber=" + q(sn), want: 1},
 		{query: "partnumber=nothing", want: 0},
 	} {
-		var got []redfish.HWInvByFRU
+		var got []hsm.HWInvByFRU
 		if err := json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?"+tc.query, nil), &got); err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +368,7 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/"+fru.FRUID, 409, bmcX+"n1p0")
 	e.must(200, "GET", "/Inventory/HardwareByFRU/"+fru.FRUID, nil)
 
-	var ses struct{ ServiceEndpoints []redfish.ServiceEndpoint }
+	var ses struct{ ServiceEndpoints []hsm.ServiceEndpoint }
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ServiceEndpoints", nil), &ses); err != nil || len(ses.ServiceEndpoints) < 2 {
 		t.Fatalf("service endpoints: %v %v", ses, err)
 	}
@@ -413,12 +413,12 @@ func TestFRUColumnsMigrated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fru := redfish.HWInvByFRU{FRUID: "MEM-1", Type: "Memory", HWInventoryByFRUType: "HWInvByFRUMemory",
-		MemoryFRUInfo: &redfish.MemoryFRUInfo{Manufacturer: "Hynix", PartNumber: "HMA84", SerialNumber: "S-1"}}
-	loc := redfish.HWInvByLoc{ID: "x3000c0s1b0n0d0", Type: "Memory", Status: "Populated", HWInventoryByLocationType: "HWInvByLocMemory", PopulatedFRU: &fru}
+	fru := hsm.HWInvByFRU{FRUID: "MEM-1", Type: "Memory", HWInventoryByFRUType: "HWInvByFRUMemory",
+		MemoryFRUInfo: &hsm.MemoryFRUInfo{Manufacturer: "Hynix", PartNumber: "HMA84", SerialNumber: "S-1"}}
+	loc := hsm.HWInvByLoc{ID: "x3000c0s1b0n0d0", Type: "Memory", Status: "Populated", HWInventoryByLocationType: "HWInvByLocMemory", PopulatedFRU: &fru}
 	fb, _ := json.Marshal(fru)
 	lb, _ := json.Marshal(loc)
-	bare, _ := json.Marshal(redfish.HWInvByFRU{FRUID: "BARE", Type: "Node", HWInventoryByFRUType: "HWInvByFRUNode"})
+	bare, _ := json.Marshal(hsm.HWInvByFRU{FRUID: "BARE", Type: "Node", HWInventoryByFRUType: "HWInvByFRUNode"})
 	for _, st := range []struct {
 		q    string
 		args []any
@@ -441,7 +441,7 @@ func TestFRUColumnsMigrated(t *testing.T) {
 			t.Errorf("GET %s: %d entries (%v), want 1", p, len(got), err)
 		}
 	}
-	var got []redfish.HWInvByFRU
+	var got []hsm.HWInvByFRU
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=", nil), &got)
 	if len(got) != 1 || got[0].FRUID != "BARE" {
 		t.Errorf("FRUs without serial number: %+v, want BARE", got)
@@ -496,12 +496,12 @@ func TestHardwarePost(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("posted NIC (-want +got):\n%s", diff)
 	}
-	var empt redfish.HWInvByLoc
+	var empt hsm.HWInvByLoc
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/x3000c0s1b0n0d0", nil), &empt)
 	if empt.Status != "Empty" || empt.Type != "Memory" || empt.PopulatedFRU != nil || empt.MemoryLocationInfo == nil {
 		t.Errorf("posted empty DIMM slot: %+v", empt)
 	}
-	var frus []redfish.HWInvByFRU
+	var frus []hsm.HWInvByFRU
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=HG20190738&manufacturer="+url.QueryEscape("Mellanox Technologies, Ltd."), nil), &frus)
 	if len(frus) != 1 || frus[0].FRUID != nicFRU {
 		t.Errorf("FRU of the posted NIC by its serial number: %+v", frus)
@@ -529,8 +529,8 @@ func TestHardwarePost(t *testing.T) {
 	// The same FRU posted again is no event; a walk finding a posted
 	// location takes it over and records the FRU it replaced.
 	e.must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []json.RawMessage{json.RawMessage(cpu)}})
-	res := &redfish.Result{EndpointID: "x3000c0s23b4", HWInventory: []redfish.HWInvByLoc{{ID: "x3000c0s23b4n4h0", Type: "NodeHsnNic",
-		Status: "Populated", HWInventoryByLocationType: "HWInvByLocHSNNIC", PopulatedFRU: &redfish.HWInvByFRU{FRUID: "NIC-2", Type: "NodeHsnNic"}}}}
+	res := &redfish.Result{EndpointID: "x3000c0s23b4", HWInventory: []hsm.HWInvByLoc{{ID: "x3000c0s23b4n4h0", Type: "NodeHsnNic",
+		Status: "Populated", HWInventoryByLocationType: "HWInvByLocHSNNIC", PopulatedFRU: &hsm.HWInvByFRU{FRUID: "NIC-2", Type: "NodeHsnNic"}}}}
 	if err := e.store.putInventory(t.Context(), res); err != nil {
 		t.Fatal(err)
 	}

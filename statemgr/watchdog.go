@@ -170,7 +170,7 @@ func (w *Watchdog) poll(ctx context.Context, id string) {
 			w.cfg.Log.InfoContext(ctx, "standby_power_read_failed", "xname", id, "err", err)
 			continue
 		}
-		if state != redfish.StateOff {
+		if state != hsm.StateOff {
 			continue
 		}
 		if _, err := w.store.UpdateState(ctx, []string{id}, StateUpdate{State: hsm.StateOff}); err != nil {
@@ -191,7 +191,7 @@ func (w *Watchdog) powerState(ctx context.Context, id string) (string, error) {
 	if len(raw) == 0 {
 		return "", problem.NotFoundf("component endpoint %s: none", id)
 	}
-	var ce redfish.ComponentEndpoint
+	var ce hsm.ComponentEndpoint
 	if err := json.Unmarshal(raw[0], &ce); err != nil {
 		return "", fmt.Errorf("decode component endpoint %s: %w", id, err)
 	}

@@ -100,7 +100,7 @@ func TestWatchdogStandby(t *testing.T) {
 // rfPowerOff turns node's system off at its simulated BMC, as a user would.
 func rfPowerOff(t *testing.T, e *rfEnv, node string) {
 	t.Helper()
-	var ce redfish.ComponentEndpoint
+	var ce hsm.ComponentEndpoint
 	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints/"+node, nil), &ce); err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/stmcginnis/gofish/schemas"
 )
 
 // add appends records to the result.
-func (w *walker) add(p parts, ses ...ServiceEndpoint) {
+func (w *walker) add(p parts, ses ...hsm.ServiceEndpoint) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := w.res
@@ -28,35 +29,35 @@ func (w *walker) add(p parts, ses ...ServiceEndpoint) {
 // that results compare and encode the same way every time.
 func (w *walker) finish() {
 	r := w.res
-	slices.SortFunc(r.Components, func(a, b Component) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(r.ComponentEndpoints, func(a, b ComponentEndpoint) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(r.HWInventory, func(a, b HWInvByLoc) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(r.ServiceEndpoints, func(a, b ServiceEndpoint) int { return cmp.Compare(a.RedfishType, b.RedfishType) })
+	slices.SortFunc(r.Components, func(a, b hsm.Component) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(r.ComponentEndpoints, func(a, b hsm.ComponentEndpoint) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(r.HWInventory, func(a, b hsm.HWInvByLoc) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(r.ServiceEndpoints, func(a, b hsm.ServiceEndpoint) int { return cmp.Compare(a.RedfishType, b.RedfishType) })
 	r.EthernetInterfaces = mergeEthernet(r.EthernetInterfaces)
 	sortStrings(r.Errors)
 	sortStrings(r.Missing)
 	sortStrings(r.Skipped)
 	if r.Components == nil {
-		r.Components = []Component{}
+		r.Components = []hsm.Component{}
 	}
 	if r.ComponentEndpoints == nil {
-		r.ComponentEndpoints = []ComponentEndpoint{}
+		r.ComponentEndpoints = []hsm.ComponentEndpoint{}
 	}
 	if r.HWInventory == nil {
-		r.HWInventory = []HWInvByLoc{}
+		r.HWInventory = []hsm.HWInvByLoc{}
 	}
 	if r.ServiceEndpoints == nil {
-		r.ServiceEndpoints = []ServiceEndpoint{}
+		r.ServiceEndpoints = []hsm.ServiceEndpoint{}
 	}
 }
 
 // mergeEthernet keeps one EthernetInterface per MAC: the one of the
 // component that sorts first, with the IP addresses of all of them.
-func mergeEthernet(in []EthernetInterface) []EthernetInterface {
-	slices.SortStableFunc(in, func(a, b EthernetInterface) int {
+func mergeEthernet(in []hsm.EthernetInterface) []hsm.EthernetInterface {
+	slices.SortStableFunc(in, func(a, b hsm.EthernetInterface) int {
 		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.ComponentID, b.ComponentID))
 	})
-	out := []EthernetInterface{}
+	out := []hsm.EthernetInterface{}
 	for _, e := range in {
 		if n := len(out); n > 0 && out[n-1].ID == e.ID {
 			for _, ip := range e.IPAddresses {
@@ -74,13 +75,13 @@ func mergeEthernet(in []EthernetInterface) []EthernetInterface {
 // nics summarises EthernetInterfaces of owner and records an
 // EthernetInterface per MAC; for a node it also records NodeNic components
 // (xXcCsSbBnNiI), one per distinct MAC.
-func (w *walker) nics(p *parts, owner string, ownerType xname.Type, list []*schemas.EthernetInterface, nodeNics bool) []NICInfo {
+func (w *walker) nics(p *parts, owner string, ownerType xname.Type, list []*schemas.EthernetInterface, nodeNics bool) []hsm.NICInfo {
 	sortByODataID(list, func(e *schemas.EthernetInterface) string { return e.ODataID })
-	var out []NICInfo
+	var out []hsm.NICInfo
 	seen := map[string]bool{}
 	for _, e := range list {
 		x, _ := parseExtras(e.RawData, "") // gofish decoded it already; only InterfaceEnabled is read here.
-		out = append(out, NICInfo{RedfishID: e.ID, OdataID: e.ODataID, Description: e.Description, FQDN: e.FQDN,
+		out = append(out, hsm.NICInfo{RedfishID: e.ID, OdataID: e.ODataID, Description: e.Description, FQDN: e.FQDN,
 			Hostname: e.HostName, InterfaceEnabled: x.InterfaceEnabled, MACAddress: e.MACAddress,
 			PermanentMACAddress: e.PermanentMACAddress})
 		mac := normMAC(e.MACAddress)
@@ -90,18 +91,18 @@ func (w *walker) nics(p *parts, owner string, ownerType xname.Type, list []*sche
 		if mac == "" {
 			continue
 		}
-		eth := EthernetInterface{ID: strings.ReplaceAll(mac, ":", ""), Description: e.Description, MACAddress: mac,
-			IPAddresses: []IPAddressInfo{}, ComponentID: owner, Type: string(ownerType)}
+		eth := hsm.EthernetInterface{ID: strings.ReplaceAll(mac, ":", ""), Description: e.Description, MACAddress: mac,
+			IPAddresses: []hsm.IPAddressMapping{}, ComponentID: owner, Type: string(ownerType)}
 		for _, a := range e.IPv4Addresses {
 			if ip := net.ParseIP(a.Address); ip != nil && !ip.IsUnspecified() {
-				eth.IPAddresses = append(eth.IPAddresses, IPAddressInfo{IPAddress: ip.String()})
+				eth.IPAddresses = append(eth.IPAddresses, hsm.IPAddressMapping{IPAddress: ip.String()})
 			}
 		}
 		p.eths = append(p.eths, eth)
 		if nodeNics && !seen[mac] {
 			id := owner + "i" + strconv.Itoa(len(seen))
-			p.comps = append(p.comps, Component{ID: id, Type: string(xname.NodeNic), State: fruState(e.Status),
-				Flag: FlagOK, Enabled: ptr(true)})
+			p.comps = append(p.comps, hsm.Component{ID: id, Type: string(xname.NodeNic), State: fruState(e.Status),
+				Flag: hsm.FlagOK, Enabled: ptr(true)})
 		}
 		seen[mac] = true
 	}
@@ -119,7 +120,7 @@ func normMAC(mac string) string {
 }
 
 // firstMAC returns the first usable MAC of nics, normalised.
-func firstMAC(nics []NICInfo) string {
+func firstMAC(nics []hsm.NICInfo) string {
 	for _, n := range nics {
 		if m := normMAC(n.MACAddress); m != "" {
 			return m
@@ -132,12 +133,12 @@ func firstMAC(nics []NICInfo) string {
 }
 
 // componentEndpoint fills the fields every ComponentEndpoint shares.
-func (w *walker) componentEndpoint(id string, t xname.Type, rfType, rfSubtype, uuid, odataID string) ComponentEndpoint {
+func (w *walker) componentEndpoint(id string, t xname.Type, rfType, rfSubtype, uuid, odataID string) hsm.ComponentEndpoint {
 	fqdn := id
 	if w.domain != "" {
 		fqdn = id + "." + w.domain
 	}
-	return ComponentEndpoint{ID: id, Type: string(t), Domain: w.domain, FQDN: fqdn, RedfishType: rfType,
+	return hsm.ComponentEndpoint{ID: id, Type: string(t), Domain: w.domain, FQDN: fqdn, RedfishType: rfType,
 		RedfishSubtype: rfSubtype, Enabled: true, UUID: uuid, OdataID: odataID, RedfishEndpointID: w.bmcID,
 		RedfishEndpointFQDN: w.fqdn, RedfishURL: w.fqdn + odataID}
 }
@@ -145,24 +146,24 @@ func (w *walker) componentEndpoint(id string, t xname.Type, rfType, rfSubtype, u
 // fruState is Empty for an absent part and Populated otherwise.
 func fruState(s schemas.Status) string {
 	if s.State == schemas.AbsentState {
-		return StateEmpty
+		return hsm.StateEmpty
 	}
-	return StatePopulated
+	return hsm.StatePopulated
 }
 
 // powerState maps a Redfish PowerState to an HSM state; a transition is
 // reported as the state it leaves, since it has not been reached yet.
 func powerState(p schemas.PowerState, s schemas.Status) string {
 	if s.State == schemas.AbsentState {
-		return StateEmpty
+		return hsm.StateEmpty
 	}
 	switch p {
 	case schemas.OnPowerState, schemas.PoweringOffPowerState:
-		return StateOn
+		return hsm.StateOn
 	case schemas.OffPowerState, schemas.PoweringOnPowerState:
-		return StateOff
+		return hsm.StateOff
 	}
-	return StateUnknown
+	return hsm.StateUnknown
 }
 
 // FRUID is the FRU ID HSM gives a part: <Type>.<Manufacturer>.<PartNumber>.<SerialNumber>

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // systemSeed is a cut-down public-rackmount1 ComputerSystem.
@@ -97,7 +99,7 @@ func FuzzParsePowerState(f *testing.F) {
 			return
 		}
 		switch s {
-		case StateOn, StateOff, StateEmpty, StateUnknown:
+		case hsm.StateOn, hsm.StateOff, hsm.StateEmpty, hsm.StateUnknown:
 		default:
 			t.Errorf("parsePowerState(%q) = %q", raw, s)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/stmcginnis/gofish/schemas"
 )
 
@@ -21,7 +22,7 @@ import (
 func PowerState(ctx context.Context, ep Endpoint, opts Options, odataID string) (string, Status, error) {
 	base, _, err := endpointURL(ep)
 	if err != nil || !strings.HasPrefix(odataID, serviceRoot+"/") {
-		return StateUnknown, StatusEndpointInvalid,
+		return hsm.StateUnknown, StatusEndpointInvalid,
 			problem.Invalidf("redfish power state of %s: bad endpoint or @odata.id %q", ep.ID, odataID)
 	}
 	opts = opts.withDefaults()
@@ -37,7 +38,7 @@ func PowerState(ctx context.Context, ep Endpoint, opts Options, odataID string) 
 	state, err := getPowerState(ctx, &http.Client{Transport: m}, base+odataID)
 	if err != nil {
 		s := w.classify(err)
-		return StateUnknown, s, fmt.Errorf("redfish power state of %s %s: %s: %s: %w",
+		return hsm.StateUnknown, s, fmt.Errorf("redfish power state of %s %s: %s: %s: %w",
 			ep.ID, odataID, s, w.describe(err), problem.ErrUnavailable)
 	}
 	return state, StatusOK, nil

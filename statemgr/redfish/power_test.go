@@ -3,6 +3,8 @@ package redfish
 import (
 	"net/http"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestPowerState(t *testing.T) {
@@ -27,14 +29,14 @@ func TestPowerState(t *testing.T) {
 		wantState  string
 		wantStatus Status
 	}{
-		{name: "on", odataID: sys, wantState: StateOn, wantStatus: StatusOK},
-		{name: "off", odataID: sys, edit: setPower("Off", false), wantState: StateOff, wantStatus: StatusOK},
-		{name: "powering on", odataID: sys, edit: setPower("PoweringOn", false), wantState: StateOff, wantStatus: StatusOK},
-		{name: "absent", odataID: sys, edit: setPower("On", true), wantState: StateEmpty, wantStatus: StatusOK},
-		{name: "wrong password", odataID: sys, password: "bad-pass", wantState: StateUnknown, wantStatus: StatusVerificationFailed},
-		{name: "garbage", odataID: sys, raw: []byte(`{"PowerState":`), wantState: StateUnknown, wantStatus: StatusDecodeFailed},
-		{name: "no such system", odataID: "/redfish/v1/Systems/nope", wantState: StateUnknown, wantStatus: StatusHTTPsGetFailed},
-		{name: "not a redfish path", odataID: "/etc/passwd", wantState: StateUnknown, wantStatus: StatusEndpointInvalid},
+		{name: "on", odataID: sys, wantState: hsm.StateOn, wantStatus: StatusOK},
+		{name: "off", odataID: sys, edit: setPower("Off", false), wantState: hsm.StateOff, wantStatus: StatusOK},
+		{name: "powering on", odataID: sys, edit: setPower("PoweringOn", false), wantState: hsm.StateOff, wantStatus: StatusOK},
+		{name: "absent", odataID: sys, edit: setPower("On", true), wantState: hsm.StateEmpty, wantStatus: StatusOK},
+		{name: "wrong password", odataID: sys, password: "bad-pass", wantState: hsm.StateUnknown, wantStatus: StatusVerificationFailed},
+		{name: "garbage", odataID: sys, raw: []byte(`{"PowerState":`), wantState: hsm.StateUnknown, wantStatus: StatusDecodeFailed},
+		{name: "no such system", odataID: "/redfish/v1/Systems/nope", wantState: hsm.StateUnknown, wantStatus: StatusHTTPsGetFailed},
+		{name: "not a redfish path", odataID: "/etc/passwd", wantState: hsm.StateUnknown, wantStatus: StatusEndpointInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMockup("public-rackmount1")

@@ -3,13 +3,15 @@ package redfish
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // rawExtras is what the walk reads from a resource's raw JSON itself, because
 // gofish keeps it private: the Reset action (target and allowed values), which
 // optional links are present, and whether InterfaceEnabled was sent at all.
 type rawExtras struct {
-	Reset            *ResetAction
+	Reset            *hsm.ResetAction
 	Links            map[string]string // link name -> @odata.id, for present links
 	ChassisLinks     []string          // Links.Chassis of a ComputerSystem
 	InterfaceEnabled *bool
@@ -57,7 +59,7 @@ func parseExtras(raw []byte, resetAction string) (rawExtras, error) {
 		}
 	}
 	if a, ok := r.Actions[resetAction]; ok && resetAction != "" {
-		var ra ResetAction
+		var ra hsm.ResetAction
 		if err := json.Unmarshal(a, &ra); err != nil {
 			return rawExtras{}, fmt.Errorf("decode %s action: %w", resetAction, err)
 		}
@@ -73,7 +75,7 @@ func parseExtras(raw []byte, resetAction string) (rawExtras, error) {
 // valid (gofish v0.26.0 rejects it), a single object stands for a one-entry
 // array (as some Cisco BMCs send), and a PowerCapacityWatts that is not a
 // number is dropped. The input is untrusted.
-func parsePower(raw []byte) ([]PowerControl, error) {
+func parsePower(raw []byte) ([]hsm.PowerControl, error) {
 	var r struct {
 		PowerControl json.RawMessage `json:"PowerControl"`
 	}
@@ -84,9 +86,9 @@ func parsePower(raw []byte) ([]PowerControl, error) {
 		return nil, nil
 	}
 	type entry struct {
-		Name               string        `json:"Name"`
-		PowerCapacityWatts any           `json:"PowerCapacityWatts"`
-		RelatedItem        []ODataIDLink `json:"RelatedItem"`
+		Name               string            `json:"Name"`
+		PowerCapacityWatts any               `json:"PowerCapacityWatts"`
+		RelatedItem        []hsm.ODataIDLink `json:"RelatedItem"`
 	}
 	var list []entry
 	if err := json.Unmarshal(r.PowerControl, &list); err != nil {
@@ -96,9 +98,9 @@ func parsePower(raw []byte) ([]PowerControl, error) {
 		}
 		list = []entry{one}
 	}
-	out := make([]PowerControl, 0, len(list))
+	out := make([]hsm.PowerControl, 0, len(list))
 	for _, e := range list {
-		pc := PowerControl{Name: e.Name, RelatedItem: e.RelatedItem}
+		pc := hsm.PowerControl{Name: e.Name, RelatedItem: e.RelatedItem}
 		if v, ok := e.PowerCapacityWatts.(float64); ok {
 			pc.PowerCapacityWatts = &v
 		}

@@ -26,6 +26,8 @@ import (
 	"crypto/x509"
 	"net/http"
 	"time"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Status is the outcome of a walk, stored by HSM as a RedfishEndpoint's
@@ -106,11 +108,11 @@ type Result struct {
 	RedfishVersion string `json:"RedfishVersion,omitempty"`
 	UUID           string `json:"UUID,omitempty"`
 
-	Components         []Component         `json:"Components"`
-	ComponentEndpoints []ComponentEndpoint `json:"ComponentEndpoints"`
-	ServiceEndpoints   []ServiceEndpoint   `json:"ServiceEndpoints"`
-	HWInventory        []HWInvByLoc        `json:"HWInventory"`
-	EthernetInterfaces []EthernetInterface `json:"EthernetInterfaces"`
+	Components         []hsm.Component         `json:"Components"`
+	ComponentEndpoints []hsm.ComponentEndpoint `json:"ComponentEndpoints"`
+	ServiceEndpoints   []hsm.ServiceEndpoint   `json:"ServiceEndpoints"`
+	HWInventory        []hsm.HWInvByLoc        `json:"HWInventory"`
+	EthernetInterfaces []hsm.EthernetInterface `json:"EthernetInterfaces"`
 
 	// Errors lists what made the walk fail, one line each, without secrets.
 	Errors []string `json:"Errors,omitempty"`
@@ -122,159 +124,4 @@ type Result struct {
 	Skipped []string `json:"Skipped,omitempty"`
 	// Requests is the number of HTTP requests the walk sent.
 	Requests int `json:"Requests"`
-}
-
-// Component is an HSM component the walk found (HSM's ComponentCreate).
-type Component struct {
-	ID      string `json:"ID"`
-	Type    string `json:"Type"`
-	State   string `json:"State,omitempty"`
-	Flag    string `json:"Flag,omitempty"`
-	Enabled *bool  `json:"Enabled,omitempty"`
-	NetType string `json:"NetType,omitempty"`
-	Arch    string `json:"Arch,omitempty"`
-	Class   string `json:"Class,omitempty"`
-}
-
-// HSM component states and flag set by discovery.
-const (
-	StateOn        = "On"
-	StateOff       = "Off"
-	StateReady     = "Ready"
-	StatePopulated = "Populated"
-	StateEmpty     = "Empty"
-	StateUnknown   = "Unknown"
-	FlagOK         = "OK"
-)
-
-// ComponentEndpoint is HSM's record of how to reach a component over Redfish.
-// Exactly one of the *Info fields is set, matching ComponentEndpointType.
-type ComponentEndpoint struct {
-	ID                    string       `json:"ID"`
-	Type                  string       `json:"Type"`
-	Domain                string       `json:"Domain"`
-	FQDN                  string       `json:"FQDN"`
-	RedfishType           string       `json:"RedfishType"`
-	RedfishSubtype        string       `json:"RedfishSubtype"`
-	Enabled               bool         `json:"Enabled"`
-	MACAddr               string       `json:"MACAddr,omitempty"`
-	UUID                  string       `json:"UUID,omitempty"`
-	OdataID               string       `json:"OdataID"`
-	RedfishEndpointID     string       `json:"RedfishEndpointID"`
-	RedfishEndpointFQDN   string       `json:"RedfishEndpointFQDN"`
-	RedfishURL            string       `json:"RedfishURL"`
-	ComponentEndpointType string       `json:"ComponentEndpointType"`
-	RedfishChassisInfo    *ChassisInfo `json:"RedfishChassisInfo,omitempty"`
-	RedfishSystemInfo     *SystemInfo  `json:"RedfishSystemInfo,omitempty"`
-	RedfishManagerInfo    *ManagerInfo `json:"RedfishManagerInfo,omitempty"`
-}
-
-// ComponentEndpointType values.
-const (
-	CETypeChassis        = "ComponentEndpointChassis"
-	CETypeComputerSystem = "ComponentEndpointComputerSystem"
-	CETypeManager        = "ComponentEndpointManager"
-)
-
-// ResetAction is a Redfish reset action as HSM passes it through: the POST
-// target and the allowed ResetType values.
-type ResetAction struct {
-	AllowableValues []string `json:"ResetType@Redfish.AllowableValues"`
-	Target          string   `json:"target"`
-}
-
-// SystemActions holds a ComputerSystem's actions (only Reset is kept).
-type SystemActions struct {
-	Reset *ResetAction `json:"#ComputerSystem.Reset,omitempty"`
-}
-
-// ChassisActions holds a Chassis's actions (only Reset is kept).
-type ChassisActions struct {
-	Reset *ResetAction `json:"#Chassis.Reset,omitempty"`
-}
-
-// ManagerActions holds a Manager's actions (only Reset is kept).
-type ManagerActions struct {
-	Reset *ResetAction `json:"#Manager.Reset,omitempty"`
-}
-
-// SystemInfo is RedfishSystemInfo: what power services need to control a node.
-type SystemInfo struct {
-	Name            string         `json:"Name"`
-	Actions         *SystemActions `json:"Actions,omitempty"`
-	EthernetNICInfo []NICInfo      `json:"EthernetNICInfo,omitempty"`
-	PowerURL        string         `json:"PowerURL,omitempty"`
-	PowerControl    []PowerControl `json:"PowerControl,omitempty"`
-}
-
-// ChassisInfo is RedfishChassisInfo.
-type ChassisInfo struct {
-	Name    string          `json:"Name"`
-	Actions *ChassisActions `json:"Actions,omitempty"`
-}
-
-// ManagerInfo is RedfishManagerInfo.
-type ManagerInfo struct {
-	Name            string          `json:"Name"`
-	Actions         *ManagerActions `json:"Actions,omitempty"`
-	EthernetNICInfo []NICInfo       `json:"EthernetNICInfo,omitempty"`
-}
-
-// NICInfo summarises one Redfish EthernetInterface (HSM's EthernetNICInfo).
-type NICInfo struct {
-	RedfishID           string `json:"RedfishId"`
-	OdataID             string `json:"@odata.id"`
-	Description         string `json:"Description,omitempty"`
-	FQDN                string `json:"FQDN,omitempty"`
-	Hostname            string `json:"Hostname,omitempty"`
-	InterfaceEnabled    *bool  `json:"InterfaceEnabled,omitempty"`
-	MACAddress          string `json:"MACAddress"`
-	PermanentMACAddress string `json:"PermanentMACAddress,omitempty"`
-}
-
-// PowerControl is one entry of a chassis Power resource's PowerControl array.
-type PowerControl struct {
-	Name               string        `json:"Name,omitempty"`
-	PowerCapacityWatts *float64      `json:"PowerCapacityWatts,omitempty"`
-	RelatedItem        []ODataIDLink `json:"RelatedItem,omitempty"`
-}
-
-// ODataIDLink is a Redfish reference, {"@odata.id": "..."}.
-type ODataIDLink struct {
-	OdataID string `json:"@odata.id"`
-}
-
-// ServiceEndpoint is a Redfish service (AccountService, EventService, ...)
-// found on the BMC.
-type ServiceEndpoint struct {
-	RedfishEndpointID   string      `json:"RedfishEndpointID"`
-	RedfishType         string      `json:"RedfishType"`
-	RedfishSubtype      string      `json:"RedfishSubtype,omitempty"`
-	UUID                string      `json:"UUID,omitempty"`
-	OdataID             string      `json:"OdataID"`
-	RedfishEndpointFQDN string      `json:"RedfishEndpointFQDN"`
-	RedfishURL          string      `json:"RedfishURL"`
-	ServiceInfo         ServiceInfo `json:"ServiceInfo"`
-}
-
-// ServiceInfo is the service-specific part of a ServiceEndpoint.
-type ServiceInfo struct {
-	Name string `json:"Name,omitempty"`
-}
-
-// EthernetInterface is a MAC address HSM hands to DHCP/DNS (CompEthInterface).
-type EthernetInterface struct {
-	// ID is the MAC in lower case without separators, as HSM keys it.
-	ID          string          `json:"ID"`
-	Description string          `json:"Description,omitempty"`
-	MACAddress  string          `json:"MACAddress"`
-	IPAddresses []IPAddressInfo `json:"IPAddresses"`
-	ComponentID string          `json:"ComponentID,omitempty"`
-	Type        string          `json:"Type,omitempty"`
-}
-
-// IPAddressInfo is one IP address of an EthernetInterface.
-type IPAddressInfo struct {
-	IPAddress string `json:"IPAddress"`
-	Network   string `json:"Network,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
 )
@@ -15,7 +16,7 @@ import (
 type enclosure struct {
 	odataID  string
 	powerURL string
-	power    []PowerControl
+	power    []hsm.PowerControl
 }
 
 // walkService walks Systems, Managers, Chassis and the Redfish services side
@@ -80,27 +81,27 @@ func (w *walker) manager(m *schemas.Manager) parts {
 	}
 	eths := collect(w, m.ODataID, "EthernetInterfaces", x.Links["EthernetInterfaces"] != "", m.EthernetInterfaces)
 	nics := w.nics(&p, w.bmcID, w.bmcType, eths, false)
-	p.comps = append(p.comps, Component{ID: w.bmcID, Type: string(w.bmcType), State: StateReady,
-		Flag: FlagOK, Enabled: ptr(true)})
+	p.comps = append(p.comps, hsm.Component{ID: w.bmcID, Type: string(w.bmcType), State: hsm.StateReady,
+		Flag: hsm.FlagOK, Enabled: ptr(true)})
 	ce := w.componentEndpoint(w.bmcID, w.bmcType, "Manager", string(m.ManagerType), m.UUID, m.ODataID)
-	ce.ComponentEndpointType = CETypeManager
+	ce.ComponentEndpointType = hsm.CETypeManager
 	ce.MACAddr = firstMAC(nics)
-	ce.RedfishManagerInfo = &ManagerInfo{Name: m.Name, EthernetNICInfo: nics}
+	ce.RedfishManagerInfo = &hsm.ManagerInfo{Name: m.Name, EthernetNICInfo: nics}
 	if x.Reset != nil {
-		ce.RedfishManagerInfo.Actions = &ManagerActions{Reset: x.Reset}
+		ce.RedfishManagerInfo.Actions = &hsm.ManagerActions{Reset: x.Reset}
 	}
 	p.ces = append(p.ces, ce)
 	if w.bmcType != xname.NodeBMC {
 		return p
 	}
-	loc := HWInvByLoc{ID: w.bmcID, Type: string(xname.NodeBMC), Ordinal: ordinalOf(w.bmcID),
+	loc := hsm.HWInvByLoc{ID: w.bmcID, Type: string(xname.NodeBMC), Ordinal: ordinalOf(w.bmcID),
 		Status: fruState(m.Status), HWInventoryByLocationType: "HWInvByLocNodeBMC",
-		NodeBMCLocationInfo: &ManagerLocationInfo{ID: m.ID, Name: m.Name, Description: m.Description,
+		NodeBMCLocationInfo: &hsm.ManagerLocationInfo{ID: m.ID, Name: m.Name, Description: m.Description,
 			DateTime: m.DateTime, DateTimeLocalOffset: m.DateTimeLocalOffset, FirmwareVersion: m.FirmwareVersion}}
-	if loc.Status == StatePopulated {
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(xname.NodeBMC, w.bmcID, m.Manufacturer, m.PartNumber, m.SerialNumber),
+	if loc.Status == hsm.StatePopulated {
+		loc.PopulatedFRU = &hsm.HWInvByFRU{FRUID: FRUID(xname.NodeBMC, w.bmcID, m.Manufacturer, m.PartNumber, m.SerialNumber),
 			Type: string(xname.NodeBMC), HWInventoryByFRUType: "HWInvByFRUNodeBMC",
-			NodeBMCFRUInfo: &ManagerFRUInfo{ManagerType: string(m.ManagerType), Manufacturer: m.Manufacturer,
+			NodeBMCFRUInfo: &hsm.ManagerFRUInfo{ManagerType: string(m.ManagerType), Manufacturer: m.Manufacturer,
 				SerialNumber: m.SerialNumber, Model: m.Model, PartNumber: m.PartNumber}}
 	}
 	p.inv = append(p.inv, loc)
@@ -151,22 +152,22 @@ func (w *walker) enclosure(id string, ord int, c *schemas.Chassis) (*enclosure, 
 		}
 	}
 	t := xname.NodeEnclosure
-	p.comps = append(p.comps, Component{ID: id, Type: string(t), State: powerState(c.PowerState, c.Status),
-		Flag: FlagOK, Enabled: ptr(true)})
+	p.comps = append(p.comps, hsm.Component{ID: id, Type: string(t), State: powerState(c.PowerState, c.Status),
+		Flag: hsm.FlagOK, Enabled: ptr(true)})
 	ce := w.componentEndpoint(id, t, "Chassis", string(c.ChassisType), c.UUID, c.ODataID)
-	ce.ComponentEndpointType = CETypeChassis
-	ce.RedfishChassisInfo = &ChassisInfo{Name: c.Name}
+	ce.ComponentEndpointType = hsm.CETypeChassis
+	ce.RedfishChassisInfo = &hsm.ChassisInfo{Name: c.Name}
 	if x.Reset != nil {
-		ce.RedfishChassisInfo.Actions = &ChassisActions{Reset: x.Reset}
+		ce.RedfishChassisInfo.Actions = &hsm.ChassisActions{Reset: x.Reset}
 	}
 	p.ces = append(p.ces, ce)
-	loc := HWInvByLoc{ID: id, Type: string(t), Ordinal: ord, Status: fruState(c.Status),
+	loc := hsm.HWInvByLoc{ID: id, Type: string(t), Ordinal: ord, Status: fruState(c.Status),
 		HWInventoryByLocationType: "HWInvByLocNodeEnclosure",
-		NodeEnclosureLocationInfo: &ChassisLocationInfo{ID: c.ID, Name: c.Name, Description: c.Description}}
-	if loc.Status == StatePopulated {
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
+		NodeEnclosureLocationInfo: &hsm.ChassisLocationInfo{ID: c.ID, Name: c.Name, Description: c.Description}}
+	if loc.Status == hsm.StatePopulated {
+		loc.PopulatedFRU = &hsm.HWInvByFRU{FRUID: FRUID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
 			Type: string(t), HWInventoryByFRUType: "HWInvByFRUNodeEnclosure",
-			NodeEnclosureFRUInfo: &ChassisFRUInfo{AssetTag: c.AssetTag, ChassisType: string(c.ChassisType),
+			NodeEnclosureFRUInfo: &hsm.ChassisFRUInfo{AssetTag: c.AssetTag, ChassisType: string(c.ChassisType),
 				Model: c.Model, Manufacturer: c.Manufacturer, PartNumber: c.PartNumber,
 				SerialNumber: c.SerialNumber, SKU: c.SKU}}
 	}
@@ -226,8 +227,8 @@ func (w *walker) services(svc *gofish.Service) {
 			if e == nil {
 				return
 			}
-			w.add(parts{}, ServiceEndpoint{RedfishEndpointID: w.bmcID, RedfishType: rt, OdataID: e.ODataID,
-				RedfishEndpointFQDN: w.fqdn, RedfishURL: w.fqdn + e.ODataID, ServiceInfo: ServiceInfo{Name: e.Name}})
+			w.add(parts{}, hsm.ServiceEndpoint{RedfishEndpointID: w.bmcID, RedfishType: rt, OdataID: e.ODataID,
+				RedfishEndpointFQDN: w.fqdn, RedfishURL: w.fqdn + e.ODataID, ServiceInfo: hsm.ServiceInfo{Name: e.Name}})
 		})
 	}
 	wg.Wait()
@@ -237,7 +238,7 @@ func (w *walker) services(svc *gofish.Service) {
 const serviceRoot = "/redfish/v1"
 
 // fetchPower GETs a chassis Power resource and decodes it with parsePower.
-func fetchPower(c schemas.Client, url string) ([]PowerControl, error) {
+func fetchPower(c schemas.Client, url string) ([]hsm.PowerControl, error) {
 	resp, err := c.Get(url)
 	if resp != nil {
 		defer resp.Body.Close()

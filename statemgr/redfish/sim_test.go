@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // simBMC returns a client reaching, in process, a simulated BMC serving a
@@ -72,7 +73,7 @@ func TestWalkSimulator(t *testing.T) {
 // Reset action and at least one MAC assigned to it.
 func checkSimNodes(t *testing.T, bmc string, n int, res Result) {
 	t.Helper()
-	ces := map[string]ComponentEndpoint{}
+	ces := map[string]hsm.ComponentEndpoint{}
 	for _, ce := range res.ComponentEndpoints {
 		ces[ce.ID] = ce
 	}

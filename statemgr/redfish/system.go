@@ -6,15 +6,16 @@ import (
 	"sync"
 
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/stmcginnis/gofish/schemas"
 )
 
 // parts is a batch of records one piece of the walk produced.
 type parts struct {
-	comps []Component
-	ces   []ComponentEndpoint
-	inv   []HWInvByLoc
-	eths  []EthernetInterface
+	comps []hsm.Component
+	ces   []hsm.ComponentEndpoint
+	inv   []hsm.HWInvByLoc
+	eths  []hsm.EthernetInterface
 }
 
 func (p *parts) merge(q parts) {
@@ -26,7 +27,7 @@ func (p *parts) merge(q parts) {
 
 // node is a walked ComputerSystem waiting for its chassis power data.
 type node struct {
-	ce           ComponentEndpoint
+	ce           hsm.ComponentEndpoint
 	chassisLinks []string
 	parts        parts
 }
@@ -80,15 +81,15 @@ func (w *walker) system(id string, ord int, s *schemas.ComputerSystem) *node {
 	w.memory(&n.parts, id, mems)
 	nics := w.nics(&n.parts, id, xname.Node, eths, true)
 
-	comp := Component{ID: id, Type: string(xname.Node), State: powerState(s.PowerState, s.Status),
-		Flag: FlagOK, Enabled: ptr(true), Arch: arch}
+	comp := hsm.Component{ID: id, Type: string(xname.Node), State: powerState(s.PowerState, s.Status),
+		Flag: hsm.FlagOK, Enabled: ptr(true), Arch: arch}
 	n.parts.comps = append(n.parts.comps, comp)
 	n.ce = w.componentEndpoint(id, xname.Node, "ComputerSystem", string(s.SystemType), s.UUID, s.ODataID)
-	n.ce.ComponentEndpointType = CETypeComputerSystem
+	n.ce.ComponentEndpointType = hsm.CETypeComputerSystem
 	n.ce.MACAddr = firstMAC(nics)
-	info := &SystemInfo{Name: s.Name, EthernetNICInfo: nics}
+	info := &hsm.SystemInfo{Name: s.Name, EthernetNICInfo: nics}
 	if x.Reset != nil {
-		info.Actions = &SystemActions{Reset: x.Reset}
+		info.Actions = &hsm.SystemActions{Reset: x.Reset}
 	}
 	n.ce.RedfishSystemInfo = info
 	n.parts.inv = append(n.parts.inv, nodeInventory(id, ord, s))
@@ -109,22 +110,22 @@ func collect[T any](w *walker, parent, name string, linked bool, get func() ([]*
 	return list
 }
 
-func nodeInventory(id string, ord int, s *schemas.ComputerSystem) HWInvByLoc {
-	loc := HWInvByLoc{ID: id, Type: string(xname.Node), Ordinal: ord, Status: fruState(s.Status),
+func nodeInventory(id string, ord int, s *schemas.ComputerSystem) hsm.HWInvByLoc {
+	loc := hsm.HWInvByLoc{ID: id, Type: string(xname.Node), Ordinal: ord, Status: fruState(s.Status),
 		HWInventoryByLocationType: "HWInvByLocNode",
-		NodeLocationInfo: &SystemLocationInfo{ID: s.ID, Name: s.Name, Description: s.Description,
+		NodeLocationInfo: &hsm.SystemLocationInfo{ID: s.ID, Name: s.Name, Description: s.Description,
 			Hostname: s.HostName}}
 	if s.ProcessorSummary.Count != nil || s.ProcessorSummary.Model != "" {
-		loc.NodeLocationInfo.ProcessorSummary = &ProcessorSummary{Count: s.ProcessorSummary.Count,
+		loc.NodeLocationInfo.ProcessorSummary = &hsm.ProcessorSummary{Count: s.ProcessorSummary.Count,
 			Model: s.ProcessorSummary.Model}
 	}
 	if s.MemorySummary.TotalSystemMemoryGiB != nil {
-		loc.NodeLocationInfo.MemorySummary = &MemorySummary{TotalSystemMemoryGiB: s.MemorySummary.TotalSystemMemoryGiB}
+		loc.NodeLocationInfo.MemorySummary = &hsm.MemorySummary{TotalSystemMemoryGiB: s.MemorySummary.TotalSystemMemoryGiB}
 	}
-	if loc.Status == StatePopulated {
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(xname.Node, id, s.Manufacturer, s.PartNumber, s.SerialNumber),
+	if loc.Status == hsm.StatePopulated {
+		loc.PopulatedFRU = &hsm.HWInvByFRU{FRUID: FRUID(xname.Node, id, s.Manufacturer, s.PartNumber, s.SerialNumber),
 			Type: string(xname.Node), HWInventoryByFRUType: "HWInvByFRUNode",
-			NodeFRUInfo: &SystemFRUInfo{AssetTag: s.AssetTag, BiosVersion: s.BiosVersion, Model: s.Model,
+			NodeFRUInfo: &hsm.SystemFRUInfo{AssetTag: s.AssetTag, BiosVersion: s.BiosVersion, Model: s.Model,
 				Manufacturer: s.Manufacturer, PartNumber: s.PartNumber, SerialNumber: s.SerialNumber,
 				SKU: s.SKU, SystemType: string(s.SystemType), UUID: s.UUID}}
 	}
@@ -149,28 +150,28 @@ func (w *walker) processors(p *parts, node string, list []*schemas.Processor) st
 		}
 		id := node + letter + strconv.Itoa(ord)
 		st := fruState(c.Status)
-		p.comps = append(p.comps, Component{ID: id, Type: string(t), State: st, Flag: FlagOK, Enabled: ptr(true)})
+		p.comps = append(p.comps, hsm.Component{ID: id, Type: string(t), State: st, Flag: hsm.FlagOK, Enabled: ptr(true)})
 		p.inv = append(p.inv, processorInventory(id, t, ord, st, c))
 	}
 	return arch
 }
 
-func processorInventory(id string, t xname.Type, ord int, st string, c *schemas.Processor) HWInvByLoc {
-	li := &ProcessorLocationInfo{ID: c.ID, Name: c.Name, Description: c.Description, Socket: c.Socket}
-	loc := HWInvByLoc{ID: id, Type: string(t), Ordinal: ord, Status: st,
+func processorInventory(id string, t xname.Type, ord int, st string, c *schemas.Processor) hsm.HWInvByLoc {
+	li := &hsm.ProcessorLocationInfo{ID: c.ID, Name: c.Name, Description: c.Description, Socket: c.Socket}
+	loc := hsm.HWInvByLoc{ID: id, Type: string(t), Ordinal: ord, Status: st,
 		HWInventoryByLocationType: "HWInvByLoc" + string(t)}
-	if st == StatePopulated {
-		fi := &ProcessorFRUInfo{InstructionSet: string(c.InstructionSet), Manufacturer: c.Manufacturer,
+	if st == hsm.StatePopulated {
+		fi := &hsm.ProcessorFRUInfo{InstructionSet: string(c.InstructionSet), Manufacturer: c.Manufacturer,
 			MaxSpeedMHz: c.MaxSpeedMHz, Model: c.Model, SerialNumber: c.SerialNumber, PartNumber: c.PartNumber,
 			ProcessorArchitecture: string(c.ProcessorArchitecture), ProcessorType: string(c.ProcessorType),
 			TotalCores: c.TotalCores, TotalThreads: c.TotalThreads}
 		if c.ProcessorID != (schemas.ProcessorID{}) {
 			pid := c.ProcessorID
-			fi.ProcessorID = &ProcessorID{EffectiveFamily: pid.EffectiveFamily, EffectiveModel: pid.EffectiveModel,
+			fi.ProcessorID = &hsm.ProcessorID{EffectiveFamily: pid.EffectiveFamily, EffectiveModel: pid.EffectiveModel,
 				IdentificationRegisters: pid.IdentificationRegisters, MicrocodeInfo: pid.MicrocodeInfo,
 				Step: pid.Step, VendorID: pid.VendorID}
 		}
-		loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
+		loc.PopulatedFRU = &hsm.HWInvByFRU{FRUID: FRUID(t, id, c.Manufacturer, c.PartNumber, c.SerialNumber),
 			Type: string(t), HWInventoryByFRUType: "HWInvByFRU" + string(t)}
 		if t == xname.NodeAccel {
 			loc.PopulatedFRU.NodeAccelFRUInfo = fi
@@ -192,18 +193,18 @@ func (w *walker) memory(p *parts, node string, list []*schemas.Memory) {
 	for i, m := range list {
 		id := node + "d" + strconv.Itoa(i)
 		st := fruState(m.Status)
-		p.comps = append(p.comps, Component{ID: id, Type: string(xname.Memory), State: st, Flag: FlagOK, Enabled: ptr(true)})
-		loc := HWInvByLoc{ID: id, Type: string(xname.Memory), Ordinal: i, Status: st,
+		p.comps = append(p.comps, hsm.Component{ID: id, Type: string(xname.Memory), State: st, Flag: hsm.FlagOK, Enabled: ptr(true)})
+		loc := hsm.HWInvByLoc{ID: id, Type: string(xname.Memory), Ordinal: i, Status: st,
 			HWInventoryByLocationType: "HWInvByLocMemory",
-			MemoryLocationInfo:        &MemoryLocationInfo{ID: m.ID, Name: m.Name, Description: m.Description}}
+			MemoryLocationInfo:        &hsm.MemoryLocationInfo{ID: m.ID, Name: m.Name, Description: m.Description}}
 		if ml := m.MemoryLocation; ml != (schemas.MemoryLocation{}) {
-			loc.MemoryLocationInfo.MemoryLocation = &MemoryLocation{Socket: ml.Socket,
+			loc.MemoryLocationInfo.MemoryLocation = &hsm.MemoryLocation{Socket: ml.Socket,
 				MemoryController: ml.MemoryController, Channel: ml.Channel, Slot: ml.Slot}
 		}
-		if st == StatePopulated {
-			loc.PopulatedFRU = &HWInvByFRU{FRUID: FRUID(xname.Memory, id, m.Manufacturer, m.PartNumber, m.SerialNumber),
+		if st == hsm.StatePopulated {
+			loc.PopulatedFRU = &hsm.HWInvByFRU{FRUID: FRUID(xname.Memory, id, m.Manufacturer, m.PartNumber, m.SerialNumber),
 				Type: string(xname.Memory), HWInventoryByFRUType: "HWInvByFRUMemory",
-				MemoryFRUInfo: &MemoryFRUInfo{BaseModuleType: string(m.BaseModuleType), BusWidthBits: m.BusWidthBits,
+				MemoryFRUInfo: &hsm.MemoryFRUInfo{BaseModuleType: string(m.BaseModuleType), BusWidthBits: m.BusWidthBits,
 					CapacityMiB: m.CapacityMiB, DataWidthBits: m.DataWidthBits,
 					ErrorCorrection: string(m.ErrorCorrection), Manufacturer: m.Manufacturer,
 					MemoryType: string(m.MemoryType), MemoryDeviceType: string(m.MemoryDeviceType),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden files")
@@ -75,7 +76,7 @@ func TestWalkRackmount1Facts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]ComponentEndpoint{}
+	byID := map[string]hsm.ComponentEndpoint{}
 	for _, ce := range res.ComponentEndpoints {
 		byID[ce.ID] = ce
 	}
@@ -83,7 +84,7 @@ func TestWalkRackmount1Facts(t *testing.T) {
 	if node.RedfishSystemInfo == nil || node.RedfishSystemInfo.Actions == nil {
 		t.Fatalf("node endpoint without actions: %+v", node)
 	}
-	want := &ResetAction{Target: "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset",
+	want := &hsm.ResetAction{Target: "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset",
 		AllowableValues: []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn", "PushPowerButton"}}
 	if diff := cmp.Diff(want, node.RedfishSystemInfo.Actions.Reset); diff != "" {
 		t.Errorf("reset action (-want +got):\n%s", diff)
@@ -95,8 +96,8 @@ func TestWalkRackmount1Facts(t *testing.T) {
 	for _, c := range res.Components {
 		states[c.ID] = c.State
 	}
-	for id, st := range map[string]string{"x3000c0s1b0n0": StateOn, "x3000c0s1b0": StateReady,
-		"x3000c0s1b0n0p0": StatePopulated, "x3000c0s1b0n0p1": StateEmpty, "x3000c0s1b0n0d3": StateEmpty} {
+	for id, st := range map[string]string{"x3000c0s1b0n0": hsm.StateOn, "x3000c0s1b0": hsm.StateReady,
+		"x3000c0s1b0n0p0": hsm.StatePopulated, "x3000c0s1b0n0p1": hsm.StateEmpty, "x3000c0s1b0n0d3": hsm.StateEmpty} {
 		if states[id] != st {
 			t.Errorf("state of %s = %q, want %q", id, states[id], st)
 		}
