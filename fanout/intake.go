@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/bus"
-	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Consume reads SCNs from topic as a member of group until ctx is cancelled.
@@ -74,35 +75,22 @@ func checkSCN(scn *SCN) error {
 	return nil
 }
 
-// hsmSubscription is HSM's SCN subscription body (Subscriptions/SCN).
-type hsmSubscription struct {
-	Subscriber     string   `json:"Subscriber,omitempty"`
-	Op             string   `json:"Op,omitempty"`
-	Enabled        *bool    `json:"Enabled,omitempty"`
-	Roles          []string `json:"Roles"`
-	SubRoles       []string `json:"SubRoles"`
-	SoftwareStatus []string `json:"SoftwareStatus"`
-	States         []string `json:"States"`
-	Url            string   `json:"Url,omitempty"` //nolint:revive // HSM field name
-}
-
 // SubscribeHSM keeps hmnfd subscribed to HSM's SCN callbacks (the mode used
 // without Kafka): it POSTs {hsmURL}/hsm/v2/Subscriptions/SCN with every state,
 // Enabled and the roles, subroles and software statuses subscribers use,
 // retrying with backoff until HSM accepts, and PATCHes the subscription when
 // those change. SCNs then arrive on callbackURL (POST /hmi/v1/scn).
-func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL, callbackURL, subscriber string) error {
-	hsm := httpclient.New("hsm", hsmURL, "/hsm/v2", client)
-	const base = "/Subscriptions/SCN"
+func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, callbackURL, subscriber string) error {
+	api := client.New(hsmURL, hc, "hmnfd")
 	id := ""
-	var known *hsmValues
+	var known *hsm.Values
 	for attempt := 0; ; attempt++ {
 		var err error
 		if known == nil {
-			known, err = fetchHSMValues(ctx, hsm)
+			known, err = fetchHSMValues(ctx, api)
 		}
 		if err == nil {
-			err = s.hsmSubscribeOnce(ctx, hsm, base, &id, known.restrict(s.hsmBody(subscriber, callbackURL)))
+			err = s.hsmSubscribeOnce(ctx, api, &id, restrict(known, s.hsmBody(subscriber, callbackURL)))
 		}
 		if err == nil {
 			attempt = -1
@@ -114,7 +102,7 @@ func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL,
 			}
 		}
 		s.hsmStatus.Store("not subscribed: " + err.Error())
-		s.log.Warn("hsm_subscribe_failed", "url", hsm.Base+base, "attempt", attempt, "err", err)
+		s.log.Warn("hsm_subscribe_failed", "url", api.URL()+"/Subscriptions/SCN", "attempt", attempt, "err", err)
 		d := min(time.Second<<min(attempt, 5), 30*time.Second)
 		t := time.NewTimer(d)
 		select {
@@ -128,75 +116,65 @@ func (s *Service) SubscribeHSM(ctx context.Context, client *http.Client, hsmURL,
 
 // hsmSubscribeOnce creates the HSM subscription, or replaces its filters when
 // *id is already known.
-func (s *Service) hsmSubscribeOnce(ctx context.Context, hsm *httpclient.Client, base string, id *string, body hsmSubscription) error {
-	method, path := http.MethodPost, base
-	if *id != "" {
-		method, path, body.Op, body.Subscriber, body.Url = http.MethodPatch, base+"/"+*id, "replace", "", ""
-	}
-	got, err := hsmCall(ctx, hsm, method, path, body)
+func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *string, body hsm.Subscription) error {
+	err := hsmCall(ctx, api, id, body)
 	switch {
 	case err != nil && *id != "" && errors.Is(err, problem.ErrNotFound):
 		// Deleted on HSM's side (or HSM's database was replaced): subscribe anew.
 		*id = ""
-		return s.hsmSubscribeOnce(ctx, hsm, base, id, body)
+		return s.hsmSubscribeOnce(ctx, api, id, body)
 	case err != nil && *id == "" && errors.Is(err, problem.ErrConflict):
 		// hmnfd restarted: its subscription, and HSM's cursor of what it
 		// delivered, are still there. Adopt it and bring its filters up to date.
-		if *id, err = findHSMSubscription(ctx, hsm, base, body.Subscriber, body.Url); err != nil {
+		if *id, err = findHSMSubscription(ctx, api, body.Subscriber, body.Url); err != nil {
 			return err
 		}
-		return s.hsmSubscribeOnce(ctx, hsm, base, id, body)
+		return s.hsmSubscribeOnce(ctx, api, id, body)
 	case err != nil:
 		return err
 	}
-	if *id == "" {
-		*id = got
-	}
 	s.hsmStatus.Store("subscribed, ID " + *id)
 	s.hsmSubscribedOnce.Do(func() { close(s.hsmSubscribed) })
-	s.log.Info("hsm_subscribed", "url", hsm.Base+path, "id", *id)
+	s.log.Info("hsm_subscribed", "url", api.URL()+"/Subscriptions/SCN/"+*id, "id", *id)
 	return nil
 }
 
-func (s *Service) hsmBody(subscriber, callbackURL string) hsmSubscription {
+func (s *Service) hsmBody(subscriber, callbackURL string) hsm.Subscription {
 	s.mu.RLock()
 	roles, subRoles, sw := s.ix.hsmFilter()
 	s.mu.RUnlock()
 	t := true
-	return hsmSubscription{Subscriber: subscriber, Enabled: &t, Roles: roles, SubRoles: subRoles,
+	return hsm.Subscription{Subscriber: subscriber, Enabled: &t, Roles: roles, SubRoles: subRoles,
 		SoftwareStatus: sw, States: append([]string(nil), hmsStates...), Url: callbackURL}
 }
 
-// hsmCall sends one subscription request and returns the subscription ID HSM assigned.
-func hsmCall(ctx context.Context, hsm *httpclient.Client, method, path string, body hsmSubscription) (string, error) {
+// hsmCall creates the subscription (*id empty; *id is then the ID HSM
+// assigned) or replaces the filters of subscription *id.
+func hsmCall(ctx context.Context, api *client.Client, id *string, body hsm.Subscription) error {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
-	var out struct {
-		ID json.RawMessage `json:"ID"`
+	if *id != "" {
+		return api.PatchSubscription(ctx, *id, hsm.SubscriptionPatch{Op: "replace", Enabled: body.Enabled,
+			Roles: body.Roles, SubRoles: body.SubRoles, SoftwareStatus: body.SoftwareStatus, States: body.States})
 	}
-	if err := hsm.Do(ctx, method, path, body, &out); err != nil {
-		return "", err
+	got, err := api.Subscribe(ctx, body)
+	if err == nil {
+		*id = got.ID
 	}
-	return string(bytes.Trim(out.ID, `"`)), nil
+	return err
 }
 
 // findHSMSubscription returns the ID of HSM's subscription of subscriber to url.
-func findHSMSubscription(ctx context.Context, hsm *httpclient.Client, base, subscriber, url string) (string, error) {
+func findHSMSubscription(ctx context.Context, api *client.Client, subscriber, url string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
-	var list struct {
-		SubscriptionList []struct {
-			ID         json.RawMessage `json:"ID"`
-			Subscriber string          `json:"Subscriber"`
-			Url        string          `json:"Url"` //nolint:revive // HMS spelling
-		} `json:"SubscriptionList"`
-	}
-	if err := hsm.Do(ctx, http.MethodGet, base, nil, &list); err != nil {
+	subs, err := api.Subscriptions(ctx)
+	if err != nil {
 		return "", err
 	}
-	for _, sub := range list.SubscriptionList {
+	for _, sub := range subs {
 		if sub.Subscriber == subscriber && sub.Url == url {
-			return string(bytes.Trim(sub.ID, `"`)), nil
+			return sub.ID, nil
 		}
 	}
 	return "", fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", subscriber, url)
@@ -205,20 +183,14 @@ func findHSMSubscription(ctx context.Context, hsm *httpclient.Client, base, subs
 // hsmTimeout bounds one request to HSM.
 const hsmTimeout = 10 * time.Second
 
-// hsmValues are the enum values HSM accepts in a subscription, from its
-// /service/values: HSM refuses a subscription naming anything else (retired
-// states such as Active, or site subroles it was not configured with).
-type hsmValues struct {
-	State   []string `json:"State"`
-	Role    []string `json:"Role"`
-	SubRole []string `json:"SubRole"`
-}
-
-func fetchHSMValues(ctx context.Context, hsm *httpclient.Client) (*hsmValues, error) {
+// fetchHSMValues reads the enum values HSM accepts in a subscription, from
+// its /service/values: HSM refuses a subscription naming anything else
+// (retired states such as Active, or site subroles it was not configured with).
+func fetchHSMValues(ctx context.Context, api *client.Client) (*hsm.Values, error) {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
-	var v hsmValues
-	if err := hsm.Do(ctx, http.MethodGet, "/service/values", nil, &v); err != nil {
+	v, err := api.Values(ctx)
+	if err != nil {
 		return nil, err
 	}
 	return &v, nil
@@ -226,7 +198,7 @@ func fetchHSMValues(ctx context.Context, hsm *httpclient.Client) (*hsmValues, er
 
 // restrict keeps the states, roles and subroles of body that HSM knows, in
 // HSM's spelling.
-func (v *hsmValues) restrict(body hsmSubscription) hsmSubscription {
+func restrict(v *hsm.Values, body hsm.Subscription) hsm.Subscription {
 	body.States = keepKnown(body.States, v.State)
 	body.Roles = keepKnown(body.Roles, v.Role)
 	body.SubRoles = keepKnown(body.SubRoles, v.SubRole)

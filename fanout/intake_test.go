@@ -65,7 +65,10 @@ func (h *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			`"SubRole":["Master","Worker","Storage"]}`))
 		return
 	}
-	var body hsmSubscription
+	var body struct {
+		Op    string   `json:"Op"`
+		Roles []string `json:"Roles"`
+	}
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -44,11 +44,21 @@ func (r *recorder) all() []Change {
 	return slices.Clone(r.changes)
 }
 
+// bulkStateData is the body of PATCH /hsm/v2/State/Components/BulkStateData.
+type bulkStateData struct {
+	ComponentIDs []string `json:"ComponentIDs"`
+	State        string   `json:"State"`
+	Flag         string   `json:"Flag,omitempty"`
+	ExtendedInfo struct {
+		Message string `json:"Message,omitempty"`
+	} `json:"ExtendedInfo"`
+}
+
 // fakeHSM records BulkStateData calls and can be switched down (503).
 type fakeHSM struct {
 	mu    sync.Mutex
 	down  bool
-	calls []BulkStateData
+	calls []bulkStateData
 	fails int
 }
 
@@ -64,7 +74,7 @@ func (f *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
 	}
-	var b BulkStateData
+	var b bulkStateData
 	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -1,12 +1,10 @@
 package heartbeat
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -17,25 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // MaxBulkIDs caps the ComponentIDs of one BulkStateData call.
 const MaxBulkIDs = 5000
-
-// BulkStateData is the body of PATCH /hsm/v2/State/Components/BulkStateData.
-type BulkStateData struct {
-	ComponentIDs []string     `json:"ComponentIDs"`
-	State        string       `json:"State"`
-	Flag         string       `json:"Flag,omitempty"`
-	ExtendedInfo ExtendedInfo `json:"ExtendedInfo"`
-}
-
-// ExtendedInfo is the message HSM records with a state change.
-type ExtendedInfo struct {
-	ID      string `json:"ID,omitempty"`
-	Message string `json:"Message,omitempty"`
-	Flag    string `json:"Flag,omitempty"`
-}
 
 // HSMNotifier tells HSM about node state changes with coalesced bulk calls,
 // retrying with backoff until HSM accepts them.
@@ -134,11 +120,11 @@ func (e errRejected) Error() string { return fmt.Sprintf("HSM refused the call: 
 
 // send makes one bulk call for cs and returns the changes to try again.
 func (n *HSMNotifier) send(ctx context.Context, k groupKey, cs []Change) (retry []Change) {
-	body := BulkStateData{State: k.state, Flag: k.flag, ExtendedInfo: ExtendedInfo{Message: k.info}}
+	ids := make([]string, 0, len(cs))
 	for _, c := range cs {
-		body.ComponentIDs = append(body.ComponentIDs, c.XName)
+		ids = append(ids, c.XName)
 	}
-	err := n.patch(ctx, body)
+	err := n.patch(ctx, k, ids)
 	var rej errRejected
 	switch {
 	case err == nil:
@@ -166,35 +152,18 @@ func (n *HSMNotifier) send(ctx context.Context, k groupKey, cs []Change) (retry 
 	}
 }
 
-func (n *HSMNotifier) patch(ctx context.Context, body BulkStateData) error {
+// patch sends one BulkStateData call. A 4xx answer other than 408 and 429
+// is errRejected: sending the same call again cannot succeed.
+func (n *HSMNotifier) patch(ctx context.Context, k groupKey, ids []string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(n.timeout.Load()))
 	defer cancel()
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("encode bulk state data: %w", err)
+	err := client.New(n.URL(), n.client, "hbtd").
+		BulkStateData(ctx, ids, k.state, k.flag, false, &hsm.ExtendedInfo{Message: k.info})
+	if st := httpclient.StatusCode(err); st >= 400 && st < 500 &&
+		st != http.StatusRequestTimeout && st != http.StatusTooManyRequests {
+		return errRejected{status: st}
 	}
-	url := n.URL() + "/hsm/v2/State/Components/BulkStateData"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, url, bytes.NewReader(buf))
-	if err != nil {
-		return fmt.Errorf("hsm request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "hbtd")
-	resp, err := n.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("hsm: %w", err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch {
-	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
-		return nil
-	case resp.StatusCode >= 400 && resp.StatusCode < 500 &&
-		resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
-		return errRejected{status: resp.StatusCode}
-	default:
-		return fmt.Errorf("hsm: status %d", resp.StatusCode)
-	}
+	return err
 }
 
 // BusNotifier publishes heartbeat change notifications on bus.TopicHeartbeat.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -88,7 +89,7 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 			t.Fatalf("hmnfd is not subscribed to hsm: %d %s", code, body)
 		}
 
-		hc := statemgr.NewClient("http://hsm", net)
+		hc := client.New("http://hsm", net, "")
 		if err := hc.PostComponents(ctx, []hsm.Component{
 			{ID: node, Type: "Node", State: "On"}, {ID: other, Type: "Node", State: "On"},
 		}, false); err != nil {

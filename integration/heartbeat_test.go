@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -58,7 +59,7 @@ func TestHeartbeatsDriveHSMState(t *testing.T) {
 			})
 		})
 
-		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsmh))
+		hsmClient := client.New("http://hsm", clientFor(hsmh), "")
 		if err := hsmClient.PostComponents(ctx, []hsm.Component{{ID: node, Type: "Node", State: "On"}}, false); err != nil {
 			t.Fatalf("create node in hsm: %v", err)
 		}
@@ -150,7 +151,7 @@ func TestUnknownNodeDoesNotBlockOthers(t *testing.T) {
 		}
 		defer store.Close()
 		hsmh := statemgr.NewAPI(store, discard()).Handler()
-		hsmClient := statemgr.NewClient("http://hsm", clientFor(hsmh))
+		hsmClient := client.New("http://hsm", clientFor(hsmh), "")
 		var comps []hsm.Component
 		for _, id := range known {
 			comps = append(comps, hsm.Component{ID: id, Type: "Node", State: "On"})

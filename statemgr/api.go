@@ -11,7 +11,7 @@ import (
 )
 
 // Base is the path prefix of the HSM v2 API.
-const Base = "/hsm/v2"
+const Base = hsm.Base
 
 // bulkLimit caps bulk request bodies: 100,000 components fit with room to spare.
 const bulkLimit = 128 << 20

@@ -94,6 +94,27 @@ func (c *Client) responseError(method, path string, resp *http.Response) error {
 	if json.Unmarshal(b, &d) == nil && d.Detail != "" {
 		detail = d.Detail
 	}
-	return problem.FromStatus(resp.StatusCode,
-		fmt.Sprintf("%s %s %s: %d %s", c.Service, method, path, resp.StatusCode, detail))
+	return &statusError{status: resp.StatusCode, err: problem.FromStatus(resp.StatusCode,
+		fmt.Sprintf("%s %s %s: %d %s", c.Service, method, path, resp.StatusCode, detail))}
+}
+
+// statusError is an HTTP error answer: its problem kind, plus the status.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+// StatusCode returns the HTTP status of the error answer err reports, or 0
+// when err is nil or did not come from an answer (a transport failure, ...).
+// Callers that must tell statuses of one problem kind apart (retry a 429,
+// give up on a 422) use it; the rest use errors.Is with the problem kinds.
+func StatusCode(err error) int {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.status
+	}
+	return 0
 }

@@ -61,8 +61,15 @@ func TestDoDecodesAndClassifies(t *testing.T) {
 			}
 		})
 	}
+	if st := StatusCode(c.Do(t.Context(), "GET", "/plain", nil, nil)); st != http.StatusBadGateway {
+		t.Errorf("StatusCode = %d, want 502", st)
+	}
 	srv.Close()
-	if err := c.Do(t.Context(), "GET", "/missing", nil, nil); !errors.Is(err, problem.ErrUnavailable) {
+	err := c.Do(t.Context(), "GET", "/missing", nil, nil)
+	if !errors.Is(err, problem.ErrUnavailable) {
 		t.Fatalf("closed server: err = %v, want ErrUnavailable", err)
+	}
+	if st := StatusCode(err); st != 0 {
+		t.Errorf("StatusCode of a transport failure = %d, want 0", st)
 	}
 }
