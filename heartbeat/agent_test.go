@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -19,14 +20,14 @@ func TestAgentAndClient(t *testing.T) {
 	svc, h := newTestAPI(t)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := NewClient(srv.URL+BasePath, nil)
+	c := agent.NewClient(srv.URL+agent.BasePath, nil)
 	ctx := t.Context()
 
-	single := &Agent{Client: c, XNames: []string{"x0c0s0b0n0"}, Interval: time.Second}
+	single := &agent.Agent{Client: c, XNames: []string{"x0c0s0b0n0"}, Interval: time.Second}
 	if err := single.BeatOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	relay := &Agent{Client: c, XNames: []string{"x0c0s1b0n0", "x0c0s1b0n1"}, Interval: time.Second}
+	relay := &agent.Agent{Client: c, XNames: []string{"x0c0s1b0n0", "x0c0s1b0n1"}, Interval: time.Second}
 	if err := relay.BeatOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestAgentAndClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []HBState{{"x0c0s0b0n0", true}, {"x0c0s1b0n0", true}, {"x0c0s1b0n1", true}, {"x0c0s2b0n0", false}}
+	want := []agent.HBState{{XName: "x0c0s0b0n0", Heartbeating: true}, {XName: "x0c0s1b0n0", Heartbeating: true}, {XName: "x0c0s1b0n1", Heartbeating: true}, {XName: "x0c0s2b0n0", Heartbeating: false}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("States (-want +got):\n%s", diff)
 	}
@@ -53,7 +54,7 @@ func TestAgentAndClient(t *testing.T) {
 	if !errors.Is(err, problem.ErrInvalid) {
 		t.Fatalf("bad PatchParams error %v, want ErrInvalid", err)
 	}
-	if err := c.Beat(ctx, Heartbeat{Component: "x0c0s0b0n0"}); !errors.Is(err, problem.ErrInvalid) {
+	if err := c.Beat(ctx, agent.Heartbeat{Component: "x0c0s0b0n0"}); !errors.Is(err, problem.ErrInvalid) {
 		t.Fatalf("bad Beat error %v, want ErrInvalid", err)
 	}
 	if n := svc.Tracker.Counts()[Alive]; n != 3 {
@@ -82,8 +83,8 @@ func TestAgentRun(t *testing.T) {
 	svc, h := newTestAPI(t)
 	synctest.Test(t, func(t *testing.T) {
 		f := &flaky{h: h}
-		c := NewClient("http://hbtd.test", &http.Client{Transport: handlerTransport{f}})
-		a := &Agent{Client: c, XNames: []string{"x0c0s0b0n0"}, Interval: 3 * time.Second}
+		c := agent.NewClient("http://hbtd.test", &http.Client{Transport: handlerTransport{f}})
+		a := &agent.Agent{Client: c, XNames: []string{"x0c0s0b0n0"}, Interval: 3 * time.Second}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- a.Run(ctx) }()
@@ -107,7 +108,7 @@ func TestAgentRun(t *testing.T) {
 			t.Fatalf("state %v, want alive", got)
 		}
 	})
-	if err := (&Agent{Client: NewClient("http://127.0.0.1:1", nil)}).Run(t.Context()); err == nil {
+	if err := (&agent.Agent{Client: agent.NewClient("http://127.0.0.1:1", nil)}).Run(t.Context()); err == nil {
 		t.Fatal("agent without xnames ran")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
@@ -41,16 +42,16 @@ func (a *API) Handler() *httpserver.Mux {
 }
 
 func (a *API) routes(mux *httpserver.Mux) {
-	mux.HandleFunc("POST "+BasePath+"/heartbeat", a.postBeat)
-	mux.HandleFunc("POST "+BasePath+"/heartbeat/{xname}", a.postBeatXname)
-	mux.HandleFunc("POST "+BasePath+"/heartbeats", a.postBeats)
-	mux.HandleFunc("POST "+BasePath+"/hbstates", a.postStates)
-	mux.HandleFunc("GET "+BasePath+"/hbstate/{xname}", a.getState)
-	mux.HandleFunc("GET "+BasePath+"/params", a.getParams)
-	mux.HandleFunc("PATCH "+BasePath+"/params", a.patchParams)
-	mux.HandleFunc("GET "+BasePath+"/health", a.getHealth)
-	mux.HandleFunc("GET "+BasePath+"/liveness", httpserver.NoContent)
-	mux.HandleFunc("GET "+BasePath+"/readiness", httpserver.Readiness(a.svc.Store.Ping))
+	mux.HandleFunc("POST "+agent.BasePath+"/heartbeat", a.postBeat)
+	mux.HandleFunc("POST "+agent.BasePath+"/heartbeat/{xname}", a.postBeatXname)
+	mux.HandleFunc("POST "+agent.BasePath+"/heartbeats", a.postBeats)
+	mux.HandleFunc("POST "+agent.BasePath+"/hbstates", a.postStates)
+	mux.HandleFunc("GET "+agent.BasePath+"/hbstate/{xname}", a.getState)
+	mux.HandleFunc("GET "+agent.BasePath+"/params", a.getParams)
+	mux.HandleFunc("PATCH "+agent.BasePath+"/params", a.patchParams)
+	mux.HandleFunc("GET "+agent.BasePath+"/health", a.getHealth)
+	mux.HandleFunc("GET "+agent.BasePath+"/liveness", httpserver.NoContent)
+	mux.HandleFunc("GET "+agent.BasePath+"/readiness", httpserver.Readiness(a.svc.Store.Ping))
 }
 
 // readBody reads at most limit bytes of the body into a pooled buffer; the
@@ -123,12 +124,12 @@ func (a *API) postBeats(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) postStates(w http.ResponseWriter, r *http.Request) {
-	var req HBStatesRequest
+	var req agent.HBStatesRequest
 	if err := httpserver.ReadJSON(w, r, MaxQueryBody, &req); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	resp := HBStatesResponse{HBStates: make([]HBState, 0, len(req.XNames))}
+	resp := agent.HBStatesResponse{HBStates: make([]agent.HBState, 0, len(req.XNames))}
 	for i, name := range req.XNames {
 		if !xname.Valid(name) {
 			problem.Write(w, r, a.log, problem.Invalidf("field XNames[%d]: %q is not a valid xname", i, name))
@@ -150,9 +151,9 @@ func (a *API) getState(w http.ResponseWriter, r *http.Request) {
 
 // state reports a node as heartbeating until it is declared dead: a warned node
 // is still Ready in HSM.
-func (a *API) state(name string) HBState {
+func (a *API) state(name string) agent.HBState {
 	s := a.svc.Tracker.State(name)
-	return HBState{XName: name, Heartbeating: s == Alive || s == Warned}
+	return agent.HBState{XName: name, Heartbeating: s == Alive || s == Warned}
 }
 
 func (a *API) getParams(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/heartbeat/agent"
 )
 
 // newTestAPI returns a service that is not Run (no deadlines fire) and its handler.
@@ -70,7 +72,7 @@ func TestBadInput(t *testing.T) {
 	before := svc.Params()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := call(h, tt.method, BasePath+tt.path, tt.body)
+			w := call(h, tt.method, agent.BasePath+tt.path, tt.body)
 			if w.Code != tt.status {
 				t.Fatalf("status %d, want %d; body %s", w.Code, tt.status, w.Body)
 			}
@@ -106,23 +108,23 @@ func TestBeatsAndStates(t *testing.T) {
 		{"/heartbeats", `[]`},
 	}
 	for _, b := range beats {
-		if w := call(h, "POST", BasePath+b.path, b.body); w.Code != 200 {
+		if w := call(h, "POST", agent.BasePath+b.path, b.body); w.Code != 200 {
 			t.Fatalf("POST %s %s: status %d: %s", b.path, b.body, w.Code, w.Body)
 		}
 	}
-	w := call(h, "POST", BasePath+"/hbstates", `{"XNames":["x0c0s0b0n0","x0c0s1b0n0","x0c0s2b0n0","x0c0s3b0n0","x0c0s4b0n0","x0c0s5b0n0","x0c0s6b0n0","x9c0s0b0n0"]}`)
-	var got HBStatesResponse
+	w := call(h, "POST", agent.BasePath+"/hbstates", `{"XNames":["x0c0s0b0n0","x0c0s1b0n0","x0c0s2b0n0","x0c0s3b0n0","x0c0s4b0n0","x0c0s5b0n0","x0c0s6b0n0","x9c0s0b0n0"]}`)
+	var got agent.HBStatesResponse
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, w.Body)
 	}
-	want := HBStatesResponse{HBStates: []HBState{
-		{"x0c0s0b0n0", true}, {"x0c0s1b0n0", true}, {"x0c0s2b0n0", true}, {"x0c0s3b0n0", true},
-		{"x0c0s4b0n0", true}, {"x0c0s5b0n0", true}, {"x0c0s6b0n0", true}, {"x9c0s0b0n0", false},
+	want := agent.HBStatesResponse{HBStates: []agent.HBState{
+		{XName: "x0c0s0b0n0", Heartbeating: true}, {XName: "x0c0s1b0n0", Heartbeating: true}, {XName: "x0c0s2b0n0", Heartbeating: true}, {XName: "x0c0s3b0n0", Heartbeating: true},
+		{XName: "x0c0s4b0n0", Heartbeating: true}, {XName: "x0c0s5b0n0", Heartbeating: true}, {XName: "x0c0s6b0n0", Heartbeating: true}, {XName: "x9c0s0b0n0", Heartbeating: false},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("hbstates (-want +got):\n%s", diff)
 	}
-	w = call(h, "GET", BasePath+"/hbstate/x0c0s3b0n0", "")
+	w = call(h, "GET", agent.BasePath+"/hbstate/x0c0s3b0n0", "")
 	if diff := cmp.Diff(`{"XName":"x0c0s3b0n0","Heartbeating":true}`, strings.TrimSpace(w.Body.String())); diff != "" {
 		t.Fatalf("hbstate (-want +got):\n%s", diff)
 	}
@@ -133,22 +135,22 @@ func TestBeatsAndStates(t *testing.T) {
 
 func TestParams(t *testing.T) {
 	svc, h := newTestAPI(t)
-	w := call(h, "GET", BasePath+"/params", "")
-	want := Params{Debug: "0", Errtime: "30", Warntime: "10", Interval: "5", Nosm: "0", Port: "28500",
+	w := call(h, "GET", agent.BasePath+"/params", "")
+	want := agent.Params{Debug: "0", Errtime: "30", Warntime: "10", Interval: "5", Nosm: "0", Port: "28500",
 		Sm_retries: "3", Sm_timeout: "10", Sm_url: "http://127.0.0.1:1/hsm/v2", Use_telemetry: "0"}
-	var got Params
+	var got agent.Params
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("GET /params (-want +got):\n%s", diff)
 	}
-	w = call(h, "PATCH", BasePath+"/params", `{"warntime":"20","Errtime":"60","Sm_url":"http://hsm.example:27779/hsm/v2","Port":"28500"}`)
+	w = call(h, "PATCH", agent.BasePath+"/params", `{"warntime":"20","Errtime":"60","Sm_url":"http://hsm.example:27779/hsm/v2","Port":"28500"}`)
 	if w.Code != 200 {
 		t.Fatalf("PATCH: %d %s", w.Code, w.Body)
 	}
 	want.Warntime, want.Errtime, want.Sm_url = "20", "60", "http://hsm.example:27779/hsm/v2"
-	got = Params{}
+	got = agent.Params{}
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestHealthRoutes(t *testing.T) {
 		{"/liveness", 204, ""},
 		{"/readiness", 204, ""},
 	} {
-		w := call(h, "GET", BasePath+tt.path, "")
+		w := call(h, "GET", agent.BasePath+tt.path, "")
 		if w.Code != tt.status || strings.TrimSpace(w.Body.String()) != tt.body {
 			t.Fatalf("GET %s: %d %q, want %d %q", tt.path, w.Code, w.Body, tt.status, tt.body)
 		}
@@ -198,7 +200,7 @@ func TestBadFloodDoesNotBlockGood(t *testing.T) {
 					return
 				default:
 				}
-				resp, err := http.Post(srv.URL+BasePath+"/heartbeat", "application/json", strings.NewReader(`{"Component":"nope","Status":"OK","TimeStamp":"x"}`))
+				resp, err := http.Post(srv.URL+agent.BasePath+"/heartbeat", "application/json", strings.NewReader(`{"Component":"nope","Status":"OK","TimeStamp":"x"}`))
 				if err != nil {
 					return
 				}
@@ -210,9 +212,9 @@ func TestBadFloodDoesNotBlockGood(t *testing.T) {
 			}
 		})
 	}
-	c := NewClient(srv.URL, nil)
+	c := agent.NewClient(srv.URL, nil)
 	for i := range 50 {
-		hb := Heartbeat{Component: "x1c0s0b0n" + strconv.Itoa(i), Status: "OK", TimeStamp: goodTS}
+		hb := agent.Heartbeat{Component: "x1c0s0b0n" + strconv.Itoa(i), Status: "OK", TimeStamp: goodTS}
 		if err := c.Beat(t.Context(), hb); err != nil {
 			t.Fatalf("good beat %d refused during the flood: %v", i, err)
 		}
@@ -245,7 +247,7 @@ func TestParamsSurviveRestart(t *testing.T) {
 		return svc, NewAPI(svc, nil).Handler()
 	}
 	svc, h := open(0)
-	if w := call(h, "PATCH", BasePath+"/params", `{"Warntime":"25","nosm":"1"}`); w.Code != 200 {
+	if w := call(h, "PATCH", agent.BasePath+"/params", `{"Warntime":"25","nosm":"1"}`); w.Code != 200 {
 		t.Fatalf("PATCH: %d %s", w.Code, w.Body)
 	}
 	svc.Close()

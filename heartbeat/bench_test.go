@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hmsuite/hms/heartbeat/agent"
 )
 
 // benchNames returns n distinct node xnames.
@@ -66,14 +68,14 @@ func BenchmarkBatchHandler(b *testing.B) {
 	_, h := benchService(b)
 	bodies := batchBodies(benchNames(100_000), 1000)
 	for _, body := range bodies { // every node tracked before timing
-		h.ServeHTTP(&nopWriter{h: http.Header{}}, httptest.NewRequest("POST", BasePath+"/heartbeats", bytes.NewReader(body)))
+		h.ServeHTTP(&nopWriter{h: http.Header{}}, httptest.NewRequest("POST", agent.BasePath+"/heartbeats", bytes.NewReader(body)))
 	}
 	var next atomic.Int64
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		w := &nopWriter{h: http.Header{}}
 		rd := bytes.NewReader(nil)
-		req := httptest.NewRequest("POST", BasePath+"/heartbeats", rd)
+		req := httptest.NewRequest("POST", agent.BasePath+"/heartbeats", rd)
 		for pb.Next() {
 			rd.Reset(bodies[next.Add(1)%int64(len(bodies))])
 			req.Body = http.NoBody
@@ -94,7 +96,7 @@ func BenchmarkSingleHandler(b *testing.B) {
 	_, h := benchService(b)
 	names := benchNames(100_000)
 	for _, body := range batchBodies(names, 1000) {
-		h.ServeHTTP(&nopWriter{h: http.Header{}}, httptest.NewRequest("POST", BasePath+"/heartbeats", bytes.NewReader(body)))
+		h.ServeHTTP(&nopWriter{h: http.Header{}}, httptest.NewRequest("POST", agent.BasePath+"/heartbeats", bytes.NewReader(body)))
 	}
 	bodies := make([][]byte, 10_000)
 	for i := range bodies {
@@ -105,7 +107,7 @@ func BenchmarkSingleHandler(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		w := &nopWriter{h: http.Header{}}
 		rd := bytes.NewReader(nil)
-		req := httptest.NewRequest("POST", BasePath+"/heartbeat", rd)
+		req := httptest.NewRequest("POST", agent.BasePath+"/heartbeat", rd)
 		for pb.Next() {
 			rd.Reset(bodies[next.Add(1)%int64(len(bodies))])
 			req.Body = readCloser{rd}

@@ -25,8 +25,6 @@ import (
 
 // API limits.
 const (
-	// BasePath is where the API lives.
-	BasePath = "/hmi/v1"
 	// MaxBeatBody caps the body of a single heartbeat.
 	MaxBeatBody = 16 << 10
 	// MaxBatchBody caps the body of POST /heartbeats.
@@ -34,32 +32,6 @@ const (
 	// MaxQueryBody caps POST /hbstates and PATCH /params bodies.
 	MaxQueryBody = 8 << 20
 )
-
-// Heartbeat is the message a node sends. Field names are matched without regard
-// to case, as the shipped service does.
-type Heartbeat struct {
-	Component string `json:"Component"`
-	Hostname  string `json:"Hostname,omitempty"`
-	NID       string `json:"NID,omitempty"`
-	Status    string `json:"Status"`
-	TimeStamp string `json:"TimeStamp"`
-}
-
-// HBState is one entry of a heartbeat status answer.
-type HBState struct {
-	XName        string `json:"XName"`
-	Heartbeating bool   `json:"Heartbeating"`
-}
-
-// HBStatesRequest is the body of POST /hbstates.
-type HBStatesRequest struct {
-	XNames []string `json:"XNames"`
-}
-
-// HBStatesResponse is the answer to POST /hbstates.
-type HBStatesResponse struct {
-	HBStates []HBState `json:"HBStates"`
-}
 
 // Health is the answer to GET /health.
 type Health struct {

@@ -12,35 +12,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/problem"
 )
-
-// Params are the operating parameters of GET and PATCH /params. Every value is
-// a JSON string, as in the shipped service. Kv_url, Interval, Sm_retries and
-// Telemetry_host are kept and reported for compatibility: this tracker has no
-// KV store, detects deadlines every Tick instead of every Interval, retries HSM
-// until it accepts, and publishes to the bus given by -kafka-brokers.
-type Params struct {
-	Debug          string `json:"Debug"`
-	Errtime        string `json:"Errtime"`
-	Warntime       string `json:"Warntime"`
-	Interval       string `json:"Interval"`
-	Kv_url         string `json:"Kv_url"` //nolint:revive // HMS spelling
-	Nosm           string `json:"Nosm"`
-	Port           string `json:"Port"`
-	Sm_retries     string `json:"Sm_retries"`     //nolint:revive // HMS spelling
-	Sm_timeout     string `json:"Sm_timeout"`     //nolint:revive // HMS spelling
-	Sm_url         string `json:"Sm_url"`         //nolint:revive // HMS spelling
-	Use_telemetry  string `json:"Use_telemetry"`  //nolint:revive // HMS spelling
-	Telemetry_host string `json:"Telemetry_host"` //nolint:revive // HMS spelling
-}
 
 // paramSet holds the live parameters and applies changes to the service.
 // What PATCH changed is stored (as the shipped hbtd keeps its params blob in
 // its KV store) and applied over the flags at the next start.
 type paramSet struct {
 	mu       sync.Mutex
-	p        Params
+	p        agent.Params
 	svc      *Service
 	logLevel *slog.LevelVar
 	// patched are the values PATCH set, by parameter name.
@@ -53,14 +34,14 @@ func newParamSet(o Options, svc *Service) *paramSet {
 	if o.Publisher != nil {
 		telemetry = "1"
 	}
-	return &paramSet{svc: svc, logLevel: o.LogLevel, p: Params{
+	return &paramSet{svc: svc, logLevel: o.LogLevel, p: agent.Params{
 		Debug: "0", Errtime: secs(o.Errtime), Warntime: secs(o.Warntime), Interval: secs(o.Interval),
 		Kv_url: "", Nosm: "0", Port: o.Port, Sm_retries: "3", Sm_timeout: "10",
 		Sm_url: svc.HSM.URL() + "/hsm/v2", Use_telemetry: telemetry, Telemetry_host: "",
 	}}
 }
 
-func (ps *paramSet) get() Params {
+func (ps *paramSet) get() agent.Params {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	return ps.p
@@ -109,16 +90,16 @@ func checkFor(name string) paramCheck {
 
 // patch validates body (a JSON object of string values, keys matched without
 // regard to case), stores what it sets and applies it, all or not at all.
-func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (Params, error) {
+func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (agent.Params, error) {
 	vals := make(map[string]string, len(raw))
 	for key, val := range raw {
 		name := canonicalParam(key)
 		if name == "" {
-			return Params{}, problem.Invalidf("field %s: unknown parameter", key)
+			return agent.Params{}, problem.Invalidf("field %s: unknown parameter", key)
 		}
 		var s string
 		if err := json.Unmarshal(val, &s); err != nil {
-			return Params{}, problem.Invalidf("field %s: expected a JSON string, got %s", name, val)
+			return agent.Params{}, problem.Invalidf("field %s: expected a JSON string, got %s", name, val)
 		}
 		vals[name] = strings.TrimSpace(s)
 	}
@@ -126,7 +107,7 @@ func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (
 	defer ps.mu.Unlock()
 	next, warn, errt, err := ps.with(vals)
 	if err != nil {
-		return Params{}, err
+		return agent.Params{}, err
 	}
 	patched := maps.Clone(ps.patched)
 	if patched == nil {
@@ -138,7 +119,7 @@ func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (
 		}
 	}
 	if err := ps.svc.Store.SaveParams(ctx, patched); err != nil {
-		return Params{}, err
+		return agent.Params{}, err
 	}
 	ps.p, ps.patched = next, patched
 	ps.apply(next, warn, errt)
@@ -147,22 +128,22 @@ func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (
 
 // with returns the live parameters changed by vals (canonical names), checked
 // one by one and together; ps.mu is held.
-func (ps *paramSet) with(vals map[string]string) (next Params, warn, errt int, err error) {
+func (ps *paramSet) with(vals map[string]string) (next agent.Params, warn, errt int, err error) {
 	next = ps.p
 	rv := reflect.ValueOf(&next).Elem()
 	for name, s := range vals {
 		if msg := checkFor(name)(s); msg != "" {
-			return Params{}, 0, 0, problem.Invalidf("field %s: %q: %s", name, s, msg)
+			return agent.Params{}, 0, 0, problem.Invalidf("field %s: %q: %s", name, s, msg)
 		}
 		if name == "Port" && s != ps.p.Port {
-			return Params{}, 0, 0, problem.Invalidf("field Port: read-only")
+			return agent.Params{}, 0, 0, problem.Invalidf("field Port: read-only")
 		}
 		rv.FieldByName(name).SetString(s)
 	}
 	warn, _ = strconv.Atoi(next.Warntime)
 	errt, _ = strconv.Atoi(next.Errtime)
 	if warn >= errt {
-		return Params{}, 0, 0, problem.Invalidf("field Warntime: %d must be less than Errtime %d", warn, errt)
+		return agent.Params{}, 0, 0, problem.Invalidf("field Warntime: %d must be less than Errtime %d", warn, errt)
 	}
 	return next, warn, errt, nil
 }
@@ -186,7 +167,7 @@ func (ps *paramSet) restore(patched map[string]string, log *slog.Logger) {
 	log.Info("params_restored", "patched", patched)
 }
 
-func (ps *paramSet) apply(p Params, warn, errt int) {
+func (ps *paramSet) apply(p agent.Params, warn, errt int) {
 	svc := ps.svc
 	svc.Tracker.SetThresholds(time.Duration(warn)*time.Second, time.Duration(errt)*time.Second)
 	svc.HSM.SetURL(p.Sm_url)
@@ -207,7 +188,7 @@ func (ps *paramSet) apply(p Params, warn, errt int) {
 
 // canonicalParam returns the Params field named key without regard to case.
 func canonicalParam(key string) string {
-	t := reflect.TypeFor[Params]()
+	t := reflect.TypeFor[agent.Params]()
 	for i := range t.NumField() {
 		if name := t.Field(i).Name; strings.EqualFold(name, key) {
 			return name

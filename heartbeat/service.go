@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/bus"
 )
 
@@ -154,4 +155,4 @@ func (s *Service) Run(ctx context.Context) error {
 func (s *Service) Close() error { return s.Store.Close() }
 
 // Params returns the current parameters.
-func (s *Service) Params() Params { return s.params.get() }
+func (s *Service) Params() agent.Params { return s.params.get() }

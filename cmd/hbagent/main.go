@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/xname"
 )
@@ -34,8 +34,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return &cli.UsageError{Err: err}
 	}
 	host, _ := os.Hostname()
-	a := &heartbeat.Agent{
-		Client: heartbeat.NewClient(*url, nil), XNames: xnames, Hostname: host,
+	a := &agent.Agent{
+		Client: agent.NewClient(*url, nil), XNames: xnames, Hostname: host,
 		Interval: *interval, Log: cli.NewLogger(os.Stderr, *level),
 	}
 	return a.Run(ctx)

@@ -1,4 +1,8 @@
-package heartbeat
+// Package agent is the node side of the heartbeat tracker (hbtd): the
+// heartbeat wire types, hbtd's typed client and the agent loop cmd/hbagent
+// runs. It links no database, bus or metrics library, so the agent binary
+// that runs on every node stays small.
+package agent
 
 import (
 	"context"
