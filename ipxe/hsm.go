@@ -5,8 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/hmsuite/hms/internal/httpclient"
-	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -27,7 +26,7 @@ type (
 	Values = hsm.Values
 )
 
-// HSM is what BSS needs of HSM; statemgr's Client is one.
+// HSM is what BSS needs of HSM; statemgr/client's Client is one.
 type HSM interface {
 	Components(ctx context.Context, query url.Values) ([]Component, error)
 	QueryComponents(ctx context.Context, ids []string) ([]Component, error)
@@ -37,20 +36,7 @@ type HSM interface {
 	Values(ctx context.Context) (Values, error)
 }
 
-// hsmClient is statemgr's Client plus the one call BSS needs that it lacks.
-type hsmClient struct {
-	*statemgr.Client
-	raw *httpclient.Client
-}
-
 // NewHSMClient returns the HSM client BSS uses for the HSM at base.
 func NewHSMClient(base string, hc *http.Client) HSM {
-	return &hsmClient{Client: statemgr.NewClient(base, hc), raw: httpclient.New("hsm", base, statemgr.Base, hc)}
-}
-
-// Values returns the states, roles and subroles HSM accepts.
-func (c *hsmClient) Values(ctx context.Context) (Values, error) {
-	var v Values
-	err := c.raw.Do(ctx, http.MethodGet, "/service/values", nil, &v)
-	return v, err
+	return client.New(base, hc, "bss")
 }

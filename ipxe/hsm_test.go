@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // withHSM runs a real HSM and a BSS subscribed to it, both on loopback :0,
 // until the test ends.
-func withHSM(t *testing.T) (*statemgr.Client, *Daemon) {
+func withHSM(t *testing.T) (*client.Client, *Daemon) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,11 +35,11 @@ func withHSM(t *testing.T) (*statemgr.Client, *Daemon) {
 			}
 		}
 	}
-	client := statemgr.NewClient(hsmd.URL(), nil)
+	hc := client.New(hsmd.URL(), nil, "")
 	// The first node exists before BSS starts, so the initial read finds it.
-	err = client.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s1b0n0", Type: "Node", State: "On", Role: "Compute"}}, false)
+	err = hc.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s1b0n0", Type: "Node", State: "On", Role: "Compute"}}, false)
 	if err == nil {
-		err = client.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: "aa:bb:cc:00:00:01",
+		err = hc.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: "aa:bb:cc:00:00:01",
 			ComponentID: "x3000c0s1b0n0", IPAddresses: []hsm.IPAddressMapping{{IPAddress: "10.0.0.1"}}})
 	}
 	if err != nil {
@@ -61,7 +62,7 @@ func withHSM(t *testing.T) (*statemgr.Client, *Daemon) {
 		t.Fatal("BSS did not subscribe to HSM")
 	}
 	waitFor(t, bss.svc.cache, "the initial read of HSM", func() bool { _, ok := bss.svc.cache.ByMAC("aa:bb:cc:00:00:01"); return ok })
-	return client, bss
+	return hc, bss
 }
 
 func get(t *testing.T, url string) (int, string) {
