@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/internal/xname"
 )
 
@@ -176,6 +177,15 @@ func (a *API) patchParams(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.log.Info("params_changed", "warntime", p.Warntime, "errtime", p.Errtime, "nosm", p.Nosm)
+	for key := range raw {
+		// Where hbtd reports to, and whether it does, are worth an
+		// operator's attention: any client can change them (docs/security.md).
+		if name := canonicalParam(key); name == "Sm_url" || name == "Nosm" {
+			a.log.Warn("params_hsm_changed", "remote", r.RemoteAddr,
+				"sm_url", redact.URL(p.Sm_url), "nosm", p.Nosm)
+			break
+		}
+	}
 	httpserver.WriteJSON(w, http.StatusOK, p)
 }
 

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -61,8 +62,13 @@ func TestBadInput(t *testing.T) {
 		{name: "hbstates bad xname", method: "POST", path: "/hbstates", body: `{"XNames":["x0c0s0b0n0","bogus"]}`, status: 400, detail: "field XNames[1]: \"bogus\" is not a valid xname"},
 		{name: "hbstate bad xname", method: "GET", path: "/hbstate/bogus", status: 400, detail: "path xname: \"bogus\" is not a valid xname"},
 		{name: "params number", method: "PATCH", path: "/params", body: `{"Errtime":30}`, status: 400, detail: "field Errtime: expected a JSON string, got 30"},
-		{name: "params not a number", method: "PATCH", path: "/params", body: `{"warntime":"soon"}`, status: 400, detail: "field Warntime: \"soon\": want a whole number of seconds > 0"},
+		{name: "params not a number", method: "PATCH", path: "/params", body: `{"warntime":"soon"}`, status: 400, detail: "field Warntime: \"soon\": want a number of seconds more than 0 and at most 2592000"},
 		{name: "params warn after err", method: "PATCH", path: "/params", body: `{"Warntime":"40"}`, status: 400, detail: "field Warntime: 40 must be less than Errtime 30"},
+		{name: "params errtime overflows", method: "PATCH", path: "/params", body: `{"Errtime":"9223372037"}`, status: 400, detail: "field Errtime: \"9223372037\": want a number of seconds more than 0 and at most 2592000"},
+		{name: "params errtime huge", method: "PATCH", path: "/params", body: `{"Warntime":"1e300","Errtime":"1e301"}`, status: 400, detail: "field Errtime: \"1e301\": want a number of seconds more than 0 and at most 2592000"},
+		{name: "params sm_timeout overflows", method: "PATCH", path: "/params", body: `{"Sm_timeout":"18446744073709551615"}`, status: 400, detail: "field Sm_timeout: \"18446744073709551615\": want a number of seconds more than 0 and at most 2592000"},
+		{name: "params interval nan", method: "PATCH", path: "/params", body: `{"Interval":"NaN"}`, status: 400, detail: "field Interval: \"NaN\": want a number of seconds more than 0 and at most 2592000"},
+		{name: "params negative", method: "PATCH", path: "/params", body: `{"Warntime":"-5"}`, status: 400, detail: "field Warntime: \"-5\": want a number of seconds more than 0 and at most 2592000"},
 		{name: "params unknown", method: "PATCH", path: "/params", body: `{"Colour":"blue"}`, status: 400, detail: "field Colour: unknown parameter"},
 		{name: "params port", method: "PATCH", path: "/params", body: `{"Port":"9999"}`, status: 400, detail: "field Port: read-only"},
 		{name: "params url", method: "PATCH", path: "/params", body: `{"Sm_url":"ftp://x"}`, status: 400, detail: "field Sm_url: \"ftp://x\": want an http:// or https:// URL"},
@@ -265,5 +271,63 @@ func TestParamsSurviveRestart(t *testing.T) {
 	if p := svc.Params(); p.Warntime != "10" || p.Nosm != "0" || p.Errtime != "20" {
 		t.Errorf("stored set that does not fit: Warntime %s Nosm %s Errtime %s, want the flags 10, 0, 20",
 			p.Warntime, p.Nosm, p.Errtime)
+	}
+}
+
+// TestParamsRefusedAreNotStored: a PATCH /params refused for an overflowing
+// timer leaves nothing stored, so a restart does not bring it back.
+func TestParamsRefusedAreNotStored(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "hb.db")
+	svc, err := New(t.Context(), Options{DBPath: db, HSMURL: "http://127.0.0.1:1", Port: "28500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewAPI(svc, nil).Handler()
+	for _, body := range []string{`{"Errtime":"9223372037"}`, `{"Warntime":"1","Errtime":"99999999999"}`, `{"Sm_timeout":"1e19"}`} {
+		if w := call(h, "PATCH", agent.BasePath+"/params", body); w.Code != 400 {
+			t.Fatalf("PATCH %s: %d %s, want 400", body, w.Code, w.Body)
+		}
+	}
+	stored, err := svc.Store.LoadParams(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 0 {
+		t.Fatalf("refused PATCHes stored %v", stored)
+	}
+	if warn, errt := svc.Tracker.Thresholds(); warn != 10*time.Second || errt != 30*time.Second {
+		t.Fatalf("thresholds %v/%v, want 10s/30s", warn, errt)
+	}
+	svc.Close()
+}
+
+// TestParamsHSMChangeLoggedAtWarn: changing where hbtd reports, or whether
+// it does, is logged at WARN with the caller's address and without the
+// password of the URL.
+func TestParamsHSMChangeLoggedAtWarn(t *testing.T) {
+	svc, _ := newTestAPI(t)
+	var logs strings.Builder
+	h := NewAPI(svc, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))).Handler()
+	r := httptest.NewRequest("PATCH", agent.BasePath+"/params", strings.NewReader(`{"sm_url":"http://admin:s3cret@evil.example:1/hsm/v2"}`))
+	r.RemoteAddr = "192.0.2.7:40000"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Fatalf("PATCH: %d %s", w.Code, w.Body)
+	}
+	if w := call(h, "PATCH", agent.BasePath+"/params", `{"Warntime":"5"}`); w.Code != 200 {
+		t.Fatalf("PATCH: %d %s", w.Code, w.Body)
+	}
+	got := logs.String()
+	for _, want := range []string{"level=WARN", "msg=params_hsm_changed", "remote=192.0.2.7:40000", "admin:xxxxx@evil.example"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "s3cret") || strings.Count(got, "params_hsm_changed") != 1 {
+		t.Errorf("want one WARN line, without the password:\n%s", got)
+	}
+	if p := svc.Params(); p.Sm_url != "http://admin:s3cret@evil.example:1/hsm/v2" {
+		t.Errorf("GET /params Sm_url = %q, want what was stored", p.Sm_url)
 	}
 }

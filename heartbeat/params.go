@@ -7,10 +7,10 @@ import (
 	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/problem"
@@ -29,14 +29,13 @@ type paramSet struct {
 }
 
 func newParamSet(o Options, svc *Service) *paramSet {
-	secs := func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) }
 	telemetry := "0"
 	if o.Publisher != nil {
 		telemetry = "1"
 	}
 	return &paramSet{svc: svc, logLevel: o.LogLevel, p: agent.Params{
 		Debug: "0", Errtime: secs(o.Errtime), Warntime: secs(o.Warntime), Interval: secs(o.Interval),
-		Kv_url: "", Nosm: "0", Port: o.Port, Sm_retries: "3", Sm_timeout: "10",
+		Kv_url: "", Nosm: "0", Port: o.Port, Sm_retries: "3", Sm_timeout: secs(DefaultSmTimeout),
 		Sm_url: svc.HSM.URL() + "/hsm/v2", Use_telemetry: telemetry, Telemetry_host: "",
 	}}
 }
@@ -57,13 +56,6 @@ func nonNegInt(v string) string {
 	return ""
 }
 
-func posInt(v string) string {
-	if n, err := strconv.Atoi(v); err != nil || n <= 0 {
-		return "want a whole number of seconds > 0"
-	}
-	return ""
-}
-
 func anyString(string) string { return "" }
 
 func httpURL(v string) string {
@@ -80,7 +72,7 @@ func checkFor(name string) paramCheck {
 	case "Debug", "Nosm", "Sm_retries", "Use_telemetry":
 		return nonNegInt
 	case "Errtime", "Warntime", "Interval", "Sm_timeout":
-		return posInt
+		return timerCheck
 	case "Sm_url":
 		return httpURL
 	default:
@@ -105,7 +97,7 @@ func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	next, warn, errt, err := ps.with(vals)
+	next, t, err := ps.with(vals)
 	if err != nil {
 		return agent.Params{}, err
 	}
@@ -122,30 +114,33 @@ func (ps *paramSet) patch(ctx context.Context, raw map[string]json.RawMessage) (
 		return agent.Params{}, err
 	}
 	ps.p, ps.patched = next, patched
-	ps.apply(next, warn, errt)
+	ps.apply(next, t)
 	return next, nil
 }
 
 // with returns the live parameters changed by vals (canonical names), checked
 // one by one and together; ps.mu is held.
-func (ps *paramSet) with(vals map[string]string) (next agent.Params, warn, errt int, err error) {
-	next = ps.p
+func (ps *paramSet) with(vals map[string]string) (agent.Params, Timers, error) {
+	next := ps.p
 	rv := reflect.ValueOf(&next).Elem()
-	for name, s := range vals {
+	for _, name := range slices.Sorted(maps.Keys(vals)) { // the same error for the same body
+		s := vals[name]
 		if msg := checkFor(name)(s); msg != "" {
-			return agent.Params{}, 0, 0, problem.Invalidf("field %s: %q: %s", name, s, msg)
+			return agent.Params{}, Timers{}, problem.Invalidf("field %s: %q: %s", name, s, msg)
 		}
 		if name == "Port" && s != ps.p.Port {
-			return agent.Params{}, 0, 0, problem.Invalidf("field Port: read-only")
+			return agent.Params{}, Timers{}, problem.Invalidf("field Port: read-only")
 		}
 		rv.FieldByName(name).SetString(s)
 	}
-	warn, _ = strconv.Atoi(next.Warntime)
-	errt, _ = strconv.Atoi(next.Errtime)
-	if warn >= errt {
-		return agent.Params{}, 0, 0, problem.Invalidf("field Warntime: %d must be less than Errtime %d", warn, errt)
+	t, err := paramTimers(next)
+	if err == nil {
+		err = CheckTimers(t)
 	}
-	return next, warn, errt, nil
+	if err != nil {
+		return agent.Params{}, Timers{}, problem.Invalidf("field %v", err)
+	}
+	return next, t, nil
 }
 
 // restore applies the values an earlier PATCH stored over the flags. A
@@ -157,22 +152,21 @@ func (ps *paramSet) restore(patched map[string]string, log *slog.Logger) {
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	next, warn, errt, err := ps.with(patched)
+	next, t, err := ps.with(patched)
 	if err != nil {
 		log.Warn("params_not_restored", "patched", patched, "err", err)
 		return
 	}
 	ps.p, ps.patched = next, patched
-	ps.apply(next, warn, errt)
+	ps.apply(next, t)
 	log.Info("params_restored", "patched", patched)
 }
 
-func (ps *paramSet) apply(p agent.Params, warn, errt int) {
+func (ps *paramSet) apply(p agent.Params, t Timers) {
 	svc := ps.svc
-	svc.Tracker.SetThresholds(time.Duration(warn)*time.Second, time.Duration(errt)*time.Second)
+	svc.Tracker.SetThresholds(t.Warntime, t.Errtime)
 	svc.HSM.SetURL(p.Sm_url)
-	timeout, _ := strconv.Atoi(p.Sm_timeout)
-	svc.HSM.SetTimeout(time.Duration(timeout) * time.Second)
+	svc.HSM.SetTimeout(t.SmTimeout)
 	svc.HSM.SetDisabled(isOn(p.Nosm))
 	if svc.Bus != nil {
 		svc.Bus.SetDisabled(!isOn(p.Use_telemetry))

@@ -54,8 +54,8 @@ type Service struct {
 // Tracker.Restore) and returns a Service ready to Run.
 func New(ctx context.Context, o Options) (*Service, error) {
 	o = o.withDefaults()
-	if o.Warntime >= o.Errtime {
-		return nil, fmt.Errorf("warntime %v must be less than errtime %v", o.Warntime, o.Errtime)
+	if err := CheckTimers(Timers{Warntime: o.Warntime, Errtime: o.Errtime, Interval: o.Interval, SmTimeout: DefaultSmTimeout}); err != nil {
+		return nil, fmt.Errorf("heartbeat options: %w", err)
 	}
 	store, err := OpenStore(ctx, o.DBPath, o.Log, o.Registerer)
 	if err != nil {

@@ -28,8 +28,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
-	if *warn >= *errt {
-		return &cli.UsageError{Err: fmt.Errorf("-warntime %v must be less than -errtime %v", *warn, *errt)}
+	// The same check PATCH /params applies, so a value refused there is
+	// refused here too.
+	if err := heartbeat.CheckTimers(heartbeat.Timers{Warntime: *warn, Errtime: *errt, Interval: *interval, SmTimeout: heartbeat.DefaultSmTimeout}); err != nil {
+		return &cli.UsageError{Err: fmt.Errorf("-warntime, -errtime, -interval: %w", err)}
 	}
 	lv := new(slog.LevelVar)
 	lv.Set(*level)

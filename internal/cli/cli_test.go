@@ -31,6 +31,8 @@ func TestEnvTwinAndFlagPrecedence(t *testing.T) {
 		{name: "bad port", args: []string{"-listen", ":99999"}, wantErr: "0-65535"},
 		{name: "bad url", args: []string{"-hsm-url", "ftp://x"}, wantErr: "http"},
 		{name: "bad env", env: map[string]string{"HMS_HBTD_WARNTIME": "-1"}, wantErr: "HMS_HBTD_WARNTIME"},
+		{name: "seconds that wrap", args: []string{"-warntime", "9300000000"}, wantErr: "positive number of seconds"},
+		{name: "seconds NaN", args: []string{"-warntime", "NaN"}, wantErr: "positive number of seconds"},
 		{name: "bad level", args: []string{"-log-level", "loud"}, wantErr: "log-level"},
 		{name: "stray arg", args: []string{"extra"}, wantErr: "unexpected argument"},
 	}

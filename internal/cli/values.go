@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"log/slog"
 	"net"
 	"net/url"
@@ -155,7 +156,8 @@ func (v secondsValue) String() string {
 
 func (v secondsValue) Set(s string) error {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 {
+	// A value past what a time.Duration holds would wrap when converted.
+	if err != nil || f <= 0 || math.IsNaN(f) || f >= float64(math.MaxInt64)/float64(time.Second) {
 		return fmt.Errorf("want a positive number of seconds")
 	}
 	*v.p = time.Duration(f * float64(time.Second))
