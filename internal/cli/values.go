@@ -2,8 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
