@@ -12,6 +12,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -102,7 +103,7 @@ func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, cal
 			}
 		}
 		s.hsmStatus.Store("not subscribed: " + err.Error())
-		s.log.Warn("hsm_subscribe_failed", "url", api.URL()+"/Subscriptions/SCN", "attempt", attempt, "err", err)
+		s.log.Warn("hsm_subscribe_failed", "url", redact.URL(api.URL()+"/Subscriptions/SCN"), "attempt", attempt, "err", err)
 		d := min(time.Second<<min(attempt, 5), 30*time.Second)
 		t := time.NewTimer(d)
 		select {
@@ -135,7 +136,7 @@ func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *
 	}
 	s.hsmStatus.Store("subscribed, ID " + *id)
 	s.hsmSubscribedOnce.Do(func() { close(s.hsmSubscribed) })
-	s.log.Info("hsm_subscribed", "url", api.URL()+"/Subscriptions/SCN/"+*id, "id", *id)
+	s.log.Info("hsm_subscribed", "url", redact.URL(api.URL()+"/Subscriptions/SCN/"+*id), "id", *id)
 	return nil
 }
 
@@ -177,7 +178,7 @@ func findHSMSubscription(ctx context.Context, api *client.Client, subscriber, ur
 			return sub.ID, nil
 		}
 	}
-	return "", fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", subscriber, url)
+	return "", fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", subscriber, redact.URL(url))
 }
 
 // hsmTimeout bounds one request to HSM.

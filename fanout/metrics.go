@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hmsuite/hms/internal/redact"
 )
 
 // otherLabel is the subscriber label shared by every subscriber URL past the
@@ -70,7 +72,7 @@ func (m *metrics) label(url string) string {
 	}
 	l := otherLabel
 	if len(m.labels) < m.cap {
-		l = url
+		l = redact.URL(url) // /metrics is read by more people than the API
 	}
 	m.labels[url] = l
 	return l

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hmsuite/hms/internal/redact"
 )
 
 // pending is one queued delivery as a sender holds it.
@@ -157,7 +159,7 @@ func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 	limit := sd.svc.cfg.MemQueue
 	rows, err := sd.svc.store.loadQueue(ctx, sd.tid, cursor, limit)
 	if err != nil {
-		sd.svc.log.Error("backlog_load_failed", "subscriber", sd.url, "err", err)
+		sd.svc.log.Error("backlog_load_failed", "subscriber", redact.URL(sd.url), "err", err)
 		return sd.wait(ctx, sd.svc.cfg.RetryMax)
 	}
 	ps := make([]pending, 0, len(rows))
@@ -165,7 +167,7 @@ func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 		p := pending{id: r.id, scn: &SCN{}, payload: r.body, enqueued: r.enqueued}
 		if err := json.Unmarshal(r.body, p.scn); err != nil {
 			// Only hmnfd writes the queue; an unreadable row is still delivered as is.
-			sd.svc.log.Warn("queued_scn_unreadable", "subscriber", sd.url, "id", r.id, "err", err)
+			sd.svc.log.Warn("queued_scn_unreadable", "subscriber", redact.URL(sd.url), "id", r.id, "err", err)
 		}
 		ps = append(ps, p)
 	}
@@ -244,9 +246,9 @@ func (sd *sender) failed(err error, attempt int) {
 	backlog := sd.backlog
 	sd.mu.Unlock()
 	if !wasDown {
-		sd.svc.log.Warn("subscriber_unreachable", "subscriber", sd.url, "backlog", backlog, "err", err)
+		sd.svc.log.Warn("subscriber_unreachable", "subscriber", redact.URL(sd.url), "backlog", backlog, "err", err)
 	} else {
-		sd.svc.log.Debug("delivery_retry", "subscriber", sd.url, "attempt", attempt, "err", err)
+		sd.svc.log.Debug("delivery_retry", "subscriber", redact.URL(sd.url), "attempt", attempt, "err", err)
 	}
 }
 
@@ -331,7 +333,7 @@ func (sd *sender) acked(batch []pending) {
 	sd.down = false
 	sd.mu.Unlock()
 	if wasDown {
-		sd.svc.log.Info("subscriber_reachable", "subscriber", sd.url)
+		sd.svc.log.Info("subscriber_reachable", "subscriber", redact.URL(sd.url))
 	}
 	sd.delivered.Add(float64(len(batch)))
 	sd.backlogG.Sub(float64(len(batch)))

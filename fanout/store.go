@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/internal/sqldb"
 )
 
@@ -199,7 +200,7 @@ func (s *Store) moveSubscription(ctx context.Context, id int64, sub Subscription
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("move subscription %d to %s: %w", id, sub.Url, err)
+		return 0, fmt.Errorf("move subscription %d to %s: %w", id, redact.URL(sub.Url), err)
 	}
 	return moved, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
 )
 
 // Subscribe stores a new subscription for k. Repeating an identical
@@ -38,7 +39,7 @@ func (s *Service) Subscribe(ctx context.Context, k Key, sub Subscription) error 
 	s.mu.Unlock()
 	s.m.subs.Set(float64(n))
 	s.filterChanged()
-	s.log.Info("subscription_added", "subscriber", k.String(), "url", sub.Url)
+	s.log.Info("subscription_added", "subscriber", k.String(), "url", redact.URL(sub.Url))
 	return nil
 }
 
@@ -149,7 +150,7 @@ func (s *Service) deleteLocked(ctx context.Context, ids []int64) error {
 	}
 	for _, id := range ids {
 		e := s.ix.remove(id)
-		s.log.Info("subscription_deleted", "subscriber", e.key.String(), "url", e.sub.Url)
+		s.log.Info("subscription_deleted", "subscriber", e.key.String(), "url", redact.URL(e.sub.Url))
 	}
 	for _, u := range orphans {
 		s.dropSender(u)
@@ -182,13 +183,13 @@ func (s *Service) expire(ctx context.Context, url string) {
 		}
 	}
 	if err := s.deleteLocked(ctx, ids); err != nil {
-		s.log.Error("subscriber_expiry_failed", "subscriber", url, "err", err)
+		s.log.Error("subscriber_expiry_failed", "subscriber", redact.URL(url), "err", err)
 		return
 	}
 	label := s.m.label(url)
 	s.m.expiries.WithLabelValues(label).Inc()
 	s.m.expiredSCN.Add(float64(backlog))
-	s.log.Warn("subscriber_expired", "subscriber", url, "subscriptions", len(ids), "dropped_scns", backlog,
+	s.log.Warn("subscriber_expired", "subscriber", redact.URL(url), "subscriptions", len(ids), "dropped_scns", backlog,
 		"retention_age", s.cfg.RetentionAge, "retention_count", s.cfg.RetentionCount)
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -78,7 +79,7 @@ func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hs
 			return false
 		}
 		r.m.retries.WithLabelValues(sub.ID).Inc()
-		r.cfg.Log.InfoContext(ctx, "scn_post_failed", "subscription", sub.ID, "url", sub.Url, "seq", scn.Seq,
+		r.cfg.Log.InfoContext(ctx, "scn_post_failed", "subscription", sub.ID, "url", redact.URL(sub.Url), "seq", scn.Seq,
 			"retry_in", backoff, "err", err)
 		if !r.wait(ctx, backoff) {
 			return false

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/stmcginnis/gofish"
@@ -248,7 +249,7 @@ func fetchPower(c schemas.Client, url string) ([]hsm.PowerControl, error) {
 	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", url, err)
+		return nil, fmt.Errorf("read %s: %w", redact.URL(url), err)
 	}
 	return parsePower(b)
 }

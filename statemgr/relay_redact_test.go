@@ -1,0 +1,75 @@
+package statemgr
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRelayMasksSubscriberPassword: a password in an SCN subscription URL
+// is masked in the log line of every failed delivery.
+func TestRelayMasksSubscriberPassword(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := t.Context()
+	comps := nodes(1, 1)
+	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	fails := 2
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fails > 0 {
+			fails--
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if fails == 0 {
+			fails--
+			close(done)
+		}
+	}))
+	defer srv.Close()
+	now := func(time.Duration) <-chan time.Time {
+		ch := make(chan time.Time, 1)
+		ch <- time.Time{}
+		return ch
+	}
+	var logs strings.Builder
+	var lmu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		lmu.Lock()
+		defer lmu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	rctx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	relay := NewRelay(s, RelayConfig{After: now, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: time.Second, Log: log})
+	go func() { errc <- relay.Run(rctx) }()
+	url := strings.Replace(srv.URL, "http://", "http://scn:s3cret@", 1)
+	if _, err := s.CreateSubscription(ctx, Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "Ready", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, done, "the SCN after two failures")
+	stop()
+	<-errc
+	lmu.Lock()
+	defer lmu.Unlock()
+	if out := logs.String(); strings.Contains(out, "s3cret") || !strings.Contains(out, "scn:xxxxx@127.0.0.1") {
+		t.Errorf("want scn_post_failed lines naming the URL without its password:\n%s", out)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
