@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestRelayMasksSubscriberPassword: a password in an SCN subscription URL
@@ -54,7 +56,7 @@ func TestRelayMasksSubscriberPassword(t *testing.T) {
 	relay := NewRelay(s, RelayConfig{After: now, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: time.Second, Log: log})
 	go func() { errc <- relay.Run(rctx) }()
 	url := strings.Replace(srv.URL, "http://", "http://scn:s3cret@", 1)
-	if _, err := s.CreateSubscription(ctx, Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
+	if _, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "Ready", Force: true}); err != nil {
