@@ -371,6 +371,9 @@ func (s *Store) publish(plans []*plan) {
 		if len(p.puts) > 0 {
 			s.ix.put(p.puts)
 		}
+		if p.delAll || len(p.dels) > 0 {
+			s.componentsGone(p.delAll, p.dels)
+		}
 		scns = scns || len(p.scns) > 0
 	}
 	if scns {

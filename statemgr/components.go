@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
@@ -58,17 +57,8 @@ func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
 
 // Components returns the components f matches, in ID order.
 func (s *Store) Components(ctx context.Context, f Filter) ([]hsm.Component, error) {
-	if err := s.resolveMembers(ctx, &f); err != nil {
-		return nil, err
-	}
 	var out []hsm.Component
-	s.ix.view(func(all []*record) {
-		for _, r := range all {
-			if f.match(r) {
-				out = append(out, r.component())
-			}
-		}
-	})
+	s.matching(f, func(r *record) { out = append(out, r.component()) })
 	return out, nil
 }
 
@@ -79,65 +69,37 @@ func (s *Store) ComponentsJSON(ctx context.Context, f Filter) ([]byte, error) {
 	if f.all() {
 		return s.ix.fullList(), nil
 	}
-	if err := s.resolveMembers(ctx, &f); err != nil {
-		return nil, err
-	}
 	var b []byte
-	s.ix.view(func(all []*record) { b = encodeList(all, &f) })
+	s.withGroups(&f, func(all []*record) { b = encodeList(all, &f) })
 	return b, nil
 }
 
-// resolveMembers turns the partition and group filters into a member set.
-func (s *Store) resolveMembers(ctx context.Context, f *Filter) error {
-	for _, g := range []struct{ name, kind string }{{f.Partition, "partition"}, {f.Group, "group"}} {
-		if g.name == "" {
-			continue
+// withGroups calls fn with the sorted records under the index's read lock,
+// and, if f filters on groups, with f able to look memberships up.
+func (s *Store) withGroups(f *Filter, fn func(all []*record)) {
+	s.ix.view(func(all []*record) {
+		if !f.byGroup() {
+			fn(all)
+			return
 		}
-		if g.kind == "partition" && strings.EqualFold(g.name, "NULL") {
-			ids, err := s.groupMemberIDs(ctx, "", g.kind)
-			if err != nil {
-				return err
-			}
-			f.outside = map[string]bool{}
-			for _, id := range ids {
-				f.outside[id] = true
-			}
-			continue
-		}
-		ids, err := s.groupMemberIDs(ctx, strings.ToLower(g.name), g.kind)
-		if err != nil {
-			return err
-		}
-		set := map[string]bool{}
-		for _, id := range ids {
-			if f.members == nil || f.members[id] {
-				set[id] = true
-			}
-		}
-		f.members = set
-	}
-	return nil
+		s.gx.view(func(of func(string) *compGroups) {
+			f.groupsOf = of
+			fn(all)
+			f.groupsOf = nil
+		})
+	})
 }
 
-// groupMemberIDs reads the members of a group or partition from the tables
-// the groups code keeps (component_groups, component_group_members); name ""
-// means every group or partition of that kind.
-func (s *Store) groupMemberIDs(ctx context.Context, name, kind string) ([]string, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT m.component_id FROM component_group_members m
-		JOIN component_groups g ON g.name = m.group_name WHERE (g.name = ? OR ? = '') AND g.type = ?`, name, name, kind)
-	if err != nil {
-		return nil, fmt.Errorf("read %s %s members: %w", kind, name, err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("read %s %s members: %w", kind, name, err)
+// matching calls fn for each component f selects, in ID order, under the
+// index's read lock.
+func (s *Store) matching(f Filter, fn func(r *record)) {
+	s.withGroups(&f, func(all []*record) {
+		for _, r := range all {
+			if f.match(r) {
+				fn(r)
+			}
 		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	})
 }
 
 // normIDs validates and normalises a list of xnames, dropping duplicates.

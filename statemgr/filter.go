@@ -8,6 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Projection selects the fields a component listing carries.
@@ -43,117 +44,169 @@ func (m *match) ok(v string, fold bool) bool {
 	return !slices.ContainsFunc(m.neg, eq)
 }
 
-// Filter is a parsed component query. The zero Filter matches everything.
+// okSet is ok for a component in the groups (or the partition) in: a value
+// matches if it is one of them, and the value "null" matches a component in
+// none.
+func (m *match) okSet(in []string) bool {
+	has := func(v string) bool {
+		if v == nullGroup {
+			return len(in) == 0
+		}
+		return slices.Contains(in, v)
+	}
+	if len(m.pos) > 0 && !slices.ContainsFunc(m.pos, has) {
+		return false
+	}
+	return !slices.ContainsFunc(m.neg, has)
+}
+
+// nullGroup is the group and partition filter value meaning "in none".
+const nullGroup = "null"
+
+// Filter is a parsed component selection: the filters of GET /State/Components
+// and /memberships, GET /locks/status, the body of POST /State/Components/Query
+// and the locks calls. Every listing parses its filters once into a Filter and
+// evaluates them with match, so the same filter answers the same everywhere.
+// The zero Filter matches everything.
 type Filter struct {
-	ids, types, states, flags, roles, subRoles match
-	enabled, softwareStatus, subtypes, arches  match
-	classes                                    match
-	nids                                       []int
-	nidRanges                                  [][2]int
-	hasNID                                     bool
-	Partition, Group                           string
-	Projection                                 Projection
-	// members, when non-nil, restricts the result to these IDs (resolved
-	// group and partition membership).
-	members map[string]bool
-	// outside, when non-nil, excludes these IDs (partition=NULL: members of
-	// any partition).
-	outside map[string]bool
+	ids, types, states, flags, roles, subRoles  match
+	enabled, softwareStatus, subtypes, netTypes match
+	arches, classes                             match
+	groups, partitions                          match
+	nids                                        []int
+	nidRanges                                   [][2]int
+	hasNID                                      bool
+	Projection                                  Projection
 	// under, when set, restricts to this xname and its descendants.
 	under string
+	// groupsOf is where match looks up a component's groups and partition;
+	// the Store sets it, under the group index's read lock, before matching.
+	groupsOf func(id string) *compGroups
 }
 
-// filterParams are the query parameters GET /State/Components accepts.
-var filterParams = []string{"id", "type", "state", "flag", "role", "subrole", "enabled", "softwarestatus",
-	"subtype", "arch", "class", "nid", "nid_start", "nid_end", "partition", "group",
-	"stateonly", "flagonly", "roleonly", "nidonly"}
+// The filter parameter names, lower case. HSM matches them without regard to
+// case: it decodes the query string into its filter struct with
+// encoding/json.
+var (
+	// componentParams are the filters of GET /State/Components and
+	// /memberships (hms-behavior 5.1: "the same filters as Components").
+	componentParams = []string{"id", "type", "state", "flag", "role", "subrole", "enabled", "softwarestatus",
+		"subtype", "nettype", "arch", "class", "nid", "nid_start", "nid_end", "partition", "group"}
+	// projectionParams are the projections of the component listings.
+	projectionParams = []string{"stateonly", "flagonly", "roleonly", "nidonly"}
+	// listParams are the parameters of the component listings.
+	listParams = append(slices.Clone(componentParams), projectionParams...)
+	// lockStatusParams are the component filters GET /locks/status takes in
+	// shipped HSM; it ignores the others.
+	lockStatusParams = []string{"type", "state", "role", "subrole"}
+)
 
-// ParseFilter parses component query parameters. Unknown parameter names and
-// bad values are ErrInvalid naming the parameter.
+// ParseFilter parses the component filters and projections of a query string.
+// Unknown parameters are ignored, as shipped HSM ignores them; a bad value of
+// a known filter is ErrInvalid with HSM's text (hms-messages 1.2).
 func ParseFilter(q url.Values, v *Vocab) (Filter, error) {
-	var f Filter
-	for k := range q {
-		if !slices.Contains(filterParams, strings.ToLower(k)) {
-			return f, problem.Invalidf("query parameter %q: unknown filter", k)
-		}
-	}
-	get := func(name string) []string {
-		var out []string
-		for k, vs := range q {
-			if strings.EqualFold(k, name) {
-				out = append(out, vs...)
-			}
-		}
-		return out
-	}
-	fields := map[string][]string{}
-	for _, p := range filterParams {
-		fields[p] = get(p)
-	}
-	return f, f.set(fields, v.get())
+	f, _, err := parseQuery(q, v, listParams)
+	return f, err
 }
 
-// set fills f from parameter name -> values.
+// parseQuery parses the parameters of q named in params and returns the
+// names of the parameters it ignored (neither in params nor in other).
+func parseQuery(q url.Values, v *Vocab, params []string, other ...string) (Filter, []string, error) {
+	fields := map[string][]string{}
+	for k, vs := range q {
+		if lk := strings.ToLower(k); slices.Contains(params, lk) {
+			fields[lk] = append(fields[lk], vs...)
+		}
+	}
+	var f Filter
+	return f, ignoredParams(q, params, other), f.set(fields, v.get())
+}
+
+// ignoredParams returns the names of q's parameters that are in none of the
+// known lists (lower case), sorted.
+func ignoredParams(q url.Values, known ...[]string) []string {
+	var out []string
+	for k := range q {
+		lk := strings.ToLower(k)
+		if !slices.ContainsFunc(known, func(names []string) bool { return slices.Contains(names, lk) }) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// set fills f from parameter name (lower case) -> values.
 func (f *Filter) set(p map[string][]string, vs *vocabSet) error {
 	steps := []struct {
 		name string
 		m    *match
 		norm func(string) (string, bool)
+		bad  string
 	}{
-		{"id", &f.ids, normID},
-		{"type", &f.types, normType},
-		{"state", &f.states, States.Normalize},
-		{"flag", &f.flags, Flags.Normalize},
-		{"role", &f.roles, vs.roles.Normalize},
-		{"subrole", &f.subRoles, vs.subRoles.Normalize},
-		{"enabled", &f.enabled, normBool},
-		{"softwarestatus", &f.softwareStatus, nil},
-		{"subtype", &f.subtypes, nil},
-		{"arch", &f.arches, Arches.Normalize},
-		{"class", &f.classes, Classes.Normalize},
+		{"id", &f.ids, normID, "Argument was not a valid xname ID"},
+		{"type", &f.types, normType, "Argument was not a valid HMS Type"},
+		{"state", &f.states, hsm.States.Normalize, "Argument was not a valid HMS State"},
+		{"flag", &f.flags, hsm.Flags.Normalize, "Argument was not a valid HMS Flag"},
+		{"role", &f.roles, vs.roles.Normalize, "Argument was not a valid HMS Role"},
+		{"subrole", &f.subRoles, vs.subRoles.Normalize, "Argument was not a valid HMS SubRole"},
+		{"enabled", &f.enabled, normBool, "a required argument did not match any valid input"},
+		{"softwarestatus", &f.softwareStatus, nil, ""},
+		{"subtype", &f.subtypes, nil, ""},
+		{"nettype", &f.netTypes, hsm.NetTypes.Normalize, "Argument was not valid"},
+		{"arch", &f.arches, hsm.Arches.Normalize, "Argument was not a valid HMS Arch"},
+		{"class", &f.classes, hsm.Classes.Normalize, "Argument was not a valid HMS Class"},
+		{"group", &f.groups, normGroup, "group or partition field has invalid characters"},
+		{"partition", &f.partitions, normGroup, "group or partition field has invalid characters"},
 	}
 	for _, s := range steps {
-		if err := parseMatch(s.name, p[s.name], s.m, s.norm); err != nil {
+		bad := func(string) error { return problem.Invalidf("%s", s.bad) }
+		if err := parseValues(p[s.name], s.m, s.norm, bad); err != nil {
 			return err
 		}
 	}
 	if err := f.setNIDs(p["nid"], p["nid_start"], p["nid_end"]); err != nil {
 		return err
 	}
-	if v := p["partition"]; len(v) > 0 {
-		f.Partition = v[0]
-	}
-	if v := p["group"]; len(v) > 0 {
-		f.Group = v[0]
-	}
-	for name, proj := range map[string]Projection{"stateonly": ProjectState, "flagonly": ProjectFlag, "roleonly": ProjectRole, "nidonly": ProjectNID} {
+	for _, name := range projectionParams {
 		for _, v := range p[name] {
 			on, err := strconv.ParseBool(v)
 			if v == "" {
 				on, err = true, nil
 			}
 			if err != nil {
-				return problem.Invalidf("query parameter %s: %q is not a boolean", name, v)
+				return problem.Invalidf("a required argument did not match any valid input")
 			}
 			if on {
-				f.Projection = proj
+				f.Projection = map[string]Projection{"stateonly": ProjectState, "flagonly": ProjectFlag,
+					"roleonly": ProjectRole, "nidonly": ProjectNID}[name]
 			}
 		}
 	}
 	return nil
 }
 
+// parseMatch parses the values of query parameter name into m; a bad value
+// is ErrInvalid naming the parameter (the inventory queries' wording).
 func parseMatch(name string, vals []string, m *match, norm func(string) (string, bool)) error {
+	return parseValues(vals, m, norm, func(v string) error {
+		return problem.Invalidf("query parameter %s: invalid value %q", name, v)
+	})
+}
+
+// parseValues adds vals to m: a "!" prefix makes a value an exclusion, norm
+// (if not nil) validates and normalises, bad makes the error for a value
+// norm refuses.
+func parseValues(vals []string, m *match, norm func(string) (string, bool), bad func(v string) error) error {
 	for _, v := range vals {
-		neg := strings.HasPrefix(v, "!")
-		v = strings.TrimPrefix(v, "!")
+		v, neg := strings.CutPrefix(strings.TrimSpace(v), "!")
 		if v == "" {
 			continue
 		}
 		if norm != nil {
 			n, ok := norm(v)
 			if !ok {
-				return problem.Invalidf("query parameter %s: invalid value %q", name, v)
+				return bad(v)
 			}
 			v = n
 		}
@@ -167,15 +220,15 @@ func parseMatch(name string, vals []string, m *match, norm func(string) (string,
 }
 
 func (f *Filter) setNIDs(nids, starts, ends []string) error {
-	atoi := func(name, s string) (int, error) {
+	atoi := func(s string) (int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
-			return 0, problem.Invalidf("query parameter %s: %q is not an integer", name, s)
+			return 0, problem.Invalidf("a required argument was not an integer")
 		}
 		return n, nil
 	}
 	for _, s := range nids {
-		n, err := atoi("nid", s)
+		n, err := atoi(s)
 		if err != nil {
 			return err
 		}
@@ -185,12 +238,12 @@ func (f *Filter) setNIDs(nids, starts, ends []string) error {
 		r := [2]int{-1 << 62, 1 << 62}
 		var err error
 		if i < len(starts) {
-			if r[0], err = atoi("nid_start", starts[i]); err != nil {
+			if r[0], err = atoi(starts[i]); err != nil {
 				return err
 			}
 		}
 		if i < len(ends) {
-			if r[1], err = atoi("nid_end", ends[i]); err != nil {
+			if r[1], err = atoi(ends[i]); err != nil {
 				return err
 			}
 		}
@@ -220,28 +273,42 @@ func normBool(s string) (string, bool) {
 	return strconv.FormatBool(b), true
 }
 
-// Match reports whether r passes every filter.
+// normGroup normalises a group label or partition name; "NULL" (any case)
+// means "in none".
+func normGroup(s string) (string, bool) {
+	l, err := glLabel("group", s)
+	return l, err == nil
+}
+
+// match reports whether r passes every filter.
 func (f *Filter) match(r *record) bool {
-	if (f.members != nil && !f.members[r.ID]) || f.outside[r.ID] {
-		return false
-	}
 	if f.under != "" && !isUnder(r.ID, f.under) {
 		return false
 	}
 	if !f.ids.ok(r.ID, false) || !f.types.ok(r.Type, false) || !f.states.ok(r.State, false) ||
 		!f.flags.ok(r.Flag, false) || !f.roles.ok(r.Role, false) || !f.subRoles.ok(r.SubRole, false) ||
 		!f.softwareStatus.ok(r.SoftwareStatus, true) || !f.subtypes.ok(r.Subtype, true) ||
-		!f.arches.ok(r.Arch, false) || !f.classes.ok(r.Class, false) {
+		!f.netTypes.ok(r.NetType, false) || !f.arches.ok(r.Arch, false) || !f.classes.ok(r.Class, false) {
 		return false
 	}
 	if !f.enabled.empty() && !f.enabled.ok(strconv.FormatBool(r.Enabled), false) {
 		return false
 	}
-	if f.hasNID {
-		return r.HasNID && f.nidOK(r.NID)
+	if f.hasNID && (!r.HasNID || !f.nidOK(r.NID)) {
+		return false
+	}
+	if f.byGroup() {
+		var g *compGroups
+		if f.groupsOf != nil {
+			g = f.groupsOf(r.ID)
+		}
+		return f.groups.okSet(g.groupList()) && f.partitions.okSet(g.partitionList())
 	}
 	return true
 }
+
+// byGroup reports whether f filters on group or partition membership.
+func (f *Filter) byGroup() bool { return !f.groups.empty() || !f.partitions.empty() }
 
 func (f *Filter) nidOK(n int) bool {
 	if slices.Contains(f.nids, n) {
@@ -272,12 +339,16 @@ func isUnder(id, parent string) bool {
 
 // all reports whether f selects every component with every field.
 func (f *Filter) all() bool {
+	return f.selectsAll() && f.Projection == ProjectFull
+}
+
+// selectsAll reports whether f selects every component.
+func (f *Filter) selectsAll() bool {
 	for _, m := range []*match{&f.ids, &f.types, &f.states, &f.flags, &f.roles, &f.subRoles, &f.enabled,
-		&f.softwareStatus, &f.subtypes, &f.arches, &f.classes} {
+		&f.softwareStatus, &f.subtypes, &f.netTypes, &f.arches, &f.classes, &f.groups, &f.partitions} {
 		if !m.empty() {
 			return false
 		}
 	}
-	return !f.hasNID && f.Partition == "" && f.Group == "" && f.Projection == ProjectFull &&
-		f.members == nil && f.outside == nil && f.under == ""
+	return !f.hasNID && f.under == ""
 }

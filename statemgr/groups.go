@@ -231,6 +231,7 @@ func glGroupPath(kind, name string) string {
 func (a *API) listGroups(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
+		a.logIgnored(r, ignoredParams(q, []string{kind, "tag"}))
 		var names []string
 		for _, v := range q[kind] {
 			n, err := glLabel(kind, v)
@@ -248,11 +249,7 @@ func (a *API) listGroups(kind string) http.HandlerFunc {
 				return
 			}
 		}
-		rows, err := a.store.listGroups(r.Context(), kind, names, tag)
-		if err != nil {
-			problem.Write(w, r, a.log, err)
-			return
-		}
+		rows := a.store.listGroups(kind, names, tag)
 		out := make([]any, 0, len(rows))
 		for _, g := range rows {
 			out = append(out, g.wire())
@@ -263,12 +260,7 @@ func (a *API) listGroups(kind string) http.HandlerFunc {
 
 func (a *API) groupNames(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		names, err := a.store.groupNames(r.Context(), kind)
-		if err != nil {
-			problem.Write(w, r, a.log, err)
-			return
-		}
-		httpserver.WriteJSON(w, http.StatusOK, names)
+		httpserver.WriteJSON(w, http.StatusOK, a.store.groupNames(kind))
 	}
 }
 
@@ -291,7 +283,7 @@ func (a *API) getGroup(kind string) http.HandlerFunc {
 		name, part, err := glPathName(r, kind)
 		var row glGroupRow
 		if err == nil {
-			row, err = a.store.getGroup(r.Context(), kind, name, part)
+			row, err = a.store.getGroup(kind, name, part)
 		}
 		if err != nil {
 			problem.Write(w, r, a.log, err)

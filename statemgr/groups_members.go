@@ -14,7 +14,7 @@ func (a *API) groupMembers(kind string) http.HandlerFunc {
 		name, part, err := glPathName(r, kind)
 		var ids []string
 		if err == nil {
-			ids, err = a.store.groupMembers(r.Context(), kind, name, part)
+			ids, err = a.store.groupMembers(kind, name, part)
 		}
 		if err != nil {
 			problem.Write(w, r, a.log, err)
@@ -70,16 +70,12 @@ func (a *API) removeGroupMember(kind string) http.HandlerFunc {
 }
 
 func (a *API) listMemberships(w http.ResponseWriter, r *http.Request) {
-	sel, err := glSelectionFromQuery(r.URL.Query())
-	var out []Membership
-	if err == nil {
-		out, err = a.store.listMemberships(r.Context(), sel)
-	}
+	f, err := a.queryFilter(r, componentParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, out)
+	writeRawJSON(w, a.store.memberships(f))
 }
 
 func (a *API) getMembership(w http.ResponseWriter, r *http.Request) {
@@ -88,18 +84,10 @@ func (a *API) getMembership(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("xname: %v", err))
 		return
 	}
-	var sel glSelection
-	if err := sel.add("id", "xname", []string{x.String()}); err != nil {
-		problem.Write(w, r, a.log, err)
-		return
-	}
-	out, err := a.store.listMemberships(r.Context(), sel)
-	if err == nil && len(out) == 0 {
-		err = problem.NotFoundf("no component %s", x)
-	}
+	m, err := a.store.membership(x.String())
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, out[0])
+	httpserver.WriteJSON(w, http.StatusOK, m)
 }

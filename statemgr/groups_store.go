@@ -147,7 +147,9 @@ func (s *Store) createGroup(ctx context.Context, g glGroupRow) error {
 	if err != nil {
 		return fmt.Errorf("encode tags: %w", err)
 	}
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.created(g) }, func(tx *sql.Tx) error {
 		var kind string
 		err := tx.QueryRowContext(ctx, `SELECT type FROM component_groups WHERE name = ?`, g.name).Scan(&kind)
 		switch {
@@ -197,94 +199,30 @@ func glLoadGroup(ctx context.Context, q interface {
 
 // listGroups returns the groups (or partitions) named in names (all if empty),
 // carrying tag if tag is not empty, with their members, ordered by name.
-func (s *Store) listGroups(ctx context.Context, kind string, names []string, tag string) ([]glGroupRow, error) {
-	q := `SELECT name, description, tags, exclusive_group FROM component_groups WHERE type = ?`
-	args := []any{kind}
-	if len(names) > 0 {
-		q += ` AND name IN (` + glPlaceholders(len(names)) + `)`
-		args = glArgs(args, names)
-	}
-	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY name`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list %ss: %w", kind, err)
-	}
-	defer rows.Close()
+func (s *Store) listGroups(kind string, names []string, tag string) []glGroupRow {
 	out := []glGroupRow{}
-	index := map[string]int{}
-	for rows.Next() {
-		g := glGroupRow{kind: kind}
-		var tags string
-		if err := rows.Scan(&g.name, &g.description, &tags, &g.exclusive); err != nil {
-			return nil, fmt.Errorf("list %ss: %w", kind, err)
-		}
-		if err := json.Unmarshal([]byte(tags), &g.tags); err != nil {
-			return nil, fmt.Errorf("decode tags of %s %s: %w", kind, g.name, err)
-		}
-		if len(g.tags) == 0 {
-			g.tags = nil
+	for _, g := range s.gx.list(kind) {
+		if len(names) > 0 && !slices.Contains(names, g.name) {
+			continue
 		}
 		if tag != "" && !slices.Contains(g.tags, tag) {
 			continue
 		}
-		index[g.name] = len(out)
-		out = append(out, g)
+		out = append(out, *g)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list %ss: %w", kind, err)
-	}
-	return out, s.glFillMembers(ctx, kind, out, index)
-}
-
-// glFillMembers loads the members of the groups in out with one query.
-func (s *Store) glFillMembers(ctx context.Context, kind string, out []glGroupRow, index map[string]int) error {
-	if len(out) == 0 {
-		return nil
-	}
-	q := `SELECT m.group_name, m.component_id FROM component_group_members m
-		JOIN component_groups g ON g.name = m.group_name WHERE g.type = ?`
-	args := []any{kind}
-	if len(out) <= glChunk {
-		names := make([]string, len(out))
-		for i, g := range out {
-			names[i] = g.name
-		}
-		q += ` AND m.group_name IN (` + glPlaceholders(len(names)) + `)`
-		args = glArgs(args, names)
-	}
-	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY m.group_name, m.component_id`, args...)
-	if err != nil {
-		return fmt.Errorf("list %s members: %w", kind, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name, id string
-		if err := rows.Scan(&name, &id); err != nil {
-			return fmt.Errorf("list %s members: %w", kind, err)
-		}
-		if i, ok := index[name]; ok {
-			out[i].members = append(out[i].members, id)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list %s members: %w", kind, err)
-	}
-	return nil
+	return out
 }
 
 // groupNames returns the names of all groups (or partitions), sorted.
-func (s *Store) groupNames(ctx context.Context, kind string) ([]string, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT name FROM component_groups WHERE type = ? ORDER BY name`, kind)
-	if err != nil {
-		return nil, fmt.Errorf("list %s names: %w", kind, err)
-	}
-	defer rows.Close()
+func (s *Store) groupNames(kind string) []string {
 	names := []string{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("list %s names: %w", kind, err)
-		}
-		names = append(names, n)
+	for _, g := range s.gx.list(kind) {
+		names = append(names, g.name)
 	}
-	return names, rows.Err()
+	return names
+}
+
+// glPlaceholders returns n comma-separated SQL placeholders.
+func glPlaceholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }

@@ -5,63 +5,46 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/hmsuite/hms/internal/problem"
 )
 
 // getGroup returns one group (or partition) with its members, restricted to the
 // members of partition part if part is not empty ("null": members in no partition).
-func (s *Store) getGroup(ctx context.Context, kind, name, part string) (glGroupRow, error) {
-	g, err := glLoadGroup(ctx, s.db.R, kind, name)
-	if err != nil {
-		return g, err
+func (s *Store) getGroup(kind, name, part string) (glGroupRow, error) {
+	g := s.gx.group(kind, name)
+	if g == nil {
+		return glGroupRow{}, problem.NotFoundf("no %s %s", kind, name)
 	}
-	g.members, err = s.glMembers(ctx, name, part)
-	return g, err
+	row := *g
+	if part != "" {
+		row.members = s.gx.inPartition(g.members, part)
+	}
+	return row, nil
 }
 
 // groupMembers returns the members of one group (or partition), see getGroup.
-func (s *Store) groupMembers(ctx context.Context, kind, name, part string) ([]string, error) {
-	if _, err := glLoadGroup(ctx, s.db.R, kind, name); err != nil {
-		return nil, err
-	}
-	return s.glMembers(ctx, name, part)
+func (s *Store) groupMembers(kind, name, part string) ([]string, error) {
+	g, err := s.getGroup(kind, name, part)
+	return glNonNil(g.members), err
 }
 
-func (s *Store) glMembers(ctx context.Context, name, part string) ([]string, error) {
-	q := `SELECT m.component_id FROM component_group_members m WHERE m.group_name = ?`
-	args := []any{name}
-	switch part {
-	case "":
-	case "null":
-		q += ` AND NOT EXISTS (SELECT 1 FROM component_group_members p WHERE p.component_id = m.component_id AND p.exclusive_key = '#partition')`
-	default:
-		q += ` AND EXISTS (SELECT 1 FROM component_group_members p WHERE p.component_id = m.component_id AND p.exclusive_key = '#partition' AND p.group_name = ?)`
-		args = append(args, part)
+// groupWrite runs fn in a write transaction and, once it has committed, calls
+// publish to bring the group index up to date. The caller holds s.gmu, so
+// the index sees group commits in their order.
+func (s *Store) groupWrite(ctx context.Context, publish func(), fn func(tx *sql.Tx) error) error {
+	if err := s.db.WriteTx(ctx, fn); err != nil {
+		return err
 	}
-	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY m.component_id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list members of %s: %w", name, err)
-	}
-	defer rows.Close()
-	ids := []string{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("list members of %s: %w", name, err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list members of %s: %w", name, err)
-	}
-	return ids, nil
+	publish()
+	return nil
 }
 
 // patchGroup updates description and/or tags of a group (or partition).
 func (s *Store) patchGroup(ctx context.Context, kind, name string, p GroupPatch) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.patched(name, p) }, func(tx *sql.Tx) error {
 		if _, err := glLoadGroup(ctx, tx, kind, name); err != nil {
 			return err
 		}
@@ -85,7 +68,9 @@ func (s *Store) patchGroup(ctx context.Context, kind, name string, p GroupPatch)
 
 // deleteGroup deletes a group (or partition); its memberships go with it.
 func (s *Store) deleteGroup(ctx context.Context, kind, name string) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.deleted(name) }, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM component_groups WHERE name = ? AND type = ?`, name, kind)
 		if err != nil {
 			return fmt.Errorf("delete %s %s: %w", kind, name, err)
@@ -99,7 +84,9 @@ func (s *Store) deleteGroup(ctx context.Context, kind, name string) error {
 
 // addGroupMember adds component id to a group (or partition).
 func (s *Store) addGroupMember(ctx context.Context, kind, name, id string) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.memberAdded(name, id) }, func(tx *sql.Tx) error {
 		g, err := glLoadGroup(ctx, tx, kind, name)
 		if err != nil {
 			return err
@@ -117,7 +104,9 @@ func (s *Store) addGroupMember(ctx context.Context, kind, name, id string) error
 
 // removeGroupMember removes component id from a group (or partition).
 func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.memberRemoved(name, id) }, func(tx *sql.Tx) error {
 		if _, err := glLoadGroup(ctx, tx, kind, name); err != nil {
 			return err
 		}
@@ -132,80 +121,58 @@ func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) er
 	})
 }
 
-// listMemberships returns the memberships of the selected components, sorted by
-// ID: one ordered scan of the components and one of their memberships, merged,
-// inside one read transaction so both see the same snapshot.
-func (s *Store) listMemberships(ctx context.Context, sel glSelection) ([]Membership, error) {
-	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("list memberships: %w", err)
-	}
-	defer tx.Rollback()
-	where, args := sel.where()
-	out, err := glScanIDs(ctx, tx, `SELECT c.id FROM components c WHERE `+where+` ORDER BY c.id`, args)
-	if err != nil {
-		return nil, err
-	}
-	// component_group_members_component covers this query, and exclusive_key tells
-	// partitions from groups, so no join with component_groups is needed.
-	q := `SELECT component_id, group_name, exclusive_key FROM component_group_members ORDER BY component_id`
-	if !sel.empty() {
-		// Driven by the filtered components, in their primary-key order.
-		q = `SELECT m.component_id, m.group_name, m.exclusive_key FROM components c
-			JOIN component_group_members m ON m.component_id = c.id WHERE ` + where + ` ORDER BY c.id`
-	} else {
-		args = nil
-	}
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list memberships: %w", err)
-	}
-	defer rows.Close()
-	i := 0
-	for rows.Next() {
-		var id, name string
-		var key sql.NullString
-		if err := rows.Scan(&id, &name, &key); err != nil {
-			return nil, fmt.Errorf("list memberships: %w", err)
-		}
-		for i < len(out) && out[i].ID < id {
-			i++
-		}
-		if i == len(out) || out[i].ID != id {
-			continue // both scans use the same order and snapshot; this cannot happen
-		}
-		if key.String == glPartitionKey {
-			out[i].PartitionName = name
-		} else {
-			out[i].GroupLabels = append(out[i].GroupLabels, name)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list memberships: %w", err)
-	}
-	for _, m := range out {
-		slices.Sort(m.GroupLabels)
-	}
-	return out, nil
+// memberships returns the memberships of the components f selects, in ID
+// order, as the JSON array GET /memberships answers.
+func (s *Store) memberships(f Filter) []byte {
+	var b []byte
+	s.ix.view(func(all []*record) {
+		s.gx.view(func(of func(string) *compGroups) {
+			f.groupsOf = of
+			b = make([]byte, 0, 64+len(all)*64)
+			b = append(b, '[')
+			for _, r := range all {
+				if !f.match(r) {
+					continue
+				}
+				if len(b) > 1 {
+					b = append(b, ',')
+				}
+				b = appendMembership(b, r.ID, of(r.ID))
+			}
+			b = append(b, "]\n"...)
+		})
+	})
+	return b
 }
 
-// glScanIDs runs a query of component IDs and returns empty memberships for them.
-func glScanIDs(ctx context.Context, tx *sql.Tx, q string, args []any) ([]Membership, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list memberships: %w", err)
+// membership returns the memberships of component id, or ErrNotFound.
+func (s *Store) membership(id string) (Membership, error) {
+	if s.ix.get(id) == nil {
+		return Membership{}, problem.NotFoundf("no component %s", id)
 	}
-	defer rows.Close()
-	out := []Membership{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("list memberships: %w", err)
+	m := Membership{ID: id, GroupLabels: []string{}}
+	s.gx.view(func(of func(string) *compGroups) {
+		if cg := of(id); cg != nil {
+			m.PartitionName = cg.partition
+			m.GroupLabels = append(m.GroupLabels, cg.groups...)
 		}
-		out = append(out, Membership{ID: id, GroupLabels: []string{}})
+	})
+	return m, nil
+}
+
+// appendMembership appends the JSON of one Membership, as encoding/json
+// writes it; by hand because /memberships lists every component.
+func appendMembership(b []byte, id string, cg *compGroups) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"partitionName":`...)
+	b = appendString(b, cg.partitionName())
+	b = append(b, `,"groupLabels":[`...)
+	for i, l := range cg.groupList() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, l)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list memberships: %w", err)
-	}
-	return out, nil
+	return append(b, "]}"...)
 }

@@ -188,7 +188,7 @@ func (a *API) lockOp(op glOp, status int) http.HandlerFunc {
 		err := httpserver.ReadJSON(w, r, 0, &req)
 		var sel glLockSelection
 		if err == nil {
-			sel, err = glParseLockRequest(req, op != opRemove)
+			sel, err = glParseLockRequest(req, a.store.vocab, op != opRemove)
 		}
 		var res glOpResult
 		if err == nil {
@@ -208,7 +208,7 @@ func (a *API) createReservations(service bool) http.HandlerFunc {
 		err := httpserver.ReadJSON(w, r, 0, &req)
 		var sel glLockSelection
 		if err == nil {
-			sel, err = glParseLockRequest(req, true)
+			sel, err = glParseLockRequest(req, a.store.vocab, true)
 		}
 		op, dur := opReserveAdmin, time.Duration(0)
 		if err == nil && service {
@@ -249,21 +249,14 @@ func (a *API) lockStatusIDs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var sel glSelection
-	var err error
-	for _, f := range []string{"type", "state", "role", "subrole"} {
-		if err == nil {
-			err = sel.add(f, f, q[f])
-		}
-	}
+	f, err := a.queryFilter(r, lockStatusParams, "locked", "reserved", "reservationdisabled")
 	var want glStatusWant
 	if err == nil {
-		want, err = glParseStatusWant(q)
+		want, err = glParseStatusWant(r.URL.Query())
 	}
 	var out LockStatusList
 	if err == nil {
-		out, err = a.store.lockStatusQuery(r.Context(), sel, want)
+		out, err = a.store.lockStatusQuery(r.Context(), f, want)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)

@@ -29,48 +29,6 @@ const (
 	opRenew
 )
 
-// glLockSelection is a validated LockRequest.
-type glLockSelection struct {
-	ids   []string // normalised ComponentIDs; empty means "no ID restriction"
-	sel   glSelection
-	model string
-}
-
-// all reports whether the request names no component and no filter.
-func (l glLockSelection) all() bool { return len(l.ids) == 0 && l.sel.empty() }
-
-// glParseLockRequest validates req. With needSelector, a request that names no
-// component and no filter is refused rather than applied to every component.
-func glParseLockRequest(req LockRequest, needSelector bool) (glLockSelection, error) {
-	var l glLockSelection
-	var err error
-	if l.model, err = glModel(req.ProcessingModel); err != nil {
-		return l, err
-	}
-	if l.ids, err = glXnames("ComponentIDs", req.ComponentIDs); err != nil {
-		return l, err
-	}
-	filters := []struct {
-		name, field string
-		vals        []string
-	}{
-		{"partition", "Partition", req.Partition}, {"group", "Group", req.Group}, {"type", "Type", req.Type},
-		{"state", "State", req.State}, {"flag", "Flag", req.Flag}, {"enabled", "Enabled", req.Enabled},
-		{"softwarestatus", "Softwarestatus", req.Softwarestatus}, {"role", "Role", req.Role},
-		{"subrole", "Subrole", req.Subrole}, {"subtype", "Subtype", req.Subtype}, {"arch", "Arch", req.Arch},
-		{"class", "Class", req.Class}, {"nid", "NID", req.NID},
-	}
-	for _, f := range filters {
-		if err := l.sel.add(f.name, f.field, f.vals); err != nil {
-			return l, err
-		}
-	}
-	if needSelector && l.all() {
-		return l, problem.Invalidf("ComponentIDs: give component IDs or at least one filter")
-	}
-	return l, nil
-}
-
 // glLockRow is the lock state of one component inside a transaction.
 type glLockRow struct {
 	id               string
@@ -90,59 +48,6 @@ func (r glLockRow) status() LockStatus {
 		}
 	}
 	return st
-}
-
-// glSelectLockRows returns the lock state of the selected components, ordered by
-// ID, and the ComponentIDs that are not components. A reservation that expired
-// before now counts as absent, whether or not the reaper has deleted it yet.
-func glSelectLockRows(ctx context.Context, q glQueryer, l glLockSelection, now time.Time) ([]glLockRow, []string, error) {
-	where, args := l.sel.where()
-	base := `SELECT c.id, c.locked, c.reservation_disabled, r.created_at, r.expires_at
-		FROM components c
-		LEFT JOIN reservations r ON r.component_id = c.id AND (r.expires_at IS NULL OR r.expires_at > ?)
-		WHERE ` + where
-	args = append([]any{now.UnixMilli()}, args...)
-	chunks := glChunks(l.ids)
-	if len(l.ids) == 0 {
-		chunks = [][]string{nil}
-	}
-	var out []glLockRow
-	for _, c := range chunks {
-		q2, a2 := base, args
-		if c != nil {
-			q2 += ` AND c.id IN (` + glPlaceholders(len(c)) + `)`
-			a2 = glArgs(args, c)
-		}
-		rows, err := q.QueryContext(ctx, q2+` ORDER BY c.id`, a2...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read lock state: %w", err)
-		}
-		for rows.Next() {
-			var r glLockRow
-			if err := rows.Scan(&r.id, &r.locked, &r.disabled, &r.created, &r.expires); err != nil {
-				rows.Close()
-				return nil, nil, fmt.Errorf("read lock state: %w", err)
-			}
-			r.reserved = r.created.Valid
-			out = append(out, r)
-		}
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("read lock state: %w", err)
-		}
-		rows.Close()
-	}
-	found, err := glExisting(ctx, q, l.ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	var missing []string
-	for _, id := range l.ids {
-		if !found[id] {
-			missing = append(missing, id)
-		}
-	}
-	return out, missing, nil
 }
 
 // glCheck returns why op cannot apply to r, or "".
@@ -234,14 +139,18 @@ func (s *Store) lockOp(ctx context.Context, op glOp, l glLockSelection, log *slo
 
 func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur time.Duration) (glOpResult, error) {
 	var res glOpResult
+	targets, missing := s.lockTargets(l)
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		res = glOpResult{}
 		now := s.now()
-		rows, missing, err := glSelectLockRows(ctx, tx, l, now)
+		rows, gone, err := glLockRows(ctx, tx, targets, l.all(), now)
 		if err != nil {
 			return err
 		}
-		for _, id := range missing {
+		if len(l.ids) == 0 {
+			gone = nil // deleted since the selection: no longer selected
+		}
+		for _, id := range append(slices.Clone(missing), gone...) {
 			res.failed = append(res.failed, FailedID{ID: id, Reason: ReasonNotFound})
 		}
 		for _, r := range rows {
@@ -339,9 +248,11 @@ func (w glStatusWant) match(r glLockRow) bool {
 		(w.disabled == nil || *w.disabled == r.disabled)
 }
 
-// lockStatusQuery returns the lock state of the components sel selects.
-func (s *Store) lockStatusQuery(ctx context.Context, sel glSelection, want glStatusWant) (LockStatusList, error) {
-	rows, _, err := glSelectLockRows(ctx, s.db.R, glLockSelection{sel: sel}, s.now())
+// lockStatusQuery returns the lock state of the components f selects.
+func (s *Store) lockStatusQuery(ctx context.Context, f Filter, want glStatusWant) (LockStatusList, error) {
+	l := glLockSelection{f: f}
+	targets, _ := s.lockTargets(l)
+	rows, _, err := glLockRows(ctx, s.db.R, targets, l.all(), s.now())
 	if err != nil {
 		return LockStatusList{}, err
 	}
@@ -356,11 +267,12 @@ func (s *Store) lockStatusQuery(ctx context.Context, sel glSelection, want glSta
 
 // lockStatusByID returns the lock state of ids; unknown IDs go to NotFound.
 func (s *Store) lockStatusByID(ctx context.Context, ids []string) (LockStatusList, error) {
-	rows, missing, err := glSelectLockRows(ctx, s.db.R, glLockSelection{ids: ids}, s.now())
+	targets, missing := s.lockTargets(glLockSelection{ids: ids})
+	rows, gone, err := glLockRows(ctx, s.db.R, targets, false, s.now())
 	if err != nil {
 		return LockStatusList{}, err
 	}
-	out := LockStatusList{Components: make([]LockStatus, 0, len(rows)), NotFound: glNonNilSlice(missing)}
+	out := LockStatusList{Components: make([]LockStatus, 0, len(rows)), NotFound: append(glNonNilSlice(missing), gone...)}
 	for _, r := range rows {
 		out.Components = append(out.Components, r.status())
 	}

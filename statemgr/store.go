@@ -19,12 +19,14 @@ var migrationFiles embed.FS
 //
 // Components are mirrored in an in-memory index loaded at open; every
 // component write goes through the group committer (commit.go), which updates
-// SQLite first and the index after the commit.
+// SQLite first and the index after the commit. Groups, partitions and their
+// members are mirrored the same way (groups_index.go).
 type Store struct {
 	db  *sqldb.DB
 	now func() time.Time
 
 	ix     *index
+	gx     *groupIndex
 	commit committer
 	// outbox wakes the relay when SCNs are appended; subs when subscriptions change.
 	outbox, subs *signal
@@ -33,6 +35,8 @@ type Store struct {
 	vocab        *Vocab
 	// lockMu serialises lock operations with their refresh of the index.
 	lockMu sync.Mutex
+	// gmu serialises group writes with their update of gx.
+	gmu sync.Mutex
 	// epoch is the database's creation time (unix ns), carried by its SCNs.
 	epoch int64
 }
@@ -63,6 +67,10 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 		return nil, err
 	}
 	if err := s.loadComponents(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadGroups(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
