@@ -220,11 +220,21 @@ func (gx *groupIndex) editMembers(name, id string, add bool) {
 }
 
 // componentsGone brings the in-memory copies of what the database deletes
-// with a component (its memberships) up to date after the delete committed.
+// with a component (its memberships and reservation) up to date after the
+// delete committed. It never holds gmu or resvMu while waiting for the
+// committer, and their holders never wait for it, so it cannot deadlock with
+// them (lockOp, which does call the committer, holds only lockMu then).
 func (s *Store) componentsGone(all bool, ids []string) {
 	s.gmu.Lock()
-	defer s.gmu.Unlock()
 	s.gx.componentsGone(all, ids)
+	s.gmu.Unlock()
+	s.resvMu.Lock()
+	defer s.resvMu.Unlock()
+	if all {
+		s.rx.droppedAll()
+	} else {
+		s.rx.dropped(ids)
+	}
 }
 
 // componentsGone drops the memberships of deleted components (the database

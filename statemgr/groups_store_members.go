@@ -128,7 +128,7 @@ func (s *Store) memberships(f Filter) []byte {
 	s.ix.view(func(all []*record) {
 		s.gx.view(func(of func(string) *compGroups) {
 			f.groupsOf = of
-			b = make([]byte, 0, 64+len(all)*64)
+			b = make([]byte, 0, 64+len(all)*96)
 			b = append(b, '[')
 			for _, r := range all {
 				if !f.match(r) {

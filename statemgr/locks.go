@@ -237,15 +237,11 @@ func (a *API) lockStatusIDs(w http.ResponseWriter, r *http.Request) {
 	if err == nil && len(ids) == 0 {
 		err = problem.Invalidf("ComponentIDs: must list at least one component")
 	}
-	var out LockStatusList
-	if err == nil {
-		out, err = a.store.lockStatusByID(r.Context(), ids)
-	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, out)
+	httpserver.WriteJSON(w, http.StatusOK, a.store.lockStatusByID(ids))
 }
 
 func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
@@ -254,15 +250,11 @@ func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		want, err = glParseStatusWant(r.URL.Query())
 	}
-	var out LockStatusList
-	if err == nil {
-		out, err = a.store.lockStatusQuery(r.Context(), f, want)
-	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, out)
+	writeRawJSON(w, a.store.statusJSON(f, want))
 }
 
 func glNonNilSlice[T any](s []T) []T {

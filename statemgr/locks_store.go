@@ -37,19 +37,6 @@ type glLockRow struct {
 	reserved         bool
 }
 
-func (r glLockRow) status() LockStatus {
-	st := LockStatus{ID: r.id, Locked: r.locked, Reserved: r.reserved, ReservationDisabled: r.disabled}
-	if r.reserved {
-		c := time.UnixMilli(r.created.Int64).UTC()
-		st.CreatedTime = &c
-		if r.expires.Valid {
-			e := time.UnixMilli(r.expires.Int64).UTC()
-			st.ExpirationTime = &e
-		}
-	}
-	return st
-}
-
 // glCheck returns why op cannot apply to r, or "".
 func glCheck(op glOp, r glLockRow) string {
 	switch op {
@@ -89,6 +76,8 @@ type glOpResult struct {
 	ok     []string
 	failed []FailedID
 	keys   []ReservationKeys
+	// at is the time the operation ran at (its transaction's now).
+	at time.Time
 }
 
 func (r glOpResult) lockResult() LockResult {
@@ -116,8 +105,6 @@ func glRigidError(field string, r glOpResult) error {
 		field, len(r.failed), r.total, b.String())
 }
 
-// runLockOp runs a selection-based operation in one transaction. dur is the
-// lifetime of service reservations.
 // lockOp runs a lock, unlock, disable, repair or remove and brings the
 // components index's copy of the lock bits up to date. lockMu makes the two
 // one step: otherwise two ops on one component could commit in one order and
@@ -137,12 +124,17 @@ func (s *Store) lockOp(ctx context.Context, op glOp, l glLockSelection, log *slo
 	return res, nil
 }
 
+// runLockOp runs a selection-based operation in one transaction and then
+// brings the reservation index up to date. dur is the lifetime of service
+// reservations.
 func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur time.Duration) (glOpResult, error) {
+	s.resvMu.Lock()
+	defer s.resvMu.Unlock()
 	var res glOpResult
 	targets, missing := s.lockTargets(l)
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		res = glOpResult{}
 		now := s.now()
+		res = glOpResult{at: now}
 		rows, gone, err := glLockRows(ctx, tx, targets, l.all(), now)
 		if err != nil {
 			return err
@@ -170,6 +162,14 @@ func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur t
 		}
 		return glApply(ctx, tx, op, now, dur, &res)
 	})
+	if err == nil {
+		switch op {
+		case opDisable, opRemove:
+			s.rx.dropped(res.ok)
+		case opReserveAdmin, opReserveService:
+			s.rx.reserved(res.keys, res.at)
+		}
+	}
 	return res, err
 }
 
@@ -224,57 +224,52 @@ type glStatusWant struct {
 	locked, reserved, disabled *bool
 }
 
+// glParseStatusWant reads the lock state filters; names are matched without
+// regard to case, as HSM decodes its query through encoding/json, and a bad
+// value is 400 with HSM's text ("bad 'Reserved' query parameter: ...").
 func glParseStatusWant(q url.Values) (glStatusWant, error) {
 	var w glStatusWant
 	for _, p := range []struct {
 		name string
 		dst  **bool
-	}{{"locked", &w.locked}, {"reserved", &w.reserved}, {"reservationDisabled", &w.disabled}} {
-		v := q.Get(p.name)
-		if v == "" {
-			continue
+	}{{"Locked", &w.locked}, {"Reserved", &w.reserved}, {"ReservationDisabled", &w.disabled}} {
+		for k, vs := range q {
+			if !strings.EqualFold(k, p.name) || len(vs) == 0 || vs[0] == "" {
+				continue
+			}
+			b, err := strconv.ParseBool(vs[0])
+			if err != nil {
+				return w, problem.Invalidf("bad '%s' query parameter: %v", p.name, err)
+			}
+			*p.dst = &b
 		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return w, problem.Invalidf("%s: %q is not true or false", p.name, v)
-		}
-		*p.dst = &b
 	}
 	return w, nil
 }
 
-func (w glStatusWant) match(r glLockRow) bool {
-	return (w.locked == nil || *w.locked == r.locked) && (w.reserved == nil || *w.reserved == r.reserved) &&
-		(w.disabled == nil || *w.disabled == r.disabled)
+// accepts reports whether a component with this lock state passes w.
+func (w glStatusWant) accepts(locked, reserved, disabled bool) bool {
+	return (w.locked == nil || *w.locked == locked) && (w.reserved == nil || *w.reserved == reserved) &&
+		(w.disabled == nil || *w.disabled == disabled)
 }
 
-// lockStatusQuery returns the lock state of the components f selects.
-func (s *Store) lockStatusQuery(ctx context.Context, f Filter, want glStatusWant) (LockStatusList, error) {
-	l := glLockSelection{f: f}
-	targets, _ := s.lockTargets(l)
-	rows, _, err := glLockRows(ctx, s.db.R, targets, l.all(), s.now())
-	if err != nil {
-		return LockStatusList{}, err
-	}
-	out := LockStatusList{Components: []LockStatus{}, NotFound: []string{}}
-	for _, r := range rows {
-		if want.match(r) {
-			out.Components = append(out.Components, r.status())
+// lockStatusByID returns the lock state of ids, from the in-memory indexes;
+// unknown IDs go to NotFound.
+func (s *Store) lockStatusByID(ids []string) LockStatusList {
+	out := LockStatusList{Components: make([]LockStatus, 0, len(ids)), NotFound: []string{}}
+	now := s.now().UnixMilli()
+	s.ix.view(func([]*record) {
+		s.rx.mu.RLock()
+		defer s.rx.mu.RUnlock()
+		for _, id := range ids {
+			r := s.ix.byID[id]
+			if r == nil {
+				out.NotFound = append(out.NotFound, id)
+				continue
+			}
+			out.Components = append(out.Components, lockStatus(r, s.rx.by[id], now))
 		}
-	}
-	return out, nil
-}
-
-// lockStatusByID returns the lock state of ids; unknown IDs go to NotFound.
-func (s *Store) lockStatusByID(ctx context.Context, ids []string) (LockStatusList, error) {
-	targets, missing := s.lockTargets(glLockSelection{ids: ids})
-	rows, gone, err := glLockRows(ctx, s.db.R, targets, false, s.now())
-	if err != nil {
-		return LockStatusList{}, err
-	}
-	out := LockStatusList{Components: make([]LockStatus, 0, len(rows)), NotFound: append(glNonNilSlice(missing), gone...)}
-	for _, r := range rows {
-		out.Components = append(out.Components, r.status())
-	}
-	return out, nil
+	})
+	slices.SortFunc(out.Components, func(a, b LockStatus) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }

@@ -59,7 +59,7 @@ func TestLockUnlockRepairDisable(t *testing.T) {
 			{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
 		{name: "status get disabled nodes", method: "GET", path: "/locks/status?reservationDisabled=true&locked=false&type=Node", status: 200,
 			want: `{"Components":[{"ID":"x0c0s1b0n1","Locked":false,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
-		{name: "status get bad bool", method: "GET", path: "/locks/status?locked=maybe", status: 400, detail: "locked"},
+		{name: "status get bad bool", method: "GET", path: "/locks/status?locked=maybe", status: 400, detail: "bad 'Locked' query parameter"},
 		{name: "status post", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s0b0n1","x7c0s0b0n0"]}`,
 			want: `{"Components":[{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":["x7c0s0b0n0"]}`},
 		{name: "status post empty", method: "POST", path: "/locks/status", status: 400, detail: "ComponentIDs", body: `{"ComponentIDs":[]}`},

@@ -142,10 +142,12 @@ func glKeyMatches(key, hash string) bool {
 // runKeyOp releases or renews the reservations whose reservation keys match.
 // A component without an unexpired reservation under that key fails as NotFound.
 func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []KeyedID, model string, dur time.Duration) (glOpResult, error) {
+	s.resvMu.Lock()
+	defer s.resvMu.Unlock()
 	var res glOpResult
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		res = glOpResult{total: len(keys)}
 		now := s.now()
+		res = glOpResult{total: len(keys), at: now}
 		active, err := glActiveReservations(ctx, tx, keys, now)
 		if err != nil {
 			return err
@@ -172,6 +174,13 @@ func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []KeyedID, model str
 		}
 		return nil
 	})
+	switch {
+	case err != nil:
+	case op == opRelease:
+		s.rx.dropped(res.ok)
+	default:
+		s.rx.renewed(res.ok, res.at.Add(dur).UnixMilli())
+	}
 	return res, err
 }
 
@@ -247,15 +256,21 @@ func (a *API) checkReservations(w http.ResponseWriter, r *http.Request) {
 // reapReservations deletes the reservations that expired at or before now and
 // returns how many it deleted.
 func (s *Store) reapReservations(ctx context.Context) (int64, error) {
+	s.resvMu.Lock()
+	defer s.resvMu.Unlock()
 	var n int64
+	now := s.now().UnixMilli()
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE expires_at IS NOT NULL AND expires_at <= ?`, s.now().UnixMilli())
+		res, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE expires_at IS NOT NULL AND expires_at <= ?`, now)
 		if err != nil {
 			return fmt.Errorf("reap reservations: %w", err)
 		}
 		n, err = res.RowsAffected()
 		return err
 	})
+	if err == nil {
+		s.rx.reaped(now)
+	}
 	return n, err
 }
 

@@ -20,7 +20,8 @@ var migrationFiles embed.FS
 // Components are mirrored in an in-memory index loaded at open; every
 // component write goes through the group committer (commit.go), which updates
 // SQLite first and the index after the commit. Groups, partitions and their
-// members are mirrored the same way (groups_index.go).
+// members (groups_index.go) and reservations (locks_index.go) are mirrored
+// the same way.
 type Store struct {
 	db  *sqldb.DB
 	now func() time.Time
@@ -37,6 +38,10 @@ type Store struct {
 	lockMu sync.Mutex
 	// gmu serialises group writes with their update of gx.
 	gmu sync.Mutex
+	// rx is the in-memory copy of the reservations; resvMu serialises
+	// reservation writes with their update of rx.
+	rx     *resvIndex
+	resvMu sync.Mutex
 	// epoch is the database's creation time (unix ns), carried by its SCNs.
 	epoch int64
 }
@@ -71,6 +76,10 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 		return nil, err
 	}
 	if err := s.loadGroups(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadReservations(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -1,0 +1,125 @@
+package statemgr
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestIndexesFollowCommits runs group, lock, reservation and component
+// writes, and after each compares what the live Store serves from memory
+// (memberships, groups, lock status) with what a Store opened afresh on the
+// same database file loads from SQLite.
+func TestIndexesFollowCommits(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
+	path := filepath.Join(t.TempDir(), "hsm.db")
+	a := openAPIServer(t, path, clock.now)
+	seed(t, a)
+	steps := []struct {
+		name, method, path string
+		body               any
+		advance            time.Duration
+	}{
+		{name: "group", method: "POST", path: "/groups",
+			body: map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}}},
+		{name: "partition", method: "POST", path: "/partitions",
+			body: map[string]any{"name": "p1", "members": map[string]any{"ids": []string{"x0c0s1b0n0", "x0c0s1b0n1"}}}},
+		{name: "add member", method: "POST", path: "/groups/blue/members", body: map[string]any{"id": "x0c0s0b0"}},
+		{name: "remove member", method: "DELETE", path: "/groups/blue/members/x0c0s0b0n0"},
+		{name: "patch", method: "PATCH", path: "/partitions/p1", body: map[string]any{"tags": []string{"t1"}}},
+		{name: "lock", method: "POST", path: "/locks/lock", body: map[string]any{"ComponentIDs": []string{"x0c0s0b0n0"}}},
+		{name: "admin reservation", method: "POST", path: "/locks/reservations", body: map[string]any{"ComponentIDs": []string{"x0c0s0b0n0"}}},
+		{name: "service reservations", method: "POST", path: "/locks/service/reservations",
+			body: map[string]any{"Partition": []string{"p1"}, "ReservationDuration": 2}},
+		{name: "disable", method: "POST", path: "/locks/disable", body: map[string]any{"ComponentIDs": []string{"x0c0s1b0n1"}}},
+		{name: "expired", advance: 3 * time.Minute},
+		{name: "reserve again", method: "POST", path: "/locks/service/reservations",
+			body: map[string]any{"ComponentIDs": []string{"x0c0s1b0n0", "x0c0s0b0n1"}, "ReservationDuration": 5}},
+		{name: "delete reserved member", method: "DELETE", path: "/State/Components/x0c0s1b0n0"},
+		{name: "recreate it", method: "POST", path: "/State/Components",
+			body: map[string]any{"Components": []map[string]any{{"ID": "x0c0s1b0n0", "State": "On"}}}},
+		{name: "delete group", method: "DELETE", path: "/groups/blue"},
+		{name: "remove all reservations", method: "POST", path: "/locks/reservations/remove", body: map[string]any{}},
+		{name: "delete everything", method: "DELETE", path: "/State/Components"},
+	}
+	for _, st := range steps {
+		clock.add(st.advance)
+		if st.method != "" {
+			// Any success: the status codes are another test's concern.
+			if got, out := a.do(st.method, st.path, st.body); got/100 != 2 {
+				t.Fatalf("%s: %s %s: %d: %s", st.name, st.method, st.path, got, out)
+			}
+		}
+		if st.name == "expired" {
+			if _, err := a.store.reapReservations(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := openAPIServer(t, path, clock.now)
+		for _, get := range []string{"/memberships", "/groups", "/partitions", "/locks/status", "/State/Components"} {
+			if d := cmp.Diff(decodeAny(t, b.must(200, "GET", get, nil)), decodeAny(t, a.must(200, "GET", get, nil))); d != "" {
+				t.Errorf("after %s: GET %s, reopened (-) vs live (+):\n%s", st.name, get, d)
+			}
+		}
+		b.srv.Close()
+		b.store.Close()
+	}
+}
+
+// openAPIServer is a test API over the store at path.
+func openAPIServer(t *testing.T, path string, now func() time.Time) *apiServer {
+	t.Helper()
+	s, err := OpenStore(t.Context(), path, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler)).Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		s.Close()
+	})
+	return &apiServer{t: t, store: s, srv: srv}
+}
+
+func decodeAny(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return v
+}
+
+// TestHandEncodersMatchEncodingJSON: the hand-written encoders of
+// /memberships and /locks/status write what encoding/json writes.
+func TestHandEncodersMatchEncodingJSON(t *testing.T) {
+	now := time.Date(2026, 11, 24, 8, 0, 0, 123_000_000, time.UTC).UnixMilli()
+	recs := []*record{{ID: "x0c0s0b0n0", Locked: true}, {ID: "x0c0s0b0n1", ReservationDisabled: true}, {ID: "x1c0s0b0n0"}}
+	states := []resv{{}, {created: now - 1000}, {created: now - 1000, expires: now + 60_000}, {created: now - 5000, expires: now}}
+	for _, r := range recs {
+		for _, st := range states {
+			want, err := json.Marshal(lockStatus(r, st, now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendLockStatus(nil, r, st, st.active(now)); string(got) != string(want) {
+				t.Errorf("lock status\n got %s\nwant %s", got, want)
+			}
+		}
+	}
+	for _, cg := range []*compGroups{nil, {partition: "p1"}, {groups: []string{"a", "b"}}, {partition: "p2", groups: []string{"x"}}} {
+		m := Membership{ID: "x0c0s0b0n0", PartitionName: cg.partitionName(), GroupLabels: append([]string{}, cg.groupList()...)}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendMembership(nil, m.ID, cg); string(got) != string(want) {
+			t.Errorf("membership\n got %s\nwant %s", got, want)
+		}
+	}
+}
