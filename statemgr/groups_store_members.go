@@ -130,8 +130,9 @@ func (s *Store) memberships(f Filter) []byte {
 			f.groupsOf = of
 			b = make([]byte, 0, 64+len(all)*96)
 			b = append(b, '[')
+			every := f.selectsAll()
 			for _, r := range all {
-				if !f.match(r) {
+				if !every && !f.match(r) {
 					continue
 				}
 				if len(b) > 1 {
