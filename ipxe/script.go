@@ -53,32 +53,52 @@ func (s *Service) node(r *ScriptRequest) *Node {
 // lookup returns the entry a node boots, in hms-bss order: its own (by the
 // name asked or its xname), one of its MACs, its NID, its role, Default.
 func (s *Service) lookup(n *Node, r *ScriptRequest) (string, *Entry) {
-	try := func(k string) (string, *Entry, bool) {
-		if k == "" {
-			return "", nil, false
-		}
-		e, ok := s.store.entry(k)
-		return k, e, ok
-	}
-	cands := []string{r.Name}
-	if r.MAC != "" {
-		cands = append(cands, normMAC(r.MAC))
-	}
-	if r.HasNID {
-		cands = append(cands, nidKey(int32(r.NID)))
+	if k, e := s.lookupAsked(r); e != nil {
+		return k, e
 	}
 	if n != nil {
-		cands = append(cands, n.ID)
-		cands = append(cands, n.MACs...)
-		if n.NID != nil {
-			cands = append(cands, nidKey(int32(*n.NID)))
+		if e, ok := s.store.entry(n.ID); ok {
+			return n.ID, e
 		}
-		cands = append(cands, n.Role)
+		for _, m := range n.MACs {
+			if e, ok := s.store.entry(m); ok {
+				return m, e
+			}
+		}
+		if n.NID != nil {
+			if k := nidKey(int32(*n.NID)); k != "" {
+				if e, ok := s.store.entry(k); ok {
+					return k, e
+				}
+			}
+		}
+		if e, ok := s.store.entry(n.Role); ok && n.Role != "" {
+			return n.Role, e
+		}
 	}
-	cands = append(cands, TagDefault)
-	for _, k := range cands {
-		if k, e, ok := try(k); ok {
-			return k, e
+	if e, ok := s.store.entry(TagDefault); ok {
+		return TagDefault, e
+	}
+	return "", nil
+}
+
+// lookupAsked is the entry stored under the name, MAC or NID asked for.
+func (s *Service) lookupAsked(r *ScriptRequest) (string, *Entry) {
+	if r.Name != "" {
+		if e, ok := s.store.entry(r.Name); ok {
+			return r.Name, e
+		}
+	}
+	if r.MAC != "" {
+		if k := normMAC(r.MAC); k != "" {
+			if e, ok := s.store.entry(k); ok {
+				return k, e
+			}
+		}
+	}
+	if r.HasNID {
+		if e, ok := s.store.entry(nidKey(int32(r.NID))); ok {
+			return nidKey(int32(r.NID)), e
 		}
 	}
 	return "", nil
@@ -233,13 +253,20 @@ func (s *Service) params(e *Entry, token string, n *Node) string {
 
 // addParam appends prefix+value unless a token of p starts with prefix.
 func addParam(p, prefix, value string) string {
-	for _, tok := range strings.Fields(p) {
-		if strings.HasPrefix(tok, prefix) {
+	for i := 0; i < len(p); {
+		j := strings.Index(p[i:], prefix)
+		if j < 0 {
+			break
+		}
+		if at := i + j; at == 0 || isSpace(p[at-1]) {
 			return p
 		}
+		i += j + 1
 	}
 	if p == "" {
 		return prefix + value
 	}
 	return p + " " + prefix + value
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }

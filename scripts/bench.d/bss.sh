@@ -38,7 +38,7 @@ awk -v n=$N -v u="$hsm/hsm/v2/Inventory/EthernetInterfaces" "$gen"' BEGIN { for 
   printf "url = \"%s\"\nheader = \"Content-Type: application/json\"\noutput = \"/dev/null\"\n", u
   printf "data = \"{\\\"MACAddress\\\":\\\"%s\\\",\\\"ComponentID\\\":\\\"%s\\\",\\\"IPAddresses\\\":[{\\\"IPAddress\\\":\\\"10.100.%d.%d\\\"}]}\"\n", mac(i), x(i), int(i/256), i%256
   if (i < n - 1) print "next" } }' >"$work/eths.curl"
-curl -sf -Z --parallel-max 16 -K "$work/eths.curl"
+curl -sf -Z --no-progress-meter --parallel-max 16 -K "$work/eths.curl"
 
 "$work/bss" -listen 127.0.0.1:28698 -db "$work/bss.db" -hsm-url "$hsm" -advertise-url http://10.92.100.81:27778 \
   -log-level error & pids+=($!)
@@ -51,7 +51,7 @@ curl -s "$bss/boot/v1/bootscript?mac=02:00:00:00:00:01" | sed 's/^/  /'
 cat >"$work/script.lua" <<LUA
 local reqs = {}
 for i = 0, $N - 1 do
-  reqs[i + 1] = wrk.format("GET", string.format("/boot/v1/bootscript?mac=02:00:00:00:%02x:%02x", math.floor(i / 256), i % 256))
+  reqs[i + 1] = wrk.format("GET", string.format("/boot/v1/bootscript?mac=02:00:00:00:%02x:%02x", math.floor(i / 256), i % 256), {["Host"] = "127.0.0.1"})
 end
 local n = 0
 request = function()
