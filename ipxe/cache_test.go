@@ -1,6 +1,9 @@
 package ipxe
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestResyncKeepsNewerSCNs: an SCN applied while a full read of HSM is under
 // way survives the read, which may predate it.
@@ -33,5 +36,32 @@ func TestKnownMAC(t *testing.T) {
 	}
 	if _, _, ok := c.KnownMAC([]byte{0xaa, 0xbb, 0xcc, 0, 0, 2}); ok {
 		t.Error("an unknown MAC is known")
+	}
+}
+
+// TestHistoryPersistsCoarsely: the API answers each access at once; the
+// database is rewritten for a node only once its stored time is
+// persistEvery old.
+func TestHistoryPersistsCoarsely(t *testing.T) {
+	h := newHarness(t)
+	hist, store := h.svc.hist, h.svc.store
+	hist.touch("x1c0s0b0n0", EndpointBootscript, fixedNow)
+	if err := store.flushHistory(t.Context(), hist); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		after     int64
+		wantDirty int
+	}{{after: 1, wantDirty: 0}, {after: persistEvery - 1, wantDirty: 0}, {after: persistEvery, wantDirty: 1}} {
+		hist.touch("x1c0s0b0n0", EndpointBootscript, fixedNow.Add(time.Duration(tt.after)*time.Second))
+		if got := hist.query("x1c0s0b0n0", "bootscript")[0].LastEpoch; got != fixedNow.Unix()+tt.after {
+			t.Errorf("+%ds: API answers %d", tt.after, got)
+		}
+		hist.mu.Lock()
+		dirty := len(hist.dirty)
+		hist.mu.Unlock()
+		if dirty != tt.wantDirty {
+			t.Errorf("+%ds: %d rows to write, want %d", tt.after, dirty, tt.wantDirty)
+		}
 	}
 }

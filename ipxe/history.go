@@ -11,20 +11,26 @@ import (
 )
 
 // history is the endpoint-history table. A boot storm fetches thousands of
-// scripts a second, so an access only updates memory; Flush writes the
-// accesses since the last flush in one transaction (the daemon calls it
-// every second and on shutdown). A crash loses at most that second, which
-// is fine for a "last seen" time.
+// scripts a second, so an access only updates memory, which the API
+// answers from; flushHistory writes the changes in one transaction (the
+// daemon calls it every second and on shutdown). A node's stored time is
+// rewritten only once it is persistEvery old: a node that refetches in a
+// loop costs one row write per persistEvery, not one per fetch. A crash
+// loses at most that much of a "last seen" time.
 type history struct {
-	mu    sync.Mutex
-	last  map[historyKey]int64
-	dirty map[historyKey]int64
+	mu     sync.Mutex
+	last   map[historyKey]int64
+	stored map[historyKey]int64
+	dirty  map[historyKey]int64
 }
+
+// persistEvery is how stale a node's stored access time may get.
+const persistEvery = 30
 
 type historyKey struct{ name, endpoint string }
 
 func newHistory() *history {
-	return &history{last: map[historyKey]int64{}, dirty: map[historyKey]int64{}}
+	return &history{last: map[historyKey]int64{}, stored: map[historyKey]int64{}, dirty: map[historyKey]int64{}}
 }
 
 // touch records that name fetched endpoint at t.
@@ -34,7 +40,9 @@ func (h *history) touch(name, endpoint string, t time.Time) {
 	h.mu.Lock()
 	if h.last[k] != sec {
 		h.last[k] = sec
-		h.dirty[k] = sec
+		if st, ok := h.stored[k]; !ok || sec-st >= persistEvery || sec < st {
+			h.dirty[k] = sec
+		}
 	}
 	h.mu.Unlock()
 }
@@ -54,7 +62,7 @@ func (h *history) load(ctx context.Context, db *sql.DB) error {
 		if err := rows.Scan(&k.name, &k.endpoint, &t); err != nil {
 			return fmt.Errorf("load endpoint history: %w", err)
 		}
-		h.last[k] = t
+		h.last[k], h.stored[k] = t, t
 	}
 	return rows.Err()
 }
@@ -69,14 +77,25 @@ func (s *Store) flushHistory(ctx context.Context, h *history) error {
 		return nil
 	}
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		st, err := s.db.Stmt(ctx, tx, `INSERT INTO endpoint_access (name, endpoint, last_epoch) VALUES (?, ?, ?)
+			ON CONFLICT (name, endpoint) DO UPDATE SET last_epoch = excluded.last_epoch`)
+		if err != nil {
+			return fmt.Errorf("store endpoint history: %w", err)
+		}
 		for k, t := range dirty {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_access (name, endpoint, last_epoch) VALUES (?, ?, ?)
-				ON CONFLICT (name, endpoint) DO UPDATE SET last_epoch = excluded.last_epoch`, k.name, k.endpoint, t); err != nil {
+			if _, err := st.ExecContext(ctx, k.name, k.endpoint, t); err != nil {
 				return fmt.Errorf("store endpoint history: %w", err)
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		h.mu.Lock()
+		for k, t := range dirty {
+			h.stored[k] = t
+		}
+		h.mu.Unlock()
+	}
 	if err != nil {
 		// Keep what was not written for the next flush, unless newer accesses replaced it.
 		h.mu.Lock()
