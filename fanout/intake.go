@@ -83,7 +83,7 @@ func checkSCN(scn *SCN) error {
 // those change. SCNs then arrive on callbackURL (POST /hmi/v1/scn).
 func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, callbackURL, subscriber string) error {
 	api := client.New(hsmURL, hc, "hmnfd")
-	id := ""
+	var id int64 // 0: not subscribed yet
 	var known *hsm.Values
 	for attempt := 0; ; attempt++ {
 		var err error
@@ -117,14 +117,14 @@ func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, cal
 
 // hsmSubscribeOnce creates the HSM subscription, or replaces its filters when
 // *id is already known.
-func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *string, body hsm.Subscription) error {
+func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *int64, body hsm.Subscription) error {
 	err := hsmCall(ctx, api, id, body)
 	switch {
-	case err != nil && *id != "" && errors.Is(err, problem.ErrNotFound):
+	case err != nil && *id != 0 && errors.Is(err, problem.ErrNotFound):
 		// Deleted on HSM's side (or HSM's database was replaced): subscribe anew.
-		*id = ""
+		*id = 0
 		return s.hsmSubscribeOnce(ctx, api, id, body)
-	case err != nil && *id == "" && errors.Is(err, problem.ErrConflict):
+	case err != nil && *id == 0 && errors.Is(err, problem.ErrConflict):
 		// hmnfd restarted: its subscription, and HSM's cursor of what it
 		// delivered, are still there. Adopt it and bring its filters up to date.
 		if *id, err = findHSMSubscription(ctx, api, body.Subscriber, body.Url); err != nil {
@@ -134,9 +134,9 @@ func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *
 	case err != nil:
 		return err
 	}
-	s.hsmStatus.Store("subscribed, ID " + *id)
+	s.hsmStatus.Store(fmt.Sprintf("subscribed, ID %d", *id))
 	s.hsmSubscribedOnce.Do(func() { close(s.hsmSubscribed) })
-	s.log.Info("hsm_subscribed", "url", redact.URL(api.URL()+"/Subscriptions/SCN/"+*id), "id", *id)
+	s.log.Info("hsm_subscribed", "url", redact.URL(fmt.Sprintf("%s/Subscriptions/SCN/%d", api.URL(), *id)), "id", *id)
 	return nil
 }
 
@@ -149,14 +149,21 @@ func (s *Service) hsmBody(subscriber, callbackURL string) hsm.Subscription {
 		SoftwareStatus: sw, States: append([]string(nil), hmsStates...), Url: callbackURL}
 }
 
-// hsmCall creates the subscription (*id empty; *id is then the ID HSM
-// assigned) or replaces the filters of subscription *id.
-func hsmCall(ctx context.Context, api *client.Client, id *string, body hsm.Subscription) error {
+// hsmCall creates the subscription (*id 0; *id is then the ID HSM
+// assigned) or replaces the filters of subscription *id (every list is sent,
+// so replace replaces them all).
+func hsmCall(ctx context.Context, api *client.Client, id *int64, body hsm.Subscription) error {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
-	if *id != "" {
+	if *id != 0 {
+		list := func(l []string) *[]string {
+			if l == nil {
+				l = []string{}
+			}
+			return &l
+		}
 		return api.PatchSubscription(ctx, *id, hsm.SubscriptionPatch{Op: "replace", Enabled: body.Enabled,
-			Roles: body.Roles, SubRoles: body.SubRoles, SoftwareStatus: body.SoftwareStatus, States: body.States})
+			Roles: list(body.Roles), SubRoles: list(body.SubRoles), SoftwareStatus: list(body.SoftwareStatus), States: list(body.States)})
 	}
 	got, err := api.Subscribe(ctx, body)
 	if err == nil {
@@ -166,19 +173,19 @@ func hsmCall(ctx context.Context, api *client.Client, id *string, body hsm.Subsc
 }
 
 // findHSMSubscription returns the ID of HSM's subscription of subscriber to url.
-func findHSMSubscription(ctx context.Context, api *client.Client, subscriber, url string) (string, error) {
+func findHSMSubscription(ctx context.Context, api *client.Client, subscriber, url string) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
 	subs, err := api.Subscriptions(ctx)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	for _, sub := range subs {
 		if sub.Subscriber == subscriber && sub.Url == url {
 			return sub.ID, nil
 		}
 	}
-	return "", fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", subscriber, redact.URL(url))
+	return 0, fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", subscriber, redact.URL(url))
 }
 
 // hsmTimeout bounds one request to HSM.

@@ -79,7 +79,7 @@ func (h *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.reqs = append(h.reqs, r.Method+" "+r.URL.Path+" "+body.Op+" "+strings.Join(body.Roles, ","))
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"ID":"7","Subscriber":"hmnfd@test"}`))
+	_, _ = w.Write([]byte(`{"ID":7,"Subscriber":"hmnfd@test"}`))
 }
 
 func (h *fakeHSM) requests() []string {

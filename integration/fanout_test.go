@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -112,8 +113,8 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 		if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.SubscriptionList) != 1 {
 			t.Fatalf("subscriptions after the restart: %d %s; want hmnfd's one", code, body)
 		}
-		if code, body = do(t, hosts["hmnfd"], "GET", "/hmi/v1/health", nil); !bytes.Contains(body, []byte("subscribed, ID "+list.SubscriptionList[0].ID)) {
-			t.Errorf("hmnfd health after the restart: %d %s; want subscribed with ID %s", code, body, list.SubscriptionList[0].ID)
+		if code, body = do(t, hosts["hmnfd"], "GET", "/hmi/v1/health", nil); !bytes.Contains(body, []byte(fmt.Sprintf("subscribed, ID %d", list.SubscriptionList[0].ID))) {
+			t.Errorf("hmnfd health after the restart: %d %s; want subscribed with ID %d", code, body, list.SubscriptionList[0].ID)
 		}
 
 		mu.Lock()

@@ -63,7 +63,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Unavailablef("database: %v", err))
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: "HSM is healthy"})
+	writeMessage(w, "HSM is healthy")
 }
 
 // componentRoutes registers /State/Components/*.
@@ -115,11 +115,18 @@ func (a *API) subscriptionRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
 }
 
-// writeDeleted answers a successful DELETE with HMS's {code, message} body.
+// writeMessage answers 200 with HMS's {"code":0,"message":msg} body.
+func writeMessage(w http.ResponseWriter, msg string) {
+	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: 0, Message: msg})
+}
+
+// writeDeleted answers a successful DELETE of a collection, or of the part of
+// it a filter selected. HSM says "deleted %d entries" there even for one entry.
 func writeDeleted[N int | int64](w http.ResponseWriter, n N) {
-	msg := "deleted 1 entry"
-	if n != 1 {
-		msg = fmt.Sprintf("deleted %d entries", n)
-	}
-	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: msg})
+	writeMessage(w, fmt.Sprintf("deleted %d entries", n))
+}
+
+// writeDeletedOne answers a successful DELETE of one named resource.
+func writeDeletedOne(w http.ResponseWriter) {
+	writeMessage(w, "deleted 1 entry")
 }

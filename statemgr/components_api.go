@@ -154,7 +154,7 @@ func (a *API) deleteComponent(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeDeleted(w, 1)
+	writeDeletedOne(w)
 }
 
 func (a *API) deleteComponents(w http.ResponseWriter, r *http.Request) {

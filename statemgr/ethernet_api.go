@@ -74,11 +74,14 @@ func (a *API) patchEthernet(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) deleteEthernet(w http.ResponseWriter, r *http.Request) {
 	n, err := a.store.DeleteEthernetInterface(r.Context(), r.PathValue("id"))
-	if err != nil {
+	switch {
+	case err != nil:
 		problem.Write(w, r, a.log, err)
-		return
+	case r.PathValue("id") != "":
+		writeDeletedOne(w)
+	default:
+		writeDeleted(w, n)
 	}
-	writeDeleted(w, n)
 }
 
 func (a *API) getEthernetIPs(w http.ResponseWriter, r *http.Request) {
@@ -118,5 +121,5 @@ func (a *API) deleteEthernetIP(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeDeleted(w, 1)
+	writeDeletedOne(w)
 }

@@ -326,6 +326,6 @@ func (a *API) deleteGroup(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		writeDeleted(w, 1)
+		writeDeletedOne(w)
 	}
 }

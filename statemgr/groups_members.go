@@ -65,7 +65,7 @@ func (a *API) removeGroupMember(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		writeDeleted(w, 1)
+		writeDeletedOne(w)
 	}
 }
 

@@ -121,3 +121,27 @@ func ids(cs []hsm.Component) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// exact sends body and fails the test unless the answer is status with
+// exactly the body want (a trailing newline included).
+func (a *apiServer) exact(status int, method, path string, body any, want string) {
+	a.t.Helper()
+	got, out := a.do(method, path, body)
+	if got != status || string(out) != want {
+		a.t.Errorf("%s %s: %d %q, want %d %q", method, path, got, out, status, want)
+	}
+}
+
+// problem sends body and fails the test unless the answer is a problem
+// document of status whose detail is exactly detail.
+func (a *apiServer) problem(status int, method, path string, body any, detail string) {
+	a.t.Helper()
+	got, out := a.do(method, path, body)
+	var p struct {
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+	}
+	if err := json.Unmarshal(out, &p); err != nil || got != status || p.Status != status || p.Detail != detail {
+		a.t.Errorf("%s %s: %d %s, want %d with detail %q", method, path, got, out, status, detail)
+	}
+}

@@ -135,26 +135,43 @@ func (a *API) getCompEndpoint(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) deleteCompEndpoints(w http.ResponseWriter, r *http.Request) {
 	var conds [][2]any
-	what := "component endpoints"
+	what := delAll()
 	if id := r.PathValue("xname"); id != "" {
 		id = xname.Normalize(id)
-		conds, what = [][2]any{{"id", []string{id}}}, "component endpoint "+id
+		conds, what = [][2]any{{"id", []string{id}}}, delOne("no such xname.")
 	}
 	n, err := a.store.deleteRows(r.Context(), "rf_component_endpoints", conds)
 	a.deletedOrNotFound(w, r, n, err, what)
 }
 
-// deletedOrNotFound answers a DELETE that removed n rows: 200 with the count, or
-// 404 naming what when there was nothing to remove.
-func (a *API) deletedOrNotFound(w http.ResponseWriter, r *http.Request, n int64, err error, what string) {
+// deleteWhat says what a DELETE removes: one named resource (with HSM's 404
+// detail when it does not exist) or a collection, or part of one.
+type deleteWhat struct {
+	one      bool
+	notFound string
+}
+
+// delAll is a DELETE of a collection: HSM answers 404 "no entries to delete"
+// when there was nothing, else "deleted %d entries".
+func delAll() deleteWhat { return deleteWhat{notFound: "no entries to delete"} }
+
+// delOne is a DELETE of one resource; notFound is HSM's 404 detail.
+func delOne(notFound string) deleteWhat { return deleteWhat{one: true, notFound: notFound} }
+
+// deletedOrNotFound answers a DELETE that removed n rows: 200 with HSM's
+// message, or 404 when there was nothing to remove.
+func (a *API) deletedOrNotFound(w http.ResponseWriter, r *http.Request, n int64, err error, what deleteWhat) {
 	if err == nil && n == 0 {
-		err = problem.NotFoundf("%s: none", what)
+		err = problem.NotFoundf("%s", what.notFound)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		problem.Write(w, r, a.log, err)
-		return
+	case what.one:
+		writeDeletedOne(w)
+	default:
+		writeDeleted(w, n)
 	}
-	writeDeleted(w, n)
 }
 
 func (a *API) listServiceEndpoints(w http.ResponseWriter, r *http.Request) {
@@ -183,11 +200,11 @@ func (a *API) getServiceEndpoint(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) deleteServiceEndpoints(w http.ResponseWriter, r *http.Request) {
 	var conds [][2]any
-	what := "service endpoints"
+	what := delAll()
 	if svc := r.PathValue("service"); svc != "" {
 		id := xname.Normalize(r.PathValue("xname"))
 		conds = [][2]any{{"redfish_type", []string{svc}}, {"redfish_ep", []string{id}}}
-		what = "service endpoint " + svc + " of " + id
+		what = delOne("no such service under redfish endpoint.")
 	}
 	n, err := a.store.deleteRows(r.Context(), "rf_service_endpoints", conds)
 	a.deletedOrNotFound(w, r, n, err, what)
@@ -222,14 +239,14 @@ func (a *API) getHardware(w http.ResponseWriter, r *http.Request) {
 // what was seen, not what is stored now.
 func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
 	var conds [][2]any
-	what := "hardware locations"
+	what := delAll()
 	if r.PathValue("xname") != "" {
 		id, err := pathID(r)
 		if err != nil {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		conds, what = [][2]any{{"id", []string{id}}}, "hardware location "+id
+		conds, what = [][2]any{{"id", []string{id}}}, delOne("no such xname.")
 	}
 	n, err := a.store.deleteRows(r.Context(), "rf_hw_locations", conds)
 	a.deletedOrNotFound(w, r, n, err, what)
@@ -259,9 +276,9 @@ func (a *API) getFRU(w http.ResponseWriter, r *http.Request) {
 // deleteFRUs deletes one FRU or all of them; a FRU still at a location is
 // not deleted and the request is refused (409).
 func (a *API) deleteFRUs(w http.ResponseWriter, r *http.Request) {
-	id, what := r.PathValue("fruid"), "FRUs"
+	id, what := r.PathValue("fruid"), delAll()
 	if id != "" {
-		what = "FRU " + id
+		what = delOne("no such FRU ID.")
 	}
 	n, err := a.store.deleteFRUs(r.Context(), id)
 	a.deletedOrNotFound(w, r, n, err, what)
@@ -335,18 +352,19 @@ func (a *API) writeResult(w http.ResponseWriter, r *http.Request, v any, err err
 // locations and FRUs alike: it is one record) on the collection.
 func (a *API) deleteHWHistory(k histKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// Even for one xname or FRU HSM deletes a list of events, and says
+		// "deleted %d entries".
 		var conds [][2]any
-		what := "hardware history"
 		key, err := k.key(r)
 		if err != nil {
 			problem.Write(w, r, a.log, err)
 			return
 		}
 		if key != "" {
-			conds, what = [][2]any{{k.col, []string{key}}}, "hardware history of "+key
+			conds = [][2]any{{k.col, []string{key}}}
 		}
 		n, err := a.store.deleteRows(r.Context(), "rf_hw_history", conds)
-		a.deletedOrNotFound(w, r, n, err, what)
+		a.deletedOrNotFound(w, r, n, err, delAll())
 	}
 }
 

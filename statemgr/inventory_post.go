@@ -42,11 +42,7 @@ func (a *API) postHardware(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	msg := "created or updated 1 entry"
-	if len(locs) != 1 {
-		msg = fmt.Sprintf("created or updated %d entries", len(locs))
-	}
-	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: msg})
+	writeMessage(w, fmt.Sprintf("Created %d entries", len(locs)))
 }
 
 // hwFromPost checks one posted location (at names it in errors) and

@@ -145,7 +145,7 @@ type LockStatusList struct {
 // lockRoutes registers /locks/*.
 func (a *API) lockRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("POST "+Base+"/locks/reservations", a.createReservations(false))
-	mux.HandleFunc("POST "+Base+"/locks/reservations/remove", a.lockOp(opRemove, http.StatusAccepted))
+	mux.HandleFunc("POST "+Base+"/locks/reservations/remove", a.lockOp(opRemove))
 	mux.HandleFunc("POST "+Base+"/locks/reservations/release", a.keyOp(opRelease))
 	mux.HandleFunc("POST "+Base+"/locks/service/reservations", a.createReservations(true))
 	mux.HandleFunc("POST "+Base+"/locks/service/reservations/renew", a.keyOp(opRenew))
@@ -153,10 +153,10 @@ func (a *API) lockRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("POST "+Base+"/locks/service/reservations/check", a.checkReservations)
 	mux.HandleFunc("GET "+Base+"/locks/status", a.lockStatusQuery)
 	mux.HandleFunc("POST "+Base+"/locks/status", a.lockStatusIDs)
-	mux.HandleFunc("POST "+Base+"/locks/lock", a.lockOp(opLock, http.StatusOK))
-	mux.HandleFunc("POST "+Base+"/locks/unlock", a.lockOp(opUnlock, http.StatusOK))
-	mux.HandleFunc("POST "+Base+"/locks/repair", a.lockOp(opRepair, http.StatusOK))
-	mux.HandleFunc("POST "+Base+"/locks/disable", a.lockOp(opDisable, http.StatusOK))
+	mux.HandleFunc("POST "+Base+"/locks/lock", a.lockOp(opLock))
+	mux.HandleFunc("POST "+Base+"/locks/unlock", a.lockOp(opUnlock))
+	mux.HandleFunc("POST "+Base+"/locks/repair", a.lockOp(opRepair))
+	mux.HandleFunc("POST "+Base+"/locks/disable", a.lockOp(opDisable))
 }
 
 // glModel validates a ProcessingModel; empty means rigid.
@@ -182,7 +182,11 @@ func glDuration(n int) (time.Duration, error) {
 	return time.Duration(n) * time.Minute, nil
 }
 
-func (a *API) lockOp(op glOp, status int) http.HandlerFunc {
+// lockOp serves the lock operations and /locks/reservations/remove. Like
+// every /locks route, they answer 200: the swagger says 202 for the
+// reservation routes, but the shipped HSM sends 200, and CSM's reservation
+// client treats anything else as a failure.
+func (a *API) lockOp(op glOp) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req LockRequest
 		err := httpserver.ReadJSON(w, r, 0, &req)
@@ -198,7 +202,7 @@ func (a *API) lockOp(op glOp, status int) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, status, res.lockResult())
+		httpserver.WriteJSON(w, http.StatusOK, res.lockResult())
 	}
 }
 
@@ -223,7 +227,7 @@ func (a *API) createReservations(service bool) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusAccepted, ReservationResult{Success: glNonNilSlice(res.keys), Failure: glNonNilSlice(res.failed)})
+		httpserver.WriteJSON(w, http.StatusOK, ReservationResult{Success: glNonNilSlice(res.keys), Failure: glNonNilSlice(res.failed)})
 	}
 }
 

@@ -114,7 +114,7 @@ func TestReservations(t *testing.T) {
 		if !strings.Contains(string(body), glN1+" (Unlocked)") {
 			t.Errorf("detail does not name %s as Unlocked: %s", glN1, body)
 		}
-		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/reservations", 202, LockRequest{ComponentIDs: []string{glN0, glN1}, ProcessingModel: "flexible"}))
+		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/reservations", 200, LockRequest{ComponentIDs: []string{glN0, glN1}, ProcessingModel: "flexible"}))
 		if len(res.Success) != 1 || res.Success[0].ID != glN0 || res.Success[0].ExpirationTime != nil {
 			t.Errorf("Success = %+v, want one non-expiring reservation of %s", res.Success, glN0)
 		}
@@ -128,7 +128,7 @@ func TestReservations(t *testing.T) {
 		if st.Components[0].Reserved {
 			t.Fatalf("rigid failure reserved %s anyway", glN1)
 		}
-		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202,
+		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
 			LockRequest{ComponentIDs: []string{glN1, glN0}, ProcessingModel: "flexible", ReservationDuration: 2}))
 		want := clock.now().Add(2 * time.Minute)
 		if len(res.Success) != 1 || res.Success[0].ID != glN1 || !res.Success[0].ExpirationTime.Equal(want) {
@@ -145,7 +145,7 @@ func TestReservations(t *testing.T) {
 	glRunSteps(t, srv, []glStep{
 		{name: "duration too long", method: "POST", path: "/locks/service/reservations", status: 400, detail: "ReservationDuration",
 			body: `{"ComponentIDs":["x0c0s1b0n0"],"ReservationDuration":16}`},
-		{name: "already reserved", method: "POST", path: "/locks/service/reservations", status: 202,
+		{name: "already reserved", method: "POST", path: "/locks/service/reservations", status: 200,
 			body: `{"ComponentIDs":["x0c0s0b0n1"],"ProcessingModel":"flexible"}`, want: `{"Success":[],"Failure":[{"ID":"x0c0s0b0n1","Reason":"Reserved"}]}`},
 		{name: "lock reserved", method: "POST", path: "/locks/lock", status: 400, detail: "Reserved", body: `{"ComponentIDs":["x0c0s0b0n1"]}`},
 		{name: "release needs keys", method: "POST", path: "/locks/service/reservations/release", status: 400, detail: "ReservationKeys", body: `{}`},
@@ -153,7 +153,7 @@ func TestReservations(t *testing.T) {
 			body: `{"ReservationKeys":[{"ID":"x0c0s0b0n1"}]}`},
 	})
 	t.Run("check deputy keys", func(t *testing.T) {
-		res := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 202, DeputyKeysRequest{DeputyKeys: []KeyedID{
+		res := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 200, DeputyKeysRequest{DeputyKeys: []KeyedID{
 			{ID: glN1, Key: svc.DeputyKey}, {ID: glN1, Key: "again"}, {ID: glN2, Key: svc.DeputyKey}, {ID: glN0, Key: svc.ReservationKey}}}))
 		want := CheckResult{
 			Success: []DeputyCheck{{ID: glN1, DeputyKey: svc.DeputyKey, ExpirationTime: svc.ExpirationTime}},
@@ -166,7 +166,7 @@ func TestReservations(t *testing.T) {
 	t.Run("renew", func(t *testing.T) {
 		clock.add(time.Minute)
 		glPost(t, gs, "/locks/service/reservations/renew", 400, ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.DeputyKey}}, ReservationDuration: 5})
-		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/renew", 202,
+		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/renew", 200,
 			ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}}, ReservationDuration: 5}))
 		if res.Counts != (Counts{Total: 1, Success: 1}) {
 			t.Fatalf("renew counts %+v", res.Counts)
@@ -177,7 +177,7 @@ func TestReservations(t *testing.T) {
 		}
 	})
 	t.Run("release", func(t *testing.T) {
-		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/release", 202, ReservationKeysRequest{
+		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/release", 200, ReservationKeysRequest{
 			ProcessingModel: "flexible", ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}, {ID: glN2, Key: "x"}}}))
 		want := LockResult{Counts: Counts{Total: 2, Success: 1, Failure: 1}, Success: IDList{ComponentIDs: []string{glN1}},
 			Failure: []FailedID{{ID: glN2, Reason: ReasonNotFound}}}
@@ -187,22 +187,22 @@ func TestReservations(t *testing.T) {
 		glPost(t, gs, "/locks/service/reservations/release", 400, ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}}})
 	})
 	t.Run("disable drops reservations and blocks new ones", func(t *testing.T) {
-		glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN3}})
+		glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN3}})
 		glPost(t, gs, "/locks/disable", 200, LockRequest{ComponentIDs: []string{glN3}})
 		st := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN3}}))
 		if c := st.Components[0]; c.Reserved || !c.ReservationDisabled {
 			t.Errorf("after disable: %+v", c)
 		}
-		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN3}, ProcessingModel: "flexible"}))
+		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN3}, ProcessingModel: "flexible"}))
 		if d := cmp.Diff([]FailedID{{ID: glN3, Reason: ReasonDisabled}}, res.Failure); d != "" {
 			t.Errorf("Failure (-want +got):\n%s", d)
 		}
 		glPost(t, gs, "/locks/repair", 200, LockRequest{ComponentIDs: []string{glN3}})
-		glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN3}})
+		glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN3}})
 	})
 	t.Run("remove", func(t *testing.T) {
 		glPost(t, gs, "/locks/reservations/remove", 400, LockRequest{ComponentIDs: []string{glN2}})
-		res := glDecode[LockResult](t, glPost(t, gs, "/locks/reservations/remove", 202, LockRequest{}))
+		res := glDecode[LockResult](t, glPost(t, gs, "/locks/reservations/remove", 200, LockRequest{}))
 		want := LockResult{Counts: Counts{Total: 2, Success: 2}, Success: IDList{ComponentIDs: []string{glN0, glN3}}, Failure: []FailedID{}}
 		if d := cmp.Diff(want, res); d != "" {
 			t.Errorf("remove all (-want +got):\n%s", d)

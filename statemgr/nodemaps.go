@@ -170,7 +170,7 @@ func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: fmt.Sprintf("Created or modified %d entries", len(body.NodeMaps))})
+	writeMessage(w, fmt.Sprintf("Created or modified %d entries", len(body.NodeMaps)))
 }
 
 func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {

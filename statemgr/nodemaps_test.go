@@ -71,7 +71,7 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 
 func TestServiceEndpoints(t *testing.T) {
 	a := newAPIServer(t)
-	if got := a.must(200, "GET", "/service/ready", nil); !strings.Contains(string(got), `"code":"0"`) {
+	if got := a.must(200, "GET", "/service/ready", nil); !strings.Contains(string(got), `{"code":0,"message":"HSM is healthy"}`) {
 		t.Errorf("/service/ready body %s, want the HSM {code, message} body", got)
 	}
 	a.must(204, "GET", "/service/liveness", nil)

@@ -139,7 +139,7 @@ func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteSubscription(ctx, sub.ID); err != nil {
+	if _, err := s.DeleteSubscription(ctx, sub.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.setCursor(ctx, subCursor(sub.ID), 7); err != nil {

@@ -256,7 +256,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 		sub    hsm.Subscription
 		cancel context.CancelFunc
 	}
-	running := map[string]worker{}
+	running := map[int64]worker{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -265,7 +265,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			r.cfg.Log.WarnContext(ctx, "scn_subscriptions_read_failed", "err", err)
 		}
-		want := map[string]hsm.Subscription{}
+		want := map[int64]hsm.Subscription{}
 		for _, s := range subs {
 			want[s.ID] = s
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -40,7 +41,7 @@ func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 			continue
 		}
 		if gap := rows[0].Seq - cur - 1; gap > 0 {
-			r.m.skipped.WithLabelValues(sub.ID).Add(float64(gap))
+			r.m.skipped.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Add(float64(gap))
 			r.cfg.Log.WarnContext(ctx, "scn_subscriber_missed_expired", "subscription", sub.ID, "count", gap)
 		}
 		stopped := false
@@ -72,13 +73,13 @@ func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hs
 	for {
 		err := r.post(ctx, sub.Url, body)
 		if err == nil {
-			r.m.delivered.WithLabelValues(sub.ID).Inc()
+			r.m.delivered.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
 			return true
 		}
 		if ctx.Err() != nil {
 			return false
 		}
-		r.m.retries.WithLabelValues(sub.ID).Inc()
+		r.m.retries.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
 		r.cfg.Log.InfoContext(ctx, "scn_post_failed", "subscription", sub.ID, "url", redact.URL(sub.Url), "seq", scn.Seq,
 			"retry_in", backoff, "err", err)
 		if !r.wait(ctx, backoff) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -231,7 +232,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sub.ID == "" || sub.States[0] != "Ready" {
+	if sub.ID == 0 || sub.States[0] != "Ready" {
 		t.Fatalf("created %+v", sub)
 	}
 	for _, st := range []string{"Ready", "Standby", "Off"} {
@@ -309,7 +310,7 @@ func TestRetentionAndCompaction(t *testing.T) {
 		t.Errorf("delivered seqs (-want +got):\n%s", diff)
 	}
 	mu.Unlock()
-	if got := counterValue(relay.m.skipped.WithLabelValues(sub.ID)); got != 2 {
+	if got := counterValue(relay.m.skipped.WithLabelValues(strconv.FormatInt(sub.ID, 10))); got != 2 {
 		t.Errorf("missed counter = %v, want 2", got)
 	}
 	if got := counterValue(relay.m.expired); got != 2 {

@@ -231,7 +231,7 @@ func (a *API) keyOp(op glOp) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusAccepted, res.lockResult())
+		httpserver.WriteJSON(w, http.StatusOK, res.lockResult())
 	}
 }
 
@@ -250,7 +250,7 @@ func (a *API) checkReservations(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusAccepted, out)
+	httpserver.WriteJSON(w, http.StatusOK, out)
 }
 
 // reapReservations deletes the reservations that expired at or before now and

@@ -16,7 +16,7 @@ func TestReservationExpiry(t *testing.T) {
 	s, srv := glNewTestAPI(t, clock.now)
 	gs := &glServer{srv: srv}
 	glAddComponents(t, s, glN0, glN1)
-	res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202,
+	res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
 		LockRequest{ComponentIDs: []string{glN0, glN1}, ReservationDuration: 1}))
 	first := res.Success[0]
 
@@ -35,7 +35,7 @@ func TestReservationExpiry(t *testing.T) {
 			if got := status.Components[0].Reserved; got != st.wantReserved {
 				t.Errorf("Reserved = %v, want %v", got, st.wantReserved)
 			}
-			check := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 202,
+			check := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 200,
 				DeputyKeysRequest{DeputyKeys: []KeyedID{{ID: glN0, Key: first.DeputyKey}}}))
 			if got := len(check.Success) == 1; got != st.wantReserved {
 				t.Errorf("deputy key valid = %v, want %v", got, st.wantReserved)
@@ -47,7 +47,7 @@ func TestReservationExpiry(t *testing.T) {
 			ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN0, Key: first.ReservationKey}}})
 	})
 	t.Run("expired reservation is replaced before the reaper runs", func(t *testing.T) {
-		again := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 202, LockRequest{ComponentIDs: []string{glN0}}))
+		again := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN0}}))
 		if again.Success[0].ReservationKey == first.ReservationKey {
 			t.Errorf("new reservation reused the old key")
 		}

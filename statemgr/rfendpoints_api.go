@@ -331,11 +331,14 @@ func (a *API) deleteRFEndpoints(w http.ResponseWriter, r *http.Request) {
 		id = xname.Normalize(id)
 	}
 	n, err := a.store.deleteRFEndpoints(r.Context(), id)
-	if err != nil {
+	switch {
+	case err != nil:
 		problem.Write(w, r, a.log, err)
-		return
+	case id != "":
+		writeDeletedOne(w)
+	default:
+		writeDeleted(w, n)
 	}
-	writeDeleted(w, n)
 }
 
 // discoverBody is the body of POST /Inventory/Discover.

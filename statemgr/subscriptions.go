@@ -14,53 +14,90 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// normSubscription validates s and canonicalises its enum lists.
+// normSubscription validates s with HSM's messages and canonicalises its
+// States. Roles and SubRoles are kept as sent, as HSM echoes them; matching
+// ignores case anyway.
 func normSubscription(s *hsm.Subscription, vs *vocabSet) error {
 	if strings.TrimSpace(s.Subscriber) == "" {
-		return problem.Invalidf("Subscriber: required")
+		return problem.Invalidf("Missing name of subscriber")
 	}
+	if s.Url == "" {
+		return problem.Invalidf("Missing url")
+	}
+	// HSM takes any non-empty Url; one the relay cannot post to is refused here.
 	u, err := url.Parse(s.Url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return problem.Invalidf("Url: %q is not an http(s) URL", s.Url)
 	}
-	return normLists(vs, &s.States, &s.Roles, &s.SubRoles)
-}
-
-func normLists(vs *vocabSet, states, roles, subRoles *[]string) error {
-	for _, l := range []struct {
-		e    *hsm.Enum
-		list *[]string
-	}{{&hsm.States, states}, {&vs.roles, roles}, {&vs.subRoles, subRoles}} {
-		for i, v := range *l.list {
-			n, ok := l.e.Normalize(v)
-			if !ok {
-				return problem.Invalidf("%ss[%d]: invalid value %q", l.e.Field, i, v)
-			}
-			(*l.list)[i] = n
-		}
+	if err := checkLists(vs, s.States, s.Roles, s.SubRoles, s.SoftwareStatus); err != nil {
+		return err
+	}
+	if !hasTrigger(s) {
+		return problem.Invalidf("Missing trigger. Must subscribe to atleast one Enabled, Role, SubRole, SoftwareStatus, or State trigger.")
 	}
 	return nil
 }
 
-// Subscriptions returns every subscription.
+// hasTrigger reports whether s can match any SCN.
+func hasTrigger(s *hsm.Subscription) bool {
+	return (s.Enabled != nil && *s.Enabled) || len(s.Roles) > 0 || len(s.SubRoles) > 0 ||
+		len(s.SoftwareStatus) > 0 || len(s.States) > 0
+}
+
+// checkLists validates the trigger lists with HSM's messages and
+// canonicalises the states.
+func checkLists(vs *vocabSet, states, roles, subRoles, sw []string) error {
+	for _, v := range roles {
+		if _, ok := vs.roles.Normalize(v); !ok {
+			return problem.Invalidf("Invalid role '%s'", v)
+		}
+	}
+	for _, v := range subRoles {
+		if _, ok := vs.subRoles.Normalize(v); !ok {
+			return problem.Invalidf("Invalid subRole '%s'", v)
+		}
+	}
+	if slices.Contains(sw, "") {
+		return problem.Invalidf("SoftwareStatus can not be an empty string")
+	}
+	for i, v := range states {
+		n, ok := hsm.States.Normalize(v)
+		if !ok {
+			return problem.Invalidf("Invalid state '%s'", v)
+		}
+		states[i] = n
+	}
+	return nil
+}
+
+// ParseSubscriptionID parses the {id} of /Subscriptions/SCN/{id}: an integer
+// of at least 1, else ErrInvalid with HSM's "Invalid id - %s".
+func ParseSubscriptionID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, problem.Invalidf("Invalid id - %s", s)
+	}
+	return id, nil
+}
+
+// errNoSubscription is HSM's 404 for an unknown subscription ID.
+func errNoSubscription() error { return problem.NotFoundf("Subscription not found") }
+
+// Subscriptions returns every subscription; nil when there is none.
 func (s *Store) Subscriptions(ctx context.Context) ([]hsm.Subscription, error) {
 	return s.querySubs(ctx, `SELECT id, subscriber, url, enabled, roles, sub_roles, software_status, states
 		FROM scn_subscriptions ORDER BY id`)
 }
 
 // Subscription returns the subscription with the given ID.
-func (s *Store) Subscription(ctx context.Context, id string) (hsm.Subscription, error) {
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil {
-		return hsm.Subscription{}, problem.NotFoundf("subscription %q: none", id)
-	}
+func (s *Store) Subscription(ctx context.Context, id int64) (hsm.Subscription, error) {
 	subs, err := s.querySubs(ctx, `SELECT id, subscriber, url, enabled, roles, sub_roles, software_status, states
-		FROM scn_subscriptions WHERE id = ?`, n)
+		FROM scn_subscriptions WHERE id = ?`, id)
 	if err != nil {
 		return hsm.Subscription{}, err
 	}
 	if len(subs) == 0 {
-		return hsm.Subscription{}, problem.NotFoundf("subscription %s: none", id)
+		return hsm.Subscription{}, errNoSubscription()
 	}
 	return subs[0], nil
 }
@@ -71,22 +108,20 @@ func (s *Store) querySubs(ctx context.Context, q string, args ...any) ([]hsm.Sub
 		return nil, fmt.Errorf("read subscriptions: %w", err)
 	}
 	defer rows.Close()
-	out := []hsm.Subscription{}
+	var out []hsm.Subscription
 	for rows.Next() {
 		var sub hsm.Subscription
-		var id int64
 		var en sql.NullBool
 		var lists [4]string
-		if err := rows.Scan(&id, &sub.Subscriber, &sub.Url, &en, &lists[0], &lists[1], &lists[2], &lists[3]); err != nil {
+		if err := rows.Scan(&sub.ID, &sub.Subscriber, &sub.Url, &en, &lists[0], &lists[1], &lists[2], &lists[3]); err != nil {
 			return nil, fmt.Errorf("read subscriptions: %w", err)
 		}
-		sub.ID = strconv.FormatInt(id, 10)
 		if en.Valid {
 			sub.Enabled = &en.Bool
 		}
 		for i, dst := range []*[]string{&sub.Roles, &sub.SubRoles, &sub.SoftwareStatus, &sub.States} {
 			if err := json.Unmarshal([]byte(lists[i]), dst); err != nil {
-				return nil, fmt.Errorf("decode subscription %d: %w", id, err)
+				return nil, fmt.Errorf("decode subscription %d: %w", sub.ID, err)
 			}
 		}
 		out = append(out, sub)
@@ -122,13 +157,11 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 		if sub.Enabled != nil {
 			en = *sub.Enabled
 		}
-		var id int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO scn_subscriptions (subscriber, url, enabled, roles, sub_roles,
 			software_status, states) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`, sub.Subscriber, sub.Url, en,
-			listJSON(sub.Roles), listJSON(sub.SubRoles), listJSON(sub.SoftwareStatus), listJSON(sub.States)).Scan(&id); err != nil {
+			listJSON(sub.Roles), listJSON(sub.SubRoles), listJSON(sub.SoftwareStatus), listJSON(sub.States)).Scan(&sub.ID); err != nil {
 			return fmt.Errorf("store subscription: %w", err)
 		}
-		sub.ID = strconv.FormatInt(id, 10)
 		_, err := tx.ExecContext(ctx, `INSERT INTO scn_cursors (name, seq) SELECT ?, COALESCE(MAX(m), 0) FROM (
 			SELECT MAX(seq) AS m FROM scn_outbox UNION ALL SELECT MAX(seq) FROM scn_cursors) AS t`, subCursor(sub.ID))
 		if err != nil {
@@ -143,10 +176,10 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 	return sub, nil
 }
 
-func subCursor(id string) string { return "sub:" + id }
+func subCursor(id int64) string { return "sub:" + strconv.FormatInt(id, 10) }
 
 // ReplaceSubscription overwrites subscription id with sub, keeping its cursor.
-func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub hsm.Subscription) (hsm.Subscription, error) {
+func (s *Store) ReplaceSubscription(ctx context.Context, id int64, sub hsm.Subscription) (hsm.Subscription, error) {
 	if err := normSubscription(&sub, s.vocab.get()); err != nil {
 		return sub, err
 	}
@@ -163,7 +196,7 @@ func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub hsm.Subs
 			sub_roles = ?, software_status = ?, states = ? WHERE id = ?`, sub.Subscriber, sub.Url, en,
 			listJSON(sub.Roles), listJSON(sub.SubRoles), listJSON(sub.SoftwareStatus), listJSON(sub.States), id)
 		if err != nil {
-			return fmt.Errorf("update subscription %s: %w", id, err)
+			return fmt.Errorf("update subscription %d: %w", id, err)
 		}
 		return nil
 	})
@@ -173,57 +206,81 @@ func (s *Store) ReplaceSubscription(ctx context.Context, id string, sub hsm.Subs
 	return sub, err
 }
 
-// PatchSubscription adds, removes or replaces filter values of subscription id.
-func (s *Store) PatchSubscription(ctx context.Context, id string, p hsm.SubscriptionPatch) (hsm.Subscription, error) {
-	if err := normLists(s.vocab.get(), &p.States, &p.Roles, &p.SubRoles); err != nil {
+// PatchSubscription adds, removes or replaces filter values of subscription
+// id; the lists p leaves out stay as they are.
+func (s *Store) PatchSubscription(ctx context.Context, id int64, p hsm.SubscriptionPatch) (hsm.Subscription, error) {
+	op := strings.ToLower(p.Op)
+	switch {
+	case p.Op == "":
+		return hsm.Subscription{}, problem.Invalidf("Missing Patch Op")
+	case op != "add" && op != "remove" && op != "replace":
+		return hsm.Subscription{}, problem.Invalidf("Invalid Patch Op - %s", p.Op)
+	}
+	deref := func(l *[]string) []string {
+		if l == nil {
+			return nil
+		}
+		return *l
+	}
+	if err := checkLists(s.vocab.get(), deref(p.States), deref(p.Roles), deref(p.SubRoles), deref(p.SoftwareStatus)); err != nil {
 		return hsm.Subscription{}, err
 	}
 	sub, err := s.Subscription(ctx, id)
 	if err != nil {
 		return sub, err
 	}
-	op := strings.ToLower(p.Op)
-	pairs := [][2]*[]string{{&sub.Roles, &p.Roles}, {&sub.SubRoles, &p.SubRoles},
-		{&sub.SoftwareStatus, &p.SoftwareStatus}, {&sub.States, &p.States}}
+	pairs := [][2]*[]string{{&sub.Roles, p.Roles}, {&sub.SubRoles, p.SubRoles},
+		{&sub.SoftwareStatus, p.SoftwareStatus}, {&sub.States, p.States}}
 	for _, pr := range pairs {
-		cur, in := pr[0], *pr[1]
-		switch op {
-		case "add":
-			for _, v := range in {
-				if !slices.Contains(*cur, v) {
-					*cur = append(*cur, v)
-				}
-			}
-		case "remove":
-			*cur = slices.DeleteFunc(*cur, func(v string) bool { return slices.Contains(in, v) })
-		case "replace":
-			*cur = in
-		default:
-			return sub, problem.Invalidf("Op: %q is not add, remove or replace", p.Op)
+		if pr[1] != nil {
+			patchList(op, pr[0], *pr[1])
 		}
 	}
 	if p.Enabled != nil {
 		sub.Enabled = p.Enabled
 	}
+	if !hasTrigger(&sub) {
+		return sub, problem.Invalidf("Missing trigger. Subscriptions must have atleast one Enabled, Role, SubRole, SoftwareStatus, or State trigger.")
+	}
 	return s.ReplaceSubscription(ctx, id, sub)
 }
 
-// DeleteSubscription deletes subscription id, or all of them when id is "".
-func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
+// patchList applies one PATCH op ("add", "remove", "replace") to cur.
+func patchList(op string, cur *[]string, in []string) {
+	switch op {
+	case "add":
+		for _, v := range in {
+			if !slices.Contains(*cur, v) {
+				*cur = append(*cur, v)
+			}
+		}
+	case "remove":
+		*cur = slices.DeleteFunc(*cur, func(v string) bool { return slices.Contains(in, v) })
+	case "replace":
+		*cur = in
+	}
+}
+
+// DeleteSubscription deletes subscription id, or all of them when id is 0,
+// and returns how many it deleted.
+func (s *Store) DeleteSubscription(ctx context.Context, id int64) (int64, error) {
+	var n int64
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		if id == "" {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM scn_subscriptions`); err != nil {
+		if id == 0 {
+			res, err := tx.ExecContext(ctx, `DELETE FROM scn_subscriptions`)
+			if err != nil {
 				return fmt.Errorf("delete subscriptions: %w", err)
 			}
-			_, err := tx.ExecContext(ctx, `DELETE FROM scn_cursors WHERE name LIKE 'sub:%'`)
+			n, _ = res.RowsAffected()
+			_, err = tx.ExecContext(ctx, `DELETE FROM scn_cursors WHERE name LIKE 'sub:%'`)
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM scn_subscriptions WHERE id = ?`, id)
 		if err != nil {
-			return fmt.Errorf("delete subscription %s: %w", id, err)
+			return fmt.Errorf("delete subscription %d: %w", id, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return problem.NotFoundf("subscription %s: none", id)
+		if n, _ = res.RowsAffected(); n == 0 {
+			return errNoSubscription()
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM scn_cursors WHERE name = ?`, subCursor(id))
 		return err
@@ -231,5 +288,5 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 	if err == nil {
 		s.subs.wake()
 	}
-	return err
+	return n, err
 }

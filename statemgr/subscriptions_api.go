@@ -1,6 +1,7 @@
 package statemgr
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -18,7 +19,11 @@ func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getSubscription(w http.ResponseWriter, r *http.Request) {
-	sub, err := a.store.Subscription(r.Context(), r.PathValue("id"))
+	id, err := ParseSubscriptionID(r.PathValue("id"))
+	var sub hsm.Subscription
+	if err == nil {
+		sub, err = a.store.Subscription(r.Context(), id)
+	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -40,10 +45,13 @@ func (a *API) postSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) putSubscription(w http.ResponseWriter, r *http.Request) {
+	id, err := ParseSubscriptionID(r.PathValue("id"))
 	var sub hsm.Subscription
-	err := httpserver.ReadJSON(w, r, 0, &sub)
 	if err == nil {
-		sub, err = a.store.ReplaceSubscription(r.Context(), r.PathValue("id"), sub)
+		err = httpserver.ReadJSON(w, r, 0, &sub)
+	}
+	if err == nil {
+		sub, err = a.store.ReplaceSubscription(r.Context(), id, sub)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -53,10 +61,13 @@ func (a *API) putSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) patchSubscription(w http.ResponseWriter, r *http.Request) {
+	id, err := ParseSubscriptionID(r.PathValue("id"))
 	var p hsm.SubscriptionPatch
-	err := httpserver.ReadJSON(w, r, 0, &p)
 	if err == nil {
-		_, err = a.store.PatchSubscription(r.Context(), r.PathValue("id"), p)
+		err = httpserver.ReadJSON(w, r, 0, &p)
+	}
+	if err == nil {
+		_, err = a.store.PatchSubscription(r.Context(), id, p)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -65,10 +76,24 @@ func (a *API) patchSubscription(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// deleteSubscriptions deletes one subscription ("Subscription deleted") or
+// all of them ("%d Subscriptions deleted", 0 included), as HSM words it.
 func (a *API) deleteSubscriptions(w http.ResponseWriter, r *http.Request) {
-	if err := a.store.DeleteSubscription(r.Context(), r.PathValue("id")); err != nil {
-		problem.Write(w, r, a.log, err)
-		return
+	var id int64
+	var err error
+	if s := r.PathValue("id"); s != "" {
+		id, err = ParseSubscriptionID(s)
 	}
-	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: "0", Message: "deleted"})
+	var n int64
+	if err == nil {
+		n, err = a.store.DeleteSubscription(r.Context(), id)
+	}
+	switch {
+	case err != nil:
+		problem.Write(w, r, a.log, err)
+	case id != 0:
+		writeMessage(w, "Subscription deleted")
+	default:
+		writeMessage(w, fmt.Sprintf("%d Subscriptions deleted", n))
+	}
 }

@@ -1,85 +1,70 @@
 package statemgr
 
 import (
-	"encoding/json"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
+// TestSubscriptionsAPI pins HSM's shipped bodies: an integer ID, Roles
+// echoed as sent, a null empty list, PATCH replace touching only the lists
+// it names, and HSM's messages.
 func TestSubscriptionsAPI(t *testing.T) {
 	a := newAPIServer(t)
-	var sub hsm.Subscription
-	json.Unmarshal(a.must(200, "POST", "/Subscriptions/SCN", map[string]any{
-		"Subscriber": "hmnfd@host", "Url": "http://127.0.0.1:28600/hmi/v1/scn", "States": []string{"ready", "Off"}, "Enabled": true}), &sub)
-	want := hsm.Subscription{ID: "1", Subscriber: "hmnfd@host", Url: "http://127.0.0.1:28600/hmi/v1/scn", States: []string{"Ready", "Off"}, Enabled: ptr(true)}
-	if diff := cmp.Diff(want, sub); diff != "" {
-		t.Fatalf("POST (-want +got):\n%s", diff)
+	const s, url = "/Subscriptions/SCN", "http://127.0.0.1:28600/hmi/v1/scn"
+	a.exact(200, "GET", s, nil, `{"SubscriptionList":null}`+"\n")
+	a.exact(200, "POST", s, map[string]any{"Subscriber": "hmnfd@host", "Url": url, "States": []string{"ready", "Off"},
+		"Roles": []string{"compute"}, "Enabled": true},
+		`{"ID":1,"Subscriber":"hmnfd@host","Enabled":true,"Roles":["compute"],"States":["Ready","Off"],"Url":"`+url+`"}`+"\n")
+	a.must(409, "POST", s, map[string]any{"Subscriber": "hmnfd@host", "Url": url, "States": []string{"On"}})
+	for _, tc := range []struct {
+		body   map[string]any
+		detail string
+	}{
+		{body: map[string]any{"Url": url, "States": []string{"On"}}, detail: "Missing name of subscriber"},
+		{body: map[string]any{"Subscriber": "x", "States": []string{"On"}}, detail: "Missing url"},
+		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "States": []string{"Sleepy"}}, detail: "Invalid state 'Sleepy'"},
+		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "Roles": []string{"Gardener"}}, detail: "Invalid role 'Gardener'"},
+		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "SubRoles": []string{"Boss"}}, detail: "Invalid subRole 'Boss'"},
+		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "SoftwareStatus": []string{""}}, detail: "SoftwareStatus can not be an empty string"},
+		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "Enabled": false},
+			detail: "Missing trigger. Must subscribe to atleast one Enabled, Role, SubRole, SoftwareStatus, or State trigger."},
+	} {
+		a.problem(400, "POST", s, tc.body, tc.detail)
 	}
-	a.must(409, "POST", "/Subscriptions/SCN", map[string]any{"Subscriber": "hmnfd@host", "Url": "http://127.0.0.1:28600/hmi/v1/scn"})
-	a.must(400, "POST", "/Subscriptions/SCN", map[string]any{"Subscriber": "x", "Url": "ftp://nope"})
-	a.must(400, "POST", "/Subscriptions/SCN", map[string]any{"Subscriber": "x", "Url": "http://h/", "States": []string{"Sleepy"}})
 
 	steps := []struct {
 		patch map[string]any
-		want  hsm.Subscription
+		want  string
 	}{
-		{patch: map[string]any{"Op": "add", "States": []string{"On", "ready"}, "Roles": []string{"compute"}},
-			want: hsm.Subscription{States: []string{"Ready", "Off", "On"}, Roles: []string{"Compute"}}},
+		{patch: map[string]any{"Op": "add", "States": []string{"On", "ready"}, "Roles": []string{"Service"}},
+			want: `"Enabled":true,"Roles":["compute","Service"],"States":["Ready","Off","On"]`},
 		{patch: map[string]any{"Op": "remove", "States": []string{"Off"}},
-			want: hsm.Subscription{States: []string{"Ready", "On"}, Roles: []string{"Compute"}}},
+			want: `"Enabled":true,"Roles":["compute","Service"],"States":["Ready","On"]`},
+		// replace touches only the lists in the body: Roles stay.
 		{patch: map[string]any{"Op": "replace", "States": []string{"Halt"}, "SoftwareStatus": []string{"AdminDown"}, "Enabled": false},
-			want: hsm.Subscription{States: []string{"Halt"}, SoftwareStatus: []string{"AdminDown"}, Enabled: ptr(false)}},
+			want: `"Enabled":false,"Roles":["compute","Service"],"SoftwareStatus":["AdminDown"],"States":["Halt"]`},
+		{patch: map[string]any{"Op": "Replace", "Roles": []string{}},
+			want: `"Enabled":false,"SoftwareStatus":["AdminDown"],"States":["Halt"]`},
 	}
-	for i, st := range steps {
-		a.must(204, "PATCH", "/Subscriptions/SCN/1", st.patch)
-		var got hsm.Subscription
-		json.Unmarshal(a.must(200, "GET", "/Subscriptions/SCN/1", nil), &got)
-		w := st.want
-		w.ID, w.Subscriber, w.Url = "1", "hmnfd@host", "http://127.0.0.1:28600/hmi/v1/scn"
-		if w.Enabled == nil {
-			w.Enabled = ptr(true)
-		}
-		if diff := cmp.Diff(w, got); diff != "" {
-			t.Errorf("step %d (-want +got):\n%s", i, diff)
-		}
+	for _, st := range steps {
+		a.must(204, "PATCH", s+"/1", st.patch)
+		a.exact(200, "GET", s+"/1", nil, `{"ID":1,"Subscriber":"hmnfd@host",`+st.want+`,"Url":"`+url+`"}`+"\n")
 	}
-	a.must(400, "PATCH", "/Subscriptions/SCN/1", map[string]any{"Op": "merge"})
-	a.must(404, "PATCH", "/Subscriptions/SCN/9", map[string]any{"Op": "add"})
-	a.must(204, "PUT", "/Subscriptions/SCN/1", map[string]any{"Subscriber": "bss", "Url": "http://bss/scn", "Roles": []string{"Compute"}})
-	var l hsm.SubscriptionList
-	json.Unmarshal(a.must(200, "GET", "/Subscriptions/SCN", nil), &l)
-	if diff := cmp.Diff([]hsm.Subscription{{ID: "1", Subscriber: "bss", Url: "http://bss/scn", Roles: []string{"Compute"}}}, l.SubscriptionList); diff != "" {
-		t.Errorf("list after PUT (-want +got):\n%s", diff)
+	a.problem(400, "PATCH", s+"/1", map[string]any{"States": []string{"On"}}, "Missing Patch Op")
+	a.problem(400, "PATCH", s+"/1", map[string]any{"Op": "merge"}, "Invalid Patch Op - merge")
+	a.problem(400, "PATCH", s+"/1", map[string]any{"Op": "replace", "States": []string{}, "SoftwareStatus": []string{}},
+		"Missing trigger. Subscriptions must have atleast one Enabled, Role, SubRole, SoftwareStatus, or State trigger.")
+	a.problem(404, "PATCH", s+"/9", map[string]any{"Op": "add"}, "Subscription not found")
+	for _, m := range []string{"GET", "PUT", "PATCH", "DELETE"} {
+		a.problem(400, m, s+"/abc", map[string]any{}, "Invalid id - abc")
+		a.problem(400, m, s+"/0", map[string]any{}, "Invalid id - 0")
 	}
-	a.must(200, "DELETE", "/Subscriptions/SCN/1", nil)
-	a.must(404, "GET", "/Subscriptions/SCN/1", nil)
-	a.must(404, "DELETE", "/Subscriptions/SCN/1", nil)
-	a.must(200, "DELETE", "/Subscriptions/SCN", nil)
-}
-
-func TestSubscriptionMatches(t *testing.T) {
-	sub := hsm.Subscription{States: []string{"Ready"}, Roles: []string{"Compute"}, SoftwareStatus: []string{"AdminDown"}}
-	tests := []struct {
-		scn  hsm.SCN
-		want bool
-	}{
-		{scn: hsm.SCN{State: "Ready", Flag: "OK"}, want: true},
-		{scn: hsm.SCN{State: "Off"}, want: false},
-		{scn: hsm.SCN{Role: "compute"}, want: true},
-		{scn: hsm.SCN{SoftwareStatus: "admindown"}, want: true},
-		{scn: hsm.SCN{Enabled: ptr(false)}, want: false},
-		{scn: hsm.SCN{Flag: "Alert"}, want: false},
-	}
-	for _, tc := range tests {
-		if got := sub.Matches(&tc.scn); got != tc.want {
-			t.Errorf("Matches(%+v) = %v, want %v", tc.scn, got, tc.want)
-		}
-	}
-	en := hsm.Subscription{Enabled: ptr(true)}
-	if !en.Matches(&hsm.SCN{Enabled: ptr(false)}) {
-		t.Error("Enabled subscription does not match an Enabled change")
-	}
+	a.must(204, "PUT", s+"/1", map[string]any{"Subscriber": "bss", "Url": "http://bss/scn", "Roles": []string{"Compute"}})
+	a.exact(200, "GET", s, nil, `{"SubscriptionList":[{"ID":1,"Subscriber":"bss","Roles":["Compute"],"Url":"http://bss/scn"}]}`+"\n")
+	a.exact(200, "DELETE", s+"/1", nil, `{"code":0,"message":"Subscription deleted"}`+"\n")
+	a.problem(404, "GET", s+"/1", nil, "Subscription not found")
+	a.problem(404, "DELETE", s+"/1", nil, "Subscription not found")
+	a.exact(200, "DELETE", s, nil, `{"code":0,"message":"0 Subscriptions deleted"}`+"\n")
+	a.must(200, "POST", s, map[string]any{"Subscriber": "a", "Url": url, "States": []string{"On"}})
+	a.must(200, "POST", s, map[string]any{"Subscriber": "b", "Url": url, "States": []string{"On"}})
+	a.exact(200, "DELETE", s, nil, `{"code":0,"message":"2 Subscriptions deleted"}`+"\n")
 }

@@ -7,9 +7,7 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -69,14 +67,3 @@ func (c *Client) Values(ctx context.Context) (hsm.Values, error) {
 	err := c.do(ctx, http.MethodGet, "/service/values", nil, &out)
 	return out, err
 }
-
-// flexID is an ID HSM may send as a JSON string or number (the shipped HSM
-// numbers subscriptions).
-type flexID string
-
-func (f *flexID) UnmarshalJSON(b []byte) error {
-	*f = flexID(bytes.Trim(b, `"`))
-	return nil
-}
-
-var _ json.Unmarshaler = (*flexID)(nil)

@@ -146,13 +146,13 @@ func TestSubscriptionsAndValues(t *testing.T) {
 		t.Fatalf("values: %+v %v", vals, err)
 	}
 	sub, err := c.Subscribe(ctx, hsm.Subscription{Subscriber: "x", Url: "http://127.0.0.1:1/scn", States: []string{"Ready"}})
-	if err != nil || sub.ID == "" {
+	if err != nil || sub.ID == 0 {
 		t.Fatalf("subscribe: %+v %v", sub, err)
 	}
-	if _, err := c.Subscribe(ctx, hsm.Subscription{Subscriber: "x", Url: "http://127.0.0.1:1/scn"}); !errors.Is(err, problem.ErrConflict) {
+	if _, err := c.Subscribe(ctx, hsm.Subscription{Subscriber: "x", Url: "http://127.0.0.1:1/scn", States: []string{"On"}}); !errors.Is(err, problem.ErrConflict) {
 		t.Errorf("second subscription: %v, want ErrConflict", err)
 	}
-	if err := c.PatchSubscription(ctx, sub.ID, hsm.SubscriptionPatch{Op: "replace", States: []string{"Off"}}); err != nil {
+	if err := c.PatchSubscription(ctx, sub.ID, hsm.SubscriptionPatch{Op: "replace", States: &[]string{"Off"}}); err != nil {
 		t.Fatal(err)
 	}
 	subs, err := c.Subscriptions(ctx)
@@ -167,8 +167,8 @@ func TestSubscriptionsAndValues(t *testing.T) {
 	}
 }
 
-// TestNumericSubscriptionID: the shipped HSM numbers subscriptions; the
-// client accepts the ID as a number or a string.
+// TestNumericSubscriptionID: the shipped HSM numbers subscriptions, and so
+// does the client.
 func TestNumericSubscriptionID(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("User-Agent") != "tester" {
@@ -180,7 +180,7 @@ func TestNumericSubscriptionID(t *testing.T) {
 	}))
 	defer srv.Close()
 	subs, err := client.New(srv.URL, srv.Client(), "tester").Subscriptions(t.Context())
-	if err != nil || len(subs) != 1 || subs[0].ID != "7" {
+	if err != nil || len(subs) != 1 || subs[0].ID != 7 {
 		t.Fatalf("Subscriptions = %+v, %v; want one with ID 7", subs, err)
 	}
 }

@@ -69,9 +69,11 @@ type NodeMap struct {
 	SubRole string `json:"SubRole,omitempty"`
 }
 
-// Response is HMS's small success body ({"code":"0","message":"..."}).
+// Response is HMS's small success body ({"code":0,"message":"..."}). The HSM
+// swagger types code as a string; the shipped service sends the integer 0
+// (hms-messages.md section 4), which is what clients parse.
 type Response struct {
-	Code    string `json:"code"`
+	Code    int    `json:"code"`
 	Message string `json:"message"`
 }
 

@@ -36,9 +36,10 @@ type SCN struct {
 // Subscription is an HTTP callback subscriber to SCNs (/Subscriptions/SCN).
 // It receives an SCN when the SCN's State is in States, its Role in Roles,
 // its SubRole in SubRoles, its SoftwareStatus in SoftwareStatus, or when it
-// reports an Enabled change and Enabled is true.
+// reports an Enabled change and Enabled is true. ID is an integer on the
+// wire, as the shipped HSM sends it (its swagger says string).
 type Subscription struct {
-	ID             string   `json:"ID,omitempty"`
+	ID             int64    `json:"ID,omitempty"`
 	Subscriber     string   `json:"Subscriber"`
 	Enabled        *bool    `json:"Enabled,omitempty"`
 	Roles          []string `json:"Roles,omitempty"`
@@ -48,19 +49,21 @@ type Subscription struct {
 	Url            string   `json:"Url"`
 }
 
-// SubscriptionList is the body of GET /Subscriptions/SCN.
+// SubscriptionList is the body of GET /Subscriptions/SCN; with no
+// subscription the list is null, as HSM sends it.
 type SubscriptionList struct {
 	SubscriptionList []Subscription `json:"SubscriptionList"`
 }
 
-// SubscriptionPatch is the body of PATCH /Subscriptions/SCN/{id}.
+// SubscriptionPatch is the body of PATCH /Subscriptions/SCN/{id}. A list that
+// is absent (or null) is left alone by every Op, "replace" included.
 type SubscriptionPatch struct {
-	Op             string   `json:"Op"`
-	Enabled        *bool    `json:"Enabled"`
-	Roles          []string `json:"Roles"`
-	SubRoles       []string `json:"SubRoles"`
-	SoftwareStatus []string `json:"SoftwareStatus"`
-	States         []string `json:"States"`
+	Op             string    `json:"Op"`
+	Enabled        *bool     `json:"Enabled"`
+	Roles          *[]string `json:"Roles"`
+	SubRoles       *[]string `json:"SubRoles"`
+	SoftwareStatus *[]string `json:"SoftwareStatus"`
+	States         *[]string `json:"States"`
 }
 
 // Matches reports whether the subscription wants scn.
