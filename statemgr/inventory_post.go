@@ -2,6 +2,7 @@ package statemgr
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -47,9 +48,12 @@ func (a *API) postHardware(w http.ResponseWriter, r *http.Request) {
 
 // hwFromPost checks one posted location (at names it in errors) and
 // completes it as discovery would: Type, Ordinal and the discriminators
-// from its xname, Status from whether it has a PopulatedFRU, a FRUID made
-// the way discovery makes one when none is given. Fields other than those
-// of the spec and the *LocationInfo / *FRUInfo objects are dropped.
+// from its xname, Status from whether it has a PopulatedFRU, the FRUID made
+// from the FRU info the way discovery makes one (a posted FRUID is
+// replaced, as the shipped HSM does). Fields other than those of the spec
+// and the *LocationInfo / *FRUInfo objects are dropped. A location without
+// location info, or a FRU without FRU info, is refused with the shipped
+// HSM's bare message.
 func hwFromPost(at string, in map[string]json.RawMessage) (hwRow, error) {
 	id, err := jsonString(at+".ID", in["ID"])
 	if err != nil {
@@ -78,8 +82,8 @@ func hwFromPost(at string, in map[string]json.RawMessage) (hwRow, error) {
 		}
 		loc["Ordinal"] = ord
 	}
-	if err := keepInfo(at, in, loc, "LocationInfo"); err != nil {
-		return hwRow{}, err
+	if n, err := keepInfo(at, in, loc, "LocationInfo"); err != nil || n == 0 {
+		return hwRow{}, cmp.Or(err, problem.Invalidf("Component location info is empty"))
 	}
 	row := hwRow{id: id, typ: string(t), loc: loc}
 	loc["Status"] = hsm.StateEmpty
@@ -103,8 +107,8 @@ func fruFromPost(at string, v json.RawMessage, k hwKind, id string, row *hwRow) 
 	if err := checkSame(at, in, fru, "Type", "HWInventoryByFRUType"); err != nil {
 		return err
 	}
-	if err := keepInfo(at, in, fru, "FRUInfo"); err != nil {
-		return err
+	if n, err := keepInfo(at, in, fru, "FRUInfo"); err != nil || n == 0 {
+		return cmp.Or(err, problem.Invalidf("FRU info is empty"))
 	}
 	for name, v := range in {
 		if !strings.HasSuffix(name, "FRUInfo") || row.sn != "" {
@@ -116,18 +120,17 @@ func fruFromPost(at string, v json.RawMessage, k hwKind, id string, row *hwRow) 
 		}
 		row.manu, row.pn, row.sn = ident.Manufacturer, ident.PartNumber, ident.SerialNumber
 	}
-	for _, name := range []string{"FRUID", "FRUSubtype"} {
+	fru["Subtype"] = ""
+	for _, name := range []string{"FRUSubtype", "Subtype"} { // the swagger's name, then the wire's
 		s, err := jsonString(at+"."+name, in[name])
 		if err != nil && !isNull(in[name]) {
 			return err
 		}
 		if s != "" {
-			fru[name] = s
+			fru["Subtype"] = s
 		}
 	}
-	if fru["FRUID"] == nil {
-		fru["FRUID"] = redfish.FRUID(xname.Type(row.typ), id, row.manu, row.pn, row.sn)
-	}
+	fru["FRUID"] = redfish.FRUID(xname.Type(row.typ), id, row.manu, row.pn, row.sn)
 	row.fru, row.fruID, row.fruType = fru, fru["FRUID"].(string), row.typ
 	return nil
 }
@@ -150,19 +153,21 @@ func checkSame(at string, in map[string]json.RawMessage, out map[string]any, fie
 	return nil
 }
 
-// keepInfo copies the *<suffix> fields (the Redfish details) of in to out;
-// each must be an object.
-func keepInfo(at string, in map[string]json.RawMessage, out map[string]any, suffix string) error {
+// keepInfo copies the *<suffix> fields (the Redfish details) of in to out
+// and returns how many it copied; each must be an object.
+func keepInfo(at string, in map[string]json.RawMessage, out map[string]any, suffix string) (int, error) {
+	n := 0
 	for name, v := range in {
 		if !strings.HasSuffix(name, suffix) || isNull(v) {
 			continue
 		}
 		if b := bytes.TrimSpace(v); len(b) == 0 || b[0] != '{' {
-			return problem.Invalidf("%s.%s: expected an object", at, name)
+			return n, problem.Invalidf("%s.%s: expected an object", at, name)
 		}
 		out[name] = v
+		n++
 	}
-	return nil
+	return n, nil
 }
 
 // jsonString decodes the JSON string v; a missing one is ErrInvalid naming field.

@@ -20,8 +20,9 @@ type hwKind struct {
 	parent xname.Type // type whose location nests them in a Hierarchical inventory
 }
 
-// hwKinds are the types HWInventory has an array for, as the spec lists them;
-// read only. Locations of other types are not shown by the Query route and
+// hwKinds are the types HWInventory has an array for, with the array names
+// and discriminators the shipped HSM uses (the swagger says NodeBMC,
+// RouterBMC, NodeHsnNICs and HSNNIC); read only. Locations of other types are not shown by the Query route and
 // not accepted by POST.
 var hwKinds = map[xname.Type]hwKind{
 	xname.Cabinet:                  {array: "Cabinets", disc: "Cabinet"},
@@ -43,17 +44,17 @@ var hwKinds = map[xname.Type]hwKind{
 	xname.CabinetPDUPowerConnector: {array: "CabinetPDUPowerConnectors", disc: "Outlet", parent: xname.CabinetPDU},
 	xname.CMMRectifier:             {array: "CMMRectifiers", disc: "CMMRectifier"},
 	xname.NodeAccelRiser:           {array: "NodeAccelRisers", disc: "NodeAccelRiser", parent: xname.Node},
-	xname.NodeHsnNic:               {array: "NodeHsnNICs", disc: "HSNNIC", parent: xname.Node},
+	xname.NodeHsnNic:               {array: "NodeHsnNics", disc: "NodeHsnNic", parent: xname.Node},
 	xname.NodeEnclosurePowerSupply: {array: "NodeEnclosurePowerSupplies", disc: "NodeEnclosurePowerSupply"},
-	xname.NodeBMC:                  {array: "NodeBMC", disc: "NodeBMC"},
-	xname.RouterBMC:                {array: "RouterBMC", disc: "RouterBMC"},
+	xname.NodeBMC:                  {array: "NodeBMCs", disc: "NodeBMC"},
+	xname.RouterBMC:                {array: "RouterBMCs", disc: "RouterBMC"},
 }
 
 // hwArrays are the arrays of an HWInventory, in the spec's order.
 var hwArrays = []string{"Cabinets", "Chassis", "ComputeModules", "RouterModules", "NodeEnclosures", "HSNBoards",
 	"MgmtSwitches", "MgmtHLSwitches", "CDUMgmtSwitches", "Nodes", "Processors", "NodeAccels", "Drives", "Memory",
-	"CabinetPDUs", "CabinetPDUPowerConnectors", "CMMRectifiers", "NodeAccelRisers", "NodeHsnNICs",
-	"NodeEnclosurePowerSupplies", "NodeBMC", "RouterBMC"}
+	"CabinetPDUs", "CabinetPDUPowerConnectors", "CMMRectifiers", "NodeAccelRisers", "NodeHsnNics",
+	"NodeEnclosurePowerSupplies", "NodeBMCs", "RouterBMCs"}
 
 // The formats of an HWInventory.
 const (
@@ -63,15 +64,13 @@ const (
 )
 
 // queryHardware serves GET /Inventory/Hardware/Query/{xname}: an HWInventory
-// of the locations parseHWQuery selects, 404 when there are none.
+// of the locations parseHWQuery selects. As in the shipped HSM, selecting
+// nothing is 200 with no arrays.
 func (a *API) queryHardware(w http.ResponseWriter, r *http.Request) {
 	q, format, err := parseHWQuery(r)
 	var locs []hwLoc
 	if err == nil {
 		locs, err = a.store.hwQueryLocs(r.Context(), q)
-	}
-	if err == nil && len(locs) == 0 {
-		err = problem.NotFoundf("hardware inventory of %s: none", q.target)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -117,6 +116,10 @@ func parseHWQuery(r *http.Request) (hwQuery, string, error) {
 				return q, "", problem.Invalidf("query parameter %s: invalid value %q", k, strings.Join(vs, ","))
 			}
 			format = []string{hwFullyFlat, hwNestNodesOnly, hwHierarchical}[i]
+		case "xname":
+			// The shipped HSM reads only the parameters above; clients
+			// send xname= too (the path already names it), so it is
+			// ignored rather than refused like other unknown names.
 		default:
 			err = problem.Invalidf("query parameter %q: unknown filter", k)
 		}
@@ -158,8 +161,8 @@ func (n *hwNode) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// hwInventory is HMS's HWInventory: the query target, the format and every
-// array, empty ones included.
+// hwInventory is HMS's HWInventory: the query target, the format and the
+// arrays that have locations (the shipped HSM omits empty ones).
 type hwInventory struct {
 	xname, format string
 	arrays        map[string][]*hwNode
@@ -171,7 +174,10 @@ func (inv hwInventory) MarshalJSON() ([]byte, error) {
 	f, _ := json.Marshal(inv.format)
 	b := append(append(append([]byte(`{"XName":`), x...), `,"Format":`...), f...)
 	for _, name := range hwArrays {
-		arr, err := json.Marshal(append([]*hwNode{}, inv.arrays[name]...))
+		if len(inv.arrays[name]) == 0 {
+			continue
+		}
+		arr, err := json.Marshal(inv.arrays[name])
 		if err != nil {
 			return nil, err
 		}

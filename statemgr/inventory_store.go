@@ -173,27 +173,16 @@ func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from,
 	return out, rows.Err()
 }
 
-// hwHistoryOf is hwHistory of the one val of key. It is ErrNotFound when val
-// has no history at all, and an empty History when only the filters leave
-// nothing.
+// hwHistoryOf returns the history of one location or FRU (key is the
+// column, val its value). One without events, or whose events the filters
+// exclude, has an empty History: the shipped HSM answers 200 even for an
+// xname it never saw.
 func (s *Store) hwHistoryOf(ctx context.Context, key, val string, conds [][2]any, from, to string) (hsm.HWHistoryArray, error) {
-	self := [2]any{key, []string{val}}
-	out, err := s.hwHistory(ctx, key, append(conds, self), from, to)
-	if err != nil {
-		return hsm.HWHistoryArray{}, err
+	out, err := s.hwHistory(ctx, key, append(conds, [2]any{key, []string{val}}), from, to)
+	if err != nil || len(out) == 0 {
+		return hsm.HWHistoryArray{ID: val, History: []hsm.HWHistory{}}, err
 	}
-	if len(out) > 0 {
-		return out[0], nil
-	}
-	if len(conds) > 0 || from != "" || to != "" {
-		if out, err = s.hwHistory(ctx, key, [][2]any{self}, "", ""); err != nil {
-			return hsm.HWHistoryArray{}, err
-		}
-	}
-	if len(out) == 0 {
-		return hsm.HWHistoryArray{}, problem.NotFoundf("hardware history of %s: none", val)
-	}
-	return hsm.HWHistoryArray{ID: val, History: []hsm.HWHistory{}}, nil
+	return out[0], nil
 }
 
 // deleteRows deletes the rows of table matching conds (all rows when none).

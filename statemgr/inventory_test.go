@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -243,12 +244,19 @@ func TestHardwareHistoryFilters(t *testing.T) {
 		{path: "/Inventory/Hardware/History?eventtype=Exploded", status: 400, detail: `eventtype: invalid value "Exploded"`},
 		{path: "/Inventory/HardwareByFRU/History?starttime=yesterday", status: 400, detail: "starttime"},
 		{path: "/Inventory/Hardware/History/" + p0 + "?endtime=2026-01-01", status: 400, detail: "endtime"},
-		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p3", status: 404, detail: "x3000c0s1b0n0p3"},
 		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p7", status: 400, detail: "x3000c0s1b0n0p7"},
-		{path: "/Inventory/Hardware/History/x3000c0s1b0n0p3?eventtype=Added", status: 404, detail: "x3000c0s1b0n0p3"},
-		{path: "/Inventory/HardwareByFRU/History/CPU-Z", status: 404, detail: "CPU-Z"},
 	} {
 		t.Run(tc.path, func(t *testing.T) { wantProblem(t, e, "GET", tc.path, tc.status, tc.detail) })
+	}
+	// Something never seen has an empty history (200), as in the shipped HSM.
+	for path, want := range map[string]string{
+		"/Inventory/Hardware/History/x3000c0s1b0n0p3":                 `{"ID":"x3000c0s1b0n0p3","History":[]}`,
+		"/Inventory/Hardware/History/x3000c0s1b0n0p3?eventtype=Added": `{"ID":"x3000c0s1b0n0p3","History":[]}`,
+		"/Inventory/HardwareByFRU/History/CPU-Z":                      `{"ID":"CPU-Z","History":[]}`,
+	} {
+		if got := string(e.must(200, "GET", path, nil)); got != want+"\n" {
+			t.Errorf("GET %s: %s, want %s", path, got, want)
+		}
 	}
 }
 
@@ -301,7 +309,7 @@ func TestHardwareDeletes(t *testing.T) {
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/CPU-C", 404, "no such FRU ID.")
 
 	deleted("/Inventory/Hardware/History/X3000c0s1b0n0p0", "deleted 3 entries")
-	wantProblem(t, e, "GET", "/Inventory/Hardware/History/"+p0, 404, p0)
+	e.must(200, "GET", "/Inventory/Hardware/History/"+p0, nil)
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware/History/"+p0, 404, "no entries to delete")
 	deleted("/Inventory/HardwareByFRU/History/CPU-C", "deleted 2 entries")
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/History/CPU-C", 404, "no entries to delete")
@@ -459,12 +467,13 @@ func hwCount(t *testing.T, e *rfEnv) (locs, events int) {
 // a batch with one bad entry whole, naming the field.
 func TestHardwarePost(t *testing.T) {
 	e, _ := histEnv(t) // p0 holds CPU-B, p1 CPU-A
-	const nic = `{"ID":"X3000c0s23b4n4h0","HWInventoryByLocationType":"HWInvByLocHSNNIC",
+	const nic = `{"ID":"X3000c0s23b4n4h0","HWInventoryByLocationType":"HWInvByLocNodeHsnNic",
 		"HSNNICLocationInfo":{"Id":"HPCNet3","Description":"Shasta Timms NMC REV04 (HSN)"},
-		"PopulatedFRU":{"HWInventoryByFRUType":"HWInvByFRUHSNNIC","HSNNICFRUInfo":{"Model":"ConnectX-5 100Gb/s",
+		"PopulatedFRU":{"FRUID":"ignored","HWInventoryByFRUType":"HWInvByFRUNodeHsnNic","HSNNICFRUInfo":{"Model":"ConnectX-5 100Gb/s",
 		"SerialNumber":"HG20190738","PartNumber":"102005303","Manufacturer":"Mellanox Technologies, Ltd."}}}`
-	const cpu = `{"ID":"x3000c0s1b0n0p1","Type":"processor","Ordinal":1,"Status":"Populated","PopulatedFRU":{"FRUID":"CPU-D","Type":"Processor",
-		"ProcessorFRUInfo":{"Manufacturer":"AMD","SerialNumber":"SN-D"}},"Junk":1}`
+	const cpu = `{"ID":"x3000c0s1b0n0p1","Type":"processor","Ordinal":1,"Status":"Populated","ProcessorLocationInfo":{"Id":"CPU1"},
+		"PopulatedFRU":{"FRUID":"CPU-D","Type":"Processor","Subtype":"EPYC","ProcessorFRUInfo":{"Manufacturer":"AMD","SerialNumber":"SN-D"}},"Junk":1}`
+	const cpuFRU = "Processor.AMD..SN-D" // the posted FRUID is replaced, as the shipped HSM does
 	const empty = `{"ID":"x3000c0s1b0n0d0","Status":"Empty","MemoryLocationInfo":{"Id":"DIMM0"},"PopulatedFRU":null}`
 	status, body := glDo(t, e.srv, "POST", "/Inventory/Hardware", `{"Hardware":[`+nic+`,`+cpu+`,`+empty+`]}`)
 	if status != 200 || string(body) != `{"code":0,"message":"Created 3 entries"}`+"\n" {
@@ -476,9 +485,9 @@ func TestHardwarePost(t *testing.T) {
 	}
 	const nicFRU = "NodeHsnNic.Mellanox_Technologies,_Ltd..102005303.HG20190738"
 	want := map[string]any{"ID": "x3000c0s23b4n4h0", "Type": "NodeHsnNic", "Ordinal": 0.0, "Status": "Populated",
-		"HWInventoryByLocationType": "HWInvByLocHSNNIC",
+		"HWInventoryByLocationType": "HWInvByLocNodeHsnNic",
 		"HSNNICLocationInfo":        map[string]any{"Id": "HPCNet3", "Description": "Shasta Timms NMC REV04 (HSN)"},
-		"PopulatedFRU": map[string]any{"FRUID": nicFRU, "Type": "NodeHsnNic", "HWInventoryByFRUType": "HWInvByFRUHSNNIC",
+		"PopulatedFRU": map[string]any{"FRUID": nicFRU, "Type": "NodeHsnNic", "HWInventoryByFRUType": "HWInvByFRUNodeHsnNic", "Subtype": "",
 			"HSNNICFRUInfo": map[string]any{"Model": "ConnectX-5 100Gb/s", "SerialNumber": "HG20190738", "PartNumber": "102005303",
 				"Manufacturer": "Mellanox Technologies, Ltd."}}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -506,19 +515,27 @@ func TestHardwarePost(t *testing.T) {
 	}
 	for id, want := range map[string][]string{
 		"x3000c0s23b4n4h0": {"Added " + nicFRU},
-		"x3000c0s1b0n0p1":  {"Added CPU-C", "Removed CPU-C", "Added CPU-A", "Removed CPU-A", "Added CPU-D"},
+		"x3000c0s1b0n0p1":  {"Added CPU-C", "Removed CPU-C", "Added CPU-A", "Removed CPU-A", "Added " + cpuFRU},
 	} {
 		if diff := cmp.Diff(want, history(id)); diff != "" {
 			t.Errorf("history of %s (-want +got):\n%s", id, diff)
 		}
 	}
-	wantProblem(t, e, "GET", "/Inventory/Hardware/History/x3000c0s1b0n0d0", 404, "x3000c0s1b0n0d0")
+	// No history yet: 200 with an empty list, as the shipped HSM answers.
+	if got := string(e.must(200, "GET", "/Inventory/Hardware/History/x3000c0s1b0n0d0", nil)); got != `{"ID":"x3000c0s1b0n0d0","History":[]}`+"\n" {
+		t.Errorf("history of a location without events: %s", got)
+	}
+	var fru map[string]any
+	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU/"+cpuFRU, nil), &fru)
+	if fru["Subtype"] != "EPYC" {
+		t.Errorf("posted FRU Subtype: %v", fru)
+	}
 
 	// The same FRU posted again is no event; a walk finding a posted
 	// location takes it over and records the FRU it replaced.
 	e.must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []json.RawMessage{json.RawMessage(cpu)}})
 	res := &redfish.Result{EndpointID: "x3000c0s23b4", HWInventory: []hsm.HWInvByLoc{{ID: "x3000c0s23b4n4h0", Type: "NodeHsnNic",
-		Status: "Populated", HWInventoryByLocationType: "HWInvByLocHSNNIC", PopulatedFRU: &hsm.HWInvByFRU{FRUID: "NIC-2", Type: "NodeHsnNic"}}}}
+		Status: "Populated", HWInventoryByLocationType: "HWInvByLocNodeHsnNic", PopulatedFRU: &hsm.HWInvByFRU{FRUID: "NIC-2", Type: "NodeHsnNic"}}}}
 	if err := e.store.putInventory(t.Context(), res); err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +547,7 @@ func TestHardwarePost(t *testing.T) {
 	}
 
 	locs, events := hwCount(t, e)
-	good := `{"ID":"x3000c0s1b0n0p0","PopulatedFRU":{"FRUID":"CPU-NEW"}}`
+	good := `{"ID":"x3000c0s1b0n0p0","ProcessorLocationInfo":{},"PopulatedFRU":{"ProcessorFRUInfo":{"SerialNumber":"NEW"}}}`
 	for _, tc := range []struct{ name, body, detail string }{
 		{name: "malformed", body: `{"Hardware":[`, detail: "JSON"},
 		{name: "no entries", body: `{"Hardware":[]}`, detail: "Hardware"},
@@ -538,18 +555,19 @@ func TestHardwarePost(t *testing.T) {
 		{name: "bad ID", body: `{"Hardware":[` + good + `,{"ID":"x3000c9"}]}`, detail: `Hardware[1].ID: "x3000c9" is not a valid xname`},
 		{name: "ID not a string", body: `{"Hardware":[{"ID":7}]}`, detail: "Hardware[0].ID: expected a string"},
 		{name: "type without inventory", body: `{"Hardware":[{"ID":"x3000c0s1b0n0i0"}]}`, detail: "Hardware[0].ID: x3000c0s1b0n0i0 is a NodeNic"},
-		{name: "wrong Type", body: `{"Hardware":[` + good + `,{"ID":"x3000c0s1b0n0","Type":"Processor"}]}`, detail: "Hardware[1].Type"},
-		{name: "wrong location type", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","HWInventoryByLocationType":"HWInvByLocMemory"}]}`, detail: "Hardware[0].HWInventoryByLocationType"},
-		{name: "bad Ordinal", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","Ordinal":-1}]}`, detail: "Hardware[0].Ordinal"},
-		{name: "Empty but populated", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","Status":"Empty","PopulatedFRU":{"FRUID":"N"}}]}`, detail: "Hardware[0].Status"},
-		{name: "bad Status", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","Status":"Gone"}]}`, detail: "Hardware[0].Status"},
+		{name: "wrong Type", body: `{"Hardware":[` + good + `,{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"Type":"Processor"}]}`, detail: "Hardware[1].Type"},
+		{name: "wrong location type", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"HWInventoryByLocationType":"HWInvByLocMemory"}]}`, detail: "Hardware[0].HWInventoryByLocationType"},
+		{name: "bad Ordinal", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"Ordinal":-1}]}`, detail: "Hardware[0].Ordinal"},
+		{name: "Empty but populated", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"Status":"Empty","PopulatedFRU":{"NodeFRUInfo":{}}}]}`, detail: "Hardware[0].Status"},
+		{name: "bad Status", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"Status":"Gone"}]}`, detail: "Hardware[0].Status"},
 		{name: "location info not an object", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":"n0"}]}`, detail: "Hardware[0].NodeLocationInfo"},
-		{name: "FRU not an object", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":"N"}]}`, detail: "Hardware[0].PopulatedFRU"},
-		{name: "wrong FRU type", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"Type":"Memory"}}]}`, detail: "Hardware[0].PopulatedFRU.Type"},
-		{name: "wrong FRU discriminator", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"HWInventoryByFRUType":"HWInvByFRUMemory"}}]}`, detail: "Hardware[0].PopulatedFRU.HWInventoryByFRUType"},
-		{name: "FRUID not a string", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"FRUID":5}}]}`, detail: "Hardware[0].PopulatedFRU.FRUID"},
-		{name: "bad FRU info", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","PopulatedFRU":{"NodeFRUInfo":{"SerialNumber":5}}}]}`, detail: "Hardware[0].PopulatedFRU.NodeFRUInfo"},
-		{name: "twice", body: `{"Hardware":[` + good + `,{"ID":"X3000c0s1b0n0p0"}]}`, detail: "Hardware[1].ID: x3000c0s1b0n0p0 is given twice"},
+		{name: "FRU not an object", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"PopulatedFRU":"N"}]}`, detail: "Hardware[0].PopulatedFRU"},
+		{name: "wrong FRU type", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"PopulatedFRU":{"Type":"Memory"}}]}`, detail: "Hardware[0].PopulatedFRU.Type"},
+		{name: "wrong FRU discriminator", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"PopulatedFRU":{"HWInventoryByFRUType":"HWInvByFRUMemory"}}]}`, detail: "Hardware[0].PopulatedFRU.HWInventoryByFRUType"},
+		{name: "no location info", body: `{"Hardware":[` + good + `,{"ID":"x3000c0s1b0n0","PopulatedFRU":{"NodeFRUInfo":{}}}]}`, detail: "Component location info is empty"},
+		{name: "no FRU info", body: `{"Hardware":[` + good + `,{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"PopulatedFRU":{"FRUID":"N"}}]}`, detail: "FRU info is empty"},
+		{name: "bad FRU info", body: `{"Hardware":[{"ID":"x3000c0s1b0n0","NodeLocationInfo":{},"PopulatedFRU":{"NodeFRUInfo":{"SerialNumber":5}}}]}`, detail: "Hardware[0].PopulatedFRU.NodeFRUInfo"},
+		{name: "twice", body: `{"Hardware":[` + good + `,{"ID":"X3000c0s1b0n0p0","ProcessorLocationInfo":{}}]}`, detail: "Hardware[1].ID: x3000c0s1b0n0p0 is given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := glDo(t, e.srv, "POST", "/Inventory/Hardware", tc.body)
@@ -562,7 +580,7 @@ func TestHardwarePost(t *testing.T) {
 			}
 		})
 	}
-	e.must(404, "GET", "/Inventory/HardwareByFRU/CPU-NEW", nil)
+	e.must(404, "GET", "/Inventory/HardwareByFRU/Processor...NEW", nil)
 }
 
 // TestHardwareDeleteLocations: DELETE of one location and of all of them
@@ -612,9 +630,9 @@ func TestInventoryFilterValues(t *testing.T) {
 	}
 }
 
-// hwShape reduces an HWInventory to the IDs of each array that is not
-// empty, nested arrays keyed by their path ("Nodes/x0c0s0b0n0/Processors"),
-// after checking that every top-level array is present.
+// hwShape reduces an HWInventory to the IDs of each array, nested arrays
+// keyed by their path ("Nodes/x0c0s0b0n0/Processors"), after checking that
+// no empty array is sent (the shipped HSM omits them).
 func hwShape(t *testing.T, body []byte) (xn, format string, shape map[string][]string) {
 	t.Helper()
 	var top map[string]json.RawMessage
@@ -641,11 +659,14 @@ func hwShape(t *testing.T, body []byte) (xn, format string, shape map[string][]s
 			}
 		}
 	}
-	for _, name := range hwArrays {
-		if string(top[name]) == "" || string(top[name]) == "null" {
-			t.Errorf("HWInventory lacks array %s", name)
+	for name, v := range top {
+		if name == "XName" || name == "Format" {
+			continue
 		}
-		walk(name, top[name])
+		if !slices.Contains(hwArrays, name) || string(v) == "[]" || string(v) == "null" {
+			t.Errorf("HWInventory has array %s: %s", name, v)
+		}
+		walk(name, v)
 	}
 	return xn, format, shape
 }
@@ -658,7 +679,8 @@ func TestHardwareQuery(t *testing.T) {
 	const b = "x3000c0s2b0"
 	e := discoveredEnv(t, b)
 	e.must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []map[string]any{
-		{"ID": "x3000"}, {"ID": "x3000c0"}, {"ID": "x3000c0s2"}, {"ID": b + "n0h0"}}})
+		{"ID": "x3000", "CabinetLocationInfo": map[string]any{}}, {"ID": "x3000c0", "ChassisLocationInfo": map[string]any{}},
+		{"ID": "x3000c0s2", "ComputeModuleLocationInfo": map[string]any{}}, {"ID": b + "n0h0", "HSNNICLocationInfo": map[string]any{}}}})
 	e.must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{b + "n1"}}})
 	ids := func(node string, kind string, n int) []string {
 		var out []string
@@ -671,7 +693,7 @@ func TestHardwareQuery(t *testing.T) {
 	node := func(prefix, n string, hsn bool) map[string][]string {
 		m := map[string][]string{prefix + n + "/Processors": ids(n, "p", 2), prefix + n + "/Memory": ids(n, "d", 4)}
 		if hsn {
-			m[prefix+n+"/NodeHsnNICs"] = []string{n + "h0"}
+			m[prefix+n+"/NodeHsnNics"] = []string{n + "h0"}
 		}
 		return m
 	}
@@ -689,22 +711,22 @@ func TestHardwareQuery(t *testing.T) {
 	}{
 		{path: n0, xname: n0, format: "NestNodesOnly", want: with(shape{"Nodes": {n0}}, node("Nodes/", n0, true))},
 		{path: "X3000c0s2b0n0?format=fullyflat", xname: n0, format: "FullyFlat",
-			want: shape{"Nodes": {n0}, "Processors": ids(n0, "p", 2), "Memory": ids(n0, "d", 4), "NodeHsnNICs": {n0 + "h0"}}},
+			want: shape{"Nodes": {n0}, "Processors": ids(n0, "p", 2), "Memory": ids(n0, "d", 4), "NodeHsnNics": {n0 + "h0"}}},
 		{path: n0 + "p0", xname: n0 + "p0", format: "NestNodesOnly", want: shape{"Processors": {n0 + "p0"}}},
 		{path: n0 + "?children=false", xname: n0, format: "NestNodesOnly", want: shape{"Nodes": {n0}}},
 		{path: n0 + "p0?parents=true&format=FullyFlat", xname: n0 + "p0", format: "FullyFlat",
-			want: shape{"Cabinets": {"x3000"}, "Chassis": {"x3000c0"}, "ComputeModules": {"x3000c0s2"}, "NodeBMC": {b}, "Nodes": {n0}, "Processors": {n0 + "p0"}}},
+			want: shape{"Cabinets": {"x3000"}, "Chassis": {"x3000c0"}, "ComputeModules": {"x3000c0s2"}, "NodeBMCs": {b}, "Nodes": {n0}, "Processors": {n0 + "p0"}}},
 		{path: n0 + "p0?parents=true&type=Node&type=Processor", xname: n0 + "p0", format: "NestNodesOnly",
 			want: shape{"Nodes": {n0}, "Nodes/" + n0 + "/Processors": {n0 + "p0"}}},
 		{path: "s0?type=processor", xname: "s0", format: "NestNodesOnly", want: shape{"Processors": append(ids(n0, "p", 2), ids(n1, "p", 2)...)}},
 		{path: "all?type=Node&type=Memory", xname: "all", format: "NestNodesOnly",
 			want: shape{"Nodes": {n0, n1}, "Nodes/" + n0 + "/Memory": ids(n0, "d", 4), "Nodes/" + n1 + "/Memory": ids(n1, "d", 4)}},
 		{path: "ALL?type=!Memory&type=!Processor&type=!NodeHsnNic&format=FullyFlat", xname: "all", format: "FullyFlat",
-			want: shape{"Cabinets": {"x3000"}, "Chassis": {"x3000c0"}, "ComputeModules": {"x3000c0s2"}, "NodeEnclosures": {"x3000c0s2e0"}, "NodeBMC": {b}, "Nodes": {n0, n1}}},
+			want: shape{"Cabinets": {"x3000"}, "Chassis": {"x3000c0"}, "ComputeModules": {"x3000c0s2"}, "NodeEnclosures": {"x3000c0s2e0"}, "NodeBMCs": {b}, "Nodes": {n0, n1}}},
 		{path: "x3000?format=Hierarchical", xname: "x3000", format: "Hierarchical", want: with(shape{
 			"Cabinets": {"x3000"}, "Cabinets/x3000/Chassis": {"x3000c0"}, "Cabinets/x3000/Chassis/x3000c0/ComputeModules": {"x3000c0s2"},
 			"Cabinets/x3000/Chassis/x3000c0/ComputeModules/x3000c0s2/NodeEnclosures": {"x3000c0s2e0"},
-			"NodeBMC": {b}, "Nodes": {n0, n1}}, node("Nodes/", n0, true), node("Nodes/", n1, false))},
+			"NodeBMCs": {b}, "Nodes": {n0, n1}}, node("Nodes/", n0, true), node("Nodes/", n1, false))},
 		{path: "x3000c0?format=Hierarchical&type=ComputeModule&type=NodeEnclosure", xname: "x3000c0", format: "Hierarchical",
 			want: shape{"ComputeModules": {"x3000c0s2"}, "ComputeModules/x3000c0s2/NodeEnclosures": {"x3000c0s2e0"}}},
 		{path: "p1", xname: "p1", format: "NestNodesOnly", want: with(shape{"Nodes": {n1}}, node("Nodes/", n1, false))},
@@ -735,13 +757,22 @@ func TestHardwareQuery(t *testing.T) {
 		{path: "all?partition=x3000", status: 400, detail: "query parameter partition"},
 		{path: "all?type=Blade", status: 400, detail: "query parameter type"},
 		{path: "all?color=red", status: 400, detail: "color"},
-		{path: "x3000c0s3b0n0", status: 404, detail: "x3000c0s3b0n0"},
-		{path: "p2", status: 404, detail: "p2"},
-		{path: "all?partition=p2", status: 404, detail: "all"},
-		{path: n0 + "?type=Cabinet", status: 404, detail: n0},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			wantProblem(t, e, "GET", "/Inventory/Hardware/Query/"+tc.path, tc.status, tc.detail)
 		})
+	}
+	// Selecting nothing is 200 with no arrays, as in the shipped HSM; an
+	// xname= parameter (clients send it) is ignored.
+	for path, want := range map[string]string{
+		"x3000c0s3b0n0":              `{"XName":"x3000c0s3b0n0","Format":"NestNodesOnly"}`,
+		"p2":                         `{"XName":"p2","Format":"NestNodesOnly"}`,
+		"all?partition=p2":           `{"XName":"all","Format":"NestNodesOnly"}`,
+		n0 + "?type=Cabinet":         `{"XName":"` + n0 + `","Format":"NestNodesOnly"}`,
+		n0 + "p0?xname=" + n0 + "p0": `{"XName":"` + n0 + `p0","Format":"NestNodesOnly","Processors":[`,
+	} {
+		if got := string(e.must(200, "GET", "/Inventory/Hardware/Query/"+path, nil)); !strings.HasPrefix(got, want) {
+			t.Errorf("GET Query/%s: %s, want %s...", path, got, want)
+		}
 	}
 }

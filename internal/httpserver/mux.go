@@ -19,11 +19,15 @@ type Mux struct {
 	mux      *http.ServeMux
 	patterns []string
 	style    problem.Style
+	styled   bool // style is not the zero Style
 }
 
-// NewMux returns an empty Mux whose 404 and 405 answers are shaped by style.
+// NewMux returns an empty Mux whose 404 and 405 answers are shaped by style,
+// as are the problems its handlers write with problem.Write and
+// problem.WriteStatus.
 func NewMux(style problem.Style) *Mux {
-	m := &Mux{mux: http.NewServeMux(), style: style}
+	styled := style.NoInstance || style.Instance != nil || len(style.Titles) > 0
+	m := &Mux{mux: http.NewServeMux(), style: style, styled: styled}
 	// "/" matches every request no other pattern matches, whatever its
 	// method, so ServeMux never writes its text answers; unmatched finds out
 	// whether the path exists under another method.
@@ -53,8 +57,14 @@ func (m *Mux) Match(r *http.Request) string {
 	return ""
 }
 
-// ServeHTTP routes r.
-func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }
+// ServeHTTP routes r, with the Mux's style in its context when it has one
+// (the zero Style costs nothing).
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if m.styled {
+		r = r.WithContext(problem.WithStyle(r.Context(), m.style))
+	}
+	m.mux.ServeHTTP(w, r)
+}
 
 func (m *Mux) unmatched(w http.ResponseWriter, r *http.Request) {
 	r.Pattern = "" // metrics label it "unmatched", not "/"

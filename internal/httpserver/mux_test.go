@@ -17,11 +17,15 @@ func testMux() *Mux {
 	})
 	m.HandleFunc("DELETE /v1/hardware/{xname}", func(w http.ResponseWriter, r *http.Request) {})
 	m.HandleFunc("POST /v1/loadstate", func(w http.ResponseWriter, r *http.Request) {})
+	m.HandleFunc("POST /v1/fail", func(w http.ResponseWriter, r *http.Request) {
+		problem.Write(w, r, nil, problem.Invalidf("bad body"))
+	})
 	return m
 }
 
 // TestMuxUnmatched: unknown paths are 404 and known paths under another
-// method 405 with Allow, both as problem+json.
+// method 405 with Allow, both as problem+json in the Mux's style, as are the
+// problems its handlers write.
 func TestMuxUnmatched(t *testing.T) {
 	tests := []struct {
 		method, path, allow, body string
@@ -35,6 +39,9 @@ func TestMuxUnmatched(t *testing.T) {
 			body: `{"type":"about:blank","title":"Method Not Allowed","detail":"method GET not allowed on /v1/loadstate; allowed: POST","status":405}` + "\n"},
 		{method: "GET", path: "/v1/hardware/x1", status: 200,
 			body: `{"Pattern":"GET /v1/hardware/{xname}","Xname":"x1"}` + "\n"},
+		// A handler's problem.Write takes the Mux's style too.
+		{method: "POST", path: "/v1/fail", status: 400,
+			body: `{"type":"about:blank","title":"Bad Request","detail":"bad body","status":400}` + "\n"},
 	}
 	m := testMux()
 	for _, tt := range tests {
@@ -53,7 +60,7 @@ func TestMuxUnmatched(t *testing.T) {
 
 func TestMuxPatternsAndMatch(t *testing.T) {
 	m := testMux()
-	want := []string{"GET /v1/hardware/{xname}", "DELETE /v1/hardware/{xname}", "POST /v1/loadstate"}
+	want := []string{"GET /v1/hardware/{xname}", "DELETE /v1/hardware/{xname}", "POST /v1/loadstate", "POST /v1/fail"}
 	if d := cmp.Diff(want, m.Patterns()); d != "" {
 		t.Fatalf("Patterns (-want +got):\n%s", d)
 	}

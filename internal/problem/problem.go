@@ -8,6 +8,7 @@
 package problem
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,15 +93,32 @@ func Status(err error) int {
 	}
 }
 
-// Write sends err as a problem+json response. Client errors carry the error text
-// as detail; server errors get a generic detail and are logged once here.
+// Write sends err as a problem+json response, in the Style the request's
+// context carries (WithStyle), else the zero Style. Client errors carry the
+// error text as detail; server errors get a generic detail and are logged
+// once here.
 func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	Style{}.Write(w, r, log, err)
+	styleOf(r).Write(w, r, log, err)
 }
 
-// WriteStatus sends a problem+json response with an explicit status and detail.
+// WriteStatus sends a problem+json response with an explicit status and
+// detail, in the Style of the request's context.
 func WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail string) {
-	Style{}.WriteStatus(w, r, status, detail)
+	styleOf(r).WriteStatus(w, r, status, detail)
+}
+
+type styleKey struct{}
+
+// WithStyle returns ctx carrying s, so that Write and WriteStatus shape the
+// problems of a request with that context in s: a service sets its style
+// once (httpserver.Mux does) rather than at every call site.
+func WithStyle(ctx context.Context, s Style) context.Context {
+	return context.WithValue(ctx, styleKey{}, s)
+}
+
+func styleOf(r *http.Request) Style {
+	s, _ := r.Context().Value(styleKey{}).(Style)
+	return s
 }
 
 // Style is how one service shapes its problem documents: the shipped

@@ -39,9 +39,11 @@ type HWInvByLoc struct {
 // HWInvByFRU is a physical part (HSM's HWInventoryByFRU). The *FRUInfo field
 // set is the one HWInventoryByFRUType names.
 type HWInvByFRU struct {
-	FRUID                string `json:"FRUID"`
-	Type                 string `json:"Type"`
-	FRUSubtype           string `json:"FRUSubtype,omitempty"`
+	FRUID string `json:"FRUID"`
+	Type  string `json:"Type"`
+	// Subtype is always sent, empty or not, as the shipped HSM does (the
+	// swagger calls it FRUSubtype).
+	Subtype              string `json:"Subtype"`
 	HWInventoryByFRUType string `json:"HWInventoryByFRUType"`
 
 	NodeFRUInfo          *SystemFRUInfo    `json:"NodeFRUInfo,omitempty"`
