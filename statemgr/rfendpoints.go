@@ -52,6 +52,9 @@ func normEndpoint(field string, ep *hsm.RedfishEndpoint) error {
 	if ep.FQDN != "" && !validHostPort(ep.FQDN, false) {
 		return problem.Invalidf("%sFQDN: %q is not a host name (optionally with :port)", field, ep.FQDN)
 	}
+	if err := checkHostDomain(field, ep); err != nil {
+		return err
+	}
 	if h := hostOnly(ep.FQDN); ep.Hostname == "" && h != "" && net.ParseIP(h) == nil {
 		ep.Hostname, _, _ = strings.Cut(h, ".")
 	}
@@ -60,6 +63,25 @@ func normEndpoint(field string, ep *hsm.RedfishEndpoint) error {
 	}
 	if ep.DiscoveryInfo.LastDiscoveryStatus == "" {
 		ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusNotYetQueried)
+	}
+	return nil
+}
+
+// checkHostDomain refuses a Hostname (and Domain) that name another host
+// than the FQDN, with the shipped HSM's words.
+func checkHostDomain(field string, ep *hsm.RedfishEndpoint) error {
+	host := hostOnly(ep.FQDN)
+	if ep.Hostname == "" || host == "" || net.ParseIP(host) != nil {
+		return nil
+	}
+	hd, want := ep.Hostname, host
+	if ep.Domain != "" {
+		hd += "." + ep.Domain
+	} else if !strings.EqualFold(hd, host) {
+		want, _, _ = strings.Cut(host, ".")
+	}
+	if !strings.EqualFold(hd, want) {
+		return problem.Invalidf("%shost/domain conflicts with FQDN: '%s' != '%s'", field, hd, host)
 	}
 	return nil
 }
@@ -104,6 +126,9 @@ func ParseRedfishEndpointFilter(q url.Values) (RedfishEndpointFilter, error) {
 		switch strings.ToLower(k) {
 		case "id":
 			for _, v := range vs {
+				if !xname.Valid(v) {
+					return f, problem.Invalidf("bad query param: Argument was not a valid xname ID")
+				}
 				f.ID = append(f.ID, xname.Normalize(v))
 			}
 		case "fqdn":

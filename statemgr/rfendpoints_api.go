@@ -227,8 +227,8 @@ func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if errors.Is(err, problem.ErrNotFound) {
-		err = a.store.insertRFEndpoints(r.Context(), []rfRow{row})
-		stored = row
+		// The shipped HSM's PUT replaces; it does not create.
+		err = problem.NotFoundf("No such entry: %s", id)
 	}
 	a.logDropped(r, id, dropped && err == nil)
 	a.answerStored(w, r, stored, err)
@@ -295,6 +295,14 @@ func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		ep := row.ep
+		// A new FQDN re-derives the Hostname (and the reverse), rather
+		// than conflicting with the one derived from the old.
+		if p.FQDN != nil && p.Hostname == nil {
+			ep.Hostname = ""
+		}
+		if p.FQDN == nil && (p.Hostname != nil || p.Domain != nil) {
+			ep.FQDN = ""
+		}
 		p.Apply(&ep)
 		if err := normEndpoint("", &ep); err != nil {
 			return err

@@ -42,6 +42,9 @@ func rfArgs(row rfRow) ([]any, error) {
 func (s *Store) insertRFEndpoints(ctx context.Context, rows []rfRow) error {
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		for _, row := range rows {
+			if err := checkFQDNFree(ctx, tx, row.ep); err != nil {
+				return err
+			}
 			args, err := rfArgs(row)
 			if err != nil {
 				return err
@@ -59,6 +62,22 @@ func (s *Store) insertRFEndpoints(ctx context.Context, rows []rfRow) error {
 	})
 }
 
+// checkFQDNFree refuses ep when another endpoint has its FQDN (ErrConflict,
+// with the shipped HSM's words).
+func checkFQDNFree(ctx context.Context, tx *sql.Tx, ep hsm.RedfishEndpoint) error {
+	if ep.FQDN == "" {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rf_endpoints WHERE fqdn = ? AND id <> ?`, ep.FQDN, ep.ID).Scan(&n); err != nil {
+		return fmt.Errorf("check FQDN of %s: %w", ep.ID, err)
+	}
+	if n > 0 {
+		return problem.Conflictf("operation would conflict with an existing resource that has the same FQDN")
+	}
+	return nil
+}
+
 // updateRFEndpoint applies edit to endpoint id inside one transaction and
 // returns the stored result.
 func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRow) error) (rfRow, error) {
@@ -73,6 +92,9 @@ func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRo
 		}
 		out = rows[0]
 		if err := edit(&out); err != nil {
+			return err
+		}
+		if err := checkFQDNFree(ctx, tx, out.ep); err != nil {
 			return err
 		}
 		args, err := rfArgs(out)

@@ -106,7 +106,8 @@ func TestRFEndpointsAPI(t *testing.T) {
 	if c != (rfCred{User: "admin", Password: rfPassword}) || row.ep.Name != "n2" {
 		t.Errorf("after PATCH and PUT: name %q, creds user %q password kept %v", row.ep.Name, c.User, c.Password == rfPassword)
 	}
-	e.must(200, "PUT", "/Inventory/RedfishEndpoints/x3000c0s8b0", hsm.RedfishEndpoint{FQDN: "bmc8"})
+	e.must(404, "PUT", "/Inventory/RedfishEndpoints/x3000c0s8b0", hsm.RedfishEndpoint{FQDN: "bmc8"}) // PUT replaces, never creates
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s8b0", FQDN: "bmc8"})
 
 	var q hsm.RedfishEndpointList
 	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints/Query/x3000c0", nil), &q)

@@ -12,25 +12,28 @@ type DiscoveryInfo struct {
 }
 
 // RedfishEndpoint is a BMC or other Redfish controller HSM discovers
-// hardware through. Password is accepted on input and never returned;
-// User is returned, as the shipped HSM does.
+// hardware through. Password is accepted on input and always answered
+// empty; User is returned. The field set is the shipped HSM's: Password
+// always present, an empty Name, UseSSDP, MACRequired or TemplateID left
+// out (the swagger spells MacRequired; decoding ignores case, so both are
+// read).
 type RedfishEndpoint struct {
 	ID                 string        `json:"ID"`
 	Type               string        `json:"Type"`
-	Name               string        `json:"Name"`
+	Name               string        `json:"Name,omitempty"`
 	Hostname           string        `json:"Hostname"`
 	Domain             string        `json:"Domain"`
 	FQDN               string        `json:"FQDN"`
 	Enabled            *bool         `json:"Enabled,omitempty"`
 	UUID               string        `json:"UUID"`
 	User               string        `json:"User"`
-	Password           string        `json:"Password,omitempty"`
-	UseSSDP            bool          `json:"UseSSDP"`
-	MacRequired        bool          `json:"MacRequired"`
+	Password           string        `json:"Password"`
+	UseSSDP            bool          `json:"UseSSDP,omitempty"`
+	MacRequired        bool          `json:"MACRequired,omitempty"`
 	MACAddr            string        `json:"MACAddr"`
 	IPAddress          string        `json:"IPAddress"`
 	RediscoverOnUpdate bool          `json:"RediscoverOnUpdate"`
-	TemplateID         string        `json:"TemplateID"`
+	TemplateID         string        `json:"TemplateID,omitempty"`
 	DiscoveryInfo      DiscoveryInfo `json:"DiscoveryInfo"`
 }
 
@@ -50,7 +53,7 @@ type RedfishEndpointPatch struct {
 	User               *string `json:"User"`
 	Password           *string `json:"Password"`
 	UseSSDP            *bool   `json:"UseSSDP"`
-	MacRequired        *bool   `json:"MacRequired"`
+	MacRequired        *bool   `json:"MACRequired"`
 	MACAddr            *string `json:"MACAddr"`
 	IPAddress          *string `json:"IPAddress"`
 	RediscoverOnUpdate *bool   `json:"RediscoverOnUpdate"`

@@ -1,0 +1,41 @@
+package statemgr
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRFEndpointShippedWire pins the shipped HSM's RedfishEndpoint body
+// (Password always present and empty, empty Name, UseSSDP, MACRequired and
+// TemplateID left out) and its answers to a Hostname/Domain that contradicts
+// the FQDN, a second endpoint on one FQDN, a PUT of a missing endpoint and a
+// bad ?id=.
+func TestRFEndpointShippedWire(t *testing.T) {
+	e := newRFEnv(t, DiscoveryConfig{})
+	const ep = "/Inventory/RedfishEndpoints"
+	e.must(201, "POST", ep, map[string]any{"ID": "x3000c0s1b0", "FQDN": "bmc1.hmn", "User": "root", "Password": "secret"})
+	e.exact(200, "GET", ep+"/x3000c0s1b0", nil, `{"ID":"x3000c0s1b0","Type":"NodeBMC","Hostname":"bmc1","Domain":"","FQDN":"bmc1.hmn",`+
+		`"Enabled":true,"UUID":"","User":"root","Password":"","MACAddr":"","IPAddress":"","RediscoverOnUpdate":false,`+
+		`"DiscoveryInfo":{"LastDiscoveryStatus":"NotYetQueried"}}`+"\n")
+	e.must(201, "POST", ep, map[string]any{"ID": "x3000c0s2b0", "FQDN": "bmc2.hmn", "Name": "two", "UseSSDP": true,
+		"MacRequired": true, "TemplateID": "t1"})
+	got := string(e.must(200, "GET", ep+"/x3000c0s2b0", nil))
+	for _, want := range []string{`"Name":"two"`, `"UseSSDP":true`, `"MACRequired":true`, `"TemplateID":"t1"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("GET x3000c0s2b0: %s lacks %s", got, want)
+		}
+	}
+
+	e.problem(400, "POST", ep, map[string]any{"ID": "x3000c0s3b0", "FQDN": "bmc3.hmn", "Hostname": "other"},
+		"host/domain conflicts with FQDN: 'other' != 'bmc3.hmn'")
+	e.problem(400, "POST", ep, map[string]any{"ID": "x3000c0s3b0", "FQDN": "bmc3.hmn", "Hostname": "bmc3", "Domain": "nmn"},
+		"host/domain conflicts with FQDN: 'bmc3.nmn' != 'bmc3.hmn'")
+	e.must(201, "POST", ep, map[string]any{"ID": "x3000c0s3b0", "FQDN": "bmc3.hmn", "Hostname": "bmc3", "Domain": "hmn"})
+
+	const dup = "operation would conflict with an existing resource that has the same FQDN"
+	e.problem(409, "PATCH", ep+"/x3000c0s2b0", map[string]any{"FQDN": "bmc1.hmn"}, dup)
+	e.problem(409, "POST", ep, map[string]any{"ID": "x3000c0s4b0", "FQDN": "bmc1.hmn"}, dup)
+	e.must(200, "PATCH", ep+"/x3000c0s2b0", map[string]any{"FQDN": "bmc22.hmn"}) // Hostname follows the FQDN
+	e.problem(404, "PUT", ep+"/x3000c0s9b0", map[string]any{"FQDN": "bmc9"}, "No such entry: x3000c0s9b0")
+	e.problem(400, "GET", ep+"?id=bogus", nil, "bad query param: Argument was not a valid xname ID")
+}
