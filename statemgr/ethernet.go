@@ -328,6 +328,11 @@ func ParseEthernetFilter(q url.Values) (EthernetFilter, error) {
 		case "network":
 			f.Network = append(f.Network, vs...)
 		case "componentid":
+			for _, v := range vs { // "" selects unplaced interfaces
+				if v != "" && !xname.Valid(v) {
+					return f, problem.Invalidf("Invalid CompID.")
+				}
+			}
 			f.ComponentID = append(f.ComponentID, vs...)
 		case "type":
 			for _, v := range vs {

@@ -46,7 +46,10 @@ func (a *API) postEthernet(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusCreated, []ResourceURI{{URI: Base + "/Inventory/EthernetInterfaces/" + ei.ID}})
+	// One object, not the array other POSTs answer: the shipped HSM does so.
+	uri := Base + "/Inventory/EthernetInterfaces/" + ei.ID
+	w.Header().Set("Location", uri)
+	httpserver.WriteJSON(w, http.StatusCreated, ResourceURI{URI: uri})
 }
 
 func (a *API) getEthernet(w http.ResponseWriter, r *http.Request) {

@@ -16,9 +16,10 @@ func TestEthernetInterfacesAPI(t *testing.T) {
 	body := a.must(201, "POST", "/Inventory/EthernetInterfaces", map[string]any{
 		"MACAddress": "A4:BF:01:2B:73:10", "Description": "bmc", "ComponentID": "x3000c0s1b0",
 		"IPAddresses": []map[string]any{{"IPAddress": "10.254.1.5", "Network": "HMN"}}})
-	if got := string(body); got != `[{"URI":"/hsm/v2/Inventory/EthernetInterfaces/a4bf012b7310"}]`+"\n" {
+	if got := string(body); got != `{"URI":"/hsm/v2/Inventory/EthernetInterfaces/a4bf012b7310"}`+"\n" { // one object, as shipped
 		t.Errorf("POST body %s", got)
 	}
+	a.problem(400, "GET", "/Inventory/EthernetInterfaces?ComponentID=BADID", nil, "Invalid CompID.")
 	a.must(201, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "a4:bf:01:2b:73:11", "IPAddresses": []map[string]any{{"IPAddress": "10.252.0.9"}}})
 	a.must(409, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "a4bf012b7310"})
 	a.must(400, "POST", "/Inventory/EthernetInterfaces", map[string]any{"MACAddress": "not-a-mac"})

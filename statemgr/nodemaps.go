@@ -69,7 +69,8 @@ func (s *Store) nodeMapsFor(ctx context.Context, recs []*record) (map[string]hsm
 
 // validNodeMap checks and normalises m (element field of a request).
 func validNodeMap(field string, m *hsm.NodeMap, vs *vocabSet) error {
-	if !xname.IsNode(m.ID) {
+	// The shipped HSM maps VirtualNodes too (its check is "is a node type").
+	if t := xname.TypeOf(m.ID); t != xname.Node && t != xname.VirtualNode {
 		return problem.Invalidf("%s.ID: %q is not a node xname", field, m.ID)
 	}
 	m.ID = xname.Normalize(m.ID)
@@ -199,9 +200,12 @@ func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) deleteNodeMaps(w http.ResponseWriter, r *http.Request) {
 	n, err := a.store.DeleteNodeMap(r.Context(), r.PathValue("xname"))
-	if err != nil {
+	switch {
+	case err != nil:
 		problem.Write(w, r, a.log, err)
-		return
+	case r.PathValue("xname") != "":
+		writeDeletedOne(w)
+	default:
+		writeDeleted(w, n)
 	}
-	writeDeleted(w, n)
 }

@@ -40,7 +40,9 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 		t.Errorf("GET NodeMap (-want +got):\n%s", diff)
 	}
 	a.must(200, "PUT", "/Defaults/NodeMaps/x0c0s0b0n4", map[string]any{"NID": 14})
-	a.must(200, "DELETE", "/Defaults/NodeMaps/x0c0s0b0n4", nil)
+	a.exact(200, "DELETE", "/Defaults/NodeMaps/x0c0s0b0n4", nil, `{"code":0,"message":"deleted 1 entry"}`+"\n")
+	a.exact(200, "PUT", "/Defaults/NodeMaps/x0c0s0b0n4v1", map[string]any{"NID": 15}, `{"ID":"x0c0s0b0n4v1","NID":15}`+"\n") // VirtualNodes too, as shipped
+	a.must(200, "DELETE", "/Defaults/NodeMaps/x0c0s0b0n4v1", nil)
 	a.must(404, "GET", "/Defaults/NodeMaps/x0c0s0b0n4", nil)
 
 	a.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]any{
