@@ -17,7 +17,7 @@ import (
 // Enabled true).
 func newRecord(field string, c hsm.Component, vs *vocabSet) (*record, error) {
 	t := xname.TypeOf(c.ID)
-	if t == xname.TypeInvalid || t == xname.Partition || t == xname.TypeAll || t == xname.TypeAllComp || t == xname.TypeAllSvc {
+	if t == xname.TypeInvalid || t == xname.TypeAll || t == xname.TypeAllComp || t == xname.TypeAllSvc {
 		return nil, problem.Invalidf("%s.ID: %q is not a valid component xname", field, c.ID)
 	}
 	r := &record{ID: xname.Normalize(c.ID), Type: string(t), Enabled: true, Flag: hsm.FlagOK,
