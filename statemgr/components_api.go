@@ -225,13 +225,12 @@ func (a *API) queryComponents(w http.ResponseWriter, r *http.Request) {
 	a.writeList(w, r, f)
 }
 
+// byNIDQueryBody is POST /State/Components/ByNID/Query: NID ranges plus
+// every filter of the Query body (role, state, ...), which the shipped HSM
+// applies too.
 type byNIDQueryBody struct {
 	NIDRanges []string `json:"NIDRanges"`
-	Partition string   `json:"partition"`
-	StateOnly bool     `json:"stateonly"`
-	FlagOnly  bool     `json:"flagonly"`
-	RoleOnly  bool     `json:"roleonly"`
-	NIDOnly   bool     `json:"nidonly"`
+	queryBody
 }
 
 func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
@@ -241,13 +240,11 @@ func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body.NIDRanges) == 0 {
-		problem.Write(w, r, a.log, problem.Invalidf("NIDRanges: at least one range is required"))
+		problem.Write(w, r, a.log, problem.Invalidf("Missing NID ranges"))
 		return
 	}
-	q := queryBody{Partition: body.Partition, StateOnly: body.StateOnly, FlagOnly: body.FlagOnly,
-		RoleOnly: body.RoleOnly, NIDOnly: body.NIDOnly}
-	f, err := q.filter(a.store.vocab)
-	for i, rg := range body.NIDRanges {
+	f, err := body.queryBody.filter(a.store.vocab)
+	for _, rg := range body.NIDRanges {
 		if err != nil {
 			break
 		}
@@ -258,7 +255,7 @@ func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
 		a, errA := strconv.Atoi(strings.TrimSpace(lo))
 		b, errB := strconv.Atoi(strings.TrimSpace(hi))
 		if errA != nil || errB != nil || a > b {
-			err = problem.Invalidf("NIDRanges[%d]: %q is not a NID range like 1-24", i, rg)
+			err = problem.Invalidf("bad query param: Argument was not a valid NID Range") // the shipped words
 			break
 		}
 		f.nidRanges = append(f.nidRanges, [2]int{a, b})

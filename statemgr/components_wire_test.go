@@ -13,3 +13,17 @@ func TestPartitionComponents(t *testing.T) {
 		`{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["p9999.9996"]},"Failure":[]}`+"\n")
 	a.exact(200, "DELETE", "/State/Components/p9999.9996", nil, `{"code":0,"message":"deleted 1 entry"}`+"\n")
 }
+
+// TestByNIDQueryFilters: POST ByNID/Query applies role, state and the other
+// Query filters to the NID ranges, and answers bad input with the shipped
+// HSM's words.
+func TestByNIDQueryFilters(t *testing.T) {
+	a := newAPIServer(t)
+	seed(t, a)
+	a.exact(200, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"1-4"}, "role": []string{"service"}, "nidonly": true},
+		`{"Components":[{"ID":"x0c0s1b0n0","Type":"Node","NID":3}]}`+"\n")
+	a.exact(200, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"1-4"}, "state": []string{"Ready"}, "role": []string{"Compute"}, "nidonly": true},
+		`{"Components":[{"ID":"x0c0s0b0n0","Type":"Node","NID":1},{"ID":"x0c0s1b0n1","Type":"Node","NID":4}]}`+"\n")
+	a.problem(400, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{}}, "Missing NID ranges")
+	a.problem(400, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"5-"}}, "bad query param: Argument was not a valid NID Range")
+}
