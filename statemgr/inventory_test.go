@@ -3,21 +3,18 @@ package statemgr
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
-	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
@@ -393,22 +390,7 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 // TestFRUColumnsMigrated: FRUs and locations stored before migration 0013
 // answer the manufacturer, partnumber and serialnumber filters after it.
 func TestFRUColumnsMigrated(t *testing.T) {
-	old := fstest.MapFS{}
-	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if name := filepath.Base(f); name < "0013" {
-			b, _ := migrationFiles.ReadFile(f)
-			old[name] = &fstest.MapFile{Data: b}
-		}
-	}
-	path := filepath.Join(t.TempDir(), "hsm.db")
-	db, err := sqldb.Open(t.Context(), path, old)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := openBefore(t, "0013")
 	fru := hsm.HWInvByFRU{FRUID: "MEM-1", Type: "Memory", HWInventoryByFRUType: "HWInvByFRUMemory",
 		MemoryFRUInfo: &hsm.MemoryFRUInfo{Manufacturer: "Hynix", PartNumber: "HMA84", SerialNumber: "S-1"}}
 	loc := hsm.HWInvByLoc{ID: "x3000c0s1b0n0d0", Type: "Memory", Status: "Populated", HWInventoryByLocationType: "HWInvByLocMemory", PopulatedFRU: &fru}

@@ -13,22 +13,7 @@ import (
 // subtype as FRUSubtype or absent, HSN NICs as HSNNIC) are served with the
 // shipped HSM's names after it.
 func TestHWInvShippedNamesMigrated(t *testing.T) {
-	old := fstest.MapFS{}
-	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if name := filepath.Base(f); name < "0016" {
-			b, _ := migrationFiles.ReadFile(f)
-			old[name] = &fstest.MapFile{Data: b}
-		}
-	}
-	path := filepath.Join(t.TempDir(), "hsm.db")
-	db, err := sqldb.Open(t.Context(), path, old)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := openBefore(t, "0016")
 	const nicFRU = `{"FRUID":"NIC-1","Type":"NodeHsnNic","FRUSubtype":"CX5","HWInventoryByFRUType":"HWInvByFRUHSNNIC","HSNNICFRUInfo":{}}`
 	const nicLoc = `{"ID":"x3000c0s1b0n0h0","Type":"NodeHsnNic","Ordinal":0,"Status":"Populated",` +
 		`"HWInventoryByLocationType":"HWInvByLocHSNNIC","HSNNICLocationInfo":{},"PopulatedFRU":` + nicFRU + `}`
@@ -56,4 +41,27 @@ func TestHWInvShippedNamesMigrated(t *testing.T) {
 			t.Errorf("GET %s:\n got %s\nwant %s", path, got, want)
 		}
 	}
+}
+
+// openBefore opens a new HSM database with only the migrations numbered
+// below first applied, to store rows as an older hsm did.
+func openBefore(t *testing.T, first string) (*sqldb.DB, string) {
+	t.Helper()
+	old := fstest.MapFS{}
+	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := filepath.Base(f); name < first {
+			b, _ := migrationFiles.ReadFile(f)
+			old[name] = &fstest.MapFile{Data: b}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "hsm.db")
+	db, err := sqldb.Open(t.Context(), path, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, path
 }
