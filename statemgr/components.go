@@ -41,7 +41,7 @@ func (s *Store) loadComponents(ctx context.Context) error {
 func (s *Store) Component(id string) (hsm.Component, error) {
 	r := s.ix.get(xname.Normalize(id))
 	if r == nil {
-		return hsm.Component{}, problem.NotFoundf("component %s: no such component", id)
+		return hsm.Component{}, problem.NotFoundf("no such xname.") // the shipped HSM's words
 	}
 	return r.component(), nil
 }
@@ -50,7 +50,7 @@ func (s *Store) Component(id string) (hsm.Component, error) {
 func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
 	r := s.ix.byNIDGet(nid)
 	if r == nil {
-		return hsm.Component{}, problem.NotFoundf("NID %d: no such component", nid)
+		return hsm.Component{}, problem.NotFoundf("no such NID.")
 	}
 	return r.component(), nil
 }
@@ -278,7 +278,7 @@ func (s *Store) DeleteComponent(ctx context.Context, id string) error {
 	id = xname.Normalize(id)
 	_, err := s.write(ctx, func(v *view) (*plan, error) {
 		if v.get(id) == nil {
-			return nil, problem.NotFoundf("component %s: no such component", id)
+			return nil, problem.NotFoundf("no such xname.")
 		}
 		return &plan{dels: []string{id}}, nil
 	})
@@ -291,7 +291,7 @@ func (s *Store) DeleteAllComponents(ctx context.Context) (int, error) {
 	_, err := s.write(ctx, func(v *view) (*plan, error) {
 		n = s.ix.len()
 		if n == 0 {
-			return nil, problem.NotFoundf("no components to delete")
+			return nil, problem.NotFoundf("no entries to delete")
 		}
 		return &plan{delAll: true}, nil
 	})

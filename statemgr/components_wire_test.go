@@ -27,3 +27,16 @@ func TestByNIDQueryFilters(t *testing.T) {
 	a.problem(400, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{}}, "Missing NID ranges")
 	a.problem(400, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"5-"}}, "bad query param: Argument was not a valid NID Range")
 }
+
+// TestComponentNotFoundWords: the 404s of the component routes say what the
+// shipped HSM says, with no instance.
+func TestComponentNotFoundWords(t *testing.T) {
+	a := newAPIServer(t)
+	a.exact(404, "GET", "/State/Components/x9c0s0b0n0", nil,
+		`{"type":"about:blank","title":"Not Found","detail":"no such xname.","status":404}`+"\n")
+	a.problem(404, "DELETE", "/State/Components/x9c0s0b0n0", nil, "no such xname.")
+	a.problem(404, "GET", "/State/Components/ByNID/99", nil, "no such NID.")
+	a.problem(404, "DELETE", "/State/Components", nil, "no entries to delete")
+	seed(t, a)
+	a.exact(200, "DELETE", "/State/Components", nil, `{"code":0,"message":"deleted 5 entries"}`+"\n")
+}
