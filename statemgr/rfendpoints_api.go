@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -406,8 +407,12 @@ func (a *API) getDiscoveryStatus(w http.ResponseWriter, r *http.Request) {
 		httpserver.WriteJSON(w, http.StatusOK, []DiscoveryStatus{st})
 		return
 	}
-	if id != "0" {
-		problem.Write(w, r, a.log, problem.NotFoundf("discovery status %q: none", id))
+	switch n, err := strconv.ParseUint(id, 10, 32); {
+	case err != nil:
+		problem.Write(w, r, a.log, problem.Invalidf("DiscoveryStatus ID not an unsigned integer"))
+		return
+	case n != 0:
+		problem.Write(w, r, a.log, problem.NotFoundf("no such DiscoveryStatus ID."))
 		return
 	}
 	httpserver.WriteJSON(w, http.StatusOK, st)

@@ -39,3 +39,13 @@ func TestRFEndpointShippedWire(t *testing.T) {
 	e.problem(404, "PUT", ep+"/x3000c0s9b0", map[string]any{"FQDN": "bmc9"}, "No such entry: x3000c0s9b0")
 	e.problem(400, "GET", ep+"?id=bogus", nil, "bad query param: Argument was not a valid xname ID")
 }
+
+// TestDiscoveryStatusIDs: a DiscoveryStatus ID that is not an unsigned
+// integer is 400, an unknown one 404, with the shipped HSM's words.
+func TestDiscoveryStatusIDs(t *testing.T) {
+	e := newRFEnv(t, DiscoveryConfig{})
+	e.must(200, "GET", "/Inventory/DiscoveryStatus/0", nil)
+	e.problem(400, "GET", "/Inventory/DiscoveryStatus/abc", nil, "DiscoveryStatus ID not an unsigned integer")
+	e.problem(400, "GET", "/Inventory/DiscoveryStatus/-1", nil, "DiscoveryStatus ID not an unsigned integer")
+	e.problem(404, "GET", "/Inventory/DiscoveryStatus/7", nil, "no such DiscoveryStatus ID.")
+}
