@@ -45,19 +45,25 @@ const (
 )
 
 // DiscoveryStatus is the body of GET /Inventory/DiscoveryStatus/{id}. HSM
-// keeps one, ID 0, for the whole discovery queue.
+// keeps one, ID 0, for the whole discovery queue. Like the shipped HSM it
+// sends no Details (the swagger reserves them); the queue's size is in the
+// hsm_discovery_queued and hsm_discovery_running metrics.
 type DiscoveryStatus struct {
-	ID             int             `json:"ID"`
-	Status         string          `json:"Status"`
-	LastUpdateTime time.Time       `json:"LastUpdateTime"`
-	Details        json.RawMessage `json:"Details,omitempty"`
+	ID             int       `json:"ID"`
+	Status         string    `json:"Status"`
+	LastUpdateTime time.Time `json:"LastUpdateTime"`
 }
 
-// discoveryDetails is DiscoveryStatus.Details.
-type discoveryDetails struct {
-	Queued  int `json:"Queued"`
-	Running int `json:"Running"`
-	Done    int `json:"Done"`
+// queueCounts is what the discovery queue holds.
+type queueCounts struct {
+	Queued, Running, Done int
+}
+
+// counts returns the queue's counts.
+func (d *Discovery) counts() queueCounts {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return queueCounts{Queued: len(d.queue), Running: len(d.running), Done: d.done}
 }
 
 // Discovery walks RedfishEndpoints on a bounded worker pool and stores what
@@ -250,8 +256,7 @@ func (d *Discovery) touch() {
 	case len(d.queue) > 0:
 		st = DiscoveryPending
 	}
-	det, _ := json.Marshal(discoveryDetails{Queued: len(d.queue), Running: len(d.running), Done: d.done})
-	d.status = DiscoveryStatus{ID: 0, Status: st, LastUpdateTime: d.store.now().UTC(), Details: det}
+	d.status = DiscoveryStatus{ID: 0, Status: st, LastUpdateTime: d.store.now().UTC()}
 }
 
 // Status returns the discovery status.

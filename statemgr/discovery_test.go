@@ -343,13 +343,7 @@ func TestDiscoveryQueue(t *testing.T) {
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	a := &apiServer{t: t, store: s, srv: srv}
-	details := func() discoveryDetails {
-		var det discoveryDetails
-		if err := json.Unmarshal(d.Status().Details, &det); err != nil {
-			t.Fatal(err)
-		}
-		return det
-	}
+	details := d.counts
 	if st := d.Status().Status; st != DiscoveryNotStarted {
 		t.Errorf("initial status %s, want NotStarted", st)
 	}

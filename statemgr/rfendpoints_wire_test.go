@@ -49,3 +49,13 @@ func TestDiscoveryStatusIDs(t *testing.T) {
 	e.problem(400, "GET", "/Inventory/DiscoveryStatus/-1", nil, "DiscoveryStatus ID not an unsigned integer")
 	e.problem(404, "GET", "/Inventory/DiscoveryStatus/7", nil, "no such DiscoveryStatus ID.")
 }
+
+// TestDiscoveryStatusBody: the status carries ID, Status and
+// LastUpdateTime, and no Details, as the shipped HSM sends it.
+func TestDiscoveryStatusBody(t *testing.T) {
+	e := newRFEnv(t, DiscoveryConfig{})
+	got := string(e.must(200, "GET", "/Inventory/DiscoveryStatus/0", nil))
+	if !strings.HasPrefix(got, `{"ID":0,"Status":"NotStarted","LastUpdateTime":"`) || strings.Contains(got, "Details") {
+		t.Errorf("DiscoveryStatus/0: %s", got)
+	}
+}
