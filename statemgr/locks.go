@@ -139,7 +139,7 @@ type LockStatus struct {
 // LockStatusList answers /locks/status.
 type LockStatusList struct {
 	Components []LockStatus `json:"Components"`
-	NotFound   []string     `json:"NotFound"`
+	NotFound   []string     `json:"NotFound,omitempty"` // omitted when empty, as shipped
 }
 
 // lockRoutes registers /locks/*.
@@ -241,11 +241,18 @@ func (a *API) lockStatusIDs(w http.ResponseWriter, r *http.Request) {
 	if err == nil && len(ids) == 0 {
 		err = problem.Invalidf("ComponentIDs: must list at least one component")
 	}
+	var out LockStatusList
+	if err == nil {
+		// As the shipped HSM: none of the IDs known is 400, not an empty 200.
+		if out = a.store.lockStatusByID(ids); len(out.Components) == 0 {
+			err = problem.Invalidf("Component not found")
+		}
+	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, a.store.lockStatusByID(ids))
+	httpserver.WriteJSON(w, http.StatusOK, out)
 }
 
 func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {

@@ -132,7 +132,7 @@ func (s *Store) statusJSON(f Filter, want glStatusWant) []byte {
 			first = false
 			b = appendLockStatus(b, r, st, reserved)
 		}
-		b = append(b, "],\"NotFound\":[]}\n"...)
+		b = append(b, "]}\n"...) // NotFound is omitted when empty, as shipped
 	})
 	return b
 }

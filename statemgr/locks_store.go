@@ -256,7 +256,7 @@ func (w glStatusWant) accepts(locked, reserved, disabled bool) bool {
 // lockStatusByID returns the lock state of ids, from the in-memory indexes;
 // unknown IDs go to NotFound.
 func (s *Store) lockStatusByID(ids []string) LockStatusList {
-	out := LockStatusList{Components: make([]LockStatus, 0, len(ids)), NotFound: []string{}}
+	out := LockStatusList{Components: make([]LockStatus, 0, len(ids))}
 	now := s.now().UnixMilli()
 	s.ix.view(func([]*record) {
 		s.rx.mu.RLock()

@@ -35,7 +35,7 @@ func TestLockUnlockRepairDisable(t *testing.T) {
 		{name: "lock again rigid", method: "POST", path: "/locks/lock", status: 400, detail: "x0c0s0b0n0 (Locked)",
 			body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0"]}`},
 		{name: "rigid applied nothing", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s1b0n0"]}`,
-			want: `{"Components":[{"ID":"x0c0s1b0n0","Locked":false,"Reserved":false,"ReservationDisabled":false}],"NotFound":[]}`},
+			want: `{"Components":[{"ID":"x0c0s1b0n0","Locked":false,"Reserved":false,"ReservationDisabled":false}]}`},
 		{name: "lock flexible", method: "POST", path: "/locks/lock", status: 200,
 			body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0","x9c0s0b0n0"],"ProcessingModel":"Flexible"}`,
 			want: `{"Counts":{"Total":3,"Success":1,"Failure":2},"Success":{"ComponentIDs":["x0c0s1b0n0"]},
@@ -56,13 +56,16 @@ func TestLockUnlockRepairDisable(t *testing.T) {
 		{name: "disable is idempotent", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s1b0n1"]}`},
 		{name: "status get locked", method: "GET", path: "/locks/status?locked=true", status: 200, want: `{"Components":[
 			{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":false},
-			{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
+			{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}]}`},
 		{name: "status get disabled nodes", method: "GET", path: "/locks/status?reservationDisabled=true&locked=false&type=Node", status: 200,
-			want: `{"Components":[{"ID":"x0c0s1b0n1","Locked":false,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
+			want: `{"Components":[{"ID":"x0c0s1b0n1","Locked":false,"Reserved":false,"ReservationDisabled":true}]}`},
 		{name: "status get bad bool", method: "GET", path: "/locks/status?locked=maybe", status: 400, detail: "bad 'Locked' query parameter"},
 		{name: "status post", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s0b0n1","x7c0s0b0n0"]}`,
 			want: `{"Components":[{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":["x7c0s0b0n0"]}`},
 		{name: "status post empty", method: "POST", path: "/locks/status", status: 400, detail: "ComponentIDs", body: `{"ComponentIDs":[]}`},
+		// Only unknown IDs: 400, as the shipped HSM answers.
+		{name: "status post unknown", method: "POST", path: "/locks/status", status: 400, detail: "Component not found", body: `{"ComponentIDs":["x7c0s0b0n0"]}`},
+		{name: "status get none", method: "GET", path: "/locks/status?type=CabinetPDU", status: 200, want: `{"Components":[]}`},
 		{name: "repair", method: "POST", path: "/locks/repair", status: 200, body: `{"ComponentIDs":["x0c0s1b0n1"]}`,
 			want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s1b0n1"]},"Failure":[]}`},
 	})
@@ -229,7 +232,7 @@ func TestLocksWithComponentsAPI(t *testing.T) {
 		{name: "disable", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
 		{name: "state update", method: "PATCH", path: "/State/Components/x0c0s0b0n0/StateData", status: 204, body: `{"State":"Off"}`},
 		{name: "lock kept", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`,
-			want: `{"Components":[{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":[]}`},
+			want: `{"Components":[{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":true}]}`},
 		{name: "partition", method: "POST", path: "/partitions", status: 201, body: `{"name":"p1","members":{"ids":["x0c0s0b0n1"]}}`},
 		{name: "group", method: "POST", path: "/groups", status: 201, body: `{"label":"g","members":{"ids":["x0c0s0b0n0"]}}`},
 	})
