@@ -28,14 +28,15 @@ type rawBeat struct {
 }
 
 // wireBeat is the encoding/json form, used when the fast scanner declines a body;
-// it also produces the error messages for malformed JSON. NID is not used and is
-// accepted as any JSON value.
+// it also produces the error messages for malformed JSON. NID and Hostname are
+// not used, but must be JSON strings (or null), as the shipped hbtd decodes
+// them into strings and refuses a number.
 type wireBeat struct {
-	Component *string         `json:"Component"`
-	Hostname  *string         `json:"Hostname"`
-	NID       json.RawMessage `json:"NID"`
-	Status    *string         `json:"Status"`
-	TimeStamp *string         `json:"TimeStamp"`
+	Component *string `json:"Component"`
+	Hostname  *string `json:"Hostname"`
+	NID       *string `json:"NID"`
+	Status    *string `json:"Status"`
+	TimeStamp *string `json:"TimeStamp"`
 }
 
 // decodeBeat parses one heartbeat object. pathName, when not empty, is the xname
@@ -46,8 +47,8 @@ func decodeBeat(body []byte, pathName string) (beat, error) {
 		return rb.validate("", pathName)
 	}
 	var wb wireBeat
-	if err := json.Unmarshal(body, &wb); err != nil {
-		return beat{}, httpserver.DecodeError(err)
+	if err := httpserver.DecodeJSON(body, &wb); err != nil {
+		return beat{}, err
 	}
 	rb = wb.raw()
 	return rb.validate("", pathName)
@@ -60,8 +61,8 @@ func decodeBatch(body []byte, dst []beat) ([]beat, error) {
 		return out, err
 	}
 	var wbs []wireBeat
-	if err := json.Unmarshal(body, &wbs); err != nil {
-		return dst, httpserver.DecodeError(err)
+	if err := httpserver.DecodeJSON(body, &wbs); err != nil {
+		return dst, err
 	}
 	for i := range wbs {
 		rb := wbs[i].raw()
@@ -184,23 +185,33 @@ func skipSpace(b []byte, i int) int {
 }
 
 // scanObject reads a flat JSON object starting at b[i] whose values are scalars,
-// recording the heartbeat fields (keys matched case-insensitively; the last of
-// duplicate keys wins, as in encoding/json). It returns the index after the
-// object. ok is false for anything it does not handle (escapes, nesting,
-// non-string heartbeat fields, bad syntax); the caller then uses encoding/json.
+// recording the heartbeat fields (keys matched case-insensitively). It returns
+// the index after the object. ok is false for anything it does not handle
+// (escapes, nesting, non-string heartbeat fields, a key given twice, more
+// than maxFastKeys keys, bad syntax); the caller then uses the strict decoder,
+// which also produces the error.
 func scanObject(b []byte, i int, rb *rawBeat) (end int, ok bool) {
 	if i >= len(b) || b[i] != '{' {
 		return 0, false
 	}
+	var keys [maxFastKeys][]byte
+	nkeys := 0
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
 	for {
 		key, next, ok := scanString(b, i)
-		if !ok {
+		if !ok || nkeys == maxFastKeys {
 			return 0, false
 		}
+		for _, k := range keys[:nkeys] {
+			if bytes.Equal(k, key) {
+				return 0, false
+			}
+		}
+		keys[nkeys] = key
+		nkeys++
 		i = skipSpace(b, next)
 		if i >= len(b) || b[i] != ':' {
 			return 0, false
@@ -218,7 +229,7 @@ func scanObject(b []byte, i int, rb *rawBeat) (end int, ok bool) {
 			rb.set(field, val)
 			i = next
 		} else {
-			if field != fieldNID && field != fieldOther {
+			if field != fieldOther && !isNull(b, i) {
 				return 0, false
 			}
 			if i, ok = scanScalar(b, i); !ok {
@@ -239,6 +250,12 @@ func scanObject(b []byte, i int, rb *rawBeat) (end int, ok bool) {
 		}
 	}
 }
+
+// maxFastKeys is the most keys the fast path checks for duplicates; a
+// heartbeat has five.
+const maxFastKeys = 8
+
+func isNull(b []byte, i int) bool { return len(b)-i >= 4 && string(b[i:i+4]) == "null" }
 
 type field uint8
 

@@ -1,11 +1,12 @@
 package heartbeat
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 func TestParseTimeStamp(t *testing.T) {
@@ -39,10 +40,10 @@ func TestParseTimeStamp(t *testing.T) {
 	}
 }
 
-// slowDecode is the encoding/json reference the fast scanner must agree with.
+// slowDecode is the strict encoding/json reference the fast scanner must agree with.
 func slowDecode(body []byte) (beat, error, bool) {
 	var wb wireBeat
-	if json.Unmarshal(body, &wb) != nil {
+	if httpserver.DecodeJSON(body, &wb) != nil {
 		return beat{}, nil, false
 	}
 	rb := wb.raw()
@@ -101,7 +102,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		got, err := decodeBatch(body, nil)
 		var wbs []wireBeat
-		if json.Unmarshal(body, &wbs) != nil {
+		if httpserver.DecodeJSON(body, &wbs) != nil {
 			if err == nil {
 				t.Fatalf("%q: invalid JSON accepted", body)
 			}

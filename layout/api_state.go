@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -95,6 +96,10 @@ func (a *API) patchNetwork(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, httpserver.DecodeError(err))
 		return
 	}
+	if err := httpserver.CheckJSON(body); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
 	n, err := a.store.PatchNetwork(r.Context(), r.PathValue("network"), body)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -163,7 +168,17 @@ func (a *API) readDump(r *http.Request) (hw, nets int, err error) {
 			return 0, 0, problem.Invalidf("multipart body: %v", err)
 		}
 		if part.FormName() == "sls_dump" {
-			return a.store.LoadState(r.Context(), part)
+			// A part cut short (a truncated upload) is the client's error,
+			// not the store's: read it whole before loading.
+			data, err := io.ReadAll(part)
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return 0, 0, err
+			}
+			if err != nil {
+				return 0, 0, problem.Invalidf("multipart field sls_dump: %v", err)
+			}
+			return a.store.LoadState(r.Context(), bytes.NewReader(data))
 		}
 	}
 }

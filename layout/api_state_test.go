@@ -52,6 +52,10 @@ func TestLoadStateAtomic(t *testing.T) {
 		{name: "neither Hardware nor Networks", dump: []byte(`{"Hardwares":{"x1":{"Class":"River"}}}`), wantCode: 400,
 			wantDetail: "expected a JSON object with Hardware and/or Networks"},
 		{name: "empty object", dump: []byte(`{}`), wantCode: 400, wantDetail: "Hardware and/or Networks"},
+		{name: "invalid UTF-8 in ExtraProperties", dump: breakEntry(`"NID": 1001`, "\"NID\": 1001, \"Name\": \"n\xff\""), wantCode: 400,
+			wantDetail: "invalid UTF-8"},
+		{name: "duplicate key in ExtraProperties", dump: breakEntry(`"NID": 1001`, `"NID": 1001, "NID": 1002`), wantCode: 400,
+			wantDetail: `duplicate key "NID"`},
 		{name: "trailing data", dump: append(append([]byte{}, mountain...), "{}"...), wantCode: 400, wantDetail: "unexpected data"},
 	}
 	for _, tt := range tests {
@@ -94,6 +98,8 @@ func TestLoadStateRequests(t *testing.T) {
 		{name: "missing field", ctype: "multipart/form-data; boundary=XX", body: "--XX\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\n{}\r\n--XX--\r\n",
 			wantCode: 400, wantDetail: "sls_dump: missing"},
 		{name: "broken multipart", ctype: "multipart/form-data; boundary=XX", body: "garbage", wantCode: 400, wantDetail: "multipart"},
+		{name: "truncated multipart", ctype: "multipart/form-data; boundary=XX", body: "--XX\r\nContent-Disposition: form-data; name=\"sls_dump\"\r\n\r\n{\"Hardware\":{\"x1\":{\"Cla",
+			wantCode: 400, wantDetail: "multipart field sls_dump"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -82,6 +83,8 @@ func checkNetwork(n Network, path string) (Network, error) {
 		return n, problem.Invalidf("Name %q in the body does not match %q in the path", n.Name, path)
 	case n.Name == "":
 		return n, problem.Invalidf("Name: missing")
+	case httpserver.CheckText("Name", n.Name) != nil:
+		return n, httpserver.CheckText("Name", n.Name)
 	case strings.ContainsAny(n.Name, " \t\r\n/?#%"):
 		return n, problem.Invalidf("Name %q: must not contain spaces, '/', '?', '#' or '%%'", n.Name)
 	}

@@ -29,6 +29,9 @@ func (s *Store) LoadState(ctx context.Context, r io.Reader) (hardware, networks 
 	if !json.Valid(data) {
 		return 0, 0, dumpSyntaxError(data)
 	}
+	if err := httpserver.CheckJSON(data); err != nil {
+		return 0, 0, fmt.Errorf("sls_dump: %w", err)
+	}
 	now := s.now()
 	var entries []*entry
 	var nets []Network

@@ -167,6 +167,7 @@ func TestDiscoveryHangingBMCDoesNotStall(t *testing.T) {
 	}
 	e.must(404, "GET", "/Inventory/DiscoveryStatus/7", nil)
 	e.must(404, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s9b0"}})
+	e.must(400, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "not-an-xname"}})
 }
 
 // TestDiscoveryGolden compares the components and inventory of a generated

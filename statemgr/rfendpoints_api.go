@@ -365,7 +365,11 @@ func (a *API) postDiscover(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f := RedfishEndpointFilter{}
-	for _, x := range body.XNames {
+	for i, x := range body.XNames {
+		if !xname.Valid(x) { // 400 like the rest of HSM, not a 404 for an endpoint
+			problem.Write(w, r, a.log, problem.Invalidf("xnames[%d]: %q is not a valid xname", i, x))
+			return
+		}
 		f.ID = append(f.ID, xname.Normalize(x))
 	}
 	rows, err := a.store.rfEndpointRows(r.Context(), f)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -18,6 +19,9 @@ import (
 // States. Roles and SubRoles are kept as sent, as HSM echoes them; matching
 // ignores case anyway.
 func normSubscription(s *hsm.Subscription, vs *vocabSet) error {
+	if err := httpserver.CheckText("Subscriber", s.Subscriber); err != nil {
+		return err
+	}
 	if strings.TrimSpace(s.Subscriber) == "" {
 		return problem.Invalidf("Missing name of subscriber")
 	}

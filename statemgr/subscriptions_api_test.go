@@ -21,6 +21,8 @@ func TestSubscriptionsAPI(t *testing.T) {
 	}{
 		{body: map[string]any{"Url": url, "States": []string{"On"}}, detail: "Missing name of subscriber"},
 		{body: map[string]any{"Subscriber": "x", "States": []string{"On"}}, detail: "Missing url"},
+		{body: map[string]any{"Subscriber": "hmnfd\u202e@host", "Url": "http://h/", "States": []string{"On"}}, detail: `Subscriber: "hmnfd\u202e@host" has the control character U+202E at byte 5`},
+		{body: map[string]any{"Subscriber": "hmnfd\x00", "Url": "http://h/", "States": []string{"On"}}, detail: `Subscriber: "hmnfd\x00" has the control character U+0000 at byte 5`},
 		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "States": []string{"Sleepy"}}, detail: "Invalid state 'Sleepy'"},
 		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "Roles": []string{"Gardener"}}, detail: "Invalid role 'Gardener'"},
 		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "SubRoles": []string{"Boss"}}, detail: "Invalid subRole 'Boss'"},

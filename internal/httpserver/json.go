@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,25 +22,21 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // ReadJSON decodes the request body into v, refusing bodies over limit bytes
-// (DefaultBodyLimit when limit <= 0) and trailing data. Errors are ErrInvalid or
-// ErrTooLarge with a message that names the problem (and the field, for type errors).
+// (DefaultBodyLimit when limit <= 0), trailing data, invalid UTF-8 and
+// duplicate object keys (CheckJSON). Errors are ErrInvalid or ErrTooLarge
+// with a message that names the problem (and the field, for type errors).
 func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if limit <= 0 {
 		limit = DefaultBodyLimit
 	}
-	body := http.MaxBytesReader(w, r.Body, limit)
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(v); err != nil {
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength <= limit {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
 		return DecodeError(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return DecodeError(err)
-		}
-		return problem.Invalidf("request body: unexpected data after the JSON value")
-	}
-	return nil
+	return DecodeJSON(buf.Bytes(), v)
 }
 
 // DecodeError turns a json decoding error into a kinded error with a clear message.
