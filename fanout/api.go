@@ -55,6 +55,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("PATCH /hmi/v2/subscriptions/{xname}/agents/{agent}", a.patchV2)
 	mux.HandleFunc("DELETE /hmi/v2/subscriptions/{xname}/agents/{agent}", a.deleteV2)
 	mux.HandleFunc("POST /hmi/{ver}/scn", a.scn)
+	mux.HandleFunc("GET /hmi/v2/deadletters", a.deadLetters)
 	mux.HandleFunc("GET /hmi/{ver}/params", a.getParams)
 	mux.HandleFunc("PATCH /hmi/{ver}/params", a.patchParams)
 	mux.HandleFunc("GET /hmi/{ver}/health", a.health)

@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hmsuite/hms/internal/httpclient"
 )
 
 // h1Client POSTs deliveries to plain http:// subscribers over pooled HTTP/1.1
@@ -114,7 +115,7 @@ func (c *h1Client) post(ctx context.Context, t *h1Target, body []byte) error {
 			return fmt.Errorf("post to %s: %w", t.addr, err)
 		}
 		if status < 200 || status > 299 {
-			return fmt.Errorf("subscriber answered %d %s", status, http.StatusText(status))
+			return fmt.Errorf("subscriber %w", httpclient.StatusError(status))
 		}
 		return nil
 	}

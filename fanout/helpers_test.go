@@ -62,11 +62,14 @@ type receiver struct {
 	down   map[string]bool
 	status map[string]int
 	hang   map[string]bool
-	onPost func(path string, d delivery) // called after recording, without the lock
+	// maxComps, when set for a path, refuses with 413 a body of more components.
+	maxComps map[string]int
+	onPost   func(path string, d delivery) // called after recording, without the lock
 }
 
 func newReceiver() *receiver {
-	return &receiver{got: map[string][]delivery{}, down: map[string]bool{}, status: map[string]int{}, hang: map[string]bool{}}
+	return &receiver{got: map[string][]delivery{}, down: map[string]bool{}, status: map[string]int{}, hang: map[string]bool{},
+		maxComps: map[string]int{}}
 }
 
 func (rc *receiver) set(fn func()) {
@@ -108,6 +111,11 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc.mu.Lock()
+	if limit := rc.maxComps[r.URL.Path]; limit > 0 && len(d.Components) > limit {
+		rc.mu.Unlock()
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
+	}
 	rc.got[r.URL.Path] = append(rc.got[r.URL.Path], d)
 	on := rc.onPost
 	rc.mu.Unlock()

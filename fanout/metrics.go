@@ -16,16 +16,17 @@ const otherLabel = "other"
 // with the subscriber URL for the first cap URLs seen; later URLs share
 // subscriber="other" so a large system cannot blow up the series count.
 type metrics struct {
-	received   *prometheus.CounterVec
-	duplicates prometheus.Counter
-	malformed  prometheus.Counter
-	backlog    *prometheus.GaugeVec
-	delivered  *prometheus.CounterVec
-	retries    *prometheus.CounterVec
-	expiries   *prometheus.CounterVec
-	expiredSCN prometheus.Counter
-	latency    prometheus.Histogram
-	subs       prometheus.Gauge
+	received    *prometheus.CounterVec
+	duplicates  prometheus.Counter
+	malformed   prometheus.Counter
+	backlog     *prometheus.GaugeVec
+	delivered   *prometheus.CounterVec
+	retries     *prometheus.CounterVec
+	deadLetters *prometheus.CounterVec
+	expiries    *prometheus.CounterVec
+	expiredSCN  prometheus.Counter
+	latency     prometheus.Histogram
+	subs        prometheus.Gauge
 
 	mu     sync.Mutex
 	labels map[string]string
@@ -46,6 +47,8 @@ func newMetrics(reg prometheus.Registerer, labelCap int) *metrics {
 			Help: "SCNs acknowledged by the subscriber (2xx), per subscriber URL."}, []string{"subscriber"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hmnfd_delivery_retries_total",
 			Help: "Failed delivery attempts that will be retried, per subscriber URL."}, []string{"subscriber"}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hmnfd_dead_letters_total",
+			Help: "Deliveries a subscriber refused for good (4xx other than 408/429), set aside, per subscriber URL."}, []string{"subscriber"}),
 		expiries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hmnfd_subscriber_expiries_total",
 			Help: "Subscribers removed because their backlog passed the retention limit."}, []string{"subscriber"}),
 		expiredSCN: prometheus.NewCounter(prometheus.CounterOpts{Name: "hmnfd_scns_expired_total",
@@ -58,7 +61,7 @@ func newMetrics(reg prometheus.Registerer, labelCap int) *metrics {
 		labels: map[string]string{},
 		cap:    labelCap,
 	}
-	reg.MustRegister(m.received, m.duplicates, m.malformed, m.backlog, m.delivered, m.retries,
+	reg.MustRegister(m.received, m.duplicates, m.malformed, m.backlog, m.delivered, m.retries, m.deadLetters,
 		m.expiries, m.expiredSCN, m.latency, m.subs)
 	return m
 }

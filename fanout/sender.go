@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/redact"
 )
 
@@ -35,8 +37,8 @@ type sender struct {
 	tid    int64     // the URL's id in the store
 
 	// The sender's series, looked up once.
-	delivered, retries prometheus.Counter
-	backlogG           prometheus.Gauge
+	delivered, retries, deadLetters prometheus.Counter
+	backlogG                        prometheus.Gauge
 
 	mu      sync.Mutex
 	buf     []pending
@@ -55,7 +57,8 @@ func newSender(svc *Service, url string) *sender {
 	label := svc.m.label(url)
 	sd := &sender{svc: svc, url: url, label: label, kick: make(chan struct{}, 1), stop: make(chan struct{}),
 		delivered: svc.m.delivered.WithLabelValues(label), retries: svc.m.retries.WithLabelValues(label),
-		backlogG: svc.m.backlog.WithLabelValues(label), tid: svc.store.target(url)}
+		deadLetters: svc.m.deadLetters.WithLabelValues(label),
+		backlogG:    svc.m.backlog.WithLabelValues(label), tid: svc.store.target(url)}
 	if svc.h1 != nil && !proxied(url) {
 		if t, ok := newH1Target(url); ok {
 			sd.target = &t
@@ -227,6 +230,9 @@ func (sd *sender) deliver(ctx context.Context, batch []pending) bool {
 		if ctx.Err() != nil {
 			return false
 		}
+		if errors.Is(err, httpclient.ErrRefused) {
+			return sd.refused(ctx, batch, err)
+		}
 		sd.retries.Inc()
 		sd.failed(err, attempt)
 		if sd.expired(batch[0]) {
@@ -237,6 +243,21 @@ func (sd *sender) deliver(ctx context.Context, batch []pending) bool {
 			return false
 		}
 	}
+}
+
+// refused handles a batch the subscriber refused for good. A batch of
+// several SCNs may have been refused as a whole (too large, say), so its
+// SCNs are sent again one by one; a single SCN refused becomes a dead letter.
+func (sd *sender) refused(ctx context.Context, batch []pending, err error) bool {
+	if len(batch) == 1 {
+		return sd.deadLetter(ctx, batch[0], err)
+	}
+	for i := range batch {
+		if !sd.deliver(ctx, batch[i:i+1]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (sd *sender) failed(err error, attempt int) {
@@ -309,7 +330,7 @@ func (sd *sender) post(ctx context.Context, b []byte) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("subscriber answered %s", resp.Status)
+		return fmt.Errorf("subscriber %w", httpclient.StatusError(resp.StatusCode))
 	}
 	return nil
 }
@@ -317,10 +338,19 @@ func (sd *sender) post(ctx context.Context, b []byte) error {
 // acked records a delivered batch and drops it from the head of the queue.
 func (sd *sender) acked(batch []pending) {
 	now := sd.svc.cfg.Now()
+	for _, p := range batch {
+		sd.svc.m.latency.Observe(now.Sub(p.scn.Timestamp).Seconds())
+	}
+	sd.drop(batch)
+	sd.delivered.Add(float64(len(batch)))
+}
+
+// drop removes batch, delivered or dead-lettered, from the head of the
+// queue; the subscriber answered, so it is reachable.
+func (sd *sender) drop(batch []pending) {
 	keys := make([]qkey, len(batch))
 	for i, p := range batch {
 		keys[i] = qkey{target: sd.tid, scn: p.id}
-		sd.svc.m.latency.Observe(now.Sub(p.scn.Timestamp).Seconds())
 	}
 	sd.svc.ack(keys)
 	sd.mu.Lock()
@@ -335,6 +365,5 @@ func (sd *sender) acked(batch []pending) {
 	if wasDown {
 		sd.svc.log.Info("subscriber_reachable", "subscriber", redact.URL(sd.url))
 	}
-	sd.delivered.Add(float64(len(batch)))
 	sd.backlogG.Sub(float64(len(batch)))
 }

@@ -45,33 +45,10 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 			mu.Unlock()
 		})
 
-		store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
-		hosts["hsm"] = statemgr.NewAPI(store, discard()).Handler()
-		relay := statemgr.NewRelay(store, statemgr.RelayConfig{Client: net, Log: discard()})
-
-		nstore, err := fanout.OpenStore(ctx, filepath.Join(dir, "hmnfd.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nstore.Close()
-		cfg := fanout.DefaultConfig()
-		cfg.Client = net
-		svc, err := fanout.New(ctx, nstore, cfg, discard(), prometheus.NewRegistry())
-		if err != nil {
-			t.Fatal(err)
-		}
-		params := fanout.StartParams(":28600", "hmnfd.db", "http://hsm", "http://hmnfd/hmi/v1/scn", nil, "")
-		hosts["hmnfd"] = fanout.NewAPI(svc, discard(), params, nil).Handler()
-
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()
-		wg.Go(func() { _ = relay.Run(ctx) })
-		wg.Go(func() { _ = svc.Run(ctx) })
+		svc := startCallbackSuite(ctx, t, dir, hosts, &wg)
 		subCtx, stopSub := context.WithCancel(ctx)
 		wg.Go(func() { _ = svc.SubscribeHSM(subCtx, net, "http://hsm", "http://hmnfd/hmi/v1/scn", "hmnfd@test") })
 
@@ -132,4 +109,37 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 			t.Fatalf("subscriber notifications (-want +got):\n%s", d)
 		}
 	})
+}
+
+// startCallbackSuite opens a real hsm (host "hsm") and a real hmnfd (host
+// "hmnfd") in HSM-callback mode, with their databases in dir, and runs
+// HSM's relay and hmnfd's senders in wg until ctx ends; the caller starts
+// hmnfd's SubscribeHSM.
+func startCallbackSuite(ctx context.Context, t *testing.T, dir string, hosts hostTransport, wg *sync.WaitGroup) *fanout.Service {
+	t.Helper()
+	net := &http.Client{Transport: hosts}
+	store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	hosts["hsm"] = statemgr.NewAPI(store, discard()).Handler()
+	relay := statemgr.NewRelay(store, statemgr.RelayConfig{Client: net, Log: discard()})
+
+	nstore, err := fanout.OpenStore(ctx, filepath.Join(dir, "hmnfd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nstore.Close() })
+	cfg := fanout.DefaultConfig()
+	cfg.Client = net
+	svc, err := fanout.New(ctx, nstore, cfg, discard(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := fanout.StartParams(":28600", "hmnfd.db", "http://hsm", "http://hmnfd/hmi/v1/scn", nil, "")
+	hosts["hmnfd"] = fanout.NewAPI(svc, discard(), params, nil).Handler()
+	wg.Go(func() { _ = relay.Run(ctx) })
+	wg.Go(func() { _ = svc.Run(ctx) })
+	return svc
 }

@@ -113,6 +113,7 @@ func (a *API) subscriptionRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("PUT "+s+"/{id}", a.putSubscription)
 	mux.HandleFunc("PATCH "+s+"/{id}", a.patchSubscription)
 	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
+	mux.HandleFunc("GET "+s+"/deadletters", a.listDeadLetters)
 }
 
 // writeMessage answers 200 with HMS's {"code":0,"message":msg} body.

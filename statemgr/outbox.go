@@ -43,10 +43,21 @@ func (g *scnGroups) add(k scnKey, id string) {
 	g.ids[k] = append(g.ids[k], id)
 }
 
+// scnMaxComponents bounds the components of one SCN. A bulk change of more
+// components is split into SCNs of at most this many, in the order the
+// components were given, each with its own Seq (consecutive, as they are
+// committed together). Unsplit, a change of ~500,000 components made one SCN
+// larger than hmnfd's 8 MiB body limit, which hmnfd refused for ever and
+// which held every later SCN behind it (issue 18). Distinct Seqs, rather than
+// one Seq shared by the pieces, keep "(Epoch, Seq) identifies an SCN" true
+// for HTTP subscribers that dedupe on Seq alone; hmnfd dedupes per component
+// and accepts either.
+const scnMaxComponents = 10_000
+
 func (g *scnGroups) scns() []hsm.SCN {
 	out := make([]hsm.SCN, 0, len(g.order))
 	for _, k := range g.order {
-		scn := hsm.SCN{Components: g.ids[k], State: k.State, Flag: k.Flag, Role: k.Role, SubRole: k.SubRole,
+		scn := hsm.SCN{State: k.State, Flag: k.Flag, Role: k.Role, SubRole: k.SubRole,
 			SoftwareStatus: k.SoftwareStatus, Timestamp: g.at}
 		if k.Enabled != 0 {
 			en := k.Enabled == 2
@@ -56,7 +67,10 @@ func (g *scnGroups) scns() []hsm.SCN {
 			n := k.NID
 			scn.NID = &n
 		}
-		out = append(out, scn)
+		for ids := range slices.Chunk(g.ids[k], scnMaxComponents) {
+			scn.Components = ids
+			out = append(out, scn)
+		}
 	}
 	return out
 }

@@ -41,7 +41,8 @@ type RelayConfig struct {
 // /Subscriptions/SCN callback. Every consumer has a cursor in the database,
 // advanced only after delivery, so after a crash delivery resumes where it
 // stopped: SCNs may repeat (consumers dedupe by Seq) but are not lost, unless
-// a consumer stays away longer than the retention limit.
+// a consumer stays away longer than the retention limit, or a subscriber
+// refuses one for good (it becomes a dead letter, see deadLetter).
 type Relay struct {
 	store *Store
 	cfg   RelayConfig
@@ -51,6 +52,7 @@ type Relay struct {
 type relayMetrics struct {
 	published, busErrors, expired prometheus.Counter
 	delivered, retries, skipped   *prometheus.CounterVec
+	deadLetters                   *prometheus.CounterVec
 	outboxRows, retention         prometheus.Gauge
 }
 
@@ -82,11 +84,13 @@ func NewRelay(store *Store, cfg RelayConfig) *Relay {
 	}
 	r := &Relay{store: store, cfg: cfg}
 	r.m = relayMetrics{
-		published:  prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_messages_total", Help: "SCN messages (one per component) accepted by the bus."}),
-		busErrors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_errors_total", Help: "Failed bus publish attempts (retried)."}),
-		expired:    prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_expired_total", Help: "Outbox rows dropped by the retention limit before every consumer had them."}),
-		delivered:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivered_total", Help: "SCNs posted to a subscriber."}, []string{"subscription"}),
-		retries:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivery_retries_total", Help: "Failed posts to a subscriber (retried)."}, []string{"subscription"}),
+		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_messages_total", Help: "SCN messages (one per component) accepted by the bus."}),
+		busErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_errors_total", Help: "Failed bus publish attempts (retried)."}),
+		expired:   prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_expired_total", Help: "Outbox rows dropped by the retention limit before every consumer had them."}),
+		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivered_total", Help: "SCNs posted to a subscriber."}, []string{"subscription"}),
+		retries:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivery_retries_total", Help: "Failed posts to a subscriber (retried)."}, []string{"subscription"}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_dead_letters_total",
+			Help: "SCNs a subscriber refused for good (4xx other than 408/429), moved aside."}, []string{"subscription"}),
 		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_missed_total", Help: "SCNs a subscriber never got because they expired first."}, []string{"subscription"}),
 		outboxRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_outbox_rows", Help: "Rows in the SCN outbox after the last compaction."}),
 		retention:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_retention_seconds", Help: "How long an undelivered SCN is kept."}),
@@ -94,7 +98,7 @@ func NewRelay(store *Store, cfg RelayConfig) *Relay {
 	r.m.retention.Set(cfg.Retention.Seconds())
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(r.m.published, r.m.busErrors, r.m.expired, r.m.delivered, r.m.retries,
-			r.m.skipped, r.m.outboxRows, r.m.retention)
+			r.m.skipped, r.m.deadLetters, r.m.outboxRows, r.m.retention)
 	}
 	return r
 }

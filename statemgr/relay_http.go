@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 
+	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -17,8 +19,9 @@ const subBatchRows = 64
 
 // deliver posts the outbox to one subscriber, in order, from its cursor on.
 // A failed post is retried with exponential backoff until it succeeds or the
-// subscription goes away; the cursor advances only past delivered (or
-// unwanted) rows.
+// subscription goes away, except that one the subscriber refuses for good
+// (4xx other than 408/429) becomes a dead letter; the cursor advances only
+// past delivered, dead-lettered (or unwanted) rows.
 func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 	name := subCursor(sub.ID)
 	cur, err := r.store.cursor(ctx, name)
@@ -79,6 +82,9 @@ func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hs
 		if ctx.Err() != nil {
 			return false
 		}
+		if errors.Is(err, httpclient.ErrRefused) {
+			return r.deadLetter(ctx, sub, scn, body, err)
+		}
 		r.m.retries.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
 		r.cfg.Log.InfoContext(ctx, "scn_post_failed", "subscription", sub.ID, "url", redact.URL(sub.Url), "seq", scn.Seq,
 			"retry_in", backoff, "err", err)
@@ -103,7 +109,32 @@ func (r *Relay) post(ctx context.Context, url string, body []byte) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("post scn: subscriber answered %s", resp.Status)
+		return fmt.Errorf("post scn: subscriber %w", httpclient.StatusError(resp.StatusCode))
 	}
 	return nil
+}
+
+// deadLetter moves an SCN the subscriber refused for good aside (stored,
+// counted, logged once) so that the SCNs after it are delivered; false
+// means ctx ended before it was stored.
+func (r *Relay) deadLetter(ctx context.Context, sub hsm.Subscription, scn *hsm.SCN, body []byte, refusal error) bool {
+	d := hsm.DeadLetter{SubscriptionID: sub.ID, Subscriber: sub.Subscriber, Seq: scn.Seq, Epoch: scn.Epoch,
+		Error: refusal.Error(), SCN: body}
+	for backoff := r.cfg.MinBackoff; ; backoff = min(2*backoff, r.cfg.MaxBackoff) {
+		err := r.store.addDeadLetter(ctx, d)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		r.cfg.Log.ErrorContext(ctx, "scn_dead_letter_store_failed", "subscription", sub.ID, "seq", scn.Seq, "err", err)
+		if !r.wait(ctx, backoff) {
+			return false
+		}
+	}
+	r.m.deadLetters.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
+	r.cfg.Log.WarnContext(ctx, "scn_dead_lettered", "subscription", sub.ID, "seq", scn.Seq,
+		"components", len(scn.Components), "err", refusal)
+	return true
 }

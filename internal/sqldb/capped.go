@@ -1,0 +1,25 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// InsertCapped runs insert (an INSERT into table, whose INTEGER PRIMARY KEY
+// column is id) with args in tx, then deletes the rows of table more than
+// keep ids older than the new one: a log table that keeps its newest rows.
+func InsertCapped(ctx context.Context, tx *sql.Tx, table string, keep int, insert string, args ...any) error {
+	res, err := tx.ExecContext(ctx, insert, args...)
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE id <= ?`, id-int64(keep)); err != nil {
+		return fmt.Errorf("trim %s: %w", table, err)
+	}
+	return nil
+}
