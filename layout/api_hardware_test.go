@@ -98,13 +98,13 @@ func TestHardwareDerivedFields(t *testing.T) {
 	}{
 		{name: "node keeps unknown extra fields", path: "/v1/hardware/x3000c0s1b0n0", want: Hardware{
 			Parent: "x3000c0s1b0", Xname: "x3000c0s1b0n0", Type: "comptype_node", Class: River, TypeString: "Node",
-			LastUpdated: testNow.Unix(), LastUpdatedTime: "2026-03-04 05:06:07 +0000 UTC",
+			LastUpdated: testNow.Unix(), LastUpdatedTime: "2026-03-04 05:06:07.123456 +0000 UTC",
 			ExtraProperties: json.RawMessage(`{"NID":7,"Role":"Compute","Aliases":["nid000007"],"Rack":"R12","Tags":{"a":[1,2]}}`),
 		}},
 		{name: "bmc lists stored children", path: "/v1/hardware/x3000c0s1b0", want: Hardware{
 			Parent: "x3000c0s1", Children: []string{"x3000c0s1b0n0", "x3000c0s1b0n1"}, Xname: "x3000c0s1b0",
 			Type: "comptype_ncard", Class: River, TypeString: "NodeBMC",
-			LastUpdated: testNow.Unix(), LastUpdatedTime: "2026-03-04 05:06:07 +0000 UTC",
+			LastUpdated: testNow.Unix(), LastUpdatedTime: "2026-03-04 05:06:07.123456 +0000 UTC",
 		}},
 	}
 	for _, tt := range tests {

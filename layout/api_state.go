@@ -67,17 +67,15 @@ func (a *API) putNetwork(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
+	// The path names the network whatever Name the body has, and a created
+	// network is 200 too, as in the shipped SLS.
 	name := r.PathValue("network")
-	created, err := a.store.PutNetwork(r.Context(), name, n)
-	if err != nil {
+	n.Name = name
+	if _, err := a.store.PutNetwork(r.Context(), name, n); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	a.sendNetwork(w, r, status, name)
+	a.sendNetwork(w, r, http.StatusOK, name)
 }
 
 // sendNetwork answers a successful write with the stored network.
@@ -140,7 +138,9 @@ func (a *API) loadState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.log.InfoContext(r.Context(), "state_loaded", "hardware", hw, "networks", nets, "elapsed", time.Since(start))
-	httpserver.WriteJSON(w, http.StatusCreated, map[string]int{"Hardware": hw, "Networks": nets})
+	// 204 with no body, as the shipped SLS answers (its spec says 201): the
+	// CSM SLS loader aborts on any other status.
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (a *API) readDump(r *http.Request) (hw, nets int, err error) {

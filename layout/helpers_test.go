@@ -18,7 +18,8 @@ import (
 )
 
 // testNow is the fixed clock of the tests.
-var testNow = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+// testNow has nanoseconds, of which the wire keeps the microseconds.
+var testNow = time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
 
 // testEnv is an SLS API on a real SQLite file behind an httptest server.
 type testEnv struct {
@@ -101,10 +102,11 @@ func (e *testEnv) load(dump []byte) (int, string) {
 	return e.send(req)
 }
 
-// loadFile loads a file of testdata and fails the test unless it is accepted.
+// loadFile loads a file of testdata and fails the test unless it is
+// accepted with the shipped answer: 204, no body.
 func (e *testEnv) loadFile(name string) {
 	e.t.Helper()
-	if code, body := e.load(readTestdata(e.t, name)); code != http.StatusCreated {
+	if code, body := e.load(readTestdata(e.t, name)); code != http.StatusNoContent || body != "" {
 		e.t.Fatalf("load %s: %d %s", name, code, body)
 	}
 }

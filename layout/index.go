@@ -19,7 +19,7 @@ type entry struct {
 	class       Class
 	extra       []byte // compact JSON object, or nil
 	props       []prop
-	updated     int64 // Unix seconds
+	updated     int64 // Unix microseconds
 	updatedTime string
 
 	// kids mirrors index.children[xname], so rendering needs no map lookup.
@@ -61,13 +61,16 @@ func newEntry(in Hardware, now time.Time, nowText string, names interner) (*entr
 	parent, _ := x.Parent()
 	return &entry{
 		xname: x.String(), parent: parent.String(), htype: t, stype: t.SLSType(), class: class,
-		extra: extra, props: props, updated: now.Unix(), updatedTime: nowText,
+		extra: extra, props: props, updated: now.UnixMicro(), updatedTime: nowText,
 	}, nil
 }
 
-// timeText is the LastUpdatedTime spelling of t.
+// timeText is the LastUpdatedTime spelling of t: Go's time.Time.String()
+// of the microsecond timestamp the shipped SLS reads back from Postgres
+// ("2026-11-24 05:31:10.123456 +0000 UTC", trailing zeros of the fraction
+// dropped), without String's monotonic clock suffix.
 func timeText(t time.Time) string {
-	return t.UTC().Truncate(time.Second).Format("2006-01-02 15:04:05 -0700 MST")
+	return t.UTC().Truncate(time.Microsecond).Format("2006-01-02 15:04:05.999999999 -0700 MST")
 }
 
 // index holds every stored hardware entry and the posting lists searches use.

@@ -3,6 +3,7 @@ package layout
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 )
 
 // appendEntry appends the wire JSON of e, whose stored children are kids.
@@ -35,7 +36,7 @@ func appendEntry(b []byte, e *entry, kids []*entry) []byte {
 	b = append(b, `","TypeString":"`...)
 	b = append(b, e.htype...)
 	b = append(b, `","LastUpdated":`...)
-	b = strconv.AppendInt(b, e.updated, 10)
+	b = strconv.AppendInt(b, unixSeconds(e.updated), 10)
 	b = append(b, `,"LastUpdatedTime":"`...)
 	b = append(b, e.updatedTime...)
 	b = append(b, '"')
@@ -50,7 +51,7 @@ func appendEntry(b []byte, e *entry, kids []*entry) []byte {
 func toHardware(e *entry, kids []*entry) Hardware {
 	h := Hardware{
 		Parent: e.parent, Xname: e.xname, Type: e.stype, Class: e.class, TypeString: e.htype,
-		LastUpdated: e.updated, LastUpdatedTime: e.updatedTime,
+		LastUpdated: unixSeconds(e.updated), LastUpdatedTime: e.updatedTime,
 	}
 	for _, k := range kids {
 		h.Children = append(h.Children, k.xname)
@@ -60,3 +61,7 @@ func toHardware(e *entry, kids []*entry) Hardware {
 	}
 	return h
 }
+
+// unixSeconds is LastUpdated (Unix seconds) of a stored time in Unix
+// microseconds.
+func unixSeconds(micros int64) int64 { return time.UnixMicro(micros).Unix() }

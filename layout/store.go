@@ -68,9 +68,15 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // loadIndex reads the version row and every hardware row into memory.
 func (s *Store) loadIndex(ctx context.Context) error {
-	var counter, nanos int64
-	if err := s.db.R.QueryRowContext(ctx, `SELECT counter, last_updated FROM version WHERE id = 1`).Scan(&counter, &nanos); err != nil {
+	var counter, micros int64
+	if err := s.db.R.QueryRowContext(ctx, `SELECT counter, last_updated FROM version WHERE id = 1`).Scan(&counter, &micros); err != nil {
 		return fmt.Errorf("read sls version: %w", err)
+	}
+	if micros == 0 {
+		var err error
+		if micros, err = s.stampBase(ctx); err != nil {
+			return err
+		}
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT xname, class, extra, last_updated FROM hardware ORDER BY xname`)
 	if err != nil {
@@ -78,10 +84,10 @@ func (s *Store) loadIndex(ctx context.Context) error {
 	}
 	defer rows.Close()
 	var (
-		entries  []*entry
-		lastUnix int64 = -1
-		lastText string
-		names    = interner{}
+		entries   []*entry
+		lastMicro int64 = -1
+		lastText  string
+		names     = interner{}
 	)
 	for rows.Next() {
 		var (
@@ -92,11 +98,11 @@ func (s *Store) loadIndex(ctx context.Context) error {
 		if err := rows.Scan(&h.Xname, &h.Class, &extra, &updated); err != nil {
 			return fmt.Errorf("read hardware: %w", err)
 		}
-		if updated != lastUnix {
-			lastUnix, lastText = updated, timeText(time.Unix(updated, 0))
+		if updated != lastMicro {
+			lastMicro, lastText = updated, timeText(time.UnixMicro(updated))
 		}
 		h.ExtraProperties = []byte(extra.String)
-		e, err := newEntry(h, time.Unix(updated, 0), lastText, names)
+		e, err := newEntry(h, time.UnixMicro(updated), lastText, names)
 		if err != nil {
 			return fmt.Errorf("stored hardware %s: %w", h.Xname, err)
 		}
@@ -106,8 +112,23 @@ func (s *Store) loadIndex(ctx context.Context) error {
 		return fmt.Errorf("read hardware: %w", err)
 	}
 	s.ix = newIndex(entries)
-	s.ver = version{counter: counter, updated: time.Unix(0, nanos)}
+	s.ver = version{counter: counter, updated: time.UnixMicro(micros)}
 	return nil
+}
+
+// stampBase records the time of a version row never written, so that
+// /version of a fresh database has a real LastUpdated, as the shipped SLS
+// has from the base version row it records at creation.
+func (s *Store) stampBase(ctx context.Context) (int64, error) {
+	micros := s.now().UnixMicro()
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE version SET last_updated = ? WHERE id = 1 AND last_updated = 0`, micros)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("stamp sls base version: %w", err)
+	}
+	return micros, nil
 }
 
 // Version returns the change counter and the time of the last write.
@@ -115,7 +136,7 @@ func (s *Store) Version() Version {
 	s.mu.RLock()
 	v := s.ver
 	s.mu.RUnlock()
-	return Version{Counter: v.counter, LastUpdated: v.updated.UTC().Format(time.RFC3339Nano)}
+	return Version{Counter: v.counter, LastUpdated: v.updated.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)}
 }
 
 // write runs fn in a transaction that also bumps the version, then, once it has
@@ -126,7 +147,7 @@ func (s *Store) write(ctx context.Context, now time.Time, fn func(*sql.Tx) error
 		if err := fn(tx); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE version SET counter = ?, last_updated = ? WHERE id = 1`, next, now.UnixNano())
+		_, err := tx.ExecContext(ctx, `UPDATE version SET counter = ?, last_updated = ? WHERE id = 1`, next, now.UnixMicro())
 		if err != nil {
 			return fmt.Errorf("bump sls version: %w", err)
 		}

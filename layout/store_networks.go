@@ -51,7 +51,7 @@ func scanNetwork(r scanner) (Network, error) {
 	if err := json.Unmarshal([]byte(doc), &n); err != nil {
 		return n, fmt.Errorf("stored network: %w", err)
 	}
-	n.LastUpdated, n.LastUpdatedTime = updated, timeText(time.Unix(updated, 0))
+	n.LastUpdated, n.LastUpdatedTime = unixSeconds(updated), timeText(time.UnixMicro(updated))
 	return n, nil
 }
 
@@ -116,7 +116,7 @@ func (s *Store) CreateNetwork(ctx context.Context, n Network) error {
 	now := s.now()
 	return s.write(ctx, now, func(tx *sql.Tx) error {
 		doc, _ := json.Marshal(n)
-		_, err := tx.ExecContext(ctx, `INSERT INTO networks (name, doc, last_updated) VALUES (?, ?, ?)`, n.Name, string(doc), now.Unix())
+		_, err := tx.ExecContext(ctx, `INSERT INTO networks (name, doc, last_updated) VALUES (?, ?, ?)`, n.Name, string(doc), now.UnixMicro())
 		if sqldb.IsUniqueViolation(err) {
 			return problem.Conflictf("network %q already exists", n.Name)
 		}
@@ -133,7 +133,7 @@ func putNetworkTx(ctx context.Context, tx *sql.Tx, n Network, now time.Time) err
 		return fmt.Errorf("encode network %s: %w", n.Name, err)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO networks (name, doc, last_updated) VALUES (?, ?, ?)
-ON CONFLICT (name) DO UPDATE SET doc = excluded.doc, last_updated = excluded.last_updated`, n.Name, string(doc), now.Unix())
+ON CONFLICT (name) DO UPDATE SET doc = excluded.doc, last_updated = excluded.last_updated`, n.Name, string(doc), now.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("store network %s: %w", n.Name, err)
 	}
