@@ -1,8 +1,10 @@
 package fanout
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
+	"path"
 	"sync"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -39,7 +41,7 @@ func NewAPI(svc *Service, log *slog.Logger, params Params, level *slog.LevelVar,
 
 // Handler returns the routed API.
 func (a *API) Handler() *httpserver.Mux {
-	mux := httpserver.NewMux(problem.Style{})
+	mux := httpserver.NewMux(problemStyle())
 	a.routes(mux)
 	return mux
 }
@@ -72,8 +74,28 @@ func version(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// fail answers a failed request in hmnfd's problem shape: 400s are titled
+// "Invalid Request" ("Bad DELETE request" for a DELETE that matched
+// nothing), and the instance is the resource without its version
+// ("/params"), or the path for the v2 routes under an xname.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	problem.Write(w, r, a.log, err)
+	style := problemStyle()
+	if errors.Is(err, errNoMatch) {
+		style.Titles = map[int]string{http.StatusBadRequest: "Bad DELETE request"}
+	}
+	style.Write(w, r, a.log, err)
+}
+
+func problemStyle() problem.Style {
+	return problem.Style{
+		Titles: map[int]string{http.StatusBadRequest: "Invalid Request"},
+		Instance: func(r *http.Request) string {
+			if r.PathValue("xname") != "" {
+				return r.URL.Path
+			}
+			return "/" + path.Base(r.URL.Path)
+		},
+	}
 }
 
 func (a *API) postV1(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +158,7 @@ func (a *API) deleteV1(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	if version(w, r) {
-		httpserver.WriteJSON(w, http.StatusOK, SubscriptionList{SubscriptionList: a.svc.List("")})
+		writeList(w, a.svc.List(""))
 	}
 }
 
@@ -146,7 +168,16 @@ func (a *API) listOne(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, SubscriptionList{SubscriptionList: a.svc.List(k.Component)})
+	writeList(w, a.svc.List(k.Component))
+}
+
+// writeList answers a list of subscriptions; an empty one is
+// {"SubscriptionList":null}, as HMS sends it.
+func writeList(w http.ResponseWriter, subs []Subscription) {
+	if len(subs) == 0 {
+		subs = nil
+	}
+	httpserver.WriteJSON(w, http.StatusOK, SubscriptionList{SubscriptionList: subs})
 }
 
 func (a *API) deleteAgents(w http.ResponseWriter, r *http.Request) {
@@ -181,6 +212,12 @@ func (a *API) readV2(w http.ResponseWriter, r *http.Request, withBody bool) (Key
 func (a *API) postV2(w http.ResponseWriter, r *http.Request) {
 	k, sub, ok := a.readV2(w, r, true)
 	if !ok {
+		return
+	}
+	if len(sub.Components) == 0 {
+		// HMS requires the list here (v1 takes a missing one as "every
+		// component"); "all" watches everything.
+		a.fail(w, r, problem.Invalidf("Subscription request missing Components array field."))
 		return
 	}
 	if err := a.svc.Subscribe(r.Context(), k, sub); err != nil {

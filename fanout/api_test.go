@@ -57,7 +57,7 @@ func TestAPISubscriptionLifecycle(t *testing.T) {
 		{method: "POST", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","States":["on","off"],"Enabled":true,"Url":"http://cray-bss/boot/v1/scn"}`, status: 204},
 		{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"Components":["allnodes"],"States":["Ready"],"SubRoles":["Worker"],"Url":"https://n0:8080/scn"}`, status: 200},
 		{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"Components":["allnodes"],"States":["Ready"],"SubRoles":["Worker"],"Url":"https://n0:8080/scn"}`, status: 200},
-		{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"States":["Off"],"Url":"https://n0:8080/scn"}`, status: 409, contains: "handler@x1c0s0b0n0"},
+		{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"Components":["all"],"States":["Off"],"Url":"https://n0:8080/scn"}`, status: 409, contains: "handler@x1c0s0b0n0"},
 		{method: "PATCH", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"States":["Off","Halt"]}`, status: 204},
 		{method: "GET", path: "/hmi/v2/subscriptions/x1c0s0b0n0", status: 200, contains: `"SubscriberAgent":"handler"`},
 		{method: "PATCH", path: "/hmi/v2/subscriptions/x1c0s0b0n9/agents/handler", body: `{"States":["Off"]}`, status: 404},
@@ -89,9 +89,12 @@ func TestAPISubscriptionLifecycle(t *testing.T) {
 	check(base2)
 	for _, c := range []call{
 		{method: "DELETE", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","Url":"http://cray-bss/boot/v1/scn"}`, status: 200},
-		{method: "DELETE", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/other", status: 400},
+		{method: "DELETE", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/other", status: 400, contains: `"title":"Bad DELETE request","detail":"No matching subscription for DELETE"`},
 		{method: "DELETE", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents", status: 204},
-		{method: "GET", path: "/hmi/v2/subscriptions", status: 200, contains: `{"SubscriptionList":[]}`},
+		// HMS answers 204 when nothing matches too, and sends an empty list as null.
+		{method: "DELETE", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents", status: 204},
+		{method: "GET", path: "/hmi/v2/subscriptions", status: 200, contains: `{"SubscriptionList":null}`},
+		{method: "GET", path: "/hmi/v2/subscriptions/x1c0s0b0n0", status: 200, contains: `{"SubscriptionList":null}`},
 	} {
 		do(t, base2, c)
 	}
@@ -99,7 +102,7 @@ func TestAPISubscriptionLifecycle(t *testing.T) {
 
 func TestAPIBadInput(t *testing.T) {
 	base, svc := apiServer(t, dbPath(t))
-	do(t, base, call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/a", body: `{"States":["On"],"Url":"http://h/x"}`, status: 200})
+	do(t, base, call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/a", body: `{"Components":["all"],"States":["On"],"Url":"http://h/x"}`, status: 200})
 	big := `{"States":["On"],"Url":"http://h/x","Components":["` + strings.Repeat("x", 2<<20) + `"]}`
 	tests := []struct {
 		name string
@@ -108,25 +111,32 @@ func TestAPIBadInput(t *testing.T) {
 		{"malformed v1 subscriber", call{method: "POST", path: "/hmi/v1/subscribe", body: `{"Subscriber":"agent@nodeX","States":["On"],"Url":"http://h/x"}`, status: 400, contains: "Subscriber"}},
 		{"malformed v2 xname", call{method: "POST", path: "/hmi/v2/subscriptions/x1c99/agents/a", body: `{"States":["On"],"Url":"http://h/x"}`, status: 400, contains: "x1c99"}},
 		{"bad agent", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/a%20b", body: `{"States":["On"],"Url":"http://h/x"}`, status: 400, contains: "agent"}},
-		{"url not http", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"States":["On"],"Url":"file:///etc/passwd"}`, status: 400, contains: "Url"}},
-		{"unknown state", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"States":["Sleeping"],"Url":"http://h/x"}`, status: 400, contains: "Sleeping"}},
+		{"url not http", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"Components":["all"],"States":["On"],"Url":"file:///etc/passwd"}`, status: 400, contains: "Url"}},
+		{"unknown state", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"Components":["all"],"States":["Sleeping"],"Url":"http://h/x"}`, status: 400, contains: "Sleeping"}},
 		{"bad component", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"States":["On"],"Components":["n12"],"Url":"http://h/x"}`, status: 400, contains: "Components[0]"}},
 		{"wrong type", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"States":"On","Url":"http://h/x"}`, status: 400, contains: "States"}},
 		{"malformed json", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"States":[`, status: 400}},
-		{"duplicate", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/a", body: `{"States":["Off"],"Url":"http://h/x"}`, status: 409}},
+		{"duplicate", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/a", body: `{"Components":["all"],"States":["Off"],"Url":"http://h/x"}`, status: 409}},
 		{"oversized", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: big, status: 413}},
 		{"patch makes it invalid", call{method: "PATCH", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/a", body: `{"Url":"gopher://h"}`, status: 400, contains: "Url"}},
 		{"scn without components", call{method: "POST", path: "/hmi/v1/scn", body: `{"State":"On"}`, status: 400, contains: "Components"}},
 		{"scn bad xname", call{method: "POST", path: "/hmi/v2/scn", body: `{"State":"On","Components":["bogus"]}`, status: 400, contains: "bogus"}},
 		{"unknown version", call{method: "GET", path: "/hmi/v3/subscriptions", status: 404}},
 		{"params unknown field", call{method: "PATCH", path: "/hmi/v1/params", body: `{"Nope":1}`, status: 400, contains: "Nope"}},
-		{"params read-only", call{method: "PATCH", path: "/hmi/v1/params", body: `{"Port":1}`, status: 400, contains: "read-only"}},
+		{"params read-only", call{method: "PATCH", path: "/hmi/v1/params", body: `{"Port":1,"Scn_in_url":"http://x"}`, status: 400,
+			contains: `{"type":"about:blank","title":"Invalid Request","detail":"Parameter 'port' can't be changed in PATCH operation; Parameter 'scn_in_url' can't be changed in PATCH operation; ","instance":"/params","status":400}`}},
+		{"params wrong types", call{method: "PATCH", path: "/hmi/v2/params", body: `{"SM_url":1,"Debug":"x"}`, status: 400,
+			contains: `"detail":"Invalid data type in Debug field. Invalid data type in SM_url field. "`}},
+		{"v2 without Components", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"States":["On"],"Url":"http://h/x"}`, status: 400,
+			contains: `"detail":"Subscription request missing Components array field."`}},
+		{"v2 with empty Components", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n1/agents/a", body: `{"Components":[],"States":["On"],"Url":"http://h/x"}`, status: 400,
+			contains: "missing Components"}},
 		{"params out of range", call{method: "PATCH", path: "/hmi/v1/params", body: `{"Scn_max_cache":0}`, status: 400, contains: "Scn_max_cache"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { do(t, base, tc.call) })
 	}
-	want := []Subscription{{Subscriber: "a@x1c0s0b0n0", SubscriberComponent: "x1c0s0b0n0", SubscriberAgent: "a", States: []string{"On"}, Url: "http://h/x"}}
+	want := []Subscription{{Subscriber: "a@x1c0s0b0n0", SubscriberComponent: "x1c0s0b0n0", SubscriberAgent: "a", Components: []string{"all"}, States: []string{"On"}, Url: "http://h/x"}}
 	if diff := cmp.Diff(want, svc.List("")); diff != "" {
 		t.Errorf("bad input changed what is stored (-want +got):\n%s", diff)
 	}
@@ -139,6 +149,11 @@ func TestAPIParamsAndHealth(t *testing.T) {
 	if got := svc.batchMax.Load(); got != 50 {
 		t.Errorf("batch max after PATCH = %d, want 50", got)
 	}
+	// Every field but Port and Scn_in_url may be sent, as HMS allows.
+	do(t, base, call{method: "PATCH", path: "/hmi/v1/params", status: 200,
+		body:     `{"KV_url":"mem:","Nosm":1,"Scn_cache_delay":3,"Scn_retries":4,"SM_retries":2,"SM_timeout":7,"SM_url":"http://hsm/hsm/v2","Telemetry_host":"k:9092:t","Use_telemetry":1}`,
+		contains: `"KV_url":"mem:","Nosm":1,`})
+	do(t, base, call{method: "GET", path: "/hmi/v2/params", status: 200, contains: `"SM_timeout":7,"SM_url":"http://hsm/hsm/v2","Telemetry_host":"k:9092:t","Use_telemetry":1}`})
 	do(t, base, call{method: "GET", path: "/hmi/v1/health", status: 200, contains: `"WorkerPool":"Senders:0`})
 	do(t, base, call{method: "GET", path: "/hmi/v2/liveness", status: 204})
 	do(t, base, call{method: "GET", path: "/hmi/v2/readiness", status: 204})

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,28 +15,27 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 )
 
-// Params is the body of GET and PATCH /params, with HMS's field names. Only
-// Debug, Scn_max_cache and Scn_backoff can be changed at run time; the others
-// report how hmnfd was started. Changes are not persisted.
-type Params struct {
+// Params is the body of GET and PATCH /params, with HMS's field names.
+// PATCH may change every field but Port and Scn_in_url, as in HMS; Debug,
+// Scn_max_cache and Scn_backoff take effect at once, the others are only
+// recorded and reported (they name HMS's etcd, HSM and Kafka settings, which
+// this hmnfd takes from its flags). Changes are not persisted.
+type Params struct { // fields in HMS's order
 	Debug         int    `json:"Debug"`
 	KVURL         string `json:"KV_url"`
 	Nosm          int    `json:"Nosm"`
 	Port          int    `json:"Port"`
 	ScnInURL      string `json:"Scn_in_url"`
-	ScnCacheDelay int    `json:"Scn_cache_delay"`
 	ScnMaxCache   int    `json:"Scn_max_cache"`
-	ScnBackoff    int    `json:"Scn_backoff"`
+	ScnCacheDelay int    `json:"Scn_cache_delay"`
 	ScnRetries    int    `json:"Scn_retries"`
+	ScnBackoff    int    `json:"Scn_backoff"`
 	SMRetries     int    `json:"SM_retries"`
 	SMTimeout     int    `json:"SM_timeout"`
 	SMURL         string `json:"SM_url"`
 	TelemetryHost string `json:"Telemetry_host"`
 	UseTelemetry  int    `json:"Use_telemetry"`
 }
-
-// writableParams are the fields PATCH /params may change.
-var writableParams = []string{"Debug", "Scn_max_cache", "Scn_backoff"}
 
 func (a *API) getParams(w http.ResponseWriter, r *http.Request) {
 	if !version(w, r) {
@@ -60,7 +58,7 @@ func (a *API) patchParams(w http.ResponseWriter, r *http.Request) {
 	}
 	a.pmu.Lock()
 	defer a.pmu.Unlock()
-	p, err := a.applyParams(a.params, raw)
+	p, err := applyParams(a.params, raw)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -75,33 +73,61 @@ func (a *API) patchParams(w http.ResponseWriter, r *http.Request) {
 	httpserver.WriteJSON(w, http.StatusOK, p)
 }
 
-// applyParams checks a PATCH body field by field and returns the new params.
-func (a *API) applyParams(p Params, raw map[string]json.RawMessage) (Params, error) {
-	for name, v := range raw {
-		if !slices.Contains(writableParams, name) {
-			if _, known := paramFields()[name]; known {
-				return p, problem.Invalidf("%s: read-only here (writable: %s)", name, strings.Join(writableParams, ", "))
-			}
-			return p, problem.Invalidf("%s: unknown parameter", name)
-		}
-		var n int
-		if err := json.Unmarshal(v, &n); err != nil {
-			return p, problem.Invalidf("%s: want an integer", name)
-		}
-		lo, hi := paramRange(name)
-		if n < lo || n > hi {
-			return p, problem.Invalidf("%s: %d out of range %d-%d", name, n, lo, hi)
-		}
-		switch name {
-		case "Debug":
-			p.Debug = n
-		case "Scn_max_cache":
-			p.ScnMaxCache = n
-		case "Scn_backoff":
-			p.ScnBackoff = n
+// applyParams checks a PATCH body and returns the new params. The details
+// are HMS's: one "Invalid data type" sentence per field of the wrong JSON
+// type, in HMS's order, and one sentence per read-only field sent.
+func applyParams(p Params, raw map[string]json.RawMessage) (Params, error) {
+	fields := []struct {
+		name string
+		dst  any
+	}{
+		{"Debug", &p.Debug}, {"Nosm", &p.Nosm}, {"Port", new(int)}, {"Scn_max_cache", &p.ScnMaxCache},
+		{"Scn_cache_delay", &p.ScnCacheDelay}, {"Use_telemetry", &p.UseTelemetry}, {"KV_url", &p.KVURL},
+		{"Scn_in_url", new(string)}, {"SM_url", &p.SMURL}, {"Telemetry_host", &p.TelemetryHost},
+		{"Scn_retries", &p.ScnRetries}, {"Scn_backoff", &p.ScnBackoff}, {"SM_retries", &p.SMRetries},
+		{"SM_timeout", &p.SMTimeout},
+	}
+	var detail strings.Builder
+	known := map[string]bool{}
+	for _, f := range fields {
+		known[f.name] = true
+		if v, ok := raw[f.name]; ok && json.Unmarshal(v, f.dst) != nil {
+			fmt.Fprintf(&detail, "Invalid data type in %s field. ", f.name)
 		}
 	}
+	for _, name := range []string{"Port", "Scn_in_url"} {
+		if _, ok := raw[name]; ok {
+			fmt.Fprintf(&detail, "Parameter '%s' can't be changed in PATCH operation; ", strings.ToLower(name))
+		}
+	}
+	for name := range raw {
+		if !known[name] {
+			// HMS ignores unknown fields; a misspelt name is refused here.
+			fmt.Fprintf(&detail, "Unknown parameter %s. ", name)
+		}
+	}
+	for _, name := range []string{"Debug", "Scn_max_cache", "Scn_backoff"} {
+		if _, ok := raw[name]; ok && detail.Len() == 0 {
+			if err := checkRange(name, p); err != nil {
+				return p, err
+			}
+		}
+	}
+	if detail.Len() > 0 {
+		return p, problem.Invalidf("%s", detail.String())
+	}
 	return p, nil
+}
+
+// checkRange refuses values of the parameters that take effect which this
+// hmnfd cannot run with.
+func checkRange(name string, p Params) error {
+	n := map[string]int{"Debug": p.Debug, "Scn_max_cache": p.ScnMaxCache, "Scn_backoff": p.ScnBackoff}[name]
+	lo, hi := paramRange(name)
+	if n < lo || n > hi {
+		return problem.Invalidf("%s: %d out of range %d-%d", name, n, lo, hi)
+	}
+	return nil
 }
 
 func paramRange(name string) (int, int) {
@@ -113,17 +139,6 @@ func paramRange(name string) (int, int) {
 	default:
 		return 0, 9
 	}
-}
-
-func paramFields() map[string]bool {
-	var raw map[string]any
-	b, _ := json.Marshal(Params{})
-	_ = json.Unmarshal(b, &raw)
-	out := map[string]bool{}
-	for k := range raw {
-		out[k] = true
-	}
-	return out
 }
 
 // debugLevel maps the HMS Debug integer to a log level.

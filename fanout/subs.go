@@ -9,6 +9,9 @@ import (
 	"github.com/hmsuite/hms/internal/redact"
 )
 
+// errNoMatch is the error of a DELETE that matches no subscription.
+var errNoMatch = problem.Invalidf("No matching subscription for DELETE")
+
 // Subscribe stores a new subscription for k. Repeating an identical
 // subscription succeeds without change (subscribers re-subscribe after a
 // reboot); a different one for the same subscriber and agent is ErrConflict.
@@ -118,13 +121,13 @@ func (s *Service) Unsubscribe(ctx context.Context, k Key, all bool, url string) 
 		}
 		ids = append(ids, id)
 	}
-	if len(ids) == 0 {
+	switch {
+	case len(ids) == 0 && all:
+		return nil // HMS answers 204 for an xname without subscriptions too
+	case len(ids) == 0:
 		// 400, not 404: the hmnfd API answers "No matching subscription for
 		// DELETE" as a bad request.
-		if all {
-			return problem.Invalidf("no matching subscription for DELETE: none for %s", k.Component)
-		}
-		return problem.Invalidf("no matching subscription for DELETE: none for %s", k)
+		return errNoMatch
 	}
 	return s.deleteLocked(ctx, ids)
 }

@@ -93,12 +93,18 @@ func (a *API) render(w http.ResponseWriter, r *http.Request, status int, fill fu
 		w.WriteHeader(status)
 		_, _ = w.Write(b)
 	} else {
-		problem.Write(w, r, a.log, missing())
+		a.hardwareFail(w, r, missing())
 	}
 	if cap(b) <= 1<<20 {
 		*bp = b
 		a.bufs.Put(bp)
 	}
+}
+
+// hardwareFail answers a failed /hardware request. The shipped SLS sends
+// these problems without instance (its other routes set one).
+func (a *API) hardwareFail(w http.ResponseWriter, r *http.Request, err error) {
+	problem.Style{NoInstance: true}.Write(w, r, a.log, err)
 }
 
 // pathXname parses the {xname} path segment; the error names it.
@@ -113,7 +119,7 @@ func pathXname(r *http.Request) (string, error) {
 func (a *API) getHardware(w http.ResponseWriter, r *http.Request) {
 	x, err := pathXname(r)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	a.render(w, r, http.StatusOK, func(b []byte) ([]byte, bool) { return a.store.AppendHardware(b, x) },
@@ -169,22 +175,22 @@ func (a *API) renderHardware(w http.ResponseWriter, r *http.Request, status int,
 func (a *API) putHardware(w http.ResponseWriter, r *http.Request) {
 	x, err := pathXname(r)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	var h Hardware
 	if err := httpserver.ReadJSON(w, r, BodyLimit, &h); err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	if h.Xname != "" && xname.Normalize(h.Xname) != x {
-		problem.Write(w, r, a.log, problem.Invalidf("Xname %q in the body does not match %s in the path", h.Xname, x))
+		a.hardwareFail(w, r, problem.Invalidf("Xname %q in the body does not match %s in the path", h.Xname, x))
 		return
 	}
 	h.Xname = x
 	created, err := a.store.PutHardware(r.Context(), h)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	status := http.StatusOK
@@ -197,15 +203,15 @@ func (a *API) putHardware(w http.ResponseWriter, r *http.Request) {
 func (a *API) createHardware(w http.ResponseWriter, r *http.Request) {
 	var h Hardware
 	if err := httpserver.ReadJSON(w, r, BodyLimit, &h); err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	if h.Xname == "" {
-		problem.Write(w, r, a.log, problem.Invalidf("Xname: missing"))
+		a.hardwareFail(w, r, problem.Invalidf("Xname: missing"))
 		return
 	}
 	if err := a.store.CreateHardware(r.Context(), h); err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	x := xname.Normalize(h.Xname)
@@ -215,12 +221,12 @@ func (a *API) createHardware(w http.ResponseWriter, r *http.Request) {
 func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
 	x, err := pathXname(r)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	deleted, err := a.store.DeleteHardware(r.Context(), x)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.hardwareFail(w, r, err)
 		return
 	}
 	a.log.InfoContext(r.Context(), "hardware_deleted", "xname", x, "objects", len(deleted))

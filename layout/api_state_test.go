@@ -215,6 +215,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 }
 
 // TestProblemGolden pins whole problem+json bodies; refresh with -update.
+// Hardware problems have no instance, the others do, as in the shipped SLS.
 func TestProblemGolden(t *testing.T) {
 	e := newTestEnv(t)
 	tests := []struct {
@@ -226,6 +227,9 @@ func TestProblemGolden(t *testing.T) {
 		{name: "invalid_json", method: "POST", path: "/v1/hardware", body: `{"Xname":`},
 		{name: "unknown_search_param", method: "GET", path: "/v1/search/hardware?colour=red"},
 		{name: "not_found", method: "GET", path: "/v1/hardware/x3000c0s1b0n0"},
+		{name: "network_not_found", method: "GET", path: "/v1/networks/CAN"},
+		{name: "unknown_route", method: "GET", path: "/v1/nowhere"},
+		{name: "wrong_method", method: "POST", path: "/v1/version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
