@@ -92,7 +92,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
 	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)
 	return &Daemon{cfg: cfg, store: store, svc: svc, inURL: params.ScnInURL,
-		srv: httpserver.Serve(ln, api.Handler(), cfg.Log, reg)}, nil
+		srv: httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)}, nil
 }
 
 // URL is the base URL the daemon serves on.
@@ -130,3 +130,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Close releases a daemon that was started but will not be run.
 func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
+
+// GatewayPrefixes are the paths the CSM API gateway serves this daemon
+// under (/apis/hmnfd/hmi/v1 and v2); the daemon answers them too, so CSM clients can
+// be pointed straight at it.
+func GatewayPrefixes() []httpserver.Prefix {
+	return []httpserver.Prefix{{Gateway: "/apis/hmnfd/hmi/v1", Base: "/hmi/v1"}, {Gateway: "/apis/hmnfd/hmi/v2", Base: "/hmi/v2"}}
+}

@@ -35,7 +35,7 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 		ln.Close()
 		return nil, err
 	}
-	return &Daemon{svc: svc, srv: httpserver.Serve(ln, NewAPI(svc, o.Log).Handler(), o.Log, reg)}, nil
+	return &Daemon{svc: svc, srv: httpserver.Serve(ln, httpserver.WithPrefixes(NewAPI(svc, o.Log).Handler(), GatewayPrefixes()...), o.Log, reg)}, nil
 }
 
 // URL is the base URL the daemon serves on.
@@ -53,3 +53,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Close releases a daemon that was started but will not be run.
 func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.svc.Close()) }
+
+// GatewayPrefixes are the paths the CSM API gateway serves this daemon
+// under (/apis/hbtd/hmi/v1); the daemon answers them too, so CSM clients can
+// be pointed straight at it.
+func GatewayPrefixes() []httpserver.Prefix {
+	return []httpserver.Prefix{{Gateway: "/apis/hbtd" + BasePath, Base: BasePath}}
+}

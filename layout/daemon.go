@@ -41,7 +41,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if cfg.DumpLimit > 0 {
 		api.DumpLimit = cfg.DumpLimit
 	}
-	srv, err := httpserver.Listen(cfg.Listen, api.Handler(), cfg.Log, reg)
+	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -61,3 +61,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Close releases a daemon that was started but will not be run.
 func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
+
+// GatewayPrefixes are the paths the CSM API gateway serves this daemon
+// under (/apis/sls/v1); the daemon answers them too, so CSM clients can
+// be pointed straight at it.
+func GatewayPrefixes() []httpserver.Prefix {
+	return []httpserver.Prefix{{Gateway: "/apis/sls" + Base, Base: Base}}
+}

@@ -86,7 +86,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		Registerer: reg, Log: cfg.Log})
 	api := NewAPI(store, cfg.Log)
 	api.SetDiscovery(disc)
-	srv, err := httpserver.Listen(cfg.Listen, api.Handler(), cfg.Log, reg)
+	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -115,3 +115,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Close releases a daemon that was started but will not be run.
 func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
+
+// GatewayPrefixes are the paths the CSM API gateway serves this daemon
+// under (/apis/smd/hsm/v2); the daemon answers them too, so CSM clients can
+// be pointed straight at it.
+func GatewayPrefixes() []httpserver.Prefix {
+	return []httpserver.Prefix{{Gateway: "/apis/smd" + Base, Base: Base}}
+}

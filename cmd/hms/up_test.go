@@ -156,3 +156,36 @@ func TestUpBadInput(t *testing.T) {
 		t.Errorf("hsm port taken: err = %v, want a start hsm error", err)
 	}
 }
+
+// TestUpGatewayPaths: each daemon also answers under its CSM API gateway
+// prefix, so the cray CLI and CSM scripts can be pointed at it, and every
+// daemon answers an unknown route with a problem+json 404.
+func TestUpGatewayPaths(t *testing.T) {
+	urls := suiteUp(t, t.TempDir())
+	for _, tc := range []struct {
+		daemon, path string
+		status       int
+	}{
+		{daemon: "sls", path: "/apis/sls/v1/version", status: 200},
+		{daemon: "hsm", path: "/apis/smd/hsm/v2/service/ready", status: 200},
+		{daemon: "hbtd", path: "/apis/hbtd/hmi/v1/liveness", status: 204},
+		{daemon: "hmnfd", path: "/apis/hmnfd/hmi/v1/liveness", status: 204},
+		{daemon: "hmnfd", path: "/apis/hmnfd/hmi/v2/subscriptions", status: 200},
+		{daemon: "sls", path: "/apis/smd/hsm/v2/service/ready", status: 404},
+		{daemon: "hsm", path: "/apis/sls/v1/version", status: 404},
+		{daemon: "hbtd", path: "/hmi/v1/nowhere", status: 404},
+		{daemon: "hmnfd", path: "/nowhere", status: 404},
+	} {
+		resp, err := http.Get(urls[tc.daemon] + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s GET %s: %d, want %d", tc.daemon, tc.path, resp.StatusCode, tc.status)
+		}
+		if ct := resp.Header.Get("Content-Type"); tc.status == 404 && ct != "application/problem+json" {
+			t.Errorf("%s GET %s: Content-Type %q, want problem+json", tc.daemon, tc.path, ct)
+		}
+	}
+}
