@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"embed"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -47,6 +48,12 @@ func (a *API) Handler() *httpserver.Mux {
 }
 
 func (a *API) routes(mux *httpserver.Mux) {
+	doc := httpserver.OpenAPI(apiDoc, "openapi.yaml")
+	mux.HandleFunc("GET /hmi/{ver}/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		if version(w, r) {
+			doc(w, r)
+		}
+	})
 	mux.HandleFunc("POST /hmi/v1/subscribe", a.postV1)
 	mux.HandleFunc("PATCH /hmi/v1/subscribe", a.patchV1)
 	mux.HandleFunc("DELETE /hmi/v1/subscribe", a.deleteV1)
@@ -64,6 +71,12 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET /hmi/{ver}/liveness", httpserver.NoContent)
 	mux.Handle("GET /hmi/{ver}/readiness", httpserver.Readiness(a.ready...))
 }
+
+// apiDoc holds openapi.yaml, the document of both API versions, served at
+// /hmi/v1/openapi.yaml and /hmi/v2/openapi.yaml.
+//
+//go:embed openapi.yaml
+var apiDoc embed.FS
 
 // version rejects API versions other than v1 and v2 in {ver} routes.
 func version(w http.ResponseWriter, r *http.Request) bool {

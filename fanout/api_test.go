@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/httpserver/routetest"
 )
 
 // apiServer serves the API over a fresh store; it returns the base URL and the service.
@@ -157,4 +159,13 @@ func TestAPIParamsAndHealth(t *testing.T) {
 	do(t, base, call{method: "GET", path: "/hmi/v1/health", status: 200, contains: `"WorkerPool":"Senders:0`})
 	do(t, base, call{method: "GET", path: "/hmi/v2/liveness", status: 204})
 	do(t, base, call{method: "GET", path: "/hmi/v2/readiness", status: 204})
+}
+
+// TestOpenAPIDocument: the document, served under both versions, lists
+// every route and no other.
+func TestOpenAPIDocument(t *testing.T) {
+	base, svc := apiServer(t, dbPath(t))
+	doc := do(t, base, call{method: "GET", path: "/hmi/v2/openapi.yaml", status: 200, contains: "openapi: 3"})
+	do(t, base, call{method: "GET", path: "/hmi/v1/openapi.yaml", status: 200, contains: "openapi: 3"})
+	routetest.Check(t, NewAPI(svc, quietLog(), Params{}, nil).Handler(), []byte(doc))
 }

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"bytes"
 	"context"
+	"embed"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -35,6 +36,12 @@ func NewAPI(svc *Service, log *slog.Logger) *API {
 	return a
 }
 
+// apiDoc holds openapi.yaml, the document of this API, served at
+// /hmi/v1/openapi.yaml.
+//
+//go:embed openapi.yaml
+var apiDoc embed.FS
+
 // Handler returns the routes.
 func (a *API) Handler() *httpserver.Mux {
 	mux := httpserver.NewMux(problem.Style{})
@@ -43,6 +50,7 @@ func (a *API) Handler() *httpserver.Mux {
 }
 
 func (a *API) routes(mux *httpserver.Mux) {
+	mux.HandleFunc("GET "+agent.BasePath+"/openapi.yaml", httpserver.OpenAPI(apiDoc, "openapi.yaml"))
 	mux.HandleFunc("POST "+agent.BasePath+"/heartbeat", a.postBeat)
 	mux.HandleFunc("POST "+agent.BasePath+"/heartbeat/{xname}", a.postBeatXname)
 	mux.HandleFunc("POST "+agent.BasePath+"/heartbeats", a.postBeats)

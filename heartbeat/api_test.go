@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/httpserver/routetest"
 )
 
 // newTestAPI returns a service that is not Run (no deadlines fire) and its handler.
@@ -336,4 +338,15 @@ func TestParamsHSMChangeLoggedAtWarn(t *testing.T) {
 	if p := svc.Params(); p.Sm_url != "http://admin:s3cret@evil.example:1/hsm/v2" {
 		t.Errorf("GET /params Sm_url = %q, want what was stored", p.Sm_url)
 	}
+}
+
+// TestOpenAPIDocument: the served document lists every route and no other.
+func TestOpenAPIDocument(t *testing.T) {
+	_, h := newTestAPI(t)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/hmi/v1/openapi.yaml", nil))
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/yaml" {
+		t.Fatalf("GET /hmi/v1/openapi.yaml: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	routetest.Check(t, h.(*httpserver.Mux), rec.Body.Bytes())
 }

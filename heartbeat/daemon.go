@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
 )
 
@@ -58,5 +59,5 @@ func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.svc.Close()
 // under (/apis/hbtd/hmi/v1); the daemon answers them too, so CSM clients can
 // be pointed straight at it.
 func GatewayPrefixes() []httpserver.Prefix {
-	return []httpserver.Prefix{{Gateway: "/apis/hbtd" + BasePath, Base: BasePath}}
+	return []httpserver.Prefix{{Gateway: "/apis/hbtd" + agent.BasePath, Base: agent.BasePath}}
 }

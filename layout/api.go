@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"embed"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -11,6 +12,12 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 )
+
+// apiDoc holds openapi.yaml, the document of this API, served at
+// /v1/openapi.yaml.
+//
+//go:embed openapi.yaml
+var apiDoc embed.FS
 
 // BodyLimit caps the body of a hardware or network write.
 const BodyLimit = 1 << 20
@@ -49,6 +56,7 @@ func (a *API) Handler() *httpserver.Mux {
 }
 
 func (a *API) routes(mux *httpserver.Mux) {
+	mux.HandleFunc("GET "+Base+"/openapi.yaml", httpserver.OpenAPI(apiDoc, "openapi.yaml"))
 	mux.HandleFunc("GET "+Base+"/health", a.health)
 	mux.HandleFunc("GET "+Base+"/liveness", httpserver.NoContent)
 	mux.Handle("GET "+Base+"/readiness", httpserver.Readiness(a.store.Ping))

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/httpserver/routetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -254,4 +256,14 @@ func TestProblemGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenAPIDocument: the served document lists every route and no other.
+func TestOpenAPIDocument(t *testing.T) {
+	e := newTestEnv(t)
+	code, body := e.do("GET", "/v1/openapi.yaml", "")
+	if code != 200 {
+		t.Fatalf("GET /v1/openapi.yaml: %d", code)
+	}
+	routetest.Check(t, e.api.Handler(), []byte(body))
 }

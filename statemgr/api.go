@@ -1,6 +1,7 @@
 package statemgr
 
 import (
+	"embed"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,13 @@ import (
 
 // Base is the path prefix of the HSM v2 API.
 const Base = hsm.Base
+
+// apiDoc holds openapi.yaml, the document of this API, served at
+// /hsm/v2/openapi.yaml. Its paths are checked against the routes by
+// TestOpenAPIDocument: a new route goes into both.
+//
+//go:embed openapi.yaml
+var apiDoc embed.FS
 
 // bulkLimit caps bulk request bodies: 100,000 components fit with room to spare.
 const bulkLimit = 128 << 20
@@ -49,6 +57,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 
 // serviceRoutes registers /service/*.
 func (a *API) serviceRoutes(mux *httpserver.Mux) {
+	mux.HandleFunc("GET "+Base+"/openapi.yaml", httpserver.OpenAPI(apiDoc, "openapi.yaml"))
 	mux.HandleFunc("GET "+Base+"/service/ready", a.ready)
 	mux.HandleFunc("GET "+Base+"/service/liveness", httpserver.NoContent)
 	mux.HandleFunc("GET "+Base+"/service/values", a.getValues)
