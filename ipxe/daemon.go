@@ -118,7 +118,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, cfg.Log, cfg.Version)
-	return &Daemon{store: store, svc: svc, srv: httpserver.Serve(ln, api.Handler(), cfg.Log, reg)}, nil
+	return &Daemon{store: store, svc: svc, srv: httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)}, nil
 }
 
 // URL is the base URL the daemon serves on.
@@ -139,3 +139,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Close releases a daemon that was started but will not be run.
 func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
+
+// GatewayPrefixes are the paths the CSM API gateway serves this daemon
+// under (/apis/bss/boot/v1); the daemon answers them too, so CSM clients
+// can be pointed straight at it.
+func GatewayPrefixes() []httpserver.Prefix {
+	return []httpserver.Prefix{{Gateway: "/apis/bss" + Base, Base: Base}}
+}

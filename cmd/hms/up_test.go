@@ -171,6 +171,7 @@ func TestUpGatewayPaths(t *testing.T) {
 		{daemon: "hbtd", path: "/apis/hbtd/hmi/v1/liveness", status: 204},
 		{daemon: "hmnfd", path: "/apis/hmnfd/hmi/v1/liveness", status: 204},
 		{daemon: "hmnfd", path: "/apis/hmnfd/hmi/v2/subscriptions", status: 200},
+		{daemon: "bss", path: "/apis/bss/boot/v1/bootparameters", status: 200},
 		{daemon: "sls", path: "/apis/smd/hsm/v2/service/ready", status: 404},
 		{daemon: "hsm", path: "/apis/sls/v1/version", status: 404},
 		{daemon: "hbtd", path: "/hmi/v1/nowhere", status: 404},
