@@ -119,7 +119,7 @@ func (a *API) hardwareFail(w http.ResponseWriter, r *http.Request, err error) {
 func pathXname(r *http.Request) (string, error) {
 	x, err := xname.Parse(r.PathValue("xname"))
 	if err != nil {
-		return "", problem.Invalidf("path xname: %v", err)
+		return "", mark(problem.Invalidf("path xname: %v", err), failXname, r.PathValue("xname"))
 	}
 	return x.String(), nil
 }
@@ -127,11 +127,13 @@ func pathXname(r *http.Request) (string, error) {
 func (a *API) getHardware(w http.ResponseWriter, r *http.Request) {
 	x, err := pathXname(r)
 	if err != nil {
-		a.hardwareFail(w, r, err)
+		a.hardwareFail(w, r, getHardwareTexts().apply(err))
 		return
 	}
 	a.render(w, r, http.StatusOK, func(b []byte) ([]byte, bool) { return a.store.AppendHardware(b, x) },
-		func() error { return problem.NotFoundf("hardware %s not found", x) })
+		func() error {
+			return getHardwareTexts().apply(mark(problem.NotFoundf("hardware %s not found", x), failNoHardware, x))
+		})
 }
 
 func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
@@ -181,24 +183,25 @@ func (a *API) renderHardware(w http.ResponseWriter, r *http.Request, status int,
 }
 
 func (a *API) putHardware(w http.ResponseWriter, r *http.Request) {
+	fail := func(err error) { a.hardwareFail(w, r, putHardwareTexts().apply(err)) }
 	x, err := pathXname(r)
 	if err != nil {
-		a.hardwareFail(w, r, err)
+		fail(err)
 		return
 	}
 	var h Hardware
-	if err := httpserver.ReadJSON(w, r, BodyLimit, &h); err != nil {
-		a.hardwareFail(w, r, err)
+	if err := readBody(w, r, &h); err != nil {
+		fail(err)
 		return
 	}
 	if h.Xname != "" && xname.Normalize(h.Xname) != x {
-		a.hardwareFail(w, r, problem.Invalidf("Xname %q in the body does not match %s in the path", h.Xname, x))
+		fail(problem.Invalidf("Xname %q in the body does not match %s in the path", h.Xname, x))
 		return
 	}
 	h.Xname = x
 	created, err := a.store.PutHardware(r.Context(), h)
 	if err != nil {
-		a.hardwareFail(w, r, err)
+		fail(err)
 		return
 	}
 	status := http.StatusOK
@@ -209,17 +212,18 @@ func (a *API) putHardware(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) createHardware(w http.ResponseWriter, r *http.Request) {
+	fail := func(err error) { a.hardwareFail(w, r, postHardwareTexts().apply(err)) }
 	var h Hardware
-	if err := httpserver.ReadJSON(w, r, BodyLimit, &h); err != nil {
-		a.hardwareFail(w, r, err)
+	if err := readBody(w, r, &h); err != nil {
+		fail(err)
 		return
 	}
 	if h.Xname == "" {
-		a.hardwareFail(w, r, problem.Invalidf("Xname: missing"))
+		fail(mark(problem.Invalidf("Xname: missing"), failNoXname, ""))
 		return
 	}
 	if err := a.store.CreateHardware(r.Context(), h); err != nil {
-		a.hardwareFail(w, r, err)
+		fail(err)
 		return
 	}
 	x := xname.Normalize(h.Xname)
@@ -227,14 +231,15 @@ func (a *API) createHardware(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
+	fail := func(err error) { a.hardwareFail(w, r, getHardwareTexts().apply(err)) }
 	x, err := pathXname(r)
 	if err != nil {
-		a.hardwareFail(w, r, err)
+		fail(err)
 		return
 	}
 	deleted, err := a.store.DeleteHardware(r.Context(), x)
 	if err != nil {
-		a.hardwareFail(w, r, err)
+		fail(err)
 		return
 	}
 	a.log.InfoContext(r.Context(), "hardware_deleted", "xname", x, "objects", len(deleted))

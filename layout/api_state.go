@@ -13,10 +13,15 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 )
 
+// networkFail answers a failed network request with the shipped details.
+func (a *API) networkFail(w http.ResponseWriter, r *http.Request, err error) {
+	problem.Write(w, r, a.log, networkTexts().apply(err))
+}
+
 func (a *API) listNetworks(w http.ResponseWriter, r *http.Request) {
 	nets, err := a.store.ListNetworks(r.Context())
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	httpserver.WriteJSON(w, http.StatusOK, nets)
@@ -25,15 +30,15 @@ func (a *API) listNetworks(w http.ResponseWriter, r *http.Request) {
 func (a *API) searchNetworks(w http.ResponseWriter, r *http.Request) {
 	q, err := ParseNetworkSearch(r.URL.RawQuery)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	nets, err := a.store.SearchNetworks(r.Context(), q)
 	if err == nil && len(nets) == 0 {
-		err = problem.NotFoundf("no network matches the search")
+		err = mark(problem.NotFoundf("no network matches the search"), failNoNetwork, "")
 	}
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	httpserver.WriteJSON(w, http.StatusOK, nets)
@@ -42,7 +47,7 @@ func (a *API) searchNetworks(w http.ResponseWriter, r *http.Request) {
 func (a *API) getNetwork(w http.ResponseWriter, r *http.Request) {
 	n, err := a.store.GetNetwork(r.Context(), r.PathValue("network"))
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	httpserver.WriteJSON(w, http.StatusOK, n)
@@ -50,12 +55,12 @@ func (a *API) getNetwork(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) createNetwork(w http.ResponseWriter, r *http.Request) {
 	var n Network
-	if err := httpserver.ReadJSON(w, r, BodyLimit, &n); err != nil {
-		problem.Write(w, r, a.log, err)
+	if err := readBody(w, r, &n); err != nil {
+		a.networkFail(w, r, err)
 		return
 	}
 	if err := a.store.CreateNetwork(r.Context(), n); err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	a.sendNetwork(w, r, http.StatusCreated, n.Name)
@@ -63,8 +68,8 @@ func (a *API) createNetwork(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) putNetwork(w http.ResponseWriter, r *http.Request) {
 	var n Network
-	if err := httpserver.ReadJSON(w, r, BodyLimit, &n); err != nil {
-		problem.Write(w, r, a.log, err)
+	if err := readBody(w, r, &n); err != nil {
+		a.networkFail(w, r, err)
 		return
 	}
 	// The path names the network whatever Name the body has, and a created
@@ -72,7 +77,7 @@ func (a *API) putNetwork(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("network")
 	n.Name = name
 	if _, err := a.store.PutNetwork(r.Context(), name, n); err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	a.sendNetwork(w, r, http.StatusOK, name)
@@ -82,7 +87,7 @@ func (a *API) putNetwork(w http.ResponseWriter, r *http.Request) {
 func (a *API) sendNetwork(w http.ResponseWriter, r *http.Request, status int, name string) {
 	n, err := a.store.GetNetwork(r.Context(), name)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	httpserver.WriteJSON(w, status, n)
@@ -91,7 +96,7 @@ func (a *API) sendNetwork(w http.ResponseWriter, r *http.Request, status int, na
 func (a *API) patchNetwork(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, BodyLimit))
 	if err != nil {
-		problem.Write(w, r, a.log, httpserver.DecodeError(err))
+		a.networkFail(w, r, httpserver.DecodeError(err))
 		return
 	}
 	if err := httpserver.CheckJSON(body); err != nil {
@@ -100,7 +105,7 @@ func (a *API) patchNetwork(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := a.store.PatchNetwork(r.Context(), r.PathValue("network"), body)
 	if err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	httpserver.WriteJSON(w, http.StatusOK, n)
@@ -108,7 +113,7 @@ func (a *API) patchNetwork(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) deleteNetwork(w http.ResponseWriter, r *http.Request) {
 	if err := a.store.DeleteNetwork(r.Context(), r.PathValue("network")); err != nil {
-		problem.Write(w, r, a.log, err)
+		a.networkFail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)

@@ -38,7 +38,7 @@ func storable(t xname.Type) bool {
 func newEntry(in Hardware, now time.Time, nowText string, names interner) (*entry, error) {
 	x, err := xname.Parse(in.Xname)
 	if err != nil {
-		return nil, problem.Invalidf("Xname: %v", err)
+		return nil, mark(problem.Invalidf("Xname: %v", err), failXname, in.Xname)
 	}
 	t := x.Type()
 	if !storable(t) {
@@ -48,7 +48,7 @@ func newEntry(in Hardware, now time.Time, nowText string, names interner) (*entr
 		return nil, problem.Invalidf("Type %q does not match xname %s, which is a %s", in.Type, x, t.SLSType())
 	}
 	if in.Class == "" {
-		return nil, problem.Invalidf("Class: missing; must be River, Mountain or Hill")
+		return nil, mark(problem.Invalidf("Class: missing; must be River, Mountain or Hill"), failNoClass, "")
 	}
 	class, err := ParseClass(string(in.Class))
 	if err != nil {

@@ -46,7 +46,7 @@ func ParseClass(s string) (Class, error) {
 			return c, nil
 		}
 	}
-	return "", problem.Invalidf("Class %q: must be River, Mountain or Hill", s)
+	return "", mark(problem.Invalidf("Class %q: must be River, Mountain or Hill", s), failClass, s)
 }
 
 // Hardware is one SLS hardware object as it travels on the wire.

@@ -69,7 +69,7 @@ func parseNetworkType(s string) (string, error) {
 			return t, nil
 		}
 	}
-	return "", problem.Invalidf("Type %q: must be one of slingshot10, slingshot11, cassini, ethernet, opa, infiniband, mixed", s)
+	return "", mark(problem.Invalidf("Type %q: must be one of slingshot10, slingshot11, cassini, ethernet, opa, infiniband, mixed", s), failNetType, s)
 }
 
 // checkNetwork validates n, whose name must be path when path is not empty,
@@ -82,11 +82,11 @@ func checkNetwork(n Network, path string) (Network, error) {
 	case path != "" && n.Name != path:
 		return n, problem.Invalidf("Name %q in the body does not match %q in the path", n.Name, path)
 	case n.Name == "":
-		return n, problem.Invalidf("Name: missing")
+		return n, mark(problem.Invalidf("Name: missing"), failNetName, "")
 	case httpserver.CheckText("Name", n.Name) != nil:
 		return n, httpserver.CheckText("Name", n.Name)
 	case strings.ContainsAny(n.Name, " \t\r\n/?#%"):
-		return n, problem.Invalidf("Name %q: must not contain spaces, '/', '?', '#' or '%%'", n.Name)
+		return n, mark(problem.Invalidf("Name %q: must not contain spaces, '/', '?', '#' or '%%'", n.Name), failNetName, n.Name)
 	}
 	t, err := parseNetworkType(n.Type)
 	if err != nil {
@@ -98,7 +98,7 @@ func checkNetwork(n Network, path string) (Network, error) {
 	}
 	for i, r := range n.IPRanges {
 		if _, err := netip.ParsePrefix(r); err != nil {
-			return n, problem.Invalidf("IPRanges[%d]: %q is not an address range in CIDR form", i, r)
+			return n, mark(problem.Invalidf("IPRanges[%d]: %q is not an address range in CIDR form", i, r), failNetRange, r)
 		}
 	}
 	n.LastUpdated, n.LastUpdatedTime = 0, ""

@@ -199,7 +199,7 @@ func (s *Store) putHardware(ctx context.Context, h Hardware, mustCreate bool) (b
 	defer s.wmu.Unlock()
 	_, exists := s.ix.byXname[e.xname]
 	if exists && mustCreate {
-		return false, problem.Conflictf("hardware %s already exists", e.xname)
+		return false, mark(problem.Conflictf("hardware %s already exists", e.xname), failHWExists, e.xname)
 	}
 	err = s.write(ctx, now, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, upsertHardware, e.xname, e.parent, e.stype, string(e.class), extraArg(e), e.updated)
@@ -217,13 +217,13 @@ func (s *Store) putHardware(ctx context.Context, h Hardware, mustCreate bool) (b
 func (s *Store) DeleteHardware(ctx context.Context, x string) ([]string, error) {
 	px, err := xname.Parse(x)
 	if err != nil {
-		return nil, problem.Invalidf("%v", err)
+		return nil, mark(problem.Invalidf("%v", err), failXname, x)
 	}
 	x = px.String()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.ix.byXname[x] == nil {
-		return nil, problem.NotFoundf("hardware %s not found", x)
+		return nil, mark(problem.NotFoundf("hardware %s not found", x), failNoHardware, x)
 	}
 	doomed := s.ix.subtree(x)
 	err = s.write(ctx, s.now(), func(tx *sql.Tx) error {

@@ -59,7 +59,7 @@ func scanNetwork(r scanner) (Network, error) {
 func (s *Store) GetNetwork(ctx context.Context, name string) (Network, error) {
 	n, err := scanNetwork(s.db.R.QueryRowContext(ctx, `SELECT doc, last_updated FROM networks WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return n, problem.NotFoundf("network %q not found", name)
+		return n, mark(problem.NotFoundf("network %q not found", name), failNoNetwork, name)
 	}
 	if err != nil {
 		return n, fmt.Errorf("get network %s: %w", name, err)
@@ -118,7 +118,7 @@ func (s *Store) CreateNetwork(ctx context.Context, n Network) error {
 		doc, _ := json.Marshal(n)
 		_, err := tx.ExecContext(ctx, `INSERT INTO networks (name, doc, last_updated) VALUES (?, ?, ?)`, n.Name, string(doc), now.UnixMicro())
 		if sqldb.IsUniqueViolation(err) {
-			return problem.Conflictf("network %q already exists", n.Name)
+			return mark(problem.Conflictf("network %q already exists", n.Name), failNetExists, n.Name)
 		}
 		if err != nil {
 			return fmt.Errorf("create network %s: %w", n.Name, err)
@@ -194,7 +194,7 @@ func (s *Store) DeleteNetwork(ctx context.Context, name string) error {
 			return fmt.Errorf("delete network %s: %w", name, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return problem.NotFoundf("network %q not found", name)
+			return mark(problem.NotFoundf("network %q not found", name), failNoNetwork, name)
 		}
 		return nil
 	}, nil)
