@@ -97,6 +97,7 @@ func (a *API) render(w http.ResponseWriter, r *http.Request, status int, fill fu
 	bp := a.bufs.Get().(*[]byte)
 	b, ok := fill((*bp)[:0])
 	if ok {
+		b = append(b, '\n') // as json.Encoder ends every answer
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_, _ = w.Write(b)
@@ -168,7 +169,7 @@ func (a *API) writeResults(w http.ResponseWriter, res results) {
 		cw.b = appendEntry(cw.b, e, res.kids[i])
 		cw.flushIfFull()
 	}
-	cw.b = append(cw.b, ']')
+	cw.b = append(cw.b, ']', '\n')
 	_ = cw.flush()
 	if cap(cw.b) <= 1<<20 {
 		*bp = cw.b

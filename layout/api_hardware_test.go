@@ -268,3 +268,19 @@ func TestListHardwareEmpty(t *testing.T) {
 		t.Errorf("GET /hardware on an empty store = %d %q, want 200 []", code, body)
 	}
 }
+
+// TestJSONEndsWithNewline: every JSON answer ends with a newline, as the
+// shipped services' json.Encoder writes it (line-oriented tools rely on it).
+func TestJSONEndsWithNewline(t *testing.T) {
+	e := newTestEnv(t)
+	e.loadFile("river.json")
+	for _, path := range []string{
+		"/v1/hardware", "/v1/hardware/x3000c0s1b0n0", "/v1/search/hardware?type=comptype_node",
+		"/v1/networks", "/v1/networks/HMN", "/v1/search/networks?type=ethernet", "/v1/dumpstate",
+		"/v1/version", "/v1/health", "/v1/hardware/x9999",
+	} {
+		if code, body := e.do("GET", path, ""); !strings.HasSuffix(body, "}\n") && !strings.HasSuffix(body, "]\n") {
+			t.Errorf("GET %s: %d, body does not end with a newline: ...%q", path, code, body[max(0, len(body)-20):])
+		}
+	}
+}

@@ -299,7 +299,7 @@ func (s *Store) WriteDump(ctx context.Context, w io.Writer) error {
 		}
 		cw.b = append(append(append(cw.b, k...), ':'), v...)
 	}
-	cw.b = append(cw.b, "}}"...)
+	cw.b = append(cw.b, "}}\n"...)
 	return cw.flush()
 }
 

@@ -19,3 +19,14 @@ func TestOpenAPIDocument(t *testing.T) {
 	api.SetDiscovery(e.disc)
 	routetest.Check(t, api.Handler(), doc)
 }
+
+// TestListingEndsWithNewline: the hand-rendered component listing ends
+// with a newline like every json.Encoder answer of the shipped HSM.
+func TestListingEndsWithNewline(t *testing.T) {
+	a := newAPIServer(t)
+	for _, path := range []string{"/State/Components", "/State/Components?type=Node"} {
+		if out := a.must(200, "GET", path, nil); len(out) == 0 || out[len(out)-1] != '\n' {
+			t.Errorf("GET %s: %q does not end with a newline", path, out)
+		}
+	}
+}
