@@ -1,6 +1,7 @@
 package ipxe
 
 import (
+	"embed"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -29,6 +30,12 @@ func NewAPI(svc *Service, log *slog.Logger, version string) *API {
 	return &API{svc: svc, log: log, version: version, style: problem.Style{NoInstance: true}}
 }
 
+// apiDoc holds openapi.yaml, the document of this API, served at
+// /boot/v1/openapi.yaml.
+//
+//go:embed openapi.yaml
+var apiDoc embed.FS
+
 // Handler returns the routed API.
 func (a *API) Handler() http.Handler {
 	mux := httpserver.NewMux(a.style)
@@ -41,6 +48,8 @@ func (a *API) Handler() http.Handler {
 // problem naming the allowed ones; the catch-all rows say so.
 func (a *API) routes(mux *httpserver.Mux) {
 	const bp = Base + "/bootparameters"
+	mux.HandleFunc("GET "+Base+"/openapi.yaml", httpserver.OpenAPI(apiDoc, "openapi.yaml"))
+	mux.HandleFunc(Base+"/openapi.yaml", a.notAllowed("GET"))
 	mux.HandleFunc("GET "+bp, a.getParams)
 	mux.HandleFunc("POST "+bp, a.postParams)
 	mux.HandleFunc("PUT "+bp, a.putParams)

@@ -16,6 +16,8 @@ func TestDiff(t *testing.T) {
 	mux.HandleFunc("GET /v1/hardware/{xname}", nop)
 	mux.HandleFunc("DELETE /v1/hardware/{xname}", nop)
 	mux.HandleFunc("GET /hmi/{ver}/params", nop)
+	mux.HandleFunc("/hmi/{ver}/params", nop) // other methods: covered by the GET
+	mux.HandleFunc("/v1/other/", nop)
 	doc := `openapi: 3.0.3
 info: {title: t, version: "1"}
 paths:
@@ -32,6 +34,7 @@ components:
 	want := []string{
 		"documented PUT /v1/hardware/{xname} reaches no route",
 		`route "DELETE /v1/hardware/{xname}" is not in the OpenAPI document`,
+		`route "/v1/other/" is not in the OpenAPI document`,
 	}
 	if d := cmp.Diff(want, Diff(mux, []byte(doc))); d != "" {
 		t.Fatalf("Diff (-want +got):\n%s", d)
