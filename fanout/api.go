@@ -81,7 +81,7 @@ var apiDoc embed.FS
 // version rejects API versions other than v1 and v2 in {ver} routes.
 func version(w http.ResponseWriter, r *http.Request) bool {
 	if v := r.PathValue("ver"); v != "v1" && v != "v2" {
-		problem.WriteStatus(w, r, http.StatusNotFound, "unknown API version "+v)
+		problemStyle().WriteStatus(w, r, http.StatusNotFound, "unknown API version "+v)
 		return false
 	}
 	return true
