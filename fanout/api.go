@@ -99,6 +99,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	style.Write(w, r, a.log, err)
 }
 
+// problemStyle is hmnfd's problem shape (hms-messages.md 3.1).
 func problemStyle() problem.Style {
 	return problem.Style{
 		Titles: map[int]string{http.StatusBadRequest: "Invalid Request"},
@@ -228,8 +229,8 @@ func (a *API) postV2(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(sub.Components) == 0 {
-		// HMS requires the list here (v1 takes a missing one as "every
-		// component"); "all" watches everything.
+		// HMS requires the list; "all" watches everything. (Our v1 still
+		// takes a missing one as every component; see compatibility.md.)
 		a.fail(w, r, problem.Invalidf("Subscription request missing Components array field."))
 		return
 	}
