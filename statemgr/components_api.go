@@ -23,9 +23,8 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, f Filter) {
 // writeRawJSON sends an encoded JSON body with status 200.
 func writeRawJSON(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	_, _ = w.Write(b)
-	_, _ = w.Write([]byte{'\n'}) // as json.Encoder ends every answer; b may be shared
 }
 
 // queryFilter parses the filters named in params from r's query string.
