@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the peer and integration tests talk to, when they
-# are missing and we are root. On a laptop without root the tests that need a
-# missing peer skip (and fail under CI=true).
+# Installs the Debian packages the peer and integration tests talk to, and gcc
+# (the race detector of `make test` needs cgo), when they are missing and we
+# are root. On a laptop without root the tests that need a missing peer skip
+# (and fail under CI=true).
 set -euo pipefail
 # package:command pairs; the command tells whether the package is there.
 # Add a peer here when a test starts to need it.
 peers=(
   curl:curl
+  gcc:gcc
   kcat:kcat
   redfishtool:redfishtool
   wrk:wrk

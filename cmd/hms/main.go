@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/version"
 )
 
 func main() { cli.Main("hms", run) }
@@ -16,20 +17,24 @@ func main() { cli.Main("hms", run) }
 const usage = `Usage: hms <command> [flags]
 
 Commands:
-  up    run sls, hsm, hbtd, hmnfd and bss in one process (hms up -help for its flags)
+  up       run sls, hsm, hbtd, hmnfd and bss in one process (hms up -help for its flags)
+  version  print the version of this build
 `
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return &cli.UsageError{Err: fmt.Errorf("a command is required (commands: up; see hms -help)")}
+		return &cli.UsageError{Err: fmt.Errorf("a command is required (commands: up, version; see hms -help)")}
 	}
 	switch args[0] {
 	case "up":
 		return up(ctx, args[1:], getenv, stdout)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "hms %s\n", version.String())
+		return nil
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return &cli.UsageError{Err: fmt.Errorf("unknown command %q (commands: up; see hms -help)", args[0])}
+		return &cli.UsageError{Err: fmt.Errorf("unknown command %q (commands: up, version; see hms -help)", args[0])}
 	}
 }

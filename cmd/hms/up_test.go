@@ -190,3 +190,16 @@ func TestUpGatewayPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"-version"}, {"up", "-version"}} {
+		var out strings.Builder
+		err := run(t.Context(), args, func(string) string { return "" }, &out)
+		if err != nil && !errors.Is(err, cli.ErrHelp) {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if f := strings.Fields(out.String()); len(f) < 2 || f[0] != "hms" {
+			t.Errorf("%v printed %q, want \"hms <version>\"", args, out.String())
+		}
+	}
+}

@@ -1,7 +1,13 @@
 // Package cli is the command-line surface shared by every binary of the suite:
 // flags with an environment twin each (HMS_<BINARY>_<FLAG>, dashes as
 // underscores), values validated when parsed so a bad one stops the program before
-// any port is bound, the logger, and the signal handling around a run function.
+// any port is bound, -version, a warning for HMS_* variables no flag reads, the
+// logger, and the signal handling around a run function.
+//
+// A daemon's flags are declared once, on a *FlagSet, by its domain package
+// (layout.RegisterFlags, statemgr.RegisterFlags, ...). The daemon's own binary
+// passes its FlagSet; `hms up` passes f.Sub("hsm"), on which every flag gets the
+// prefix "hsm-" while its env twin stays the daemon's own (HMS_HSM_*).
 package cli
 
 import (
@@ -16,49 +22,103 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/hmsuite/hms/internal/version"
 )
 
 // FlagSet is a flag.FlagSet whose flags also read HMS_<BINARY>_<FLAG> from the
-// environment; a flag given on the command line wins over its env twin.
+// environment; a flag given on the command line wins over its env twin. Flags
+// are declared through FlagSet's own methods (String, Int, Var, ...), which
+// apply the prefix of a Sub set.
 type FlagSet struct {
 	*flag.FlagSet
-	// Program is the command shown by -help; it defaults to the binary name
-	// (a subcommand sets "hms up" while its env twins stay HMS_UP_*).
+	// Program is the command shown by -help and -version; it defaults to the
+	// binary name (a subcommand sets "hms up" while its env twins stay HMS_UP_*).
 	Program string
-	binary  string
+	// Stderr receives the warnings about HMS_* variables no flag reads
+	// (default os.Stderr).
+	Stderr io.Writer
+	// Environ lists the environment searched for those variables (default
+	// os.Environ); only variables getenv also sees are reported.
+	Environ func() []string
+
+	binary string // env scope of the flags declared through this set
+	prefix string // prepended to the names of the flags declared through it
+	*shared
+}
+
+// shared is what a FlagSet and its Sub sets have in common.
+type shared struct {
 	getenv  func(string) string
 	out     io.Writer
+	env     map[string]string // flag name -> env twin
+	set     map[string]bool   // flags set by env twin or command line
+	scopes  []string          // binaries whose HMS_<BINARY>_ variables belong to this set
+	version *bool
 }
 
 // NewFlagSet returns a FlagSet for binary; getenv is usually os.Getenv, and out
-// receives --help output.
+// receives -help and -version output.
 func NewFlagSet(binary string, getenv func(string) string, out io.Writer) *FlagSet {
 	fs := flag.NewFlagSet(binary, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := &FlagSet{FlagSet: fs, Program: binary, binary: binary, getenv: getenv, out: out}
 	// The flag package calls Usage on every parse error; the usage text is
 	// printed only for -help (in Parse), so a bad value stays a one-line error.
 	fs.Usage = func() {}
-	return f
+	sh := &shared{getenv: getenv, out: out, env: map[string]string{}, set: map[string]bool{},
+		scopes: []string{binary}}
+	sh.version = fs.Bool("version", false, "print the version and exit")
+	return &FlagSet{FlagSet: fs, Program: binary, binary: binary, shared: sh}
 }
 
-// EnvName is the environment twin of the named flag, e.g. HMS_HBTD_HSM_URL.
+// Sub returns a view of f on which the flags of another binary are declared:
+// flag "errtime" declared through f.Sub("hbtd") is -hbtd-errtime here, with the
+// env twin HMS_HBTD_ERRTIME of hbtd's own -errtime.
+func (f *FlagSet) Sub(binary string) *FlagSet {
+	f.scopes = append(f.scopes, binary)
+	return &FlagSet{FlagSet: f.FlagSet, Program: f.Program, binary: binary, prefix: f.prefix + binary + "-", shared: f.shared}
+}
+
+// Name is the full name of the flag declared as name through f ("hsm-listen"
+// for "listen" on f.Sub("hsm")).
+func (f *FlagSet) Name(name string) string { return f.prefix + name }
+
+// declare records the env twin of a flag declared through f and returns its
+// full name.
+func (f *FlagSet) declare(name string) string {
+	full := f.prefix + name
+	f.env[full] = "HMS_" + envPart(f.binary) + "_" + envPart(name)
+	return full
+}
+
+// EnvName is the environment twin of the named flag (its full name), e.g.
+// HMS_HBTD_HSM_URL.
 func (f *FlagSet) EnvName(flagName string) string {
+	if e, ok := f.env[flagName]; ok {
+		return e
+	}
 	return "HMS_" + envPart(f.binary) + "_" + envPart(flagName)
 }
+
+// IsSet reports whether the flag declared as name through f was given on the
+// command line or by its env twin.
+func (f *FlagSet) IsSet(name string) bool { return f.set[f.prefix+name] }
 
 func envPart(s string) string {
 	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(s))
 }
 
-// ErrHelp is returned by Parse when -h or --help was asked for; the usage text
-// has been written and the program should exit 0.
+// ErrHelp is returned by Parse when -h, --help or -version was asked for; the
+// text has been written and the program should exit 0.
 var ErrHelp = flag.ErrHelp
 
 // Parse applies environment twins first and then args. Errors are one line.
 func (f *FlagSet) Parse(args []string) error {
 	var errs []error
 	f.VisitAll(func(fl *flag.Flag) {
+		if fl.Name == "version" {
+			return // HMS_X_VERSION=1 in a unit's environment must not stop the daemon
+		}
 		name := f.EnvName(fl.Name)
 		v := f.getenv(name)
 		if v == "" {
@@ -67,6 +127,7 @@ func (f *FlagSet) Parse(args []string) error {
 		if err := fl.Value.Set(v); err != nil {
 			errs = append(errs, fmt.Errorf("invalid value %q for %s: %v", v, name, err))
 		}
+		f.set[fl.Name] = true
 	})
 	if len(errs) > 0 {
 		return errs[0]
@@ -78,9 +139,15 @@ func (f *FlagSet) Parse(args []string) error {
 		}
 		return err
 	}
+	f.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if *f.version {
+		fmt.Fprintf(f.out, "%s %s\n", f.Program, version.String())
+		return ErrHelp
+	}
 	if f.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only; see -help)", f.Arg(0))
 	}
+	f.warnUnknownEnv()
 	return nil
 }
 
@@ -94,7 +161,9 @@ func (f *FlagSet) usage() {
 		arg, usage := flag.UnquoteUsage(fl)
 		fmt.Fprintf(f.out, "  -%s %s\n", fl.Name, arg)
 		fmt.Fprintf(f.out, "        %s\n", usage)
-		fmt.Fprintf(f.out, "        env %s, default %q\n", f.EnvName(fl.Name), fl.DefValue)
+		if fl.Name != "version" {
+			fmt.Fprintf(f.out, "        env %s, default %q\n", f.EnvName(fl.Name), fl.DefValue)
+		}
 	}
 }
 
@@ -122,6 +191,9 @@ type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a *UsageError with a formatted message.
+func Usagef(format string, a ...any) error { return &UsageError{Err: fmt.Errorf(format, a...)} }
 
 // ParseOrUsage is Parse with failures wrapped as *UsageError.
 func (f *FlagSet) ParseOrUsage(args []string) error {

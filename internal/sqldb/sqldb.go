@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path"
 	"runtime"
 	"sort"
@@ -35,6 +36,8 @@ type DB struct {
 	// Path is the file the database lives in.
 	Path string
 
+	lock *os.File // holds the flock on Path+".lock" until Close
+
 	stmts sync.Map // query -> *sql.Stmt prepared on W
 	ck    *sql.DB  // one connection for background checkpoints
 
@@ -51,11 +54,29 @@ type DB struct {
 
 // Open opens (creating if needed) the SQLite file at p and applies the
 // migrations found in migrations (files named NNNN_description.sql, applied in
-// numeric order, each once). migrations may be nil.
+// numeric order, each once). migrations may be nil. The database is locked for
+// this DB until Close: a second Open of the same file, from this process or
+// another, fails with ErrLocked.
 func Open(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 	if p == "" {
 		return nil, errors.New("open database: empty path")
 	}
+	lock, err := lockFile(p)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openUnlocked(ctx, p, migrations)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	db.lock = lock
+	return db, nil
+}
+
+// openUnlocked is Open without the lock; tests use it to stand in for
+// another process (a backup, the sqlite3 shell) writing the same file.
+func openUnlocked(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 	q := url.Values{}
 	// The writer keeps a large page cache (64 MiB): it is the only connection
 	// that changes pages, so its cache stays valid between transactions and
@@ -160,6 +181,9 @@ func (db *DB) Close() error {
 	err := errors.Join(db.R.Close(), db.W.Close())
 	if db.ck != nil {
 		err = errors.Join(err, db.ck.Close())
+	}
+	if db.lock != nil {
+		err = errors.Join(err, db.lock.Close()) // releases the flock
 	}
 	return err
 }

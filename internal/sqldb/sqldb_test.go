@@ -94,9 +94,10 @@ func TestUniqueViolationAndConcurrentWriters(t *testing.T) {
 	if err := ins(t.Context(), "dup"); !IsUniqueViolation(err) {
 		t.Fatalf("second insert err = %v, want unique violation", err)
 	}
-	// A second process-level handle on the same file contends for the write lock;
-	// WriteTx must retry rather than surface SQLITE_BUSY.
-	other, err := Open(t.Context(), db.Path, nil)
+	// A second process-level handle on the same file (another program: Open
+	// refuses a second daemon) contends for the write lock; WriteTx must
+	// retry rather than surface SQLITE_BUSY.
+	other, err := openUnlocked(t.Context(), db.Path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,4 +244,26 @@ func TestStmtCacheIsBounded(t *testing.T) {
 	if err := db.R.QueryRow(`SELECT COUNT(*) FROM kv`).Scan(&rows); err != nil || rows != (MaxCachedStmts+20)*(MaxCachedStmts+21)/2 {
 		t.Errorf("rows = %d, %v", rows, err)
 	}
+}
+
+// TestOpenLocksTheFile: a second Open of a database that is open fails at
+// once with ErrLocked and a one-line message, and succeeds once it is closed.
+func TestOpenLocksTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.db")
+	db, err := Open(t.Context(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(t.Context(), p, nil)
+	if !errors.Is(err, ErrLocked) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), p) {
+		t.Fatalf("second Open: err = %v, want a one-line ErrLocked naming %s", err, p)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(t.Context(), p, nil)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	db.Close()
 }
