@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,19 +16,26 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/sqldb"
 )
 
 // suiteUp runs `hms up` on loopback ports picked by the kernel and returns
 // each daemon's URL, as up prints them.
 func suiteUp(t *testing.T, dir string) map[string]string {
 	t.Helper()
+	return suiteUpWith(t, dir, func(string) string { return "" })
+}
+
+// suiteUpWith is suiteUp with an environment and more flags.
+func suiteUpWith(t *testing.T, dir string, getenv func(string) string, more ...string) map[string]string {
+	t.Helper()
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", "127.0.0.1:0",
-			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0"},
-			func(string) string { return "" }, pw)
+		args := append([]string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", "127.0.0.1:0",
+			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0"}, more...)
+		done <- run(ctx, args, getenv, pw)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -137,24 +145,85 @@ func TestUpRunsTheSuite(t *testing.T) {
 	}
 }
 
-// TestUpBadInput: a bad command, flag or port stops hms with a usage error
-// before anything is started.
+// TestUpBadInput: a bad command, flag, flag of a daemon, file or port stops
+// hms with a usage error (exit 2) before anything is created or started.
 func TestUpBadInput(t *testing.T) {
-	for _, args := range [][]string{nil, {"down"}, {"up", "-sls-listen", "nope"}, {"up", "extra"}} {
-		err := run(t.Context(), args, func(string) string { return "" }, io.Discard)
-		if !errors.As(err, new(*cli.UsageError)) {
-			t.Errorf("hms %v: err = %v, want a usage error", args, err)
-		}
-	}
-	// A port already taken fails the start and releases what was started.
 	busy := httptest.NewServer(http.NotFoundHandler())
 	defer busy.Close()
 	addr := strings.TrimPrefix(busy.URL, "http://")
-	err := run(t.Context(), []string{"up", "-data-dir", t.TempDir(), "-sls-listen", "127.0.0.1:0", "-hsm-listen", addr},
-		func(string) string { return "" }, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "start hsm") {
-		t.Errorf("hsm port taken: err = %v, want a start hsm error", err)
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{name: "no command", want: "a command is required"},
+		{name: "unknown command", args: []string{"down"}, want: "unknown command"},
+		{name: "bad listen", args: []string{"up", "-sls-listen", "nope"}, want: "HOST:PORT"},
+		{name: "stray argument", args: []string{"up", "extra"}, want: "unexpected argument"},
+		{name: "port taken", args: []string{"up", "-sls-listen", "127.0.0.1:0", "-hsm-listen", addr}, want: "-hsm-listen"},
+		{name: "negative workers", args: []string{"up", "-hsm-discovery-workers", "-1"}, want: "-hsm-discovery-workers -1"},
+		{name: "zero workers", args: []string{"up", "-hsm-discovery-workers", "0"}, want: "at least 1"},
+		{name: "workers env twin", env: map[string]string{"HMS_HSM_DISCOVERY_WORKERS": "0"}, args: []string{"up"}, want: "at least 1"},
+		{name: "missing hms config", args: []string{"up", "-hsm-hms-config", "/nonexistent/hms_config.json"}, want: "no such file"},
+		{name: "hbtd times", args: []string{"up", "-hbtd-warntime", "40", "-hbtd-errtime", "30"}, want: "must be less than"},
+		{name: "kafka", args: []string{"up", "-hbtd-kafka-brokers", "k:9092"}, want: "separate binaries"},
+		{name: "bad duration", args: []string{"up", "-hmnfd-retry-max", "5"}, want: "such as 500ms"},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			args := tt.args
+			if len(args) > 0 && args[0] == "up" {
+				args = append([]string{"up", "-data-dir", dir, "-sls-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0",
+					"-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0"}, args[1:]...)
+			}
+			err := run(t.Context(), args, func(k string) string { return tt.env[k] }, io.Discard)
+			if !errors.As(err, new(*cli.UsageError)) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("hms %v: err = %v, want a usage error about %q", args, err, tt.want)
+			}
+			if _, err := os.Stat(dir); err == nil {
+				t.Errorf("a refused start created the data directory")
+			}
+		})
+	}
+}
+
+// TestUpTakesTheDaemonsFlags: a daemon's flag given to hms up with its prefix,
+// or its own env twin, reaches the daemon.
+func TestUpTakesTheDaemonsFlags(t *testing.T) {
+	env := map[string]string{"HMS_HBTD_WARNTIME": "7"}
+	u := suiteUpWith(t, t.TempDir(), func(k string) string { return env[k] }, "-hbtd-errtime", "41")
+	var p struct{ Warntime, Errtime string }
+	json.Unmarshal(call(t, "GET", u["hbtd"]+"/hmi/v1/params", "", http.StatusOK), &p)
+	if p.Warntime != "7" || p.Errtime != "41" {
+		t.Errorf("hbtd params %+v, want Warntime 7 (HMS_HBTD_WARNTIME) and Errtime 41 (-hbtd-errtime)", p)
+	}
+}
+
+// TestUpRefusesADataDirInUse: a second hms up on the same data directory
+// stops with one line naming the database, before it binds a port; the
+// first one goes on.
+func TestUpRefusesADataDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	u := suiteUp(t, dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().String()
+	ln.Close()
+	err = run(t.Context(), []string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", port,
+		"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0"},
+		func(string) string { return "" }, io.Discard)
+	if !errors.Is(err, sqldb.ErrLocked) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "sls.db") {
+		t.Fatalf("second hms up: err = %v, want one line saying sls.db is in use", err)
+	}
+	if c, err := net.Dial("tcp", port); err == nil {
+		c.Close()
+		t.Errorf("the refused hms up left %s bound", port)
+	}
+	call(t, "GET", u["sls"]+"/v1/health", "", http.StatusOK)
 }
 
 // TestUpGatewayPaths: each daemon also answers under its CSM API gateway

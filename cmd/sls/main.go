@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 
@@ -16,16 +15,16 @@ func main() { cli.Main("sls", run) }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("sls", getenv, stdout)
-	listen, dbPath, level := f.Listen(":8376"), f.DB("./sls.db"), f.LogLevel()
-	dumpLimit := f.Int64("max-dump-bytes", layout.DefaultDumpLimit, "largest /loadstate upload accepted, in bytes")
+	fl := layout.RegisterFlags(f)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
-	if *dumpLimit <= 0 {
-		return &cli.UsageError{Err: errors.New("-max-dump-bytes must be positive")}
+	cfg, err := fl.Config()
+	if err != nil {
+		return err
 	}
-	d, err := layout.StartDaemon(ctx, layout.DaemonConfig{Listen: *listen, DB: *dbPath, DumpLimit: *dumpLimit,
-		Log: cli.NewLogger(os.Stderr, *level)})
+	cfg.Log = cli.NewLogger(os.Stderr, *fl.Level)
+	d, err := layout.StartDaemon(ctx, cfg)
 	if err != nil {
 		return err
 	}

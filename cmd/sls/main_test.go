@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,7 +33,8 @@ func TestRunFlags(t *testing.T) {
 		{name: "bad dump limit", args: []string{"-listen", ln.Addr().String(), "-max-dump-bytes=0"}, wantUsage: true, wantErr: "must be positive"},
 		{name: "bad env value", env: map[string]string{"HMS_SLS_MAX_DUMP_BYTES": "lots"}, wantUsage: true, wantErr: "HMS_SLS_MAX_DUMP_BYTES"},
 		{name: "bad listen", args: []string{"-listen", "nowhere"}, wantUsage: true},
-		{name: "port taken", args: []string{"-listen", ln.Addr().String(), "-db", filepath.Join(dir, "a.db")}, wantErr: "listen"},
+		// A taken port is reported like a bad flag (exit 2), before the database is created.
+		{name: "port taken", args: []string{"-listen", ln.Addr().String(), "-db", filepath.Join(dir, "a.db")}, wantUsage: true, wantErr: "address already in use"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +51,9 @@ func TestRunFlags(t *testing.T) {
 			}
 			if got := errors.As(err, new(*cli.UsageError)); got != tt.wantUsage {
 				t.Errorf("usage error = %v, want %v (%v)", got, tt.wantUsage, err)
+			}
+			if files, _ := os.ReadDir(dir); len(files) > 0 {
+				t.Errorf("a refused start left %s in the data directory", files[0].Name())
 			}
 		})
 	}

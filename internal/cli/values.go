@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -161,5 +162,33 @@ func (v secondsValue) Set(s string) error {
 		return fmt.Errorf("want a positive number of seconds")
 	}
 	*v.p = time.Duration(f * float64(time.Second))
+	return nil
+}
+
+// CheckListen binds addr for a moment and lets it go, so that a port another
+// program holds stops a daemon as a usage error (exit 2), before it creates a
+// file. name is the flag's name, for the message.
+func CheckListen(name, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return Usagef("-%s %s: %v", name, addr, err)
+	}
+	ln.Close()
+	return nil
+}
+
+// CheckFile reports a usage error unless path names a readable regular file;
+// "" is allowed and means "not configured".
+func CheckFile(name, path string) error {
+	if path == "" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return Usagef("-%s: %v", name, err)
+	case !fi.Mode().IsRegular():
+		return Usagef("-%s: %s is not a regular file", name, path)
+	}
 	return nil
 }

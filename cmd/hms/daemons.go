@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/hmsuite/hms/fanout"
+	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/statemgr"
+)
+
+// A component is one daemon of `hms up`. Its flags are the daemon's own,
+// declared by the daemon's package on s.f.Sub(name) (so -hsm-discovery-workers
+// and HMS_HSM_DISCOVERY_WORKERS mean what -discovery-workers means to hsm);
+// check validates them before anything is created, and start opens the
+// daemon with the URLs of the daemons started before it. A new daemon joins
+// hms up with one more such function and one entry in up's list.
+type component struct {
+	name  string
+	check func() error
+	start func(ctx context.Context) (daemon, error)
+}
+
+// suite is what the components of hms up share.
+type suite struct {
+	f      *cli.FlagSet
+	getenv func(string) string
+	dir    *string
+	level  *slog.Level
+	bus    *bus.Memory
+	urls   map[string]string // name -> URL of the daemons started so far
+	ready  []<-chan struct{} // all closed once the suite is connected
+}
+
+// local holds what hms up decides for a daemon unless its own flag says
+// otherwise: its database under -data-dir, the log level of -log-level, and
+// the URLs of its peers in the same process.
+type local struct {
+	s    *suite
+	name string
+	f    *cli.FlagSet
+}
+
+func (s *suite) local(name string) local { return local{s: s, name: name, f: s.f.Sub(name)} }
+
+// file is the flag's value if it was given, else name under -data-dir.
+func (l local) file(flag, value, name string) string {
+	if l.f.IsSet(flag) {
+		return value
+	}
+	return l.s.dataFile(name)
+}
+
+// peer is the flag's value if it was given, else the URL of the daemon peer.
+func (l local) peer(flag, value, peer string) string {
+	if l.f.IsSet(flag) {
+		return value
+	}
+	return l.s.urls[peer]
+}
+
+// logger logs with daemon=<name> at the daemon's -log-level if given, else
+// at hms up's.
+func (l local) logger(level slog.Level) (*slog.Logger, *slog.LevelVar) {
+	lv := new(slog.LevelVar)
+	lv.Set(*l.s.level)
+	if l.f.IsSet("log-level") {
+		lv.Set(level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv})).With("daemon", l.name), lv
+}
+
+// noKafka refuses -<daemon>-kafka-brokers: hms up joins its daemons with
+// its in-process bus and hsm's callbacks.
+func (l local) noKafka(brokers []string) error {
+	if len(brokers) > 0 {
+		return cli.Usagef("-%s: hms up joins its daemons in-process; run the daemons as separate binaries to use Kafka",
+			l.f.Name("kafka-brokers"))
+	}
+	return nil
+}
+
+func slsComponent(s *suite) component {
+	l := s.local("sls")
+	fl := layout.RegisterFlags(l.f)
+	var cfg layout.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) { cfg, err = fl.Config(); return err },
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "sls.db")
+			cfg.Log, _ = l.logger(*fl.Level)
+			return layout.StartDaemon(ctx, cfg)
+		}}
+}
+
+func hsmComponent(s *suite) component {
+	l := s.local("hsm")
+	fl := statemgr.RegisterFlags(l.f, s.getenv)
+	var cfg statemgr.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) {
+			if cfg, err = fl.Config(); err != nil {
+				return err
+			}
+			return l.noKafka(*fl.Brokers)
+		},
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "hsm.db")
+			cfg.CredKeyFile = l.file("cred-key-file", cfg.CredKeyFile, "hsm-cred.key")
+			cfg.SLSURL = l.peer("sls-url", cfg.SLSURL, "sls")
+			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Publisher = s.bus
+			return statemgr.StartDaemon(ctx, cfg)
+		}}
+}
+
+func hbtdComponent(s *suite) component {
+	l := s.local("hbtd")
+	fl := heartbeat.RegisterFlags(l.f)
+	var listen string
+	var o heartbeat.Options
+	return component{name: l.name,
+		check: func() (err error) {
+			if listen, o, err = fl.Config(); err != nil {
+				return err
+			}
+			return l.noKafka(*fl.Brokers)
+		},
+		start: func(ctx context.Context) (daemon, error) {
+			o.DBPath = l.file("db", o.DBPath, "hbtd.db")
+			o.HSMURL = l.peer("hsm-url", o.HSMURL, "hsm")
+			o.Log, o.LogLevel = l.logger(*fl.Level)
+			o.Publisher = s.bus
+			return heartbeat.StartDaemon(ctx, listen, o)
+		}}
+}
+
+// hmnfdComponent: hmnfd takes SCNs through HSM's durable callback
+// subscription, not from the in-process bus: HSM moves its bus cursor once a
+// message is in memory, so SCNs hmnfd had not stored yet would be lost when
+// hms up stops; a subscription's cursor moves only when hmnfd has stored them.
+func hmnfdComponent(s *suite) component {
+	l := s.local("hmnfd")
+	fl := fanout.RegisterFlags(l.f)
+	var cfg fanout.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) {
+			if cfg, err = fl.Config(); err != nil {
+				return err
+			}
+			return l.noKafka(*fl.Brokers)
+		},
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "hmnfd.db")
+			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
+			cfg.Log, cfg.LogLevel = l.logger(*fl.Level)
+			d, err := fanout.StartDaemon(ctx, cfg)
+			if err == nil {
+				s.ready = append(s.ready, d.Intake())
+			}
+			return d, err
+		}}
+}
+
+// bssComponent: bss, like hmnfd, follows HSM through its durable callback
+// subscription.
+func bssComponent(s *suite) component {
+	l := s.local("bss")
+	fl := ipxe.RegisterFlags(l.f)
+	var cfg ipxe.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) { cfg, err = fl.Config(); return err },
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "bss.db")
+			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
+			cfg.Log, _ = l.logger(*fl.Level)
+			d, err := ipxe.StartDaemon(ctx, cfg)
+			if err == nil {
+				s.ready = append(s.ready, d.Service().Subscribed())
+			}
+			return d, err
+		}}
+}
+
+// The daemons' constructors return concrete types; make sure they fit.
+var (
+	_ daemon = (*layout.Daemon)(nil)
+	_ daemon = (*statemgr.Daemon)(nil)
+	_ daemon = (*heartbeat.Daemon)(nil)
+	_ daemon = (*fanout.Daemon)(nil)
+	_ daemon = (*ipxe.Daemon)(nil)
+)

@@ -1,0 +1,47 @@
+package heartbeat
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+// DaemonFlags are the hbtd daemon's flags, declared once for both the hbtd
+// binary and `hms up` (which declares them on f.Sub("hbtd"): -hbtd-errtime,
+// HMS_HBTD_ERRTIME).
+type DaemonFlags struct {
+	f                    *cli.FlagSet
+	listen, db, hsmURL   *string
+	warn, errt, interval *time.Duration
+	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
+	Brokers *[]string
+	Level   *slog.Level
+}
+
+// RegisterFlags declares hbtd's flags on f.
+func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
+	return &DaemonFlags{f: f,
+		listen: f.Listen(":28500"), db: f.DB("./hbtd.db"), Level: f.LogLevel(),
+		hsmURL:   f.URL("hsm-url", "http://127.0.0.1:27779", "HSM base `URL` (/hsm/v2 is appended)"),
+		warn:     f.Seconds("warntime", 10*time.Second, "`SECONDS` of silence before a node is reported as maybe dead"),
+		errt:     f.Seconds("errtime", 30*time.Second, "`SECONDS` of silence before a node is declared dead"),
+		interval: f.Seconds("interval", 5*time.Second, "`SECONDS` reported as the Interval parameter (kept for compatibility)"),
+		Brokers:  f.Brokers(),
+	}
+}
+
+// Config checks the parsed flags and that the listen port is free, and
+// returns the address to listen on and the tracker's Options (Publisher, Log
+// and LogLevel are the caller's to set). Errors are *cli.UsageError.
+func (fl *DaemonFlags) Config() (string, Options, error) {
+	// The same check PATCH /params applies, so a value refused there is
+	// refused here too.
+	if err := CheckTimers(Timers{Warntime: *fl.warn, Errtime: *fl.errt, Interval: *fl.interval, SmTimeout: DefaultSmTimeout}); err != nil {
+		return "", Options{}, cli.Usagef("-%s, -%s, -%s: %w", fl.f.Name("warntime"), fl.f.Name("errtime"), fl.f.Name("interval"), err)
+	}
+	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
+		return "", Options{}, err
+	}
+	return *fl.listen, Options{DBPath: *fl.db, HSMURL: *fl.hsmURL, Warntime: *fl.warn, Errtime: *fl.errt, Interval: *fl.interval}, nil
+}

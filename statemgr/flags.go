@@ -1,0 +1,86 @@
+package statemgr
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+// DaemonFlags are the hsm daemon's flags, declared once for both the hsm binary and
+// `hms up` (which declares them on f.Sub("hsm"): -hsm-discovery-workers,
+// HMS_HSM_DISCOVERY_WORKERS).
+type DaemonFlags struct {
+	f                            *cli.FlagSet
+	listen, db, slsURL, topic    *string
+	credKey, caBundle, hmsConfig *string
+	retention, reap, walkTimeout *time.Duration
+	workers                      *int
+	plainHTTP                    *bool
+	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
+	Brokers *[]string
+	Level   *slog.Level
+}
+
+// RegisterFlags declares hsm's flags on f; getenv supplies the default of
+// -hms-config, $HMS_CONFIG_PATH, as shipped HMS reads it.
+func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
+	return &DaemonFlags{f: f,
+		listen: f.Listen(":27779"), db: f.DB("./hsm.db"), Level: f.LogLevel(),
+		slsURL:      f.URL("sls-url", "", "SLS base `URL` for node NID/Role defaults (empty: NodeMaps only)"),
+		Brokers:     f.Brokers(),
+		topic:       f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to"),
+		retention:   f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`"),
+		reap:        f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`"),
+		credKey:     f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)"),
+		workers:     f.Int("discovery-workers", 32, "how many BMCs are walked at once (at least 1)"),
+		walkTimeout: f.Seconds("discovery-timeout", 30*time.Second, "time limit of the walk of one BMC, in `SECONDS`"),
+		caBundle:    f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)"),
+		plainHTTP:   f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS"),
+		hmsConfig: f.String("hms-config", getenv("HMS_CONFIG_PATH"),
+			"hms_config.json `FILE` with site Roles and SubRoles (HMSExtendedDefinitions), re-read when it changes (default $HMS_CONFIG_PATH)"),
+	}
+}
+
+// Config checks the parsed flags, the files they name and that the listen
+// port is free, and returns the daemon's configuration (Publisher and Log are
+// the caller's to set). Errors are *cli.UsageError, found before any file is
+// created.
+func (fl *DaemonFlags) Config() (DaemonConfig, error) {
+	if *fl.workers < 1 {
+		return DaemonConfig{}, cli.Usagef("-%s %d: at least 1 BMC must be walked at a time", fl.f.Name("discovery-workers"), *fl.workers)
+	}
+	if err := cli.CheckFile(fl.f.Name("bmc-ca-bundle"), *fl.caBundle); err != nil {
+		return DaemonConfig{}, err
+	}
+	if err := fl.checkHMSConfig(); err != nil {
+		return DaemonConfig{}, err
+	}
+	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
+		return DaemonConfig{}, err
+	}
+	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic,
+		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
+		Discovery: DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP},
+		CABundle:  *fl.caBundle, HMSConfig: *fl.hmsConfig}, nil
+}
+
+// checkHMSConfig refuses an -hms-config that is missing or not JSON; once
+// running, a file that stops parsing is logged and the values in force kept.
+func (fl *DaemonFlags) checkHMSConfig() error {
+	name := fl.f.Name("hms-config")
+	if err := cli.CheckFile(name, *fl.hmsConfig); err != nil || *fl.hmsConfig == "" {
+		return err
+	}
+	b, err := os.ReadFile(*fl.hmsConfig)
+	if err != nil {
+		return cli.Usagef("-%s: %v", name, err)
+	}
+	if err := json.Unmarshal(b, new(HMSConfig)); err != nil {
+		return cli.Usagef("-%s %s: %v", name, *fl.hmsConfig, err)
+	}
+	return nil
+}
