@@ -85,4 +85,3 @@ func editDistance(a, b string, limit int) int {
 	}
 	return min(prev[len(b)], limit)
 }
-
