@@ -152,9 +152,12 @@ func (w *Watchdog) watch(ctx context.Context, wg *sync.WaitGroup, id string) {
 	})
 }
 
-// poll reads id's power state until it is Off or id leaves Standby.
+// poll reads id's power state until it is Off or id leaves Standby. A node
+// whose power cannot be read (no BMC endpoint, say) would log every Every; its
+// failure is logged once, and again only after a read has succeeded.
 func (w *Watchdog) poll(ctx context.Context, id string) {
 	wait := w.cfg.Delay
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -167,9 +170,13 @@ func (w *Watchdog) poll(ctx context.Context, id string) {
 		}
 		state, err := w.powerState(ctx, id)
 		if err != nil {
-			w.cfg.Log.InfoContext(ctx, "standby_power_read_failed", "xname", id, "err", err)
+			if !failing {
+				w.cfg.Log.InfoContext(ctx, "standby_power_read_failed", "xname", id, "err", err, "retry_every", w.cfg.Every)
+			}
+			failing = true
 			continue
 		}
+		failing = false
 		if state != hsm.StateOff {
 			continue
 		}
