@@ -1,10 +1,13 @@
 package heartbeat
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -84,7 +87,9 @@ func TestAgentRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &flaky{h: h}
 		c := agent.NewClient("http://hbtd.test", &http.Client{Transport: handlerTransport{f}})
-		a := &agent.Agent{Client: c, XNames: []string{"x0c0s0b0n0"}, Interval: 3 * time.Second}
+		var logs bytes.Buffer
+		a := &agent.Agent{Client: c, XNames: []string{"x0c0s0b0n0"}, Interval: 3 * time.Second,
+			Log: slog.New(slog.NewTextHandler(&logs, nil))}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- a.Run(ctx) }()
@@ -106,6 +111,13 @@ func TestAgentRun(t *testing.T) {
 		}
 		if got := svc.Tracker.State("x0c0s0b0n0"); got != Alive {
 			t.Fatalf("state %v, want alive", got)
+		}
+		// The agent says it started and that hbtd took its first heartbeat,
+		// and logs a run of failures once.
+		for _, msg := range []string{"heartbeat_agent_started", "heartbeat_accepted", "heartbeat_failed", "heartbeat_recovered"} {
+			if n := strings.Count(logs.String(), "msg="+msg+" ")+strings.Count(logs.String(), "msg="+msg+"\n"); n != 1 {
+				t.Errorf("%s logged %d times, want once:\n%s", msg, n, logs.String())
+			}
 		}
 	})
 	if err := (&agent.Agent{Client: agent.NewClient("http://127.0.0.1:1", nil)}).Run(t.Context()); err == nil {

@@ -360,6 +360,10 @@ func (t *Tracker) emit(changes []Change) {
 	}
 	for _, c := range changes {
 		t.metrics.transitions.WithLabelValues(c.To.String()).Inc()
+		// Every transition at INFO: an operator asking "when did this node
+		// stop?" finds the answer in the log. Transitions are rare next to
+		// heartbeats, so this costs little even at 100,000 nodes.
+		t.log.Info("heartbeat_state_changed", "xname", c.XName, "from", c.From, "to", c.To, "last_heartbeat", c.LastHB)
 	}
 	for _, s := range t.sinks {
 		s.Enqueue(changes...)

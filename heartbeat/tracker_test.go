@@ -1,6 +1,9 @@
 package heartbeat
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -191,6 +194,25 @@ func TestTrackerCounts(t *testing.T) {
 		}
 		if got := tr.State("x0c0s0b0n2"); got != Warned {
 			t.Fatalf("upper-case beat tracked as %v under the normalised name, want warned", got)
+		}
+	})
+}
+
+// TestTrackerLogsTransitions: every transition is logged at INFO with the
+// node and both states.
+func TestTrackerLogsTransitions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		tr, _ := runTracker(t, Config{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		mustBeat(t, tr, "x0c0s0b0n0")
+		time.Sleep(testErr + Tick)
+		synctest.Wait()
+		got := logs.String()
+		for _, want := range []string{"level=INFO msg=heartbeat_state_changed xname=x0c0s0b0n0 from=unknown to=alive",
+			"from=alive to=warned", "from=warned to=dead"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("log lacks %q:\n%s", want, got)
+			}
 		}
 	})
 }

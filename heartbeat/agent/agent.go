@@ -43,7 +43,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	tk := time.NewTicker(a.Interval)
 	defer tk.Stop()
-	failing := false
+	log.Info("heartbeat_agent_started", "xnames", len(a.XNames), "first_xname", a.XNames[0], "interval", a.Interval)
+	failing, accepted := false, false
 	for {
 		err := a.BeatOnce(ctx)
 		switch {
@@ -53,6 +54,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		case err == nil && failing:
 			log.Info("heartbeat_recovered")
 			failing = false
+		}
+		if err == nil && !accepted {
+			// The one line that tells whoever started the agent it works.
+			log.Info("heartbeat_accepted", "xnames", len(a.XNames))
+			accepted = true
 		}
 		select {
 		case <-ctx.Done():
