@@ -72,10 +72,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 			ln.Close()
 		}
 	}()
+	// Loading a large database takes a while; say so, and how long it took.
+	cfg.Log.Info("database_loading", "path", cfg.DB)
+	t0 := time.Now()
 	store, err := OpenStore(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
 	reg := httpserver.NewRegistry()
 	svc, err := New(ctx, store, cfg.Delivery, cfg.Log, reg)
 	if err != nil {

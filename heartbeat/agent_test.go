@@ -115,7 +115,7 @@ func TestAgentRun(t *testing.T) {
 		// The agent says it started and that hbtd took its first heartbeat,
 		// and logs a run of failures once.
 		for _, msg := range []string{"heartbeat_agent_started", "heartbeat_accepted", "heartbeat_failed", "heartbeat_recovered"} {
-			if n := strings.Count(logs.String(), "msg="+msg+" ")+strings.Count(logs.String(), "msg="+msg+"\n"); n != 1 {
+			if n := strings.Count(logs.String(), "msg="+msg+" ") + strings.Count(logs.String(), "msg="+msg+"\n"); n != 1 {
 				t.Errorf("%s logged %d times, want once:\n%s", msg, n, logs.String())
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -31,11 +32,15 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 	reg := httpserver.NewRegistry()
 	o.Registerer = reg
 	o = o.withDefaults()
+	// Restoring a large tracker takes a while; say so, and how long it took.
+	o.Log.Info("database_loading", "path", o.DBPath)
+	t0 := time.Now()
 	svc, err := New(ctx, o)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
+	o.Log.Info("database_loaded", "path", o.DBPath, "took", time.Since(t0).Round(time.Millisecond))
 	return &Daemon{svc: svc, srv: httpserver.Serve(ln, httpserver.WithPrefixes(NewAPI(svc, o.Log).Handler(), GatewayPrefixes()...), o.Log, reg)}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 )
@@ -32,10 +33,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	// Loading a large layout takes a while; say so, and how long it took.
+	cfg.Log.Info("database_loading", "path", cfg.DB)
+	t0 := time.Now()
 	store, err := OpenStore(ctx, cfg.DB, nil)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
 	reg := httpserver.NewRegistry()
 	api := NewAPI(store, cfg.Log, reg)
 	if cfg.DumpLimit > 0 {

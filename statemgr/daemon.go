@@ -58,10 +58,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.Reap <= 0 {
 		cfg.Reap = 30 * time.Second
 	}
+	// Loading a large database takes a while; say so, and how long it took.
+	cfg.Log.Info("database_loading", "path", cfg.DB)
+	t0 := time.Now()
 	store, err := OpenStore(ctx, cfg.DB, nil)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
 	defer func() {
 		if err != nil {
 			store.Close()

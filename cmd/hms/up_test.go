@@ -272,3 +272,4 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
