@@ -193,7 +193,12 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 				return nil
 			}
 			if found {
-				fillDefaults(r, info, s.vocab.get())
+				for _, d := range fillDefaults(r, info, s.vocab.get()) {
+					if log != nil {
+						log.WarnContext(ctx, "sls_value_not_in_vocabulary", "xname", r.ID, "field", d[0], "value", d[1],
+							"hint", "add it to the HMSExtendedDefinitions of hms_config.json (hsm -hms-config)")
+					}
+				}
 			}
 			return nil
 		})
@@ -201,17 +206,25 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 	return g.Wait()
 }
 
-// fillDefaults sets what r lacks from info; r is not yet shared.
-func fillDefaults(r *record, info NodeInfo, vs *vocabSet) {
+// fillDefaults sets what r lacks from info; r is not yet shared. It returns
+// the (field, value) pairs of info it dropped because Vocab does not know
+// them, so that the caller can say so: shipped HSM drops them silently.
+func fillDefaults(r *record, info NodeInfo, vs *vocabSet) (dropped [][2]string) {
 	if !r.HasNID && info.NID != nil {
 		r.NID, r.HasNID, r.nidChanged = *info.NID, true, true
 	}
-	if r.Role == "" {
-		if v, ok := vs.roles.Normalize(info.Role); ok {
-			r.Role = v
-		}
-		if v, ok := vs.subRoles.Normalize(info.SubRole); ok && r.SubRole == "" {
-			r.SubRole = v
-		}
+	if r.Role != "" {
+		return nil
 	}
+	if v, ok := vs.roles.Normalize(info.Role); ok {
+		r.Role = v
+	} else if info.Role != "" {
+		dropped = append(dropped, [2]string{"Role", info.Role})
+	}
+	if v, ok := vs.subRoles.Normalize(info.SubRole); ok && r.SubRole == "" {
+		r.SubRole = v
+	} else if !ok && info.SubRole != "" {
+		dropped = append(dropped, [2]string{"SubRole", info.SubRole})
+	}
+	return dropped
 }

@@ -28,11 +28,20 @@ type Vocab struct{ p atomic.Pointer[vocabSet] }
 
 type vocabSet struct{ roles, subRoles hsm.Enum }
 
-// NewVocab returns the built-in Roles and SubRoles.
+// NewVocab returns the built-in Roles and SubRoles plus the SubRoles of the
+// hms_config.json a CSM install ships (CSMSubRoles), so that a layout written
+// for CSM (SubRole UAN, say) works without a site file. A site file given with
+// -hms-config replaces those extras, as it does on CSM.
 func NewVocab() *Vocab {
 	v := &Vocab{}
-	v.Extend(nil, nil)
+	v.Extend(nil, CSMSubRoles())
 	return v
+}
+
+// CSMSubRoles are the SubRoles CSM's default hms_config.json adds to HMS's
+// built-in Master, Worker and Storage.
+func CSMSubRoles() []string {
+	return []string{"UAN", "Gateway", "LNETRouter", "Visualization", "UserDefined"}
 }
 
 // Extend replaces the site's extra Roles and SubRoles.

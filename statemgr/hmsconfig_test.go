@@ -1,11 +1,15 @@
 package statemgr
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,24 +24,25 @@ import (
 // a broken file is refused and changes nothing.
 func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
 	a := newAPIServer(t)
-	node := map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "Role": "Application", "SubRole": "uan"}}}
+	node := map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "Role": "Application", "SubRole": "login"}}}
 	a.must(400, "POST", "/State/Components", node)
 
 	path := filepath.Join(t.TempDir(), "hms_config.json")
-	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"Role":["Gateway"],"SubRole":["UAN","master",""]}}`), 0o644)
+	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"Role":["Gateway"],"SubRole":["Login","master",""]}}`), 0o644)
 	if err := LoadHMSConfig(path, a.store.Vocab()); err != nil {
 		t.Fatal(err)
 	}
 	a.must(204, "POST", "/State/Components", node)
-	if _, ok := NewVocab().get().subRoles.Normalize("UAN"); ok {
+	if _, ok := NewVocab().get().subRoles.Normalize("Login"); ok {
 		t.Error("one store's site values leaked into the built-ins")
 	}
-	if got := a.list("?subrole=Uan"); len(got) != 1 || got[0].SubRole != "UAN" {
-		t.Fatalf("?subrole=Uan = %+v, want the node with SubRole UAN", got)
+	if got := a.list("?subrole=LOGIN"); len(got) != 1 || got[0].SubRole != "Login" {
+		t.Fatalf("?subrole=LOGIN = %+v, want the node with SubRole Login", got)
 	}
 	var v hsm.Values
 	json.Unmarshal(a.must(200, "GET", "/service/values/subrole", nil), &v)
-	if diff := cmp.Diff([]string{"Master", "Worker", "Storage", "UAN"}, v.SubRole); diff != "" {
+	// The site file replaces CSM's default extras, as on CSM.
+	if diff := cmp.Diff([]string{"Master", "Worker", "Storage", "Login"}, v.SubRole); diff != "" {
 		t.Errorf("subroles (-want +got):\n%s", diff)
 	}
 
@@ -45,7 +50,7 @@ func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
 	if err := LoadHMSConfig(path, a.store.Vocab()); err == nil {
 		t.Error("a truncated file was accepted")
 	}
-	if _, ok := a.store.Vocab().get().subRoles.Normalize("UAN"); !ok {
+	if _, ok := a.store.Vocab().get().subRoles.Normalize("Login"); !ok {
 		t.Error("a broken file removed the values in force")
 	}
 }
@@ -74,4 +79,26 @@ func TestWatchHMSConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestSLSValueOutsideVocabularyWarns: a node's SubRole from SLS that HSM does
+// not know is dropped, as shipped, but with a warning naming it.
+func TestSLSValueOutsideVocabularyWarns(t *testing.T) {
+	a := newAPIServer(t)
+	sls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"Xname":"x0c0s0b0n1","Type":"comptype_node","ExtraProperties":{"NID":20,"Role":"Application","SubRole":"Login"}}`))
+	}))
+	defer sls.Close()
+	a.store.SetLayout(NewSLS(sls.URL, sls.Client()))
+	var logs bytes.Buffer
+	err := a.store.UpsertComponents(t.Context(), []hsm.Component{{ID: "x0c0s0b0n1", State: "On"}}, false, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := a.store.Component("x0c0s0b0n1"); c.Role != "Application" || c.SubRole != "" {
+		t.Errorf("component %+v, want Role Application and no SubRole", c)
+	}
+	if want := "msg=sls_value_not_in_vocabulary xname=x0c0s0b0n1 field=SubRole value=Login"; !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logs.String())
+	}
 }

@@ -56,7 +56,7 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 	want := []hsm.Component{
 		{ID: "x0c0s0b0", Type: "NodeBMC"},
 		{ID: "x0c0s0b0n0", Type: "Node", Role: "Compute", NID: ptr(10)},
-		{ID: "x0c0s0b0n1", Type: "Node", Role: "Application", NID: ptr(11)},
+		{ID: "x0c0s0b0n1", Type: "Node", Role: "Application", SubRole: "UAN", NID: ptr(11)}, // UAN: CSM's default vocabulary
 		{ID: "x0c0s0b0n2", Type: "Node", Role: "Management", SubRole: "Worker", NID: ptr(30)},
 		{ID: "x0c0s0b0n3", Type: "Node"},
 		{ID: "x0c0s0b0n7", Type: "Node", Role: "Service", NID: ptr(70)},
