@@ -2,21 +2,21 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
-	"github.com/hmsuite/hms/internal/sqldb"
 )
 
 // suiteUp runs `hms up` on loopback ports picked by the kernel and returns
@@ -201,27 +201,32 @@ func TestUpTakesTheDaemonsFlags(t *testing.T) {
 	}
 }
 
-// TestUpRefusesADataDirInUse: a second hms up on the same data directory
-// stops with one line naming the database, before it binds a port; the
-// first one goes on.
+// TestUpRefusesADataDirInUse: a second hms up (another process) on the same
+// data directory exits non-zero with one line naming the database, before it
+// starts a daemon; the first one goes on.
 func TestUpRefusesADataDirInUse(t *testing.T) {
+	if args := os.Getenv("HMS_TEST_MAIN_ARGS"); args != "" {
+		os.Args = append([]string{"hms"}, strings.Fields(args)...)
+		cli.Main("hms", run)
+		os.Exit(0)
+	}
 	dir := t.TempDir()
 	u := suiteUp(t, dir)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestUpRefusesADataDirInUse$")
+	cmd.Env = append(os.Environ(), "HMS_TEST_MAIN_ARGS=up -data-dir "+dir+" -sls-listen 127.0.0.1:0 -hsm-listen 127.0.0.1:0 "+
+		"-hbtd-listen 127.0.0.1:0 -hmnfd-listen 127.0.0.1:0 -bss-listen 127.0.0.1:0 -log-level error")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("second hms up: %v, want exit status 1; stderr:\n%s", err, stderr.String())
 	}
-	port := ln.Addr().String()
-	ln.Close()
-	err = run(t.Context(), []string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", port,
-		"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0"},
-		func(string) string { return "" }, io.Discard)
-	if !errors.Is(err, sqldb.ErrLocked) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "sls.db") {
-		t.Fatalf("second hms up: err = %v, want one line saying sls.db is in use", err)
+	if msg := stderr.String(); strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "sls.db is used by another process") {
+		t.Errorf("second hms up said %q, want one line saying sls.db is in use", msg)
 	}
-	if c, err := net.Dial("tcp", port); err == nil {
-		c.Close()
-		t.Errorf("the refused hms up left %s bound", port)
+	if stdout.Len() > 0 {
+		t.Errorf("second hms up started daemons:\n%s", stdout.String())
 	}
 	call(t, "GET", u["sls"]+"/v1/health", "", http.StatusOK)
 }

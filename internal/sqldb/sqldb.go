@@ -55,8 +55,8 @@ type DB struct {
 // Open opens (creating if needed) the SQLite file at p and applies the
 // migrations found in migrations (files named NNNN_description.sql, applied in
 // numeric order, each once). migrations may be nil. The database is locked for
-// this DB until Close: a second Open of the same file, from this process or
-// another, fails with ErrLocked.
+// this process until Close: an Open of the same file from another process
+// fails with ErrLocked.
 func Open(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 	if p == "" {
 		return nil, errors.New("open database: empty path")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -246,24 +247,44 @@ func TestStmtCacheIsBounded(t *testing.T) {
 	}
 }
 
-// TestOpenLocksTheFile: a second Open of a database that is open fails at
-// once with ErrLocked and a one-line message, and succeeds once it is closed.
+// TestOpenLocksTheFile: while a database is open, an Open of it from another
+// process fails at once with ErrLocked and a one-line message; once it is
+// closed, the other process opens it.
 func TestOpenLocksTheFile(t *testing.T) {
+	if p := os.Getenv("SQLDB_LOCK_HELPER"); p != "" {
+		db, err := Open(context.Background(), p, nil)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		db.Close()
+		fmt.Println("opened")
+		return
+	}
+	other := func(p string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestOpenLocksTheFile$")
+		cmd.Env = append(os.Environ(), "SQLDB_LOCK_HELPER="+p)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("helper process: %v", err)
+		}
+		line, _, _ := strings.Cut(string(out), "\n") // the test binary prints PASS after it
+		return line
+	}
 	p := filepath.Join(t.TempDir(), "x.db")
 	db, err := Open(t.Context(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(t.Context(), p, nil)
-	if !errors.Is(err, ErrLocked) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), p) {
-		t.Fatalf("second Open: err = %v, want a one-line ErrLocked naming %s", err, p)
+	got := other(p)
+	if !strings.HasPrefix(got, ErrLocked.Error()+": "+p+" is used by another process") {
+		t.Fatalf("Open from another process: %q, want ErrLocked naming %s", got, p)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = Open(t.Context(), p, nil)
-	if err != nil {
-		t.Fatalf("Open after Close: %v", err)
+	if got := other(p); got != "opened" {
+		t.Fatalf("Open from another process after Close: %q", got)
 	}
-	db.Close()
 }
