@@ -277,4 +277,3 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
-
