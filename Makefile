@@ -11,10 +11,15 @@ export CGO_ENABLED ?= 0
 # VERSION is stamped into every binary (-version, `hms version`).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X github.com/hmsuite/hms/internal/version.stamped=$(VERSION)
+# The .deb version: a v1.2.3 tag gives 1.2.3, an untagged tree 0.0.0~git<hash>.
+DEB_VERSION ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null) && echo "$${v\#v}" | tr - '~' \
+	|| echo "0.0.0~git$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
+ARCH    ?= $(shell $(GO) env GOARCH)
+NFPM    ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 
 DAEMONS := $(notdir $(wildcard cmd/*))
 
-.PHONY: all build test unit vet lint fmt bench run peers clean
+.PHONY: all build test unit vet lint fmt bench run peers clean package
 
 all: build
 
@@ -52,5 +57,12 @@ bench: build
 run: build
 	$(BIN)/hms up -data-dir $${HMS_DATA:-./hms-data}
 
+# The .deb (binaries, systemd units, /etc/default/hms, docs) into dist/, then
+# scripts/package-check.sh lists it and checks what it holds.
+package: build
+	@mkdir -p dist
+	VERSION=$(VERSION) DEB_VERSION=$(DEB_VERSION) ARCH=$(ARCH) $(NFPM) package -f deploy/nfpm.yaml -p deb -t dist/hms_$(DEB_VERSION)_$(ARCH).deb
+	scripts/package-check.sh dist/hms_$(DEB_VERSION)_$(ARCH).deb $(VERSION)
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
