@@ -32,7 +32,15 @@ func (f *FlagSet) warnUnknownEnv() {
 		if !strings.HasPrefix(name, "HMS_") || known[name] || f.getenv(name) == "" {
 			continue
 		}
-		if hint := nearest(name, twins); hint != "" {
+		hint := nearest(name, twins)
+		for _, sc := range f.scopes {
+			// HMS_UP_HSM_LISTEN for HMS_HSM_LISTEN: the twin of a Sub set's flag
+			// is the daemon's own.
+			if rest, ok := strings.CutPrefix(name, "HMS_"+envPart(sc)+"_"); ok && known["HMS_"+rest] {
+				hint = "HMS_" + rest
+			}
+		}
+		if hint != "" {
 			fmt.Fprintf(w, "%s: warning: environment variable %s is not read by any flag (did you mean %s?)\n", f.Program, name, hint)
 			continue
 		}

@@ -73,12 +73,13 @@ func TestValueErrorsSayWhatIsExpected(t *testing.T) {
 
 func TestUnknownEnvWarns(t *testing.T) {
 	vars := map[string]string{
-		"HMS_HBDT_ERRTIME":          "40", // misspelt binary
-		"HMS_HSM_DISCOVERY_WORKER":  "4",  // misspelt flag
-		"HMS_HSM_NO_SUCH_THING":     "1",  // hsm scope, no flag
-		"HMS_HMNFD_RETRY_MIN":       "1s", // another daemon's: not ours to judge
-		"HMS_HSM_DISCOVERY_WORKERS": "4",  // known
-		"HMS_CONFIG_PATH":           "/etc/hms_config.json",
+		"HMS_HBDT_ERRTIME":             "40", // misspelt binary
+		"HMS_HSM_DISCOVERY_WORKER":     "4",  // misspelt flag
+		"HMS_HSM_NO_SUCH_THING":        "1",  // hsm scope, no flag
+		"HMS_HMNFD_RETRY_MIN":          "1s", // another daemon's: not ours to judge
+		"HMS_HSM_DISCOVERY_WORKERS":    "4",  // known
+		"HMS_CONFIG_PATH":              "/etc/hms_config.json",
+		"HMS_UP_HSM_DISCOVERY_WORKERS": "4", // the daemon's twin is HMS_HSM_*
 	}
 	var environ []string
 	for k, v := range vars {
@@ -95,7 +96,8 @@ func TestUnknownEnvWarns(t *testing.T) {
 	got := warn.String()
 	for _, want := range []string{"HMS_HBDT_ERRTIME is not read by any flag (did you mean HMS_HBTD_ERRTIME?)",
 		"HMS_HSM_DISCOVERY_WORKER is not read by any flag (did you mean HMS_HSM_DISCOVERY_WORKERS?)",
-		"HMS_HSM_NO_SUCH_THING is not read by any flag"} {
+		"HMS_HSM_NO_SUCH_THING is not read by any flag",
+		"HMS_UP_HSM_DISCOVERY_WORKERS is not read by any flag (did you mean HMS_HSM_DISCOVERY_WORKERS?)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
 		}
