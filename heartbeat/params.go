@@ -14,6 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
 )
 
 // paramSet holds the live parameters and applies changes to the service.
@@ -154,12 +155,12 @@ func (ps *paramSet) restore(patched map[string]string, log *slog.Logger) {
 	defer ps.mu.Unlock()
 	next, t, err := ps.with(patched)
 	if err != nil {
-		log.Warn("params_not_restored", "patched", patched, "err", err)
+		log.Warn("params_not_restored", "patched", redactParams(patched), "err", err)
 		return
 	}
 	ps.p, ps.patched = next, patched
 	ps.apply(next, t)
-	log.Info("params_restored", "patched", patched)
+	log.Info("params_restored", "patched", redactParams(patched))
 }
 
 func (ps *paramSet) apply(p agent.Params, t Timers) {
@@ -194,4 +195,15 @@ func canonicalParam(key string) string {
 func isOn(v string) bool {
 	n, _ := strconv.Atoi(v)
 	return n != 0
+}
+
+// redactParams is patched with the password of Sm_url masked, for logs.
+func redactParams(patched map[string]string) map[string]string {
+	u, ok := patched["Sm_url"]
+	if !ok {
+		return patched
+	}
+	out := maps.Clone(patched)
+	out["Sm_url"] = redact.URL(u)
+	return out
 }

@@ -155,7 +155,7 @@ func (s *Service) knownScript(n *Node, r *ScriptRequest, e *Entry) string {
 	}
 	if mac != "" {
 		b.WriteString("mac=")
-		b.WriteString(mac)
+		b.WriteString(queryValue(mac))
 	} else {
 		b.WriteString("name=")
 		b.WriteString(url.QueryEscape(n.ID))
@@ -171,7 +171,7 @@ func (s *Service) unknownChain(r *ScriptRequest) string {
 	var q string
 	switch {
 	case r.MAC != "":
-		q = "mac=" + r.MAC
+		q = "mac=" + queryValue(r.MAC)
 	case r.Name != "":
 		q = "name=" + url.QueryEscape(r.Name)
 	case r.HasNID:
@@ -271,4 +271,16 @@ func addParam(p, prefix, value string) string {
 
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// queryValue is v as it may stand in a chain URL of a script: as asked when it
+// is made of MAC characters only, escaped otherwise, so a crafted mac= can never
+// add lines (commands) to the script.
+func queryValue(v string) string {
+	for _, c := range v {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == ':' || c == '-' || c == '.') {
+			return url.QueryEscape(v)
+		}
+	}
+	return v
 }

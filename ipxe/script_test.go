@@ -113,3 +113,18 @@ func FuzzBootscriptQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestBootscriptMACCannotAddLines: a mac= carrying a newline and an iPXE command
+// is escaped in the chain line it is echoed into, never a line of its own.
+func TestBootscriptMACCannotAddLines(t *testing.T) {
+	h, _ := scriptSetup(t)
+	_, body := h.mustDo(t, http.MethodGet, "/boot/v1/bootscript?mac=de:ad%0Ashell", "", http.StatusOK)
+	for _, line := range strings.Split(body, "\n") {
+		if strings.TrimSpace(line) == "shell" {
+			t.Fatalf("the asked mac added a script line:\n%s", body)
+		}
+	}
+	if !strings.Contains(body, "mac=de%3Aad%0Ashell") {
+		t.Errorf("chain line does not carry the escaped mac:\n%s", body)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
 )
 
 // hsmTimeout bounds one read of HSM.
@@ -234,7 +235,7 @@ func (s *Service) subscribe(ctx context.Context) {
 		}
 		cancel()
 		if err == nil || errors.Is(err, problem.ErrConflict) {
-			s.log.Info("hsm_subscribed", "url", s.sync.cfg.CallbackURL)
+			s.log.Info("hsm_subscribed", "url", redact.URL(s.sync.cfg.CallbackURL))
 			close(s.sync.subscribed)
 			return
 		}

@@ -60,10 +60,15 @@ func (m *Mux) Match(r *http.Request) string {
 // ServeHTTP routes r, with the Mux's style in its context when it has one
 // (the zero Style costs nothing).
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if m.styled {
-		r = r.WithContext(problem.WithStyle(r.Context(), m.style))
+	if !m.styled {
+		m.mux.ServeHTTP(w, r)
+		return
 	}
-	m.mux.ServeHTTP(w, r)
+	r2 := r.WithContext(problem.WithStyle(r.Context(), m.style))
+	m.mux.ServeHTTP(w, r2)
+	// The router records the matched route on the copy; the metrics
+	// middleware reads it from the request it holds.
+	r.Pattern = r2.Pattern
 }
 
 func (m *Mux) unmatched(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -93,5 +94,36 @@ func TestWithPrefixes(t *testing.T) {
 		if tc.status == 200 && rec.Body.String() != `{"Pattern":"GET /v1/hardware/{xname}","Xname":"x1"}`+"\n" {
 			t.Errorf("GET %s: body %s", tc.path, rec.Body)
 		}
+	}
+}
+
+// TestStyledMuxRouteLabel: a Mux with a problem Style still reports the matched
+// route to the metrics middleware (it routes a copy of the request).
+func TestStyledMuxRouteLabel(t *testing.T) {
+	m := NewMux(problem.Style{NoInstance: true})
+	m.HandleFunc("GET /v1/things/{id}", func(w http.ResponseWriter, r *http.Request) {})
+	reg := NewRegistry()
+	h := instrument(m, slog.New(slog.DiscardHandler), newMetrics(reg))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/things/7", nil))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, mf := range mfs {
+		for _, mt := range mf.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() != "route" {
+					continue
+				}
+				seen++
+				if l.GetValue() != "GET /v1/things/{id}" {
+					t.Errorf("%s route label %q, want the matched pattern", mf.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no route label recorded")
 	}
 }
