@@ -35,6 +35,15 @@ type Server struct {
 	srv             *http.Server
 	log             *slog.Logger
 	ShutdownTimeout time.Duration
+	// BodyTimeout bounds reading a request body (from the end of its
+	// header), BulkBodyTimeout the same on routes IsBulk reports; a body not
+	// received in time reads as an error that ReadJSON answers with 408.
+	// Zero disables the deadline. Set these before Run.
+	BodyTimeout, BulkBodyTimeout time.Duration
+	IsBulk                       func(*http.Request) bool
+	// MaxConns caps the connections open at once; beyond it a connection
+	// gets a bare 503 problem+json and is closed. Zero or less: no cap.
+	MaxConns int
 }
 
 // NewRegistry returns a Prometheus registry with the Go runtime and process
@@ -74,17 +83,26 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Re
 		prom.ServeHTTP(w, r)
 	})
 	m := newMetrics(reg)
-	return &Server{
-		ln:  ln,
-		log: log,
-		srv: &http.Server{
-			Handler:           instrument(root, log, m),
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       120 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		},
+	s := &Server{
+		ln:              ln,
+		log:             log,
 		ShutdownTimeout: DefaultShutdownTimeout,
+		BodyTimeout:     DefaultBodyTimeout,
+		BulkBodyTimeout: DefaultBulkBodyTimeout,
+		IsBulk:          IsBulkRoute,
+		MaxConns:        DefaultMaxConns,
 	}
+	limited := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.bodyDeadline(w, r)
+		root.ServeHTTP(w, r)
+	})
+	s.srv = &http.Server{
+		Handler:           instrument(limited, log, m),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s
 }
 
 // Addr is the bound address, useful when listening on ":0".
@@ -107,9 +125,16 @@ func LocalURL(addr net.Addr) string {
 // up to ShutdownTimeout for in-flight requests, using a fresh context so accepted
 // requests are not cut off.
 func (s *Server) Run(ctx context.Context) error {
+	if err := RaiseFileLimit(s.log); err != nil {
+		s.log.Warn("rlimit_nofile_not_raised", "err", err)
+	}
+	ln := s.ln
+	if s.MaxConns > 0 {
+		ln = &limitListener{Listener: s.ln, max: int64(s.MaxConns), log: s.log}
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(s.ln) }()
-	s.log.Info("http_listening", "addr", s.Addr())
+	go func() { errc <- s.srv.Serve(ln) }()
+	s.log.Info("http_listening", "addr", s.Addr(), "max_connections", s.MaxConns)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("http serve: %w", err)

@@ -47,6 +47,8 @@ func DecodeError(err error) error {
 		se  *json.SyntaxError
 	)
 	switch {
+	case isBodyTimeout(err):
+		return fmt.Errorf("request body not received within the read deadline: %w", problem.ErrTimeout)
 	case errors.As(err, &mbe):
 		return fmt.Errorf("request body over %d bytes: %w", mbe.Limit, problem.ErrTooLarge)
 	case errors.As(err, &ute):

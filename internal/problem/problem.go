@@ -28,6 +28,8 @@ var (
 	ErrUnavailable = errors.New("unavailable")
 	// ErrTooLarge means the request body is over the size limit (413).
 	ErrTooLarge = errors.New("request body too large")
+	// ErrTimeout means the client did not send its request body in time (408).
+	ErrTimeout = errors.New("request timeout")
 )
 
 // kindError attaches a kind to a message without putting the kind's own text in it.
@@ -86,6 +88,8 @@ func Status(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrTimeout):
+		return http.StatusRequestTimeout
 	case errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable
 	default:
@@ -186,6 +190,8 @@ func FromStatus(status int, msg string) error {
 		kind = ErrConflict
 	case http.StatusRequestEntityTooLarge:
 		kind = ErrTooLarge
+	case http.StatusRequestTimeout:
+		kind = ErrTimeout
 	default:
 		kind = ErrUnavailable
 	}
