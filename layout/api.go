@@ -166,7 +166,7 @@ func (a *API) writeResults(w http.ResponseWriter, res results) {
 		if i > 0 {
 			cw.b = append(cw.b, ',')
 		}
-		cw.b = appendEntry(cw.b, e, res.kids[i])
+		cw.b = appendEntry(cw.b, e, res.kids[i], a.store.redact)
 		cw.flushIfFull()
 	}
 	cw.b = append(cw.b, ']', '\n')

@@ -18,7 +18,12 @@ type DaemonConfig struct {
 	DB string
 	// DumpLimit caps a /loadstate body in bytes; 0 means DefaultDumpLimit.
 	DumpLimit int64
-	Log       *slog.Logger
+	// RedactExtraProperties names ExtraProperties keys answered as "" (see
+	// Store.SetRedactedProperties); empty keeps HMS's behaviour.
+	RedactExtraProperties []string
+	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
+	MaxConns int
+	Log      *slog.Logger
 }
 
 // Daemon is an sls with its database open and its port bound. Run it, or
@@ -41,6 +46,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		return nil, err
 	}
 	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
+	store.SetRedactedProperties(cfg.RedactExtraProperties)
 	reg := httpserver.NewRegistry()
 	api := NewAPI(store, cfg.Log, reg)
 	if cfg.DumpLimit > 0 {
@@ -50,6 +56,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		store.Close()
 		return nil, err
+	}
+	if cfg.MaxConns > 0 {
+		srv.MaxConns = cfg.MaxConns
 	}
 	return &Daemon{store: store, srv: srv}, nil
 }

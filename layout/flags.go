@@ -2,8 +2,10 @@ package layout
 
 import (
 	"log/slog"
+	"strings"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // DaemonFlags are the sls daemon's flags, declared once for both the sls binary and
@@ -13,6 +15,8 @@ type DaemonFlags struct {
 	listen    *string
 	db        *string
 	dumpLimit *int64
+	redact    *string
+	maxConns  *int
 	// Level is -log-level.
 	Level *slog.Level
 }
@@ -20,7 +24,10 @@ type DaemonFlags struct {
 // RegisterFlags declares sls's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f, listen: f.Listen(":8376"), db: f.DB("./sls.db"), Level: f.LogLevel(),
-		dumpLimit: f.Int64("max-dump-bytes", DefaultDumpLimit, "largest /loadstate upload accepted, in bytes")}
+		dumpLimit: f.Int64("max-dump-bytes", DefaultDumpLimit, "largest /loadstate upload accepted, in bytes"),
+		redact: f.String("redact-extra-properties", "",
+			`comma-separated ExtraProperties keys (e.g. Password,SNMPAuthPassword) answered as "" in hardware reads and /dumpstate; stored data is unchanged`),
+		maxConns: f.Int("max-connections", httpserver.DefaultMaxConns, "connections held open at once; beyond it a connection gets 503")}
 }
 
 // Config checks the parsed flags, and that the listen port is free, and
@@ -30,8 +37,23 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if *fl.dumpLimit <= 0 {
 		return DaemonConfig{}, cli.Usagef("-%s must be positive", fl.f.Name("max-dump-bytes"))
 	}
+	if *fl.maxConns <= 0 {
+		return DaemonConfig{}, cli.Usagef("-%s must be positive", fl.f.Name("max-connections"))
+	}
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return DaemonConfig{}, err
 	}
-	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, DumpLimit: *fl.dumpLimit}, nil
+	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, DumpLimit: *fl.dumpLimit,
+		RedactExtraProperties: splitKeys(*fl.redact), MaxConns: *fl.maxConns}, nil
+}
+
+// splitKeys splits a comma-separated list, dropping blanks.
+func splitKeys(s string) []string {
+	var keys []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

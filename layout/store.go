@@ -31,6 +31,10 @@ type Store struct {
 	mu  sync.RWMutex // guards ix and ver
 	ix  *index
 	ver version
+
+	// redact names the ExtraProperties keys blanked in rendered answers
+	// (SetRedactedProperties); set before serving, read-only after.
+	redact map[string]bool
 }
 
 type version struct {
@@ -265,7 +269,7 @@ func (s *Store) AppendHardware(b []byte, x string) (_ []byte, ok bool) {
 	if e == nil {
 		return b, false
 	}
-	return appendEntry(b, e, e.kids), true
+	return appendEntry(b, e, e.kids, s.redact), true
 }
 
 // results are the entries a read matched, each with its children list, copied

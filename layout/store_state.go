@@ -284,7 +284,7 @@ func (s *Store) WriteDump(ctx context.Context, w io.Writer) error {
 			cw.b = append(cw.b, ',')
 		}
 		cw.b = append(append(append(cw.b, '"'), e.xname...), `":`...)
-		cw.b = appendEntry(cw.b, e, r.kids[i])
+		cw.b = appendEntry(cw.b, e, r.kids[i], s.redact)
 		cw.flushIfFull()
 	}
 	cw.b = append(cw.b, `},"Networks":{`...)
