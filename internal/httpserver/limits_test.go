@@ -29,7 +29,8 @@ func startLimited(t *testing.T, h http.Handler, tune func(*Server)) *Server {
 	return s
 }
 
-func TestTricklingBodyIsCutWith408(t *testing.T) {
+// echoJSONMux echoes the JSON posted to /x.
+func echoJSONMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /x", func(w http.ResponseWriter, r *http.Request) {
 		var v any
@@ -39,6 +40,11 @@ func TestTricklingBodyIsCutWith408(t *testing.T) {
 		}
 		WriteJSON(w, 200, v)
 	})
+	return mux
+}
+
+func TestTricklingBodyIsCutWith408(t *testing.T) {
+	mux := echoJSONMux()
 	s := startLimited(t, mux, func(s *Server) { s.BodyTimeout = 200 * time.Millisecond })
 	c, err := net.Dial("tcp", s.Addr())
 	if err != nil {
@@ -67,15 +73,7 @@ func TestBulkRouteGetsLongDeadlineAndBodyIsRead(t *testing.T) {
 			t.Errorf("IsBulkRoute(%s) = %v, want %v", path, !want, want)
 		}
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /x", func(w http.ResponseWriter, r *http.Request) {
-		var v any
-		if err := ReadJSON(w, r, 0, &v); err != nil {
-			problem.Write(w, r, nil, err)
-			return
-		}
-		WriteJSON(w, 200, v)
-	})
+	mux := echoJSONMux()
 	s := startLimited(t, mux, func(*Server) {})
 	resp, err := http.Post(s.URL()+"/x", "application/json", strings.NewReader(`{"a":1}`))
 	if err != nil {
