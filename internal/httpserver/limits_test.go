@@ -128,18 +128,27 @@ func TestConnectionCapAnswers503(t *testing.T) {
 	// Closing one held connection frees a slot.
 	held[0].Close()
 	held = held[1:]
-	for {
-		resp, err := http.Get(s.URL() + "/x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode == 200 {
-			break
-		}
+	for !servedOnNewConn(t, s.Addr()) {
 		// The server notices the close asynchronously; retry until it does.
-		http.DefaultClient.CloseIdleConnections()
 	}
+}
+
+// servedOnNewConn reports whether a fresh connection to addr gets a 200 for GET /x.
+func servedOnNewConn(t *testing.T, addr string) bool {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
 }
 
 func TestRaiseFileLimitRaisesSoftToHard(t *testing.T) {
