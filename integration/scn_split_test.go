@@ -48,19 +48,20 @@ func TestBulkChangeReachesHmnfdSubscriberInOrder(t *testing.T) {
 		defer cancel()
 		svc := startCallbackSuite(ctx, t, t.TempDir(), hosts, &wg)
 		wg.Go(func() { _ = svc.SubscribeHSM(ctx, net, "http://hsm", "http://hmnfd/hmi/v1/scn", "hmnfd@test") })
-		code, body := do(t, hosts["hmnfd"], "POST", "/hmi/v2/subscriptions/x3000c0s9b0n0/agents/watcher",
-			fanout.Subscription{States: []string{"Ready"}, Url: "http://node/scn"})
-		if code/100 != 2 {
-			t.Fatalf("subscribe: %d %s", code, body)
-		}
-		synctest.Wait()
-
 		comps := make([]hsm.Component, 25_000)
 		ids := make([]string, len(comps))
 		for i := range comps {
 			ids[i] = fmt.Sprintf("x%dc0s%db0n%d", 1000+i/512, i/8%64, i%8)
 			comps[i] = hsm.Component{ID: ids[i], Type: "Node", State: "On"}
 		}
+		// A v2 subscription names its components (hmnfd refuses one without).
+		code, body := do(t, hosts["hmnfd"], "POST", "/hmi/v2/subscriptions/x3000c0s9b0n0/agents/watcher",
+			fanout.Subscription{States: []string{"Ready"}, Components: ids, Url: "http://node/scn"})
+		if code/100 != 2 {
+			t.Fatalf("subscribe: %d %s", code, body)
+		}
+		synctest.Wait()
+
 		hc := client.New("http://hsm", net, "")
 		if err := hc.PostComponents(ctx, comps, false); err != nil {
 			t.Fatal(err)
