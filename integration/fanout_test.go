@@ -118,12 +118,12 @@ func TestHSMCallbacksReachHmnfdSubscribers(t *testing.T) {
 func startCallbackSuite(ctx context.Context, t *testing.T, dir string, hosts hostTransport, wg *sync.WaitGroup) *fanout.Service {
 	t.Helper()
 	net := &http.Client{Transport: hosts}
-	store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), nil)
+	store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), statemgr.StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	hosts["hsm"] = statemgr.NewAPI(store, discard()).Handler()
+	hosts["hsm"] = statemgr.NewAPI(store, discard(), nil).Handler()
 	relay := statemgr.NewRelay(store, statemgr.RelayConfig{Client: net, Log: discard()})
 
 	nstore, err := fanout.OpenStore(ctx, filepath.Join(dir, "hmnfd.db"))

@@ -29,13 +29,13 @@ func TestHeartbeatsDriveHSMState(t *testing.T) {
 		dir := t.TempDir()
 		const node = "x3000c0s1b0n0"
 
-		store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), nil)
+		store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), statemgr.StoreConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer store.Close()
 		mem := bus.NewMemory()
-		hsmh := statemgr.NewAPI(store, discard()).Handler()
+		hsmh := statemgr.NewAPI(store, discard(), nil).Handler()
 		relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: mem, Topic: bus.TopicSCN, Log: discard()})
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -145,12 +145,12 @@ func TestUnknownNodeDoesNotBlockOthers(t *testing.T) {
 		known := []string{"x3000c0s1b0n0", "x3000c0s2b0n0", "x3000c0s3b0n0"}
 		const unknown = "x3000c0s9b0n0"
 
-		store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), nil)
+		store, err := statemgr.OpenStore(ctx, filepath.Join(dir, "hsm.db"), statemgr.StoreConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer store.Close()
-		hsmh := statemgr.NewAPI(store, discard()).Handler()
+		hsmh := statemgr.NewAPI(store, discard(), nil).Handler()
 		hsmClient := client.New("http://hsm", clientFor(hsmh), "")
 		var comps []hsm.Component
 		for _, id := range known {

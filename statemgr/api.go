@@ -28,12 +28,14 @@ const bulkLimit = 128 << 20
 type API struct {
 	store *Store
 	log   *slog.Logger
-	rf    *Discovery // nil: no Redfish routes (see SetDiscovery)
+	rf    *Discovery // nil: no Redfish routes
 }
 
-// NewAPI returns the API for store.
-func NewAPI(store *Store, log *slog.Logger) *API {
-	return &API{store: store, log: log}
+// NewAPI returns the API for store. With disc it also serves
+// RedfishEndpoints, discovery and the Redfish inventory (ComponentEndpoints,
+// ServiceEndpoints, Hardware); without (nil) those routes answer 404.
+func NewAPI(store *Store, log *slog.Logger, disc *Discovery) *API {
+	return &API{store: store, log: log, rf: disc}
 }
 
 // Handler returns the routed API.

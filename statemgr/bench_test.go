@@ -41,7 +41,7 @@ func benchAPI(b *testing.B, n int) (*Store, http.Handler, []hsm.Component) {
 	if err := s.UpsertComponents(b.Context(), comps, false, nil); err != nil {
 		b.Fatal(err)
 	}
-	return s, NewAPI(s, slog.New(slog.DiscardHandler)).Handler(), comps
+	return s, NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler(), comps
 }
 
 func serve(b *testing.B, h http.Handler, method, path string, body []byte, want int) {
@@ -108,7 +108,7 @@ func BenchmarkPostComponents100k(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		s, _ := newTestStore(b)
-		h := NewAPI(s, slog.New(slog.DiscardHandler)).Handler()
+		h := NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler()
 		c0 := cpuTime()
 		b.StartTimer()
 		serve(b, h, "POST", Base+"/State/Components", body, 204)

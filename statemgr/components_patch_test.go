@@ -115,7 +115,7 @@ func TestPatchesAndSCNs(t *testing.T) {
 				t.Errorf("outbox (-want +got):\n%s", diff)
 			}
 			// The index and the database agree: reopen and compare.
-			reopened, err := OpenStore(t.Context(), a.store.db.Path, nil)
+			reopened, err := OpenStore(t.Context(), a.store.db.Path, StoreConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,10 +58,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.Reap <= 0 {
 		cfg.Reap = 30 * time.Second
 	}
+	sc := StoreConfig{}
+	if cfg.SLSURL != "" {
+		sc.Layout = NewSLS(cfg.SLSURL, nil)
+	}
 	// Loading a large database takes a while; say so, and how long it took.
 	cfg.Log.Info("database_loading", "path", cfg.DB)
 	t0 := time.Now()
-	store, err := OpenStore(ctx, cfg.DB, nil)
+	store, err := OpenStore(ctx, cfg.DB, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +75,6 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 			store.Close()
 		}
 	}()
-	if cfg.SLSURL != "" {
-		store.SetLayout(NewSLS(cfg.SLSURL, nil))
-	}
 	if cfg.HMSConfig != "" {
 		if err := LoadHMSConfig(cfg.HMSConfig, store.Vocab()); err != nil {
 			return nil, err
@@ -88,8 +89,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	relay := NewRelay(store, RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
 		Registerer: reg, Log: cfg.Log})
-	api := NewAPI(store, cfg.Log)
-	api.SetDiscovery(disc)
+	api := NewAPI(store, cfg.Log, disc)
 	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		return nil, err

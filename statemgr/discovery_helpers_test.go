@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
@@ -31,6 +32,9 @@ type rfEnv struct {
 	disc   *Discovery
 	router *rfRouter
 	dbPath string
+	// sockets is set when BMCs are reached over real sockets: the test then
+	// runs outside a synctest bubble, on the real clock.
+	sockets bool
 }
 
 func newRFEnv(t testing.TB, cfg DiscoveryConfig) *rfEnv {
@@ -53,22 +57,21 @@ func newRFEnvWith(t testing.TB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
 		cfg.HTTPClient = &http.Client{Transport: router}
 	}
 	e := newRFEnvOver(t, s, NewDiscovery(s, creds, cfg))
-	e.router, e.dbPath = router, path
+	e.router, e.dbPath, e.sockets = router, path, !viaRouter
 	return e
 }
 
-// newRFEnvOver serves and runs the Discovery d over store s.
+// newRFEnvOver serves and runs the Discovery d over store s, in process (no
+// sockets), so that tests can run it inside a synctest bubble.
 func newRFEnvOver(t testing.TB, s *Store, d *Discovery) *rfEnv {
 	t.Helper()
-	api := NewAPI(s, slog.New(slog.DiscardHandler))
-	api.SetDiscovery(d)
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(srv.Close)
+	api := NewAPI(s, slog.New(slog.DiscardHandler), d)
+	hsm := &rfRouter{hosts: map[string]http.Handler{"hsm": api.Handler()}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &rfEnv{apiServer: &apiServer{t: t, store: s, srv: srv}, disc: d}
+	return &rfEnv{apiServer: &apiServer{t: t, store: s, client: &http.Client{Transport: hsm}, base: "http://hsm"}, disc: d}
 }
 
 // newCABundleEnv is an rfEnv whose Discovery (one worker) reaches BMCs over
@@ -86,7 +89,9 @@ func newCABundleEnv(t testing.TB, ca []byte) *rfEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newRFEnvOver(t, s, d)
+	e := newRFEnvOver(t, s, d)
+	e.sockets = true // a real TLS BMC: real clock
+	return e
 }
 
 // restartDiscovery runs a second Discovery over the same store, as a
@@ -121,12 +126,21 @@ func (e *rfEnv) endpoint(id string) hsm.RedfishEndpoint {
 	return ep
 }
 
-// waitDiscovered polls endpoint id until its walk has an outcome, for at most
-// a generous bound (the machine is shared and slow), and returns it.
+// waitDiscovered waits until the walk of endpoint id has an outcome, and
+// returns it. Inside a synctest bubble (every rfEnv without sockets) the
+// wait is on the bubble's clock, so a walk that times out does so at once;
+// over real sockets it polls the real clock, for a generous bound.
 func (e *rfEnv) waitDiscovered(id string) hsm.RedfishEndpoint {
 	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(time.Hour)
+	poll := time.Second
+	if e.sockets {
+		deadline, poll = time.Now().Add(time.Minute), 5*time.Millisecond
+	}
 	for {
+		if !e.sockets {
+			synctest.Wait()
+		}
 		ep := e.endpoint(id)
 		switch ep.DiscoveryInfo.LastDiscoveryStatus {
 		case string(redfish.StatusNotYetQueried), string(redfish.StatusDiscoveryStarted):
@@ -134,9 +148,9 @@ func (e *rfEnv) waitDiscovered(id string) hsm.RedfishEndpoint {
 			return ep
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("endpoint %s: still %s after 60 s", id, ep.DiscoveryInfo.LastDiscoveryStatus)
+			e.t.Fatalf("endpoint %s: still %s at %v", id, ep.DiscoveryInfo.LastDiscoveryStatus, deadline)
 		}
-		<-time.After(5 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 

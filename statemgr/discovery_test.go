@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,34 +112,36 @@ func TestDiscoveryFailures(t *testing.T) {
 			faults: redfishsim.Faults{MissingPaths: []string{"/redfish/v1/Systems/*/EthernetInterfaces"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const bmcX = "x3000c0s3b0"
-			e := newRFEnv(t, DiscoveryConfig{})
-			e.bmc(bmcX, 1, tc.faults)
-			pw := rfPassword
-			if tc.password != "" {
-				pw = tc.password
-			}
-			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: pw, RediscoverOnUpdate: true})
-			ep := e.waitDiscovered(bmcX)
-			if ep.DiscoveryInfo.LastDiscoveryStatus != string(tc.want) {
-				t.Fatalf("LastDiscoveryStatus = %s, want %s", ep.DiscoveryInfo.LastDiscoveryStatus, tc.want)
-			}
-			nodes := e.list("?type=Node")
-			if len(nodes) != tc.comps {
-				t.Errorf("nodes = %v, want %d", ids(nodes), tc.comps)
-			}
-			var eths []hsm.EthernetInterface
-			_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths)
-			if len(eths) != 0 {
-				t.Errorf("node interfaces = %+v, want none", eths)
-			}
-			if tc.want != redfish.StatusOK {
-				var ces struct{ ComponentEndpoints []json.RawMessage }
-				_ = json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints", nil), &ces)
-				if len(ces.ComponentEndpoints) != 0 {
-					t.Errorf("ComponentEndpoints after a failed walk: %d, want 0", len(ces.ComponentEndpoints))
+			synctest.Test(t, func(t *testing.T) {
+				const bmcX = "x3000c0s3b0"
+				e := newRFEnv(t, DiscoveryConfig{})
+				e.bmc(bmcX, 1, tc.faults)
+				pw := rfPassword
+				if tc.password != "" {
+					pw = tc.password
 				}
-			}
+				e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: pw, RediscoverOnUpdate: true})
+				ep := e.waitDiscovered(bmcX)
+				if ep.DiscoveryInfo.LastDiscoveryStatus != string(tc.want) {
+					t.Fatalf("LastDiscoveryStatus = %s, want %s", ep.DiscoveryInfo.LastDiscoveryStatus, tc.want)
+				}
+				nodes := e.list("?type=Node")
+				if len(nodes) != tc.comps {
+					t.Errorf("nodes = %v, want %d", ids(nodes), tc.comps)
+				}
+				var eths []hsm.EthernetInterface
+				_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths)
+				if len(eths) != 0 {
+					t.Errorf("node interfaces = %+v, want none", eths)
+				}
+				if tc.want != redfish.StatusOK {
+					var ces struct{ ComponentEndpoints []json.RawMessage }
+					_ = json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints", nil), &ces)
+					if len(ces.ComponentEndpoints) != 0 {
+						t.Errorf("ComponentEndpoints after a failed walk: %d, want 0", len(ces.ComponentEndpoints))
+					}
+				}
+			})
 		})
 	}
 }
@@ -146,120 +149,128 @@ func TestDiscoveryFailures(t *testing.T) {
 // TestDiscoveryHangingBMCDoesNotStall: with one BMC hanging forever, another
 // BMC queued after it is still discovered.
 func TestDiscoveryHangingBMCDoesNotStall(t *testing.T) {
-	e := newRFEnv(t, DiscoveryConfig{Workers: 2, Timeout: time.Hour})
-	e.bmc("x3000c0s5b0", 1, redfishsim.Faults{Hang: true})
-	e.bmc("x3000c0s6b0", 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
-		{ID: "x3000c0s5b0", User: "root", Password: rfPassword},
-		{ID: "x3000c0s6b0", User: "root", Password: rfPassword},
-	}})
-	e.must(200, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "x3000c0s6b0"}})
-	if got := e.waitDiscovered("x3000c0s6b0").DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
-		t.Fatalf("healthy BMC: %s, want DiscoverOK", got)
-	}
-	if got := e.endpoint("x3000c0s5b0").DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusDiscoveryStarted) {
-		t.Errorf("hanging BMC: %s, want DiscoveryStarted (still walking)", got)
-	}
-	var st DiscoveryStatus
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/DiscoveryStatus/0", nil), &st)
-	if st.Status != DiscoveryInProgress {
-		t.Errorf("DiscoveryStatus = %+v, want InProgress", st)
-	}
-	e.must(404, "GET", "/Inventory/DiscoveryStatus/7", nil)
-	e.must(404, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s9b0"}})
-	e.must(400, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "not-an-xname"}})
+	synctest.Test(t, func(t *testing.T) {
+		e := newRFEnv(t, DiscoveryConfig{Workers: 2, Timeout: time.Hour})
+		e.bmc("x3000c0s5b0", 1, redfishsim.Faults{Hang: true})
+		e.bmc("x3000c0s6b0", 1, redfishsim.Faults{})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
+			{ID: "x3000c0s5b0", User: "root", Password: rfPassword},
+			{ID: "x3000c0s6b0", User: "root", Password: rfPassword},
+		}})
+		e.must(200, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "x3000c0s6b0"}})
+		if got := e.waitDiscovered("x3000c0s6b0").DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+			t.Fatalf("healthy BMC: %s, want DiscoverOK", got)
+		}
+		if got := e.endpoint("x3000c0s5b0").DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusDiscoveryStarted) {
+			t.Errorf("hanging BMC: %s, want DiscoveryStarted (still walking)", got)
+		}
+		var st DiscoveryStatus
+		_ = json.Unmarshal(e.must(200, "GET", "/Inventory/DiscoveryStatus/0", nil), &st)
+		if st.Status != DiscoveryInProgress {
+			t.Errorf("DiscoveryStatus = %+v, want InProgress", st)
+		}
+		e.must(404, "GET", "/Inventory/DiscoveryStatus/7", nil)
+		e.must(404, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s9b0"}})
+		e.must(400, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "not-an-xname"}})
+	})
 }
 
 // TestDiscoveryGolden compares the components and inventory of a generated
 // 2-node BMC with testdata/golden/discovery_2node.json (-update rewrites it).
 func TestDiscoveryGolden(t *testing.T) {
-	const bmcX = "x3000c0s7b0"
-	e := newRFEnv(t, DiscoveryConfig{})
-	e.bmc(bmcX, 2, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
-	if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
-		t.Fatalf("status %s", st)
-	}
-	got := map[string]json.RawMessage{}
-	for name, path := range map[string]string{
-		"Components":         "/State/Components",
-		"ComponentEndpoints": "/Inventory/ComponentEndpoints",
-		"ServiceEndpoints":   "/Inventory/ServiceEndpoints",
-		"Hardware":           "/Inventory/Hardware",
-		"HardwareByFRU":      "/Inventory/HardwareByFRU",
-	} {
-		got[name] = e.must(200, "GET", path, nil)
-	}
-	var eths []hsm.EthernetInterface
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces", nil), &eths)
-	for i := range eths {
-		eths[i].LastUpdate = time.Time{} // the clock is not part of the result
-	}
-	got["EthernetInterfaces"], _ = json.Marshal(eths)
-	b, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", "golden", "discovery_2node.json")
-	if *rfUpdate {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		const bmcX = "x3000c0s7b0"
+		e := newRFEnv(t, DiscoveryConfig{})
+		e.bmc(bmcX, 2, redfishsim.Faults{})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
+			t.Fatalf("status %s", st)
+		}
+		got := map[string]json.RawMessage{}
+		for name, path := range map[string]string{
+			"Components":         "/State/Components",
+			"ComponentEndpoints": "/Inventory/ComponentEndpoints",
+			"ServiceEndpoints":   "/Inventory/ServiceEndpoints",
+			"Hardware":           "/Inventory/Hardware",
+			"HardwareByFRU":      "/Inventory/HardwareByFRU",
+		} {
+			got[name] = e.must(200, "GET", path, nil)
+		}
+		var eths []hsm.EthernetInterface
+		_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces", nil), &eths)
+		for i := range eths {
+			eths[i].LastUpdate = time.Time{} // the clock is not part of the result
+		}
+		got["EthernetInterfaces"], _ = json.Marshal(eths)
+		b, err := json.MarshalIndent(got, "", "  ")
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		path := filepath.Join("testdata", "golden", "discovery_2node.json")
+		if *rfUpdate {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(bytes.TrimSpace(want)), string(b)); diff != "" {
-		t.Errorf("discovery result differs from %s (-want +got):\n%s", path, diff)
-	}
+		if diff := cmp.Diff(string(bytes.TrimSpace(want)), string(b)); diff != "" {
+			t.Errorf("discovery result differs from %s (-want +got):\n%s", path, diff)
+		}
+	})
 }
 
 // TestDiscoveryResumesInterruptedWalks: an endpoint left DiscoveryStarted by
 // a shutdown is walked again when discovery starts.
 func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
-	const bmcX = "x3000c0s8b0"
-	e := newRFEnv(t, DiscoveryConfig{})
-	e.bmc(bmcX, 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
-	if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
-		r.ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusDiscoveryStarted)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	e.restartDiscovery()
-	if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
-		t.Fatalf("after restart: %s, want DiscoverOK", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const bmcX = "x3000c0s8b0"
+		e := newRFEnv(t, DiscoveryConfig{})
+		e.bmc(bmcX, 1, redfishsim.Faults{})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+		if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
+			r.ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusDiscoveryStarted)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		e.restartDiscovery()
+		if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+			t.Fatalf("after restart: %s, want DiscoverOK", got)
+		}
+	})
 }
 
 // TestDiscoveryQueueSurvivesRestart: endpoints queued but not walked when
 // HSM stopped are walked by the next start, and leave the stored queue once
 // their walk starts.
 func TestDiscoveryQueueSurvivesRestart(t *testing.T) {
-	e := newRFEnv(t, DiscoveryConfig{})
-	ids := []string{"x3000c0s11b0", "x3000c0s12b0"}
-	for _, id := range ids {
-		e.bmc(id, 1, redfishsim.Faults{})
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: id, User: "root", Password: rfPassword})
-	}
-	// As if queued by a Discover call an instant before the shutdown.
-	if err := e.store.queueDiscovery(t.Context(), ids); err != nil {
-		t.Fatal(err)
-	}
-	e.restartDiscovery()
-	for _, id := range ids {
-		if got := e.waitDiscovered(id).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
-			t.Errorf("%s after restart: %s, want DiscoverOK", id, got)
+	synctest.Test(t, func(t *testing.T) {
+		e := newRFEnv(t, DiscoveryConfig{})
+		ids := []string{"x3000c0s11b0", "x3000c0s12b0"}
+		for _, id := range ids {
+			e.bmc(id, 1, redfishsim.Faults{})
+			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: id, User: "root", Password: rfPassword})
 		}
-	}
-	if backlog, err := e.store.discoveryBacklog(t.Context()); err != nil || len(backlog) != 0 {
-		t.Errorf("stored queue after the walks = %v, %v; want empty", backlog, err)
-	}
+		// As if queued by a Discover call an instant before the shutdown.
+		if err := e.store.queueDiscovery(t.Context(), ids); err != nil {
+			t.Fatal(err)
+		}
+		e.restartDiscovery()
+		for _, id := range ids {
+			if got := e.waitDiscovered(id).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+				t.Errorf("%s after restart: %s, want DiscoverOK", id, got)
+			}
+		}
+		if backlog, err := e.store.discoveryBacklog(t.Context()); err != nil || len(backlog) != 0 {
+			t.Errorf("stored queue after the walks = %v, %v; want empty", backlog, err)
+		}
+	})
 }
 
 // TestDiscoveryCABundle: with -bmc-ca-bundle, BMC certificates are checked:
@@ -305,28 +316,30 @@ func TestDiscoveryCABundle(t *testing.T) {
 // a wrong password records VerificationFailed and leaves what the good walk
 // stored in place.
 func TestDiscoveryFailureKeepsEarlierData(t *testing.T) {
-	const bmcX = "x3000c0s10b0"
-	e := newRFEnv(t, DiscoveryConfig{})
-	e.bmc(bmcX, 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
-	if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
-		t.Fatalf("first walk: %s", got)
-	}
-	snapshot := func() string {
-		var b strings.Builder
-		for _, p := range []string{"/State/Components", "/Inventory/ComponentEndpoints", "/Inventory/Hardware", "/Inventory/EthernetInterfaces"} {
-			b.Write(e.must(200, "GET", p, nil))
+	synctest.Test(t, func(t *testing.T) {
+		const bmcX = "x3000c0s10b0"
+		e := newRFEnv(t, DiscoveryConfig{})
+		e.bmc(bmcX, 1, redfishsim.Faults{})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+			t.Fatalf("first walk: %s", got)
 		}
-		return b.String()
-	}
-	before := snapshot()
-	e.must(200, "PATCH", "/Inventory/RedfishEndpoints/"+bmcX, map[string]string{"Password": "not-" + rfPassword})
-	rfEventually(t, "second walk VerificationFailed", func() {}, func() bool {
-		return e.endpoint(bmcX).DiscoveryInfo.LastDiscoveryStatus == string(redfish.StatusVerificationFailed)
+		snapshot := func() string {
+			var b strings.Builder
+			for _, p := range []string{"/State/Components", "/Inventory/ComponentEndpoints", "/Inventory/Hardware", "/Inventory/EthernetInterfaces"} {
+				b.Write(e.must(200, "GET", p, nil))
+			}
+			return b.String()
+		}
+		before := snapshot()
+		e.must(200, "PATCH", "/Inventory/RedfishEndpoints/"+bmcX, map[string]string{"Password": "not-" + rfPassword})
+		rfEventually(t, "second walk VerificationFailed", func() {}, func() bool {
+			return e.endpoint(bmcX).DiscoveryInfo.LastDiscoveryStatus == string(redfish.StatusVerificationFailed)
+		})
+		if diff := cmp.Diff(before, snapshot()); diff != "" {
+			t.Errorf("a failed walk changed stored data (-before +after):\n%s", diff)
+		}
 	})
-	if diff := cmp.Diff(before, snapshot()); diff != "" {
-		t.Errorf("a failed walk changed stored data (-before +after):\n%s", diff)
-	}
 }
 
 // TestDiscoveryQueue: an endpoint queued twice is walked once; force asks
@@ -339,11 +352,10 @@ func TestDiscoveryQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := NewDiscovery(s, creds, DiscoveryConfig{})
-	api := NewAPI(s, slog.New(slog.DiscardHandler))
-	api.SetDiscovery(d)
+	api := NewAPI(s, slog.New(slog.DiscardHandler), d)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	a := &apiServer{t: t, store: s, srv: srv}
+	a := &apiServer{t: t, store: s, srv: srv, client: srv.Client(), base: srv.URL}
 	details := d.counts
 	if st := d.Status().Status; st != DiscoveryNotStarted {
 		t.Errorf("initial status %s, want NotStarted", st)

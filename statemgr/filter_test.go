@@ -193,7 +193,7 @@ func FuzzFilterListingsAgree(f *testing.F) {
 		if err != nil {
 			return
 		}
-		a := &apiServer{t: t, store: shared.store, srv: shared.srv}
+		a := &apiServer{t: t, store: shared.store, srv: shared.srv, client: shared.client, base: shared.base}
 		fuzzPopulate(t, a, seed)
 		flt, err := ParseFilter(q, a.store.vocab)
 		path := "?" + q.Encode()
@@ -390,7 +390,7 @@ func TestIgnoredParamsLogged(t *testing.T) {
 	s, _ := newTestStore(t)
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httptest.NewServer(NewAPI(s, log).Handler())
+	srv := httptest.NewServer(NewAPI(s, log, nil).Handler())
 	t.Cleanup(srv.Close)
 	for _, path := range []string{"/State/Components?bogus=1&type=Node", "/memberships?Colour=red", "/groups?tagg=x"} {
 		resp, err := srv.Client().Get(srv.URL + Base + path)

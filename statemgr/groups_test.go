@@ -20,11 +20,11 @@ import (
 // glNewTestAPI opens a store in a temporary directory and serves its API.
 func glNewTestAPI(t testing.TB, now func() time.Time) (*Store, *httptest.Server) {
 	t.Helper()
-	s, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), now)
+	s, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), StoreConfig{Now: now})
 	if err != nil {
 		t.Fatalf("OpenStore: %v", err)
 	}
-	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler)).Handler())
+	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		s.Close()

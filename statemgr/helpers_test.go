@@ -36,8 +36,13 @@ func (c *fakeClock) add(d time.Duration) {
 
 func newTestStore(t testing.TB) (*Store, string) {
 	t.Helper()
+	return newTestStoreWith(t, StoreConfig{})
+}
+
+func newTestStoreWith(t testing.TB, cfg StoreConfig) (*Store, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "hsm.db")
-	s, err := OpenStore(t.Context(), path, nil)
+	s, err := OpenStore(t.Context(), path, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,19 +50,27 @@ func newTestStore(t testing.TB) (*Store, string) {
 	return s, path
 }
 
-// apiServer is a test API over a fresh store.
+// apiServer is a test API over a fresh store. srv is nil when the API is
+// served in process (inside a synctest bubble, where sockets cannot be).
 type apiServer struct {
-	t     testing.TB
-	store *Store
-	srv   *httptest.Server
+	t      testing.TB
+	store  *Store
+	srv    *httptest.Server
+	client *http.Client
+	base   string
 }
 
 func newAPIServer(t testing.TB) *apiServer {
 	t.Helper()
-	s, _ := newTestStore(t)
-	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler)).Handler())
+	return newAPIServerWith(t, StoreConfig{})
+}
+
+func newAPIServerWith(t testing.TB, cfg StoreConfig) *apiServer {
+	t.Helper()
+	s, _ := newTestStoreWith(t, cfg)
+	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
 	t.Cleanup(srv.Close)
-	return &apiServer{t: t, store: s, srv: srv}
+	return &apiServer{t: t, store: s, srv: srv, client: srv.Client(), base: srv.URL}
 }
 
 // do sends body (a string is sent as is, anything else as JSON) and returns
@@ -76,11 +89,11 @@ func (a *apiServer) do(method, path string, body any) (int, []byte) {
 		}
 		rd = bytes.NewReader(j)
 	}
-	req, err := http.NewRequestWithContext(a.t.Context(), method, a.srv.URL+Base+path, rd)
+	req, err := http.NewRequestWithContext(a.t.Context(), method, a.base+Base+path, rd)
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	resp, err := a.srv.Client().Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}

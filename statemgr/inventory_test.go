@@ -69,13 +69,16 @@ func TestHardwareHistory(t *testing.T) {
 }
 
 // discoveredEnv is an API whose inventory comes from discovering a simulated
-// BMC bmcX with two nodes.
+// BMC bmcX with two nodes (walked at once, not through the queue).
 func discoveredEnv(t *testing.T, bmcX string) *rfEnv {
 	t.Helper()
 	e := newRFEnv(t, DiscoveryConfig{})
 	e.bmc(bmcX, 2, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
-	e.waitDiscovered(bmcX)
+	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+	e.disc.discover(t.Context(), bmcX)
+	if st := e.endpoint(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
+		t.Fatalf("discovery of %s: %s", bmcX, st)
+	}
 	return e
 }
 
@@ -135,7 +138,7 @@ func TestInventoryFilters(t *testing.T) {
 // (nil: the real one).
 func rfEnvAt(t *testing.T, path string, now func() time.Time) *rfEnv {
 	t.Helper()
-	s, err := OpenStore(t.Context(), path, now)
+	s, err := OpenStore(t.Context(), path, StoreConfig{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +264,7 @@ func TestHardwareHistoryFilters(t *testing.T) {
 // detail names detail.
 func wantProblem(t *testing.T, e *rfEnv, method, path string, status int, detail string) {
 	t.Helper()
-	got, body := glDo(t, e.srv, method, path, "")
+	got, body := e.do(method, path, "")
 	var p struct {
 		Status int
 		Detail string
@@ -457,7 +460,7 @@ func TestHardwarePost(t *testing.T) {
 		"PopulatedFRU":{"FRUID":"CPU-D","Type":"Processor","Subtype":"EPYC","ProcessorFRUInfo":{"Manufacturer":"AMD","SerialNumber":"SN-D"}},"Junk":1}`
 	const cpuFRU = "Processor.AMD..SN-D" // the posted FRUID is replaced, as the shipped HSM does
 	const empty = `{"ID":"x3000c0s1b0n0d0","Status":"Empty","MemoryLocationInfo":{"Id":"DIMM0"},"PopulatedFRU":null}`
-	status, body := glDo(t, e.srv, "POST", "/Inventory/Hardware", `{"Hardware":[`+nic+`,`+cpu+`,`+empty+`]}`)
+	status, body := e.do("POST", "/Inventory/Hardware", `{"Hardware":[`+nic+`,`+cpu+`,`+empty+`]}`)
 	if status != 200 || string(body) != `{"code":0,"message":"Created 3 entries"}`+"\n" {
 		t.Fatalf("POST: %d %s", status, body)
 	}
@@ -552,7 +555,7 @@ func TestHardwarePost(t *testing.T) {
 		{name: "twice", body: `{"Hardware":[` + good + `,{"ID":"X3000c0s1b0n0p0","ProcessorLocationInfo":{}}]}`, detail: "Hardware[1].ID: x3000c0s1b0n0p0 is given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := glDo(t, e.srv, "POST", "/Inventory/Hardware", tc.body)
+			status, body := e.do("POST", "/Inventory/Hardware", tc.body)
 			var p struct{ Detail string }
 			if err := json.Unmarshal(body, &p); err != nil || status != 400 || !strings.Contains(p.Detail, tc.detail) {
 				t.Errorf("POST %s: %d %s, want 400 naming %q", tc.body, status, body, tc.detail)

@@ -74,16 +74,16 @@ func TestIndexesFollowCommits(t *testing.T) {
 // openAPIServer is a test API over the store at path.
 func openAPIServer(t *testing.T, path string, now func() time.Time) *apiServer {
 	t.Helper()
-	s, err := OpenStore(t.Context(), path, now)
+	s, err := OpenStore(t.Context(), path, StoreConfig{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler)).Handler())
+	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		s.Close()
 	})
-	return &apiServer{t: t, store: s, srv: srv}
+	return &apiServer{t: t, store: s, srv: srv, client: srv.Client(), base: srv.URL}
 }
 
 func decodeAny(t *testing.T, b []byte) any {

@@ -13,7 +13,6 @@ import (
 )
 
 func TestNodeMapsAndDefaults(t *testing.T) {
-	a := newAPIServer(t)
 	sls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/hardware/x0c0s0b0n1":
@@ -27,7 +26,7 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 		}
 	}))
 	defer sls.Close()
-	a.store.SetLayout(NewSLS(sls.URL, sls.Client()))
+	a := newAPIServerWith(t, StoreConfig{Layout: NewSLS(sls.URL, sls.Client())})
 
 	a.must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []map[string]any{
 		{"ID": "x0c0s0b0n0", "NID": 10, "Role": "compute"}, {"ID": "x0c0s0b0n1", "NID": 11}}})

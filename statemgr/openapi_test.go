@@ -15,8 +15,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("GET %s/openapi.yaml: %d", Base, code)
 	}
-	api := NewAPI(e.store, slog.New(slog.DiscardHandler))
-	api.SetDiscovery(e.disc)
+	api := NewAPI(e.store, slog.New(slog.DiscardHandler), e.disc)
 	routetest.Check(t, api.Handler(), doc)
 }
 

@@ -112,7 +112,7 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 		t.Fatalf("tail has %d rows (ok %v) after the writes", len(mem), ok)
 	}
 	s.Close()
-	s2, err := OpenStore(ctx, path, nil)
+	s2, err := OpenStore(ctx, path, StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestEpochIsPerDatabase(t *testing.T) {
 	dir := t.TempDir()
 	open := func(name string) int64 {
 		t.Helper()
-		s, err := OpenStore(t.Context(), dir+"/"+name, clock.now)
+		s, err := OpenStore(t.Context(), dir+"/"+name, StoreConfig{Now: clock.now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -120,8 +120,9 @@ func TestRelayDeadLetters(t *testing.T) {
 			if diff := cmp.Diff(wantIDs, got); diff != "" {
 				t.Errorf("subscriber got (-want +got):\n%s", diff)
 			}
-			a := &apiServer{t: t, store: s, srv: httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler)).Handler())}
-			t.Cleanup(a.srv.Close)
+			srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
+			t.Cleanup(srv.Close)
+			a := &apiServer{t: t, store: s, srv: srv, client: srv.Client(), base: srv.URL}
 			var list hsm.DeadLetterList
 			if err := json.Unmarshal(a.must(200, "GET", "/Subscriptions/SCN/deadletters", nil), &list); err != nil {
 				t.Fatal(err)

@@ -123,7 +123,7 @@ func TestOutboxCrash(t *testing.T) {
 	}
 	s1.Close()
 
-	s2, err := OpenStore(ctx, path, nil)
+	s2, err := OpenStore(ctx, path, StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 // them, and that subscriber's loss is counted.
 func TestRetentionAndCompaction(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, err := OpenStore(t.Context(), t.TempDir()+"/hsm.db", clock.now)
+	s, err := OpenStore(t.Context(), t.TempDir()+"/hsm.db", StoreConfig{Now: clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}

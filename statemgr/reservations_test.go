@@ -76,7 +76,7 @@ func TestReservationExpiry(t *testing.T) {
 
 func TestRunReservationReaper(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), nil)
+		s, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), StoreConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

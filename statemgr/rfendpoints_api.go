@@ -13,10 +13,6 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// SetDiscovery makes the API serve RedfishEndpoints, discovery and the
-// Redfish inventory through d. Call it before Handler.
-func (a *API) SetDiscovery(d *Discovery) { a.rf = d }
-
 // redfishRoutes registers the RedfishEndpoint, discovery and Redfish
 // inventory routes, when a Discovery is set.
 func (a *API) redfishRoutes(mux *httpserver.Mux) {

@@ -180,3 +180,12 @@ func TestLoadCredKey(t *testing.T) {
 		})
 	}
 }
+
+// TestNoDiscoveryNoInventoryRoutes: an API built without a Discovery does
+// not serve RedfishEndpoints, discovery nor the Redfish inventory.
+func TestNoDiscoveryNoInventoryRoutes(t *testing.T) {
+	a := newAPIServer(t)
+	for _, path := range []string{"/Inventory/RedfishEndpoints", "/Inventory/DiscoveryStatus", "/Inventory/ComponentEndpoints", "/Inventory/Hardware"} {
+		a.must(404, "GET", path, nil)
+	}
+}

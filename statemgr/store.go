@@ -46,10 +46,19 @@ type Store struct {
 	epoch int64
 }
 
+// StoreConfig holds what a Store depends on besides its database file.
+type StoreConfig struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Layout, when set, gives the default NID, Role and SubRole of nodes
+	// created without them and absent from the NodeMaps (SLS).
+	Layout LayoutSource
+}
+
 // OpenStore opens (creating if needed) the SQLite database at path, applies
-// the migrations and loads the components into memory. now is the clock; nil
-// means time.Now.
-func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, error) {
+// the migrations and loads the components into memory.
+func OpenStore(ctx context.Context, path string, cfg StoreConfig) (*Store, error) {
+	now := cfg.Now
 	if now == nil {
 		now = time.Now
 	}
@@ -62,7 +71,7 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 		return nil, err
 	}
 	s := &Store{db: db, now: now, ix: newIndex(), outbox: newSignal(), subs: newSignal(),
-		vocab: NewVocab()}
+		vocab: NewVocab(), layout: cfg.Layout}
 	if err := s.loadEpoch(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -85,11 +94,6 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 	}
 	return s, nil
 }
-
-// SetLayout makes the Store ask src for the default NID, Role and SubRole of
-// nodes created without them and absent from the NodeMaps. Call it before the
-// Store is used.
-func (s *Store) SetLayout(src LayoutSource) { s.layout = src }
 
 // Vocab returns the Roles and SubRoles the Store accepts; extend it with a
 // site's values (LoadHMSConfig).

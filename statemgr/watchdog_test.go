@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
@@ -42,60 +43,63 @@ func (f *rfTimers) fire() int {
 	return n
 }
 
-// rfEventually checks cond, calling step between checks, for a generous bound.
+// rfEventually checks cond, calling step between checks, once every
+// goroutine of the test's synctest bubble is blocked.
 func rfEventually(t *testing.T, what string, step func(), cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 30 s", what)
+	for range 1000 {
+		synctest.Wait()
+		if cond() {
+			return
 		}
 		step()
-		<-time.After(2 * time.Millisecond)
 	}
+	t.Fatalf("%s: not after 1000 steps", what)
 }
 
 func TestWatchdogStandby(t *testing.T) {
-	const bmcX, node = "x3000c0s4b0", "x3000c0s4b0n0"
-	e := newRFEnv(t, DiscoveryConfig{})
-	e.bmc(bmcX, 1, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
-	if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
-		t.Fatalf("discovery: %s", st)
-	}
-	timers := &rfTimers{}
-	w := NewWatchdog(e.store, e.disc, WatchdogConfig{After: timers.after})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	polling := func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.polling[node] }
-	state := func() string { c, _ := e.store.Component(node); return c.State }
-	setState := func(s string) {
-		e.must(204, "PATCH", "/State/Components/"+node+"/StateData", map[string]string{"State": s})
-	}
-	noop := func() {}
+	synctest.Test(t, func(t *testing.T) {
+		const bmcX, node = "x3000c0s4b0", "x3000c0s4b0n0"
+		e := newRFEnv(t, DiscoveryConfig{})
+		e.bmc(bmcX, 1, redfishsim.Faults{})
+		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
+			t.Fatalf("discovery: %s", st)
+		}
+		timers := &rfTimers{}
+		w := NewWatchdog(e.store, e.disc, WatchdogConfig{After: timers.after})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = w.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		polling := func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.polling[node] }
+		state := func() string { c, _ := e.store.Component(node); return c.State }
+		setState := func(s string) {
+			e.must(204, "PATCH", "/State/Components/"+node+"/StateData", map[string]string{"State": s})
+		}
+		noop := func() {}
 
-	// Standby while the BMC says On: polled, left alone; leaving Standby stops the poll.
-	setState(hsm.StateReady)
-	setState(hsm.StateStandby)
-	rfEventually(t, "poll started", noop, polling)
-	timers.fire()
-	rfEventually(t, "second read scheduled", noop, func() bool { timers.mu.Lock(); defer timers.mu.Unlock(); return len(timers.pending) > 0 })
-	if got := state(); got != hsm.StateStandby {
-		t.Fatalf("state after a read of On = %s, want Standby", got)
-	}
-	setState(hsm.StateReady)
-	rfEventually(t, "poll stopped after leaving Standby", func() { timers.fire() }, func() bool { return !polling() })
-	if got := state(); got != hsm.StateReady {
-		t.Fatalf("state = %s, want Ready", got)
-	}
+		// Standby while the BMC says On: polled, left alone; leaving Standby stops the poll.
+		setState(hsm.StateReady)
+		setState(hsm.StateStandby)
+		rfEventually(t, "poll started", noop, polling)
+		timers.fire()
+		rfEventually(t, "second read scheduled", noop, func() bool { timers.mu.Lock(); defer timers.mu.Unlock(); return len(timers.pending) > 0 })
+		if got := state(); got != hsm.StateStandby {
+			t.Fatalf("state after a read of On = %s, want Standby", got)
+		}
+		setState(hsm.StateReady)
+		rfEventually(t, "poll stopped after leaving Standby", func() { timers.fire() }, func() bool { return !polling() })
+		if got := state(); got != hsm.StateReady {
+			t.Fatalf("state = %s, want Ready", got)
+		}
 
-	// Standby again, and the BMC now says Off: the node is set Off.
-	rfPowerOff(t, e, node)
-	setState(hsm.StateStandby)
-	rfEventually(t, "node set Off", func() { timers.fire() }, func() bool { return state() == hsm.StateOff })
-	rfEventually(t, "poll stopped after Off", func() { timers.fire() }, func() bool { return !polling() })
+		// Standby again, and the BMC now says Off: the node is set Off.
+		rfPowerOff(t, e, node)
+		setState(hsm.StateStandby)
+		rfEventually(t, "node set Off", func() { timers.fire() }, func() bool { return state() == hsm.StateOff })
+		rfEventually(t, "poll stopped after Off", func() { timers.fire() }, func() bool { return !polling() })
+	})
 }
 
 // rfPowerOff turns node's system off at its simulated BMC, as a user would.

@@ -23,7 +23,7 @@ func ptr[T any](v T) *T { return &v }
 // workers) on a loopback httptest server.
 func newHSM(t *testing.T) *client.Client {
 	t.Helper()
-	s, err := statemgr.OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), nil)
+	s, err := statemgr.OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), statemgr.StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +32,7 @@ func newHSM(t *testing.T) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := statemgr.NewAPI(s, slog.New(slog.DiscardHandler))
-	api.SetDiscovery(statemgr.NewDiscovery(s, creds, statemgr.DiscoveryConfig{}))
+	api := statemgr.NewAPI(s, slog.New(slog.DiscardHandler), statemgr.NewDiscovery(s, creds, statemgr.DiscoveryConfig{}))
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	return client.New(srv.URL+"/hsm/v2/", srv.Client(), "tester")
