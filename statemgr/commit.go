@@ -224,7 +224,7 @@ const updateComponent = `UPDATE components SET state = ?, flag = ?, enabled = ?,
 // preparing only the statements the plans need (a group commit of a few
 // single-component PATCHes needs two).
 func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error {
-	st := &stmts{ctx: ctx, db: s.db, tx: tx}
+	st := &stmts{db: s.db, tx: tx}
 	defer st.close()
 	if err := releaseNIDs(ctx, tx, plans); err != nil {
 		return err
@@ -236,12 +236,12 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			}
 		}
 		for _, id := range p.dels {
-			if err := st.exec(`DELETE FROM components WHERE id = ?`, id); err != nil {
+			if err := st.exec(ctx, `DELETE FROM components WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("delete component %s: %w", id, err)
 			}
 		}
 		for _, r := range p.puts {
-			if err := st.put(r, p.update); err != nil {
+			if err := st.put(ctx, r, p.update); err != nil {
 				return fmt.Errorf("store component %s: %w", r.ID, err)
 			}
 		}
@@ -254,7 +254,7 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			if err != nil {
 				return fmt.Errorf("encode scn: %w", err)
 			}
-			res, err := st.result(`INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(tsFormat), body)
+			res, err := st.result(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(tsFormat), body)
 			if err != nil {
 				return fmt.Errorf("append scn to outbox: %w", err)
 			}
@@ -265,7 +265,7 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			p.seqs = append(p.seqs, seq)
 		}
 		for _, c := range p.cursors {
-			if err := st.exec(`UPDATE scn_cursors SET seq = ? WHERE name = ?`, c.seq, c.name); err != nil {
+			if err := st.exec(ctx, `UPDATE scn_cursors SET seq = ? WHERE name = ?`, c.seq, c.name); err != nil {
 				return fmt.Errorf("store scn cursor %s: %w", c.name, err)
 			}
 		}
@@ -276,22 +276,21 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 // stmts looks each statement of a transaction up once, on first use, in
 // the database's cache of prepared statements.
 type stmts struct {
-	ctx context.Context
-	db  *sqldb.DB
-	tx  *sql.Tx
-	m   map[string]*sql.Stmt
+	db *sqldb.DB
+	tx *sql.Tx
+	m  map[string]*sql.Stmt
 }
 
-func (st *stmts) exec(q string, args ...any) error {
-	_, err := st.result(q, args...)
+func (st *stmts) exec(ctx context.Context, q string, args ...any) error {
+	_, err := st.result(ctx, q, args...)
 	return err
 }
 
-func (st *stmts) result(q string, args ...any) (sql.Result, error) {
+func (st *stmts) result(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	p, ok := st.m[q]
 	if !ok {
 		var err error
-		if p, err = st.db.Stmt(st.ctx, st.tx, q); err != nil {
+		if p, err = st.db.Stmt(ctx, st.tx, q); err != nil {
 			return nil, err
 		}
 		if st.m == nil {
@@ -299,18 +298,18 @@ func (st *stmts) result(q string, args ...any) (sql.Result, error) {
 		}
 		st.m[q] = p
 	}
-	return p.ExecContext(st.ctx, args...)
+	return p.ExecContext(ctx, args...)
 }
 
-func (st *stmts) put(r *record, update bool) error {
+func (st *stmts) put(ctx context.Context, r *record, update bool) error {
 	var nid any
 	if r.HasNID {
 		nid = r.NID
 	}
 	if update {
-		return st.exec(updateComponent, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role, r.SubRole, nid, r.ID)
+		return st.exec(ctx, updateComponent, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role, r.SubRole, nid, r.ID)
 	}
-	return st.exec(upsertComponent, r.ID, r.Type, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role,
+	return st.exec(ctx, upsertComponent, r.ID, r.Type, r.State, r.Flag, r.Enabled, r.SoftwareStatus, r.Role,
 		r.SubRole, nid, r.Subtype, r.NetType, r.Arch, r.Class, r.ReservationDisabled, r.Locked)
 }
 

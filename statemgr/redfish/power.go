@@ -34,12 +34,12 @@ func PowerState(ctx context.Context, ep Endpoint, opts Options, odataID string) 
 	m.authorize(base, ep.User, ep.Password)
 	defer m.closeAll()
 
-	w := &walker{ctx: ctx}
+	w := &walker{}
 	state, err := getPowerState(ctx, &http.Client{Transport: m}, base+odataID)
 	if err != nil {
-		s := w.classify(err)
+		s := w.classify(ctx, err)
 		return hsm.StateUnknown, s, fmt.Errorf("redfish power state of %s %s: %s: %s: %w",
-			ep.ID, odataID, s, w.describe(err), problem.ErrUnavailable)
+			ep.ID, odataID, s, w.describe(ctx, err), problem.ErrUnavailable)
 	}
 	return state, StatusOK, nil
 }

@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -22,14 +23,23 @@ type enclosure struct {
 
 // walkService walks Systems, Managers, Chassis and the Redfish services side
 // by side, then joins each node with its chassis power data.
-func (w *walker) walkService(svc *gofish.Service) {
+func (w *walker) walkService(ctx context.Context, svc *gofish.Service) {
 	var nodes []*node
 	var encls map[string]*enclosure
 	var wg sync.WaitGroup
-	wg.Go(func() { nodes = w.nodes(svc.Systems()) })
-	wg.Go(func() { encls = w.chassis(svc.Chassis()) })
-	wg.Go(func() { w.managers(svc.Managers()) })
-	wg.Go(func() { w.services(svc) })
+	wg.Go(func() {
+		list, err := svc.Systems()
+		nodes = w.nodes(ctx, list, err)
+	})
+	wg.Go(func() {
+		list, err := svc.Chassis()
+		encls = w.chassis(ctx, list, err)
+	})
+	wg.Go(func() {
+		list, err := svc.Managers()
+		w.managers(ctx, list, err)
+	})
+	wg.Go(func() { w.services(ctx, svc) })
 	wg.Wait()
 	for _, n := range nodes {
 		if n == nil {
@@ -50,9 +60,9 @@ func (w *walker) walkService(svc *gofish.Service) {
 // managers maps the Manager that is the BMC itself to the endpoint's xname.
 // Behind a NodeBMC that is the first Manager of type BMC; behind other
 // controllers the first of type EnclosureManager; else the first one.
-func (w *walker) managers(list []*schemas.Manager, err error) {
+func (w *walker) managers(ctx context.Context, list []*schemas.Manager, err error) {
 	if err != nil {
-		w.failErr("Managers", err)
+		w.failErr(ctx, "Managers", err)
 	}
 	sortByODataID(list, func(m *schemas.Manager) string { return m.ODataID })
 	want := schemas.BMCManagerType
@@ -70,17 +80,17 @@ func (w *walker) managers(list []*schemas.Manager, err error) {
 			w.note(&w.res.Skipped, m.ODataID+": only one Manager maps to "+w.bmcID)
 			continue
 		}
-		w.add(w.manager(m))
+		w.add(w.manager(ctx, m))
 	}
 }
 
-func (w *walker) manager(m *schemas.Manager) parts {
+func (w *walker) manager(ctx context.Context, m *schemas.Manager) parts {
 	var p parts
 	x, err := parseExtras(m.RawData, "#Manager.Reset")
 	if err != nil {
-		w.failErr(m.ODataID, err)
+		w.failErr(ctx, m.ODataID, err)
 	}
-	eths := collect(w, m.ODataID, "EthernetInterfaces", x.Links["EthernetInterfaces"] != "", m.EthernetInterfaces)
+	eths := collect(ctx, w, m.ODataID, "EthernetInterfaces", x.Links["EthernetInterfaces"] != "", m.EthernetInterfaces)
 	nics := w.nics(&p, w.bmcID, w.bmcType, eths, false)
 	p.comps = append(p.comps, hsm.Component{ID: w.bmcID, Type: string(w.bmcType), State: hsm.StateReady,
 		Flag: hsm.FlagOK, Enabled: ptr(true)})
@@ -111,9 +121,9 @@ func (w *walker) manager(m *schemas.Manager) parts {
 
 // chassis maps the Chassis behind a NodeBMC to NodeEnclosures of its slot
 // (xXcCsSeE, ordinals by sorted @odata.id) and fetches their Power resources.
-func (w *walker) chassis(list []*schemas.Chassis, err error) map[string]*enclosure {
+func (w *walker) chassis(ctx context.Context, list []*schemas.Chassis, err error) map[string]*enclosure {
 	if err != nil {
-		w.failErr("Chassis", err)
+		w.failErr(ctx, "Chassis", err)
 	}
 	sortByODataID(list, func(c *schemas.Chassis) string { return c.ODataID })
 	if w.bmcType != xname.NodeBMC {
@@ -128,7 +138,7 @@ func (w *walker) chassis(list []*schemas.Chassis, err error) map[string]*enclosu
 	slot := xname.Parent(w.bmcID)
 	for i, c := range list {
 		wg.Go(func() {
-			e, p := w.enclosure(slot+"e"+strconv.Itoa(i), i, c)
+			e, p := w.enclosure(ctx, slot+"e"+strconv.Itoa(i), i, c)
 			w.add(p)
 			mu.Lock()
 			out[c.ODataID] = e
@@ -139,16 +149,16 @@ func (w *walker) chassis(list []*schemas.Chassis, err error) map[string]*enclosu
 	return out
 }
 
-func (w *walker) enclosure(id string, ord int, c *schemas.Chassis) (*enclosure, parts) {
+func (w *walker) enclosure(ctx context.Context, id string, ord int, c *schemas.Chassis) (*enclosure, parts) {
 	var p parts
 	x, err := parseExtras(c.RawData, "#Chassis.Reset")
 	if err != nil {
-		w.failErr(c.ODataID, err)
+		w.failErr(ctx, c.ODataID, err)
 	}
 	e := &enclosure{odataID: c.ODataID, powerURL: x.Links["Power"]}
 	if e.powerURL != "" {
 		if e.power, err = fetchPower(c.GetClient(), e.powerURL); err != nil {
-			w.optional(c.ODataID, "Power", err)
+			w.optional(ctx, c.ODataID, "Power", err)
 			e.powerURL = ""
 		}
 	}
@@ -179,7 +189,7 @@ func (w *walker) enclosure(id string, ord int, c *schemas.Chassis) (*enclosure, 
 // services records the Redfish services HSM lists as ServiceEndpoints.
 // A service the root does not link is simply absent; one whose link fails is
 // recorded as missing.
-func (w *walker) services(svc *gofish.Service) {
+func (w *walker) services(ctx context.Context, svc *gofish.Service) {
 	all := map[string]func() (*schemas.Entity, error){
 		"AccountService": func() (*schemas.Entity, error) {
 			v, err := svc.AccountService()
@@ -222,7 +232,7 @@ func (w *walker) services(svc *gofish.Service) {
 		wg.Go(func() {
 			e, err := get()
 			if err != nil {
-				w.optional(serviceRoot, rt, err)
+				w.optional(ctx, serviceRoot, rt, err)
 				return
 			}
 			if e == nil {

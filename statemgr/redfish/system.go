@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -34,9 +35,9 @@ type node struct {
 
 // nodes walks every System and returns them in ordinal order. Systems are
 // required: failing to list them fails the walk.
-func (w *walker) nodes(list []*schemas.ComputerSystem, err error) []*node {
+func (w *walker) nodes(ctx context.Context, list []*schemas.ComputerSystem, err error) []*node {
 	if err != nil {
-		w.failErr("Systems", err)
+		w.failErr(ctx, "Systems", err)
 	}
 	sortByODataID(list, func(s *schemas.ComputerSystem) string { return s.ODataID })
 	if len(list) > 0 && w.bmcType != xname.NodeBMC {
@@ -53,26 +54,26 @@ func (w *walker) nodes(list []*schemas.ComputerSystem, err error) []*node {
 			w.fail(StatusChildVerificationFailed, fmt.Sprintf("%s: no valid node xname for ordinal %d", s.ODataID, i))
 			continue
 		}
-		wg.Go(func() { out[i] = w.system(id, i, s) })
+		wg.Go(func() { out[i] = w.system(ctx, id, i, s) })
 	}
 	wg.Wait()
 	return out
 }
 
 // system walks one ComputerSystem and the resources below it.
-func (w *walker) system(id string, ord int, s *schemas.ComputerSystem) *node {
+func (w *walker) system(ctx context.Context, id string, ord int, s *schemas.ComputerSystem) *node {
 	x, err := parseExtras(s.RawData, "#ComputerSystem.Reset")
 	if err != nil {
-		w.failErr(s.ODataID, err)
+		w.failErr(ctx, s.ODataID, err)
 	}
 	var procs []*schemas.Processor
 	var mems []*schemas.Memory
 	var eths []*schemas.EthernetInterface
 	var wg sync.WaitGroup
-	wg.Go(func() { procs = collect(w, s.ODataID, "Processors", x.Links["Processors"] != "", s.Processors) })
-	wg.Go(func() { mems = collect(w, s.ODataID, "Memory", x.Links["Memory"] != "", s.Memory) })
+	wg.Go(func() { procs = collect(ctx, w, s.ODataID, "Processors", x.Links["Processors"] != "", s.Processors) })
+	wg.Go(func() { mems = collect(ctx, w, s.ODataID, "Memory", x.Links["Memory"] != "", s.Memory) })
 	wg.Go(func() {
-		eths = collect(w, s.ODataID, "EthernetInterfaces", x.Links["EthernetInterfaces"] != "", s.EthernetInterfaces)
+		eths = collect(ctx, w, s.ODataID, "EthernetInterfaces", x.Links["EthernetInterfaces"] != "", s.EthernetInterfaces)
 	})
 	wg.Wait()
 
@@ -98,14 +99,14 @@ func (w *walker) system(id string, ord int, s *schemas.ComputerSystem) *node {
 
 // collect fetches an optional collection, recording it as missing when the
 // link is absent or the GET fails without failing the walk.
-func collect[T any](w *walker, parent, name string, linked bool, get func() ([]*T, error)) []*T {
+func collect[T any](ctx context.Context, w *walker, parent, name string, linked bool, get func() ([]*T, error)) []*T {
 	if !linked {
 		w.note(&w.res.Missing, parent+": "+name+" (no link)")
 		return nil
 	}
 	list, err := get()
 	if err != nil {
-		w.optional(parent, name, err)
+		w.optional(ctx, parent, name, err)
 	}
 	return list
 }

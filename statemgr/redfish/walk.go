@@ -49,9 +49,9 @@ func Walk(ctx context.Context, ep Endpoint, opts Options) (Result, error) {
 	tr, closeIdle := baseTransport(ep, opts)
 	m := newMeter(tr, opts.MaxConcurrentRequests)
 	m.authorize(base, ep.User, ep.Password)
-	w := &walker{ctx: ctx, res: &res, bmcID: res.EndpointID, bmcType: bmc.Type(),
+	w := &walker{res: &res, bmcID: res.EndpointID, bmcType: bmc.Type(),
 		fqdn: host, domain: domainOf(ep.FQDN)}
-	w.run(base, m, opts)
+	w.run(ctx, base, m, opts)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		w.fail(StatusHTTPsGetFailed, fmt.Sprintf("walk timed out after %v", opts.Timeout))
 	}
@@ -148,7 +148,6 @@ func baseTransport(ep Endpoint, opts Options) (http.RoundTripper, func()) {
 // walker holds the state of one walk. Everything it appends to res goes
 // through add or the note helpers, which lock mu.
 type walker struct {
-	ctx     context.Context
 	res     *Result
 	bmcID   string
 	bmcType xname.Type
@@ -159,8 +158,8 @@ type walker struct {
 }
 
 // run connects and walks the tree, recording the outcome in w.res.
-func (w *walker) run(base string, m *meter, opts Options) {
-	client, err := gofish.ConnectContext(w.ctx, gofish.ClientConfig{
+func (w *walker) run(ctx context.Context, base string, m *meter, opts Options) {
+	client, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
 		Endpoint:              base,
 		HTTPClient:            &http.Client{Transport: m},
 		MaxConcurrentRequests: int64(opts.MaxConcurrentRequests),
@@ -168,13 +167,13 @@ func (w *walker) run(base string, m *meter, opts Options) {
 		NoModifyTransport:     true,
 	})
 	if err != nil {
-		w.failErr("service root", err)
+		w.failErr(ctx, "service root", err)
 		return
 	}
 	svc := client.GetService()
 	w.res.RedfishVersion = svc.RedfishVersion
 	w.res.UUID = svc.UUID
-	w.walkService(svc)
+	w.walkService(ctx, svc)
 }
 
 // rank orders failure statuses: when several failures happen, the most
@@ -206,19 +205,19 @@ func (w *walker) fail(s Status, msg string) {
 }
 
 // failErr records a failed GET of what.
-func (w *walker) failErr(what string, err error) {
-	s := w.classify(err)
-	w.fail(s, fmt.Sprintf("%s: %s: %s", what, s, w.describe(err)))
+func (w *walker) failErr(ctx context.Context, what string, err error) {
+	s := w.classify(ctx, err)
+	w.fail(s, fmt.Sprintf("%s: %s: %s", what, s, w.describe(ctx, err)))
 }
 
 // optional handles the error of an optional GET: a timeout or refused
 // credentials still fail the walk, anything else is recorded as missing.
-func (w *walker) optional(parent, what string, err error) {
-	switch s := w.classify(err); {
-	case w.ctx.Err() != nil, s == StatusVerificationFailed:
-		w.failErr(parent+": "+what, err)
+func (w *walker) optional(ctx context.Context, parent, what string, err error) {
+	switch s := w.classify(ctx, err); {
+	case ctx.Err() != nil, s == StatusVerificationFailed:
+		w.failErr(ctx, parent+": "+what, err)
 	default:
-		w.note(&w.res.Missing, fmt.Sprintf("%s: %s (%s)", parent, what, w.describe(err)))
+		w.note(&w.res.Missing, fmt.Sprintf("%s: %s (%s)", parent, what, w.describe(ctx, err)))
 	}
 }
 
@@ -230,15 +229,15 @@ func (w *walker) note(list *[]string, msg string) {
 }
 
 // classify maps a gofish or transport error to a discovery status.
-func (w *walker) classify(err error) Status {
-	if w.ctx.Err() != nil {
+func (w *walker) classify(ctx context.Context, err error) Status {
+	if ctx.Err() != nil {
 		return StatusHTTPsGetFailed
 	}
 	var ce *schemas.CollectionError
 	if errors.As(err, &ce) {
 		worst := StatusOK
 		for _, e := range ce.Failures {
-			if s := w.classify(e); rank(s) > rank(worst) {
+			if s := w.classify(ctx, e); rank(s) > rank(worst) {
 				worst = s
 			}
 		}
@@ -274,15 +273,15 @@ func httpStatus(err error) int {
 
 // describe renders err in one short line. gofish errors carry the BMC's body,
 // which is kept out: only the status code or the error class is shown.
-func (w *walker) describe(err error) string {
-	if w.ctx.Err() != nil {
+func (w *walker) describe(ctx context.Context, err error) string {
+	if ctx.Err() != nil {
 		return "timed out"
 	}
 	var ce *schemas.CollectionError
 	if errors.As(err, &ce) {
 		parts := make([]string, 0, len(ce.Failures))
 		for link, e := range ce.Failures {
-			parts = append(parts, link+": "+w.describe(e))
+			parts = append(parts, link+": "+w.describe(ctx, e))
 		}
 		sortStrings(parts)
 		return strings.Join(parts, "; ")
