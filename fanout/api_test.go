@@ -30,11 +30,17 @@ type call struct {
 
 func do(t *testing.T, base string, c call) string {
 	t.Helper()
+	return doWith(t, http.DefaultClient, base, c)
+}
+
+// doWith is do through hc (an in-process transport under synctest).
+func doWith(t *testing.T, hc *http.Client, base string, c call) string {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), c.method, base+c.path, strings.NewReader(c.body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,21 @@ import (
 
 // scnMessages are n SCNs for comps components as HSM publishes them: one
 // component each, keyed by xname, Seq 1..n.
+// waitFor waits until cond holds, polling the real clock; it fails the test
+// after a generous deadline so a hung test reports instead of stalling. Only
+// the tests against a real Kafka-protocol broker (sockets, so no synctest
+// bubble) use it.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-time.After(5 * time.Millisecond)
+	}
+}
+
 func scnMessages(t testing.TB, n, comps int) []bus.Message {
 	t.Helper()
 	msgs := make([]bus.Message, n)

@@ -14,39 +14,32 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// waitFor waits until cond holds, polling; it fails the test after a generous
-// deadline so a hung test reports instead of stalling.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(5 * time.Millisecond)
-	}
-}
-
+// TestHTTPSCNIsFannedOut: an SCN POSTed by HSM (its callback format: many
+// components, no Seq, no Timestamp) reaches the subscriber of the matching
+// components, normalised and stamped.
 func TestHTTPSCNIsFannedOut(t *testing.T) {
-	rc := newReceiver()
-	sub := httptest.NewServer(rc)
-	defer sub.Close()
-	base, svc := apiServer(t, dbPath(t))
-	svc.cfg.Client = sub.Client()
-	runService(t, svc)
-	do(t, base, call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/h", status: 200,
-		body: `{"Components":["x1c0s0b0n1","x1c0s0b0n3"],"States":["Off"],"Url":"` + sub.URL + `/scn"}`})
-	// HSM callback format: many components, no Seq, no Timestamp.
-	do(t, base, call{method: "POST", path: "/hmi/v1/scn", status: 200,
-		body: `{"Components":["x1c0s0b0n1","x1c0s0b0n2","X1C0S0B0N3"],"State":"Off","Flag":"OK"}`})
-	waitFor(t, "delivery", func() bool { return len(rc.deliveries("/scn")) == 1 })
-	d := rc.deliveries("/scn")[0]
-	if diff := cmp.Diff([]string{"x1c0s0b0n1", "x1c0s0b0n3"}, d.Components); diff != "" {
-		t.Errorf("delivered components (-want +got):\n%s", diff)
-	}
-	if d.State != "Off" || d.Flag != "OK" || d.Timestamp.IsZero() {
-		t.Errorf("delivered %+v, want State Off, Flag OK and a Timestamp", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		rc := newReceiver()
+		svc, _ := openService(t, dbPath(t), Config{Client: &http.Client{Transport: rc}})
+		api := &http.Client{Transport: handlerTransport{NewAPI(svc, quietLog(), Params{Port: 28600}, nil).Handler()}}
+		runService(t, svc)
+		doWith(t, api, "http://nfd", call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/h", status: 200,
+			body: `{"Components":["x1c0s0b0n1","x1c0s0b0n3"],"States":["Off"],"Url":"http://sub/scn"}`})
+		doWith(t, api, "http://nfd", call{method: "POST", path: "/hmi/v1/scn", status: 200,
+			body: `{"Components":["x1c0s0b0n1","x1c0s0b0n2","X1C0S0B0N3"],"State":"Off","Flag":"OK"}`})
+		synctest.Wait()
+		got := rc.deliveries("/scn")
+		if len(got) != 1 {
+			t.Fatalf("%d deliveries, want 1", len(got))
+		}
+		d := got[0]
+		if diff := cmp.Diff([]string{"x1c0s0b0n1", "x1c0s0b0n3"}, d.Components); diff != "" {
+			t.Errorf("delivered components (-want +got):\n%s", diff)
+		}
+		if d.State != "Off" || d.Flag != "OK" || d.Timestamp.IsZero() {
+			t.Errorf("delivered %+v, want State Off, Flag OK and a Timestamp", d)
+		}
+	})
 }
 
 // fakeHSM records SCN subscription requests and refuses the first few.
