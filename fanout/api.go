@@ -10,6 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Body limits: a subscription lists at most a few thousand xnames; an inbound
@@ -270,7 +271,7 @@ func (a *API) scn(w http.ResponseWriter, r *http.Request) {
 	if !version(w, r) {
 		return
 	}
-	var scn SCN
+	var scn hsm.SCN
 	if err := httpserver.ReadJSON(w, r, scnLimit, &scn); err != nil {
 		a.fail(w, r, err)
 		return
@@ -279,7 +280,7 @@ func (a *API) scn(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if _, err := a.svc.Enqueue(r.Context(), []SCN{scn}, "http"); err != nil {
+	if _, err := a.svc.Enqueue(r.Context(), []hsm.SCN{scn}, "http"); err != nil {
 		a.fail(w, r, err)
 		return
 	}

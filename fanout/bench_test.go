@@ -19,6 +19,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // arrivals is a fast subscriber endpoint: it counts SCNs and records when
@@ -166,7 +167,7 @@ func BenchmarkFanout10k(b *testing.B) {
 		rcv.n.Store(0)
 		rcv.wantDone, rcv.done = subs, make(chan struct{})
 		start := time.Now()
-		if _, err := svc.Enqueue(b.Context(), []SCN{stateSCN(int64(i+1), "x3000c0s0b0n0", "Off")}, "bench"); err != nil {
+		if _, err := svc.Enqueue(b.Context(), []hsm.SCN{stateSCN(int64(i+1), "x3000c0s0b0n0", "Off")}, "bench"); err != nil {
 			b.Fatal(err)
 		}
 		enqueue += time.Since(start)
@@ -317,7 +318,7 @@ func (p *publisher) produce(b *testing.B, i int, start time.Time, dur time.Durat
 			comp := p.node(i + p.producers*(next%mine))
 			next++
 			seq := p.seq.Add(1)
-			v, _ := json.Marshal(SCN{Components: []string{comp}, State: []string{"On", "Off", "Ready"}[seq%3], Seq: seq, Timestamp: time.Now()})
+			v, _ := json.Marshal(hsm.SCN{Components: []string{comp}, State: []string{"On", "Off", "Ready"}[seq%3], Seq: seq, Timestamp: time.Now()})
 			msgs[j] = bus.Message{Key: []byte(comp), Value: v}
 		}
 		if err := p.k.Publish(b.Context(), p.topic, msgs...); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Client is a typed client of the hmnfd v2 API, for daemons that subscribe to
@@ -50,7 +51,7 @@ func (c *Client) List(ctx context.Context, component string) ([]Subscription, er
 }
 
 // PostSCN sends an SCN for fanout, as HSM does in callback mode.
-func (c *Client) PostSCN(ctx context.Context, scn SCN) error {
+func (c *Client) PostSCN(ctx context.Context, scn hsm.SCN) error {
 	return c.do(ctx, http.MethodPost, "/hmi/v2/scn", scn, nil)
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestRefusedDeliveryIsDeadLettered: an SCN a subscriber refuses for good
@@ -63,7 +65,7 @@ func TestRefusedDeliveryIsDeadLettered(t *testing.T) {
 				}
 				if tc.dead {
 					d := list.DeadLetters[0]
-					var scn SCN
+					var scn hsm.SCN
 					if err := json.Unmarshal(d.SCN, &scn); err != nil || scn.Seq != 1 || d.Url != "http://a/scn" {
 						t.Errorf("dead letter %+v (SCN %+v, %v); want SCN 1 to http://a/scn", d, scn, err)
 					}

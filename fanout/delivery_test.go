@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // bubbleConfig is a delivery config whose HTTP client serves rc in memory.
@@ -22,7 +24,7 @@ func bubbleConfig(rc *receiver) Config {
 
 func enqueueStates(t *testing.T, svc *Service, from, to int64, comp, state string) {
 	t.Helper()
-	var scns []SCN
+	var scns []hsm.SCN
 	for seq := from; seq <= to; seq++ {
 		scns = append(scns, stateSCN(seq, comp, state))
 	}
@@ -187,7 +189,7 @@ func TestBatchingKeepsOrder(t *testing.T) {
 		mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0"}, Subscription{States: []string{"On", "Off"}, Url: "http://a/"})
 		rc.set(func() { rc.down["/"] = true })
 		runService(t, svc)
-		var scns []SCN
+		var scns []hsm.SCN
 		states := []string{"On", "On", "On", "On", "On", "Off", "Off", "On"}
 		for i, st := range states {
 			scns = append(scns, stateSCN(int64(i+1), fmt.Sprintf("x1c0s0b0n%d", i), st))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // scnMessages are n SCNs for comps components as HSM publishes them: one
@@ -43,7 +44,7 @@ func scnMessages(t testing.TB, n, comps int) []bus.Message {
 		if i%3 == 0 {
 			state = "Off"
 		}
-		scn := SCN{Components: []string{comp}, State: state, Seq: int64(i + 1), Timestamp: time.Now().UTC()}
+		scn := hsm.SCN{Components: []string{comp}, State: state, Seq: int64(i + 1), Timestamp: time.Now().UTC()}
 		b, err := json.Marshal(scn)
 		if err != nil {
 			t.Fatal(err)

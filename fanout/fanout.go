@@ -20,12 +20,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/statemgr/hsm"
 )
-
-// SCN is the state-change notification as HSM publishes it and as hmnfd
-// delivers it: HSM's own wire type, so the two can never drift apart.
-type SCN = hsm.SCN
 
 // Component wildcards a subscription may list in Components.
 const (

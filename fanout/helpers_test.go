@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // quietLog discards info and debug lines so test output stays readable.
@@ -148,8 +150,8 @@ func seqs(ds []delivery) []int64 {
 func boolp(b bool) *bool { return &b }
 
 // stateSCN is an SCN setting component to state, as HSM puts it on the bus.
-func stateSCN(seq int64, comp, state string) SCN {
-	return SCN{Components: []string{comp}, State: state, Seq: seq,
+func stateSCN(seq int64, comp, state string) hsm.SCN {
+	return hsm.SCN{Components: []string{comp}, State: state, Seq: seq,
 		Timestamp: time.Unix(0, 0).Add(time.Duration(seq) * time.Millisecond).UTC()}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // idSet is a set of subscription ids.
@@ -133,7 +134,7 @@ func setDel(m map[string]idSet, k string, id int64) {
 }
 
 // candidates are the subscriptions whose attribute filters the SCN triggers.
-func (ix *index) candidates(scn *SCN) idSet {
+func (ix *index) candidates(scn *hsm.SCN) idSet {
 	vals := [4]string{scn.State, scn.Role, scn.SubRole, scn.SoftwareStatus}
 	var sets []idSet
 	for i, v := range vals {
@@ -165,7 +166,7 @@ func (ix *index) candidates(scn *SCN) idSet {
 // match returns, per subscriber URL, the SCN's components that URL's
 // subscriptions watch, in SCN order. Several subscriptions sharing a URL get
 // one delivery.
-func (ix *index) match(scn *SCN) map[string][]string {
+func (ix *index) match(scn *hsm.SCN) map[string][]string {
 	cand := ix.candidates(scn)
 	if len(cand) == 0 || len(scn.Components) == 0 {
 		return nil
@@ -210,7 +211,7 @@ func (ix *index) match(scn *SCN) map[string][]string {
 
 // matchExplicit handles subscriptions that list components without wildcards,
 // walking the SCN's components through the per-component index.
-func (ix *index) matchExplicit(scn *SCN, cand idSet, add func(string, []string)) {
+func (ix *index) matchExplicit(scn *hsm.SCN, cand idSet, add func(string, []string)) {
 	var per map[int64][]string
 	for _, c := range scn.Components {
 		for id := range ix.byComp[c] {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestMatch(t *testing.T) {
@@ -35,28 +37,28 @@ func TestMatch(t *testing.T) {
 	const n0, n1, bmc = "x1c0s0b0n0", "x1c0s0b0n1", "x1c0s0b0"
 	tests := []struct {
 		name string
-		scn  SCN
+		scn  hsm.SCN
 		want map[string][]string
 	}{
-		{name: "state filters components", scn: SCN{State: "Off", Components: []string{n0, "x2c0s0b0n0"}},
+		{name: "state filters components", scn: hsm.SCN{State: "Off", Components: []string{n0, "x2c0s0b0n0"}},
 			want: map[string][]string{"http://sub/states": {n0}}},
-		{name: "state is case-insensitive", scn: SCN{State: "ready", Components: []string{n1}},
+		{name: "state is case-insensitive", scn: hsm.SCN{State: "ready", Components: []string{n1}},
 			want: map[string][]string{"http://sub/states": {n1}}},
-		{name: "state nobody watches", scn: SCN{State: "Standby", Components: []string{n0}}, want: nil},
-		{name: "role with allnodes skips non-nodes", scn: SCN{Role: "Compute", Components: []string{n0, bmc}},
+		{name: "state nobody watches", scn: hsm.SCN{State: "Standby", Components: []string{n0}}, want: nil},
+		{name: "role with allnodes skips non-nodes", scn: hsm.SCN{Role: "Compute", Components: []string{n0, bmc}},
 			want: map[string][]string{"http://sub/roles": {n0}}},
-		{name: "subrole is matched", scn: SCN{SubRole: "Worker", Components: []string{bmc, n1}},
+		{name: "subrole is matched", scn: hsm.SCN{SubRole: "Worker", Components: []string{bmc, n1}},
 			want: map[string][]string{"http://sub/subroles": {bmc, n1}}},
-		{name: "subrole differs from role", scn: SCN{Role: "Storage", SubRole: "Master", Components: []string{n0}}, want: nil},
-		{name: "role and subrole both match", scn: SCN{Role: "Compute", SubRole: "Worker", Components: []string{n0}},
+		{name: "subrole differs from role", scn: hsm.SCN{Role: "Storage", SubRole: "Master", Components: []string{n0}}, want: nil},
+		{name: "role and subrole both match", scn: hsm.SCN{Role: "Compute", SubRole: "Worker", Components: []string{n0}},
 			want: map[string][]string{"http://sub/roles": {n0}, "http://sub/subroles": {n0}}},
-		{name: "software status with no components watches all", scn: SCN{SoftwareStatus: "admindown", Components: []string{bmc}},
+		{name: "software status with no components watches all", scn: hsm.SCN{SoftwareStatus: "admindown", Components: []string{bmc}},
 			want: map[string][]string{"http://sub/swstatus": {bmc}}},
-		{name: "enabled change", scn: SCN{Enabled: boolp(false), Components: []string{n0, n1}},
+		{name: "enabled change", scn: hsm.SCN{Enabled: boolp(false), Components: []string{n0, n1}},
 			want: map[string][]string{"http://sub/enabled": {n1}}},
-		{name: "allnodes plus an explicit bmc", scn: SCN{State: "On", Components: []string{bmc, n0, "x1c0s0b1"}},
+		{name: "allnodes plus an explicit bmc", scn: hsm.SCN{State: "On", Components: []string{bmc, n0, "x1c0s0b1"}},
 			want: map[string][]string{"http://sub/nodes-and-bmc": {bmc, n0}}},
-		{name: "two subscriptions on one URL get one delivery", scn: SCN{State: "Halt", Components: []string{n1, n0}},
+		{name: "two subscriptions on one URL get one delivery", scn: hsm.SCN{State: "Halt", Components: []string{n1, n0}},
 			want: map[string][]string{"http://sub/shared-a": {n1, n0}}},
 	}
 	for _, tc := range tests {
@@ -72,7 +74,7 @@ func TestMatch(t *testing.T) {
 	}
 	t.Run("removed subscription no longer matches", func(t *testing.T) {
 		ix.remove(3)
-		if got := ix.match(&SCN{SubRole: "Worker", Components: []string{n0}}); len(got) != 0 {
+		if got := ix.match(&hsm.SCN{SubRole: "Worker", Components: []string{n0}}); len(got) != 0 {
 			t.Errorf("match after remove = %v, want nothing", got)
 		}
 	})

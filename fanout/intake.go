@@ -31,7 +31,7 @@ func (s *Service) Consume(ctx context.Context, c bus.Consumer, topic, group stri
 }
 
 func (s *Service) handleBatch(ctx context.Context, msgs []bus.Message) error {
-	scns := make([]SCN, 0, len(msgs))
+	scns := make([]hsm.SCN, 0, len(msgs))
 	for _, msg := range msgs {
 		scn, err := DecodeSCN(msg.Value)
 		if err != nil {
@@ -47,20 +47,20 @@ func (s *Service) handleBatch(ctx context.Context, msgs []bus.Message) error {
 
 // DecodeSCN parses and checks one SCN: at least one component, every
 // component a valid xname (normalised on the way).
-func DecodeSCN(b []byte) (SCN, error) {
-	var scn SCN
+func DecodeSCN(b []byte) (hsm.SCN, error) {
+	var scn hsm.SCN
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&scn); err != nil {
-		return SCN{}, problem.Invalidf("SCN: %v", err)
+		return hsm.SCN{}, problem.Invalidf("SCN: %v", err)
 	}
 	if dec.More() {
-		return SCN{}, problem.Invalidf("SCN: unexpected data after the JSON value")
+		return hsm.SCN{}, problem.Invalidf("SCN: unexpected data after the JSON value")
 	}
 	return scn, checkSCN(&scn)
 }
 
 // checkSCN requires at least one component and normalises every xname.
-func checkSCN(scn *SCN) error {
+func checkSCN(scn *hsm.SCN) error {
 	if len(scn.Components) == 0 {
 		return problem.Invalidf("Components: an SCN needs at least one component")
 	}

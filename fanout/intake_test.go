@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestHTTPSCNIsFannedOut: an SCN POSTed by HSM (its callback format: many
@@ -126,22 +128,22 @@ func TestSubscribeHSMRetriesAndFollowsFilters(t *testing.T) {
 // Epoch (Seq or Timestamp decide).
 func TestRedeliveryDedupe(t *testing.T) {
 	at := func(ms int64) time.Time { return time.Unix(0, ms*int64(time.Millisecond)).UTC() }
-	scn := func(epoch, seq, ms int64, state string) SCN {
-		return SCN{Components: []string{"x1c0s0b0n0"}, State: state, Seq: seq, Epoch: epoch, Timestamp: at(ms)}
+	scn := func(epoch, seq, ms int64, state string) hsm.SCN {
+		return hsm.SCN{Components: []string{"x1c0s0b0n0"}, State: state, Seq: seq, Epoch: epoch, Timestamp: at(ms)}
 	}
 	tests := []struct {
 		name    string
-		batches [][]SCN
+		batches [][]hsm.SCN
 		want    []int // deliveries queued per batch
 	}{
 		{name: "replay after an HSM database reset",
-			batches: [][]SCN{{scn(1, 1000, 100, "On"), scn(2, 1, 200, "Off")}, {scn(1, 1000, 100, "On"), scn(2, 1, 200, "Off")}},
+			batches: [][]hsm.SCN{{scn(1, 1000, 100, "On"), scn(2, 1, 200, "Off")}, {scn(1, 1000, 100, "On"), scn(2, 1, 200, "Off")}},
 			want:    []int{2, 0}},
 		{name: "clock stepped back on HSM's host",
-			batches: [][]SCN{{scn(1, 10, 500, "On"), scn(1, 11, 400, "Off")}, {scn(1, 10, 500, "On"), scn(1, 11, 400, "Off")}},
+			batches: [][]hsm.SCN{{scn(1, 10, 500, "On"), scn(1, 11, 400, "Off")}, {scn(1, 10, 500, "On"), scn(1, 11, 400, "Off")}},
 			want:    []int{2, 0}},
 		{name: "no epoch: a newer Timestamp still counts (reset HSM of old)",
-			batches: [][]SCN{{scn(0, 1000, 100, "On"), scn(0, 1, 200, "Off")}, {scn(0, 1, 200, "Off")}},
+			batches: [][]hsm.SCN{{scn(0, 1000, 100, "On"), scn(0, 1, 200, "Off")}, {scn(0, 1, 200, "Off")}},
 			want:    []int{2, 0}},
 	}
 	for _, tc := range tests {

@@ -16,12 +16,13 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/redact"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // pending is one queued delivery as a sender holds it.
 type pending struct {
-	id       int64 // of the SCN body (scns.id)
-	scn      *SCN  // shared by every pending entry of the same body
+	id       int64    // of the SCN body (scns.id)
+	scn      *hsm.SCN // shared by every pending entry of the same body
 	payload  []byte
 	enqueued int64 // unix nanoseconds
 }
@@ -167,7 +168,7 @@ func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 	}
 	ps := make([]pending, 0, len(rows))
 	for _, r := range rows {
-		p := pending{id: r.id, scn: &SCN{}, payload: r.body, enqueued: r.enqueued}
+		p := pending{id: r.id, scn: &hsm.SCN{}, payload: r.body, enqueued: r.enqueued}
 		if err := json.Unmarshal(r.body, p.scn); err != nil {
 			// Only hmnfd writes the queue; an unreadable row is still delivered as is.
 			sd.svc.log.Warn("queued_scn_unreadable", "subscriber", redact.URL(sd.url), "id", r.id, "err", err)
@@ -195,7 +196,7 @@ func batchLen(buf []pending, maxN int) int {
 	return n
 }
 
-func sameAttrs(a, b *SCN) bool {
+func sameAttrs(a, b *hsm.SCN) bool {
 	return a.State == b.State && a.Flag == b.Flag && a.Role == b.Role && a.SubRole == b.SubRole &&
 		a.SoftwareStatus == b.SoftwareStatus && (a.Enabled == nil) == (b.Enabled == nil) &&
 		(a.Enabled == nil || *a.Enabled == *b.Enabled) && a.NID == nil && b.NID == nil

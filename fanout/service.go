@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // Config tunes intake and delivery. Zero fields take the defaults of DefaultConfig.
@@ -242,7 +244,7 @@ func (s *Service) dropSender(url string) {
 // delivery is the JSON a subscriber receives: the SCN, plus Seqs when several
 // queued SCNs were batched into one POST (Seq is then the last of them).
 type delivery struct {
-	SCN
+	hsm.SCN
 	Seqs []int64 `json:"Seqs,omitempty"`
 }
 
@@ -250,7 +252,7 @@ type delivery struct {
 // subscriber URL. SCNs with a sequence number already seen for their
 // component are dropped as redeliveries. When Enqueue returns nil every
 // delivery is committed to the database; it returns how many it queued.
-func (s *Service) Enqueue(ctx context.Context, scns []SCN, source string) (int, error) {
+func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (int, error) {
 	s.m.received.WithLabelValues(source).Add(float64(len(scns)))
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
@@ -296,7 +298,7 @@ func (s *Service) Enqueue(ctx context.Context, scns []SCN, source string) (int, 
 // store, each encoded once (one for the whole SCN, one more per distinct
 // subset of its components that some subscriber watches), and each matching
 // URL's deliveries in order. Called with qmu held; it allocates SCN ids.
-func (s *Service) match(scns []SCN, marks map[string]seqMark) ([]scnRow, map[string][]pending, error) {
+func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, map[string][]pending, error) {
 	now := s.cfg.Now().UnixNano()
 	var bodies []scnRow
 	per := map[string][]pending{}
@@ -339,7 +341,7 @@ func (s *Service) match(scns []SCN, marks map[string]seqMark) ([]scnRow, map[str
 // counts as newer is seqMark.newer: (Epoch, Seq) when the SCNs carry HSM's
 // database epoch, so a reset HSM database neither silences its components
 // nor lets a replay of the old one's SCNs through.
-func (s *Service) fresh(scn SCN, marks map[string]seqMark) *SCN {
+func (s *Service) fresh(scn hsm.SCN, marks map[string]seqMark) *hsm.SCN {
 	if scn.Timestamp.IsZero() {
 		scn.Timestamp = s.cfg.Now().UTC()
 	}
