@@ -84,12 +84,11 @@ func TestWatchHMSConfig(t *testing.T) {
 // TestSLSValueOutsideVocabularyWarns: a node's SubRole from SLS that HSM does
 // not know is dropped, as shipped, but with a warning naming it.
 func TestSLSValueOutsideVocabularyWarns(t *testing.T) {
-	a := newAPIServer(t)
 	sls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"Xname":"x0c0s0b0n1","Type":"comptype_node","ExtraProperties":{"NID":20,"Role":"Application","SubRole":"Login"}}`))
 	}))
 	defer sls.Close()
-	a.store.SetLayout(NewSLS(sls.URL, sls.Client()))
+	a := newAPIServerWith(t, StoreConfig{Layout: NewSLS(sls.URL, sls.Client())})
 	var logs bytes.Buffer
 	err := a.store.UpsertComponents(t.Context(), []hsm.Component{{ID: "x0c0s0b0n1", State: "On"}}, false, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
