@@ -143,23 +143,25 @@ func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); retur
 // TestWatchdogLogsAFailingReadOnce: a Standby node without a BMC endpoint is
 // read every Every; the failure is logged once, not on every read.
 func TestWatchdogLogsAFailingReadOnce(t *testing.T) {
-	const node = "x3000c0s9b0n0"
-	e := newRFEnv(t, DiscoveryConfig{})
-	e.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]string{{"ID": node, "State": hsm.StateStandby}}})
-	timers := &rfTimers{}
-	var logs lockedBuffer
-	w := NewWatchdog(e.store, e.disc, WatchdogConfig{After: timers.after, Log: slog.New(slog.NewTextHandler(&logs, nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	waiting := func() bool { timers.mu.Lock(); defer timers.mu.Unlock(); return len(timers.pending) == 1 }
-	for range 5 {
-		rfEventually(t, "watchdog waiting", func() {}, waiting)
-		timers.fire()
-	}
-	rfEventually(t, "watchdog waiting after 5 reads", func() {}, waiting)
-	if n := strings.Count(logs.String(), "standby_power_read_failed"); n != 1 {
-		t.Fatalf("5 failed reads logged %d times, want once:\n%s", n, logs.String())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const node = "x3000c0s9b0n0"
+		e := newRFEnv(t, DiscoveryConfig{})
+		e.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]string{{"ID": node, "State": hsm.StateStandby}}})
+		timers := &rfTimers{}
+		var logs lockedBuffer
+		w := NewWatchdog(e.store, e.disc, WatchdogConfig{After: timers.after, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = w.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		waiting := func() bool { timers.mu.Lock(); defer timers.mu.Unlock(); return len(timers.pending) == 1 }
+		for range 5 {
+			rfEventually(t, "watchdog waiting", func() {}, waiting)
+			timers.fire()
+		}
+		rfEventually(t, "watchdog waiting after 5 reads", func() {}, waiting)
+		if n := strings.Count(logs.String(), "standby_power_read_failed"); n != 1 {
+			t.Fatalf("5 failed reads logged %d times, want once:\n%s", n, logs.String())
+		}
+	})
 }
