@@ -147,18 +147,20 @@ func (a *API) searchHardware(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	res := a.store.searchResults(q)
-	if len(res.entries) == 0 {
-		problem.Write(w, r, a.log, problem.NotFoundf("no hardware matches the search"))
-		return
-	}
-	a.writeResults(w, res)
+	// No match answers 200 null, as shipped SLS does (its 404 "Hardware not
+	// found in DB" is unreachable; the spec's 404 is not what clients see).
+	a.writeResults(w, a.store.searchResults(q))
 }
 
 // writeResults sends res as a JSON array, rendered in chunks so that a
-// 100,000-object answer needs neither a 25 MB buffer nor the read lock.
+// 100,000-object answer needs neither a 25 MB buffer nor the read lock. An
+// empty result is null, as shipped SLS marshals its nil slice.
 func (a *API) writeResults(w http.ResponseWriter, res results) {
 	w.Header().Set("Content-Type", "application/json")
+	if len(res.entries) == 0 {
+		_, _ = w.Write([]byte("null\n"))
+		return
+	}
 	bp := a.bufs.Get().(*[]byte)
 	cw := chunkWriter{w: w, b: (*bp)[:0]}
 	cw.b = append(cw.b, '[')

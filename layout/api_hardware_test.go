@@ -223,8 +223,8 @@ func TestSearchHardware(t *testing.T) {
 		{query: "parent=s0", wantCode: 200, want: []string{"x3000"}},
 		{query: "class=river&type=comptype_cabinet", wantCode: 200, want: []string{"x3000"}},
 		{query: "", wantCode: 200, wantCount: 68},
-		{query: "class=Mountain", wantCode: 404, wantDetail: "no hardware matches"},
-		{query: "extra_properties.VendorName=ethernet1/1/99", wantCode: 404},
+		{query: "class=Mountain", wantCode: 200, want: nil},
+		{query: "extra_properties.VendorName=ethernet1/1/99", wantCode: 200, want: nil},
 		{query: "type=comptype_bogus", wantCode: 400, wantDetail: "query parameter type"},
 		{query: "class=Desert", wantCode: 400, wantDetail: "query parameter class"},
 		{query: "parent=x1c9", wantCode: 400, wantDetail: "query parameter parent"},
@@ -247,6 +247,9 @@ func TestSearchHardware(t *testing.T) {
 				}
 				return
 			}
+			if tt.want == nil && tt.wantCount == 0 && strings.TrimSpace(body) != "null" {
+				t.Fatalf("no match answered %q, want null (shipped SLS)", body)
+			}
 			got := xnames(t, body)
 			if tt.want == nil {
 				if len(got) != tt.wantCount {
@@ -264,8 +267,12 @@ func TestSearchHardware(t *testing.T) {
 func TestListHardwareEmpty(t *testing.T) {
 	e := newTestEnv(t)
 	code, body := e.do("GET", "/v1/hardware", "")
-	if code != http.StatusOK || strings.TrimSpace(body) != "[]" {
-		t.Errorf("GET /hardware on an empty store = %d %q, want 200 []", code, body)
+	if code != http.StatusOK || strings.TrimSpace(body) != "null" {
+		t.Errorf("GET /hardware on an empty store = %d %q, want 200 null (shipped SLS)", code, body)
+	}
+	code, body = e.do("GET", "/v1/networks", "")
+	if code != http.StatusOK || strings.TrimSpace(body) != "null" {
+		t.Errorf("GET /networks on an empty store = %d %q, want 200 null (shipped SLS)", code, body)
 	}
 }
 

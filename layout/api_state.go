@@ -24,6 +24,11 @@ func (a *API) listNetworks(w http.ResponseWriter, r *http.Request) {
 		a.networkFail(w, r, err)
 		return
 	}
+	if len(nets) == 0 {
+		// Shipped SLS marshals its nil slice: an empty list is null.
+		httpserver.WriteJSON(w, http.StatusOK, nil)
+		return
+	}
 	httpserver.WriteJSON(w, http.StatusOK, nets)
 }
 
