@@ -122,7 +122,9 @@ func (a *API) postV1(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	// Shipped hmnfd answers v1 subscribe and its PATCH with 200 and an empty
+	// body (the spec says 204); clients were written against the 200.
+	w.WriteHeader(http.StatusOK)
 }
 
 func (a *API) patchV1(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +136,7 @@ func (a *API) patchV1(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	w.WriteHeader(http.StatusOK)
 }
 
 // readV1 decodes a v1 body, whose Subscriber names the subscription.

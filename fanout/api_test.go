@@ -62,7 +62,8 @@ func TestAPISubscriptionLifecycle(t *testing.T) {
 	path := dbPath(t)
 	base, _ := apiServer(t, path)
 	steps := []call{
-		{method: "POST", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","States":["on","off"],"Enabled":true,"Url":"http://cray-bss/boot/v1/scn"}`, status: 204},
+		{method: "POST", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","States":["on","off"],"Enabled":true,"Url":"http://cray-bss/boot/v1/scn"}`, status: 200},
+		{method: "PATCH", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","States":["on","off"],"Url":"http://cray-bss/boot/v1/scn"}`, status: 200},
 		{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"Components":["allnodes"],"States":["Ready"],"SubRoles":["Worker"],"Url":"https://n0:8080/scn"}`, status: 200},
 		{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"Components":["allnodes"],"States":["Ready"],"SubRoles":["Worker"],"Url":"https://n0:8080/scn"}`, status: 200},
 		{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/handler", body: `{"Components":["all"],"States":["Off"],"Url":"https://n0:8080/scn"}`, status: 409, contains: "handler@x1c0s0b0n0"},

@@ -95,7 +95,7 @@ func TestUpRunsTheSuite(t *testing.T) {
 		"ExtraProperties":{"NID":17,"Role":"Compute"}}`, http.StatusCreated)
 	call(t, "POST", u["hsm"]+"/hsm/v2/State/Components", `{"Components":[{"ID":"x3000c0s1b0n0","State":"On"}]}`, http.StatusNoContent)
 	call(t, "POST", u["hmnfd"]+"/hmi/v1/subscribe", `{"Subscriber":"x3000c0s2b0n0","Components":["x3000c0s1b0n0"],
-		"States":["Ready"],"Url":"`+sub.URL+`/scn"}`, http.StatusNoContent)
+		"States":["Ready"],"Url":"`+sub.URL+`/scn"}`, http.StatusOK)
 	call(t, "POST", u["hbtd"]+"/hmi/v1/heartbeat", `{"Component":"x3000c0s1b0n0","Hostname":"nid17","NID":"17",
 		"Status":"OK","TimeStamp":"2026-11-21T12:00:00Z"}`, http.StatusOK)
 
