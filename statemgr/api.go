@@ -2,13 +2,14 @@ package statemgr
 
 import (
 	"embed"
-	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // Base is the path prefix of the HSM v2 API.
@@ -20,9 +21,6 @@ const Base = hsm.Base
 //
 //go:embed openapi.yaml
 var apiDoc embed.FS
-
-// bulkLimit caps bulk request bodies: 100,000 components fit with room to spare.
-const bulkLimit = 128 << 20
 
 // API serves the HSM v2 REST API over a Store.
 type API struct {
@@ -50,7 +48,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	a.serviceRoutes(mux)
 	a.componentRoutes(mux)
 	a.defaultsRoutes(mux)
-	a.ethernetRoutes(mux)
+	ethernet.NewAPI(a.store.eth, a.log).Routes(mux)
 	a.subscriptionRoutes(mux)
 	a.groupRoutes(mux)
 	a.lockRoutes(mux)
@@ -74,7 +72,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Unavailablef("database: %v", err))
 		return
 	}
-	writeMessage(w, "HSM is healthy")
+	core.WriteMessage(w, "HSM is healthy")
 }
 
 // componentRoutes registers /State/Components/*.
@@ -125,20 +123,4 @@ func (a *API) subscriptionRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("PATCH "+s+"/{id}", a.patchSubscription)
 	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
 	mux.HandleFunc("GET "+s+"/deadletters", a.listDeadLetters)
-}
-
-// writeMessage answers 200 with HMS's {"code":0,"message":msg} body.
-func writeMessage(w http.ResponseWriter, msg string) {
-	httpserver.WriteJSON(w, http.StatusOK, hsm.Response{Code: 0, Message: msg})
-}
-
-// writeDeleted answers a successful DELETE of a collection, or of the part of
-// it a filter selected. HSM says "deleted %d entries" there even for one entry.
-func writeDeleted[N int | int64](w http.ResponseWriter, n N) {
-	writeMessage(w, fmt.Sprintf("deleted %d entries", n))
-}
-
-// writeDeletedOne answers a successful DELETE of one named resource.
-func writeDeletedOne(w http.ResponseWriter) {
-	writeMessage(w, "deleted 1 entry")
 }

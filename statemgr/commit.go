@@ -9,6 +9,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // plan is what one write wants done: records to store (new or replacing),
@@ -254,7 +255,7 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			if err != nil {
 				return fmt.Errorf("encode scn: %w", err)
 			}
-			res, err := st.result(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(tsFormat), body)
+			res, err := st.result(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(core.TSFormat), body)
 			if err != nil {
 				return fmt.Errorf("append scn to outbox: %w", err)
 			}

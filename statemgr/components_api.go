@@ -9,6 +9,7 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 func (a *API) writeList(w http.ResponseWriter, r *http.Request, f Filter) {
@@ -56,17 +57,8 @@ func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
 	a.writeList(w, r, f)
 }
 
-// pathID validates the {xname} path value.
-func pathID(r *http.Request) (string, error) {
-	id := r.PathValue("xname")
-	if !xname.Valid(id) {
-		return "", problem.Invalidf("xname: %q is not a valid xname", id)
-	}
-	return xname.Normalize(id), nil
-}
-
 func (a *API) getComponent(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err == nil {
 		var c hsm.Component
 		if c, err = a.store.Component(id); err == nil {
@@ -98,7 +90,7 @@ type postComponentsBody struct {
 
 func (a *API) postComponents(w http.ResponseWriter, r *http.Request) {
 	var body postComponentsBody
-	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+	if err := httpserver.ReadJSON(w, r, core.BulkLimit, &body); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
@@ -119,7 +111,7 @@ type putComponentBody struct {
 }
 
 func (a *API) putComponent(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	var body putComponentBody
 	if err == nil {
 		err = httpserver.ReadJSON(w, r, 0, &body)
@@ -146,7 +138,7 @@ func (a *API) putComponent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteComponent(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	if err == nil {
 		err = a.store.DeleteComponent(r.Context(), id)
 	}
@@ -154,7 +146,7 @@ func (a *API) deleteComponent(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeDeletedOne(w)
+	core.WriteDeletedOne(w)
 }
 
 func (a *API) deleteComponents(w http.ResponseWriter, r *http.Request) {
@@ -163,7 +155,7 @@ func (a *API) deleteComponents(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeDeleted(w, n)
+	core.WriteDeleted(w, n)
 }
 
 // queryBody is POST /State/Components/Query: the GET filters as JSON arrays.
@@ -211,7 +203,7 @@ func (q *queryBody) filter(v *Vocab) (Filter, error) {
 
 func (a *API) queryComponents(w http.ResponseWriter, r *http.Request) {
 	var body queryBody
-	err := httpserver.ReadJSON(w, r, bulkLimit, &body)
+	err := httpserver.ReadJSON(w, r, core.BulkLimit, &body)
 	var f Filter
 	if err == nil {
 		if f, err = body.filter(a.store.vocab); err != nil {
@@ -235,7 +227,7 @@ type byNIDQueryBody struct {
 
 func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
 	var body byNIDQueryBody
-	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+	if err := httpserver.ReadJSON(w, r, core.BulkLimit, &body); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // patchBody is the union of the per-field PATCH bodies, single and bulk.
@@ -31,13 +32,13 @@ func (a *API) readPatch(w http.ResponseWriter, r *http.Request, bulk bool) (patc
 	var body patchBody
 	limit := int64(0)
 	if bulk {
-		limit = bulkLimit
+		limit = core.BulkLimit
 	}
 	if err := httpserver.ReadJSON(w, r, limit, &body); err != nil {
 		return body, nil, err
 	}
 	if !bulk {
-		id, err := pathID(r)
+		id, err := core.PathID(r)
 		return body, []string{id}, err
 	}
 	ids, err := normIDs("ComponentIDs", body.ComponentIDs)
@@ -175,7 +176,7 @@ type bulkNIDBody struct {
 
 func (a *API) patchNIDs(w http.ResponseWriter, r *http.Request) {
 	var body bulkNIDBody
-	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+	if err := httpserver.ReadJSON(w, r, core.BulkLimit, &body); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // deadLetterKeep is how many dead letters are kept: the newest ones. With
@@ -26,7 +27,7 @@ func (s *Store) addDeadLetter(ctx context.Context, d hsm.DeadLetter) error {
 		return sqldb.InsertCapped(ctx, tx, "scn_deadletters", deadLetterKeep,
 			`INSERT INTO scn_deadletters (subscription, subscriber, seq, epoch, error, created, body)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, d.SubscriptionID, d.Subscriber, d.Seq, d.Epoch, d.Error,
-			s.now().UTC().Format(tsFormat), string(d.SCN))
+			s.now().UTC().Format(core.TSFormat), string(d.SCN))
 	})
 }
 
@@ -45,7 +46,7 @@ func (s *Store) deadLetters(ctx context.Context) ([]hsm.DeadLetter, error) {
 		if err := rows.Scan(&d.ID, &d.SubscriptionID, &d.Subscriber, &d.Seq, &d.Epoch, &d.Error, &created, &body); err != nil {
 			return nil, fmt.Errorf("read scn dead letters: %w", err)
 		}
-		d.Time, _ = time.Parse(tsFormat, created)
+		d.Time, _ = time.Parse(core.TSFormat, created)
 		d.SCN = json.RawMessage(body)
 		out = append(out, d)
 	}

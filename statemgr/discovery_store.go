@@ -10,6 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -126,7 +127,7 @@ func (d *Discovery) apply(ctx context.Context, res *redfish.Result) error {
 // storeEthernet creates the interface of a discovered MAC, or points an
 // existing one (e.g. an unknown MAC DHCP saw) at its component.
 func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) error {
-	old, err := d.store.EthernetInterface(ctx, e.MACAddress)
+	old, err := d.store.eth.Get(ctx, e.MACAddress)
 	if err == nil {
 		if old.ComponentID == e.ComponentID {
 			return nil
@@ -136,7 +137,7 @@ func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) 
 		if old.Description == "" && e.Description != "" {
 			p.Description = &e.Description
 		}
-		_, err = d.store.PatchEthernetInterface(ctx, e.MACAddress, p)
+		_, err = d.store.eth.Patch(ctx, e.MACAddress, p)
 		return err
 	}
 	if !errors.Is(err, problem.ErrNotFound) {
@@ -149,7 +150,7 @@ func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) 
 			ei.IPAddresses = append(ei.IPAddresses, ip)
 		}
 	}
-	_, err = d.store.CreateEthernetInterface(ctx, ei)
+	_, err = d.store.eth.Create(ctx, ei)
 	if errors.Is(err, problem.ErrConflict) {
 		return nil // created meanwhile by someone else; their record stands
 	}
@@ -160,7 +161,7 @@ func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) 
 // hardware locations of res's endpoint, recording FRU changes in the history.
 func (s *Store) putInventory(ctx context.Context, res *redfish.Result) error {
 	ep := res.EndpointID
-	now := s.now().UTC().Format(tsFormat)
+	now := s.now().UTC().Format(core.TSFormat)
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{`DELETE FROM rf_component_endpoints WHERE redfish_ep = ?`, `DELETE FROM rf_service_endpoints WHERE redfish_ep = ?`} {
 			if _, err := tx.ExecContext(ctx, q, ep); err != nil {

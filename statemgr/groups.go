@@ -10,6 +10,8 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // Group is a labelled, possibly overlapping set of components (Group.1.0.0).
@@ -53,11 +55,6 @@ type Membership struct {
 	ID            string   `json:"id"`
 	PartitionName string   `json:"partitionName"`
 	GroupLabels   []string `json:"groupLabels"`
-}
-
-// ResourceURI points at a created resource, as HSM returns it from POSTs.
-type ResourceURI struct {
-	URI string `json:"URI"`
 }
 
 // The two kinds of row in component_groups.
@@ -217,7 +214,7 @@ func (a *API) createGroup(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusCreated, []ResourceURI{{URI: glGroupPath(kind, row.name)}})
+		httpserver.WriteJSON(w, http.StatusCreated, []hsm.ResourceURI{{URI: glGroupPath(kind, row.name)}})
 	}
 }
 
@@ -326,6 +323,6 @@ func (a *API) deleteGroup(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		writeDeletedOne(w)
+		core.WriteDeletedOne(w)
 	}
 }

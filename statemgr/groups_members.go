@@ -7,6 +7,8 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 func (a *API) groupMembers(kind string) http.HandlerFunc {
@@ -45,7 +47,7 @@ func (a *API) addGroupMember(kind string) http.HandlerFunc {
 			return
 		}
 		uri := glGroupPath(kind, name) + "/members/" + url.PathEscape(x.String())
-		httpserver.WriteJSON(w, http.StatusCreated, []ResourceURI{{URI: uri}})
+		httpserver.WriteJSON(w, http.StatusCreated, []hsm.ResourceURI{{URI: uri}})
 	}
 }
 
@@ -65,7 +67,7 @@ func (a *API) removeGroupMember(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		writeDeletedOne(w)
+		core.WriteDeletedOne(w)
 	}
 }
 

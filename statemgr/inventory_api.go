@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // inventoryRoutes registers ComponentEndpoints, ServiceEndpoints and Hardware.
@@ -168,9 +169,9 @@ func (a *API) deletedOrNotFound(w http.ResponseWriter, r *http.Request, n int64,
 	case err != nil:
 		problem.Write(w, r, a.log, err)
 	case what.one:
-		writeDeletedOne(w)
+		core.WriteDeletedOne(w)
 	default:
-		writeDeleted(w, n)
+		core.WriteDeleted(w, n)
 	}
 }
 
@@ -226,7 +227,7 @@ func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getHardware(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
+	id, err := core.PathID(r)
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_hw_locations", "id", [][2]any{{"id", []string{id}}})
@@ -241,7 +242,7 @@ func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
 	var conds [][2]any
 	what := delAll()
 	if r.PathValue("xname") != "" {
-		id, err := pathID(r)
+		id, err := core.PathID(r)
 		if err != nil {
 			problem.Write(w, r, a.log, err)
 			return
@@ -382,11 +383,11 @@ func timeWindow(q url.Values) (from, to string, err error) {
 			continue
 		}
 		delete(q, k)
-		t, err := parseTime(k, vs[0])
+		t, err := core.ParseTime(k, vs[0])
 		if err != nil {
 			return "", "", err
 		}
-		*dst = t.UTC().Format(tsFormat)
+		*dst = t.UTC().Format(core.TSFormat)
 	}
 	return from, to, nil
 }

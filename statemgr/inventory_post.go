@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -22,7 +23,7 @@ func (a *API) postHardware(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Hardware []map[string]json.RawMessage `json:"Hardware"`
 	}
-	err := httpserver.ReadJSON(w, r, bulkLimit, &body)
+	err := httpserver.ReadJSON(w, r, core.BulkLimit, &body)
 	if err == nil && len(body.Hardware) == 0 {
 		err = problem.Invalidf("Hardware: at least one location is required")
 	}
@@ -43,7 +44,7 @@ func (a *API) postHardware(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeMessage(w, fmt.Sprintf("Created %d entries", len(locs)))
+	core.WriteMessage(w, fmt.Sprintf("Created %d entries", len(locs)))
 }
 
 // hwFromPost checks one posted location (at names it in errors) and

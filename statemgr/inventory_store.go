@@ -13,6 +13,7 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -133,7 +134,7 @@ func storeHW(ctx context.Context, tx *sql.Tx, locs []hwRow, old map[string]strin
 // postHardware creates or updates locs as a walk stores its hardware, in
 // one transaction.
 func (s *Store) postHardware(ctx context.Context, locs []hwRow) error {
-	now := s.now().UTC().Format(tsFormat)
+	now := s.now().UTC().Format(core.TSFormat)
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return storeHW(ctx, tx, locs, nil, now) })
 }
 
@@ -160,7 +161,7 @@ func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from,
 		if err := rows.Scan(&h.ID, &h.FRUID, &ts, &h.EventType); err != nil {
 			return nil, fmt.Errorf("read hardware history: %w", err)
 		}
-		h.Timestamp, _ = time.Parse(tsFormat, ts)
+		h.Timestamp, _ = time.Parse(core.TSFormat, ts)
 		k := h.ID
 		if key == "fru_id" {
 			k = h.FRUID

@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // NodeMaps returns every node map, by ID.
@@ -157,7 +158,7 @@ func (a *API) getNodeMap(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
 	var body hsm.NodeMapList
-	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+	if err := httpserver.ReadJSON(w, r, core.BulkLimit, &body); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
@@ -171,7 +172,7 @@ func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeMessage(w, fmt.Sprintf("Created or modified %d entries", len(body.NodeMaps)))
+	core.WriteMessage(w, fmt.Sprintf("Created or modified %d entries", len(body.NodeMaps)))
 }
 
 func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
@@ -204,8 +205,8 @@ func (a *API) deleteNodeMaps(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		problem.Write(w, r, a.log, err)
 	case r.PathValue("xname") != "":
-		writeDeletedOne(w)
+		core.WriteDeletedOne(w)
 	default:
-		writeDeleted(w, n)
+		core.WriteDeleted(w, n)
 	}
 }

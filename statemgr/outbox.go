@@ -13,6 +13,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // scnKey is the value part of an SCN; components changed to the same values
@@ -182,7 +183,7 @@ func (s *Store) outboxAfter(ctx context.Context, after int64, limit int) ([]outb
 		if err := json.Unmarshal(payload, &r.SCN); err != nil {
 			return nil, fmt.Errorf("decode scn %d: %w", r.Seq, err)
 		}
-		r.Created, _ = time.Parse(tsFormat, created)
+		r.Created, _ = time.Parse(core.TSFormat, created)
 		r.SCN.Seq = r.Seq
 		out = append(out, r)
 	}
@@ -275,7 +276,7 @@ func (s *Store) compactOutbox(ctx context.Context, keepSince time.Time) (expired
 				return fmt.Errorf("compact scn outbox: %w", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM scn_outbox WHERE created < ?`, keepSince.UTC().Format(tsFormat))
+		res, err := tx.ExecContext(ctx, `DELETE FROM scn_outbox WHERE created < ?`, keepSince.UTC().Format(core.TSFormat))
 		if err != nil {
 			return fmt.Errorf("expire scn outbox: %w", err)
 		}
@@ -296,7 +297,3 @@ func (s *Store) outboxLen(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
-
-// tsFormat is the fixed-width UTC time format of outbox rows, so that string
-// order is time order.
-const tsFormat = "2006-01-02T15:04:05.000000000Z"

@@ -11,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // redfishRoutes registers the RedfishEndpoint, discovery and Redfish
@@ -73,7 +74,7 @@ type postRFBody struct {
 
 func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 	var body postRFBody
-	if err := httpserver.ReadJSON(w, r, bulkLimit, &body); err != nil {
+	if err := httpserver.ReadJSON(w, r, core.BulkLimit, &body); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
@@ -84,7 +85,7 @@ func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 	rows := make([]rfRow, 0, len(eps))
 	seen := map[string]int{}
 	var discover []string
-	out := make([]ResourceURI, 0, len(eps))
+	out := make([]hsm.ResourceURI, 0, len(eps))
 	for i, ep := range eps {
 		field := prefix
 		if prefix != "" {
@@ -102,7 +103,7 @@ func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 		}
 		seen[row.ep.ID] = i
 		rows = append(rows, row)
-		out = append(out, ResourceURI{URI: Base + "/Inventory/RedfishEndpoints/" + row.ep.ID})
+		out = append(out, hsm.ResourceURI{URI: Base + "/Inventory/RedfishEndpoints/" + row.ep.ID})
 		if row.ep.RediscoverOnUpdate {
 			discover = append(discover, row.ep.ID)
 		}
@@ -340,9 +341,9 @@ func (a *API) deleteRFEndpoints(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		problem.Write(w, r, a.log, err)
 	case id != "":
-		writeDeletedOne(w)
+		core.WriteDeletedOne(w)
 	default:
-		writeDeleted(w, n)
+		core.WriteDeleted(w, n)
 	}
 }
 
@@ -384,7 +385,7 @@ func (a *API) postDiscover(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, []ResourceURI{{URI: Base + "/Inventory/DiscoveryStatus/0"}})
+	httpserver.WriteJSON(w, http.StatusOK, []hsm.ResourceURI{{URI: Base + "/Inventory/DiscoveryStatus/0"}})
 }
 
 func missingEndpoint(want []string, rows []rfRow) error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/ethernet"
 )
 
 //go:embed migrations/*.sql
@@ -44,6 +45,8 @@ type Store struct {
 	resvMu sync.Mutex
 	// epoch is the database's creation time (unix ns), carried by its SCNs.
 	epoch int64
+	// eth is the Ethernet interfaces, which discovery fills.
+	eth *ethernet.Store
 }
 
 // StoreConfig holds what a Store depends on besides its database file.
@@ -71,7 +74,7 @@ func OpenStore(ctx context.Context, path string, cfg StoreConfig) (*Store, error
 		return nil, err
 	}
 	s := &Store{db: db, now: now, ix: newIndex(), outbox: newSignal(), subs: newSignal(),
-		vocab: NewVocab(), layout: cfg.Layout}
+		vocab: NewVocab(), layout: cfg.Layout, eth: ethernet.NewStore(db, now)}
 	if err := s.loadEpoch(ctx); err != nil {
 		db.Close()
 		return nil, err

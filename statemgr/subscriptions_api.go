@@ -7,6 +7,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request) {
@@ -92,8 +93,8 @@ func (a *API) deleteSubscriptions(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		problem.Write(w, r, a.log, err)
 	case id != 0:
-		writeMessage(w, "Subscription deleted")
+		core.WriteMessage(w, "Subscription deleted")
 	default:
-		writeMessage(w, fmt.Sprintf("%d Subscriptions deleted", n))
+		core.WriteMessage(w, fmt.Sprintf("%d Subscriptions deleted", n))
 	}
 }

@@ -81,3 +81,8 @@ type Response struct {
 type NodeMapList struct {
 	NodeMaps []NodeMap `json:"NodeMaps"`
 }
+
+// ResourceURI points at a created resource, as HSM returns it from POSTs.
+type ResourceURI struct {
+	URI string `json:"URI"`
+}

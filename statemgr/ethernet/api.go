@@ -1,16 +1,27 @@
-package statemgr
+package ethernet
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// ethernetRoutes registers /Inventory/EthernetInterfaces.
-func (a *API) ethernetRoutes(mux *httpserver.Mux) {
-	e := Base + "/Inventory/EthernetInterfaces"
+// API serves /Inventory/EthernetInterfaces over a Store.
+type API struct {
+	store *Store
+	log   *slog.Logger
+}
+
+// NewAPI returns the handlers of store.
+func NewAPI(store *Store, log *slog.Logger) *API { return &API{store: store, log: log} }
+
+// Routes registers /Inventory/EthernetInterfaces.
+func (a *API) Routes(mux *httpserver.Mux) {
+	e := hsm.Base + "/Inventory/EthernetInterfaces"
 	mux.HandleFunc("GET "+e, a.listEthernet)
 	mux.HandleFunc("POST "+e, a.postEthernet)
 	mux.HandleFunc("DELETE "+e, a.deleteEthernet)
@@ -24,10 +35,10 @@ func (a *API) ethernetRoutes(mux *httpserver.Mux) {
 }
 
 func (a *API) listEthernet(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseEthernetFilter(r.URL.Query())
+	f, err := parseFilter(r.URL.Query())
 	var out []hsm.EthernetInterface
 	if err == nil {
-		out, err = a.store.EthernetInterfaces(r.Context(), f)
+		out, err = a.store.list(r.Context(), f)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -40,20 +51,20 @@ func (a *API) postEthernet(w http.ResponseWriter, r *http.Request) {
 	var ei hsm.EthernetInterface
 	err := httpserver.ReadJSON(w, r, 0, &ei)
 	if err == nil {
-		ei, err = a.store.CreateEthernetInterface(r.Context(), ei)
+		ei, err = a.store.Create(r.Context(), ei)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
 	// One object, not the array other POSTs answer: the shipped HSM does so.
-	uri := Base + "/Inventory/EthernetInterfaces/" + ei.ID
+	uri := hsm.Base + "/Inventory/EthernetInterfaces/" + ei.ID
 	w.Header().Set("Location", uri)
-	httpserver.WriteJSON(w, http.StatusCreated, ResourceURI{URI: uri})
+	httpserver.WriteJSON(w, http.StatusCreated, hsm.ResourceURI{URI: uri})
 }
 
 func (a *API) getEthernet(w http.ResponseWriter, r *http.Request) {
-	ei, err := a.store.EthernetInterface(r.Context(), r.PathValue("id"))
+	ei, err := a.store.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -66,7 +77,7 @@ func (a *API) patchEthernet(w http.ResponseWriter, r *http.Request) {
 	err := httpserver.ReadJSON(w, r, 0, &p)
 	var ei hsm.EthernetInterface
 	if err == nil {
-		ei, err = a.store.PatchEthernetInterface(r.Context(), r.PathValue("id"), p)
+		ei, err = a.store.Patch(r.Context(), r.PathValue("id"), p)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -76,19 +87,19 @@ func (a *API) patchEthernet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteEthernet(w http.ResponseWriter, r *http.Request) {
-	n, err := a.store.DeleteEthernetInterface(r.Context(), r.PathValue("id"))
+	n, err := a.store.delete(r.Context(), r.PathValue("id"))
 	switch {
 	case err != nil:
 		problem.Write(w, r, a.log, err)
 	case r.PathValue("id") != "":
-		writeDeletedOne(w)
+		core.WriteDeletedOne(w)
 	default:
-		writeDeleted(w, n)
+		core.WriteDeleted(w, n)
 	}
 }
 
 func (a *API) getEthernetIPs(w http.ResponseWriter, r *http.Request) {
-	ei, err := a.store.EthernetInterface(r.Context(), r.PathValue("id"))
+	ei, err := a.store.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -104,15 +115,15 @@ func (a *API) setEthernetIP(add bool) http.HandlerFunc {
 			m.IPAddress = r.PathValue("ip")
 		}
 		if err == nil {
-			err = a.store.SetEthernetIP(r.Context(), r.PathValue("id"), m, add)
+			err = a.store.setIP(r.Context(), r.PathValue("id"), m, add)
 		}
 		if err != nil {
 			problem.Write(w, r, a.log, err)
 			return
 		}
 		if add {
-			uri := Base + "/Inventory/EthernetInterfaces/" + r.PathValue("id") + "/IPAddresses/" + m.IPAddress
-			httpserver.WriteJSON(w, http.StatusCreated, ResourceURI{URI: uri})
+			uri := hsm.Base + "/Inventory/EthernetInterfaces/" + r.PathValue("id") + "/IPAddresses/" + m.IPAddress
+			httpserver.WriteJSON(w, http.StatusCreated, hsm.ResourceURI{URI: uri})
 			return
 		}
 		w.WriteHeader(http.StatusOK)
@@ -120,9 +131,9 @@ func (a *API) setEthernetIP(add bool) http.HandlerFunc {
 }
 
 func (a *API) deleteEthernetIP(w http.ResponseWriter, r *http.Request) {
-	if err := a.store.DeleteEthernetIP(r.Context(), r.PathValue("id"), r.PathValue("ip")); err != nil {
+	if err := a.store.deleteIP(r.Context(), r.PathValue("id"), r.PathValue("ip")); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeDeletedOne(w)
+	core.WriteDeletedOne(w)
 }

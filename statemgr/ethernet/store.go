@@ -1,4 +1,6 @@
-package statemgr
+// Package ethernet serves HSM's /Inventory/EthernetInterfaces: the MAC and
+// IP addresses of the machine's interfaces, as discovery and DHCP report them.
+package ethernet
 
 import (
 	"context"
@@ -13,10 +15,22 @@ import (
 	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// EthernetFilter selects interfaces; each list is OR'd, lists are AND'd.
-type EthernetFilter struct {
+// Store is the eth_interfaces and eth_ip_addresses tables.
+type Store struct {
+	db  *sqldb.DB
+	now func() time.Time
+}
+
+// NewStore returns the Ethernet interfaces kept in db; now stamps LastUpdate.
+func NewStore(db *sqldb.DB, now func() time.Time) *Store {
+	return &Store{db: db, now: now}
+}
+
+// filter selects interfaces; each list is OR'd, lists are AND'd.
+type filter struct {
 	MACAddress, IPAddress, Network, ComponentID, Type []string
 	OlderThan, NewerThan                              time.Time
 }
@@ -74,14 +88,14 @@ func normIPs(ips []hsm.IPAddressMapping) error {
 }
 
 // CreateEthernetInterface stores ei; an existing ID is ErrConflict.
-func (s *Store) CreateEthernetInterface(ctx context.Context, ei hsm.EthernetInterface) (hsm.EthernetInterface, error) {
+func (s *Store) Create(ctx context.Context, ei hsm.EthernetInterface) (hsm.EthernetInterface, error) {
 	if err := normEthernet(&ei); err != nil {
 		return ei, err
 	}
 	ei.LastUpdate = s.now().UTC()
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO eth_interfaces (id, description, mac_address, last_update, component_id, type)
-			VALUES (?, ?, ?, ?, ?, ?)`, ei.ID, ei.Description, ei.MACAddress, ei.LastUpdate.Format(tsFormat), ei.ComponentID, ei.Type)
+			VALUES (?, ?, ?, ?, ?, ?)`, ei.ID, ei.Description, ei.MACAddress, ei.LastUpdate.Format(core.TSFormat), ei.ComponentID, ei.Type)
 		if sqldb.IsUniqueViolation(err) {
 			return problem.Conflictf("MACAddress: interface %s already exists", ei.ID)
 		}
@@ -107,7 +121,7 @@ func putIPs(ctx context.Context, tx *sql.Tx, id string, ips []hsm.IPAddressMappi
 }
 
 // EthernetInterfaces returns the interfaces f selects, by ID.
-func (s *Store) EthernetInterfaces(ctx context.Context, f EthernetFilter) ([]hsm.EthernetInterface, error) {
+func (s *Store) list(ctx context.Context, f filter) ([]hsm.EthernetInterface, error) {
 	var where []string
 	var args []any
 	in := func(expr string, vals []string, norm func(string) string) {
@@ -127,19 +141,19 @@ func (s *Store) EthernetInterfaces(ctx context.Context, f EthernetFilter) ([]hsm
 	in("e.id IN (SELECT eth_id FROM eth_ip_addresses WHERE ip_address IN (?))", f.IPAddress, strings.TrimSpace)
 	in("e.id IN (SELECT eth_id FROM eth_ip_addresses WHERE network IN (?))", f.Network, strings.TrimSpace)
 	if !f.OlderThan.IsZero() {
-		where, args = append(where, "e.last_update < ?"), append(args, f.OlderThan.UTC().Format(tsFormat))
+		where, args = append(where, "e.last_update < ?"), append(args, f.OlderThan.UTC().Format(core.TSFormat))
 	}
 	if !f.NewerThan.IsZero() {
-		where, args = append(where, "e.last_update > ?"), append(args, f.NewerThan.UTC().Format(tsFormat))
+		where, args = append(where, "e.last_update > ?"), append(args, f.NewerThan.UTC().Format(core.TSFormat))
 	}
 	q := `SELECT e.id, e.description, e.mac_address, e.last_update, e.component_id, e.type FROM eth_interfaces e`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	return s.queryEthernet(ctx, q+" ORDER BY e.id", args...)
+	return s.query(ctx, q+" ORDER BY e.id", args...)
 }
 
-func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]hsm.EthernetInterface, error) {
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]hsm.EthernetInterface, error) {
 	rows, err := s.db.R.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read ethernet interfaces: %w", err)
@@ -153,7 +167,7 @@ func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]hsm
 			rows.Close()
 			return nil, fmt.Errorf("read ethernet interfaces: %w", err)
 		}
-		ei.LastUpdate, _ = time.Parse(tsFormat, ts)
+		ei.LastUpdate, _ = time.Parse(core.TSFormat, ts)
 		ei.IPAddresses = []hsm.IPAddressMapping{}
 		byID[ei.ID] = len(out)
 		out = append(out, ei)
@@ -181,12 +195,12 @@ func (s *Store) queryEthernet(ctx context.Context, q string, args ...any) ([]hsm
 }
 
 // EthernetInterface returns the interface with the given ID (or MAC).
-func (s *Store) EthernetInterface(ctx context.Context, id string) (hsm.EthernetInterface, error) {
+func (s *Store) Get(ctx context.Context, id string) (hsm.EthernetInterface, error) {
 	nid, err := ethernetID(id)
 	if err != nil {
 		return hsm.EthernetInterface{}, problem.NotFoundf("ethernet interface %q: none", id)
 	}
-	out, err := s.queryEthernet(ctx, `SELECT id, description, mac_address, last_update, component_id, type
+	out, err := s.query(ctx, `SELECT id, description, mac_address, last_update, component_id, type
 		FROM eth_interfaces e WHERE e.id = ?`, nid)
 	if err != nil {
 		return hsm.EthernetInterface{}, err
@@ -199,8 +213,8 @@ func (s *Store) EthernetInterface(ctx context.Context, id string) (hsm.EthernetI
 
 // PatchEthernetInterface applies p to interface id and returns the result.
 // Changing the IP addresses refreshes LastUpdate.
-func (s *Store) PatchEthernetInterface(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error) {
-	ei, err := s.EthernetInterface(ctx, id)
+func (s *Store) Patch(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error) {
+	ei, err := s.Get(ctx, id)
 	if err != nil {
 		return ei, err
 	}
@@ -221,7 +235,7 @@ func (s *Store) PatchEthernetInterface(ctx context.Context, id string, p hsm.Eth
 	}
 	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET description = ?, component_id = ?, type = ?, last_update = ?
-			WHERE id = ?`, ei.Description, ei.ComponentID, ei.Type, ei.LastUpdate.Format(tsFormat), ei.ID); err != nil {
+			WHERE id = ?`, ei.Description, ei.ComponentID, ei.Type, ei.LastUpdate.Format(core.TSFormat), ei.ID); err != nil {
 			return fmt.Errorf("update ethernet interface %s: %w", ei.ID, err)
 		}
 		if p.IPAddresses == nil {
@@ -236,7 +250,7 @@ func (s *Store) PatchEthernetInterface(ctx context.Context, id string, p hsm.Eth
 }
 
 // DeleteEthernetInterface deletes interface id, or all when id is "".
-func (s *Store) DeleteEthernetInterface(ctx context.Context, id string) (int64, error) {
+func (s *Store) delete(ctx context.Context, id string) (int64, error) {
 	q, args := `DELETE FROM eth_interfaces`, []any{}
 	if id != "" {
 		nid, err := ethernetID(id)
@@ -262,8 +276,8 @@ func (s *Store) DeleteEthernetInterface(ctx context.Context, id string) (int64, 
 
 // SetEthernetIP adds (add=true, ErrConflict if present) or updates the
 // network of (add=false, ErrNotFound if absent) one IP address of interface id.
-func (s *Store) SetEthernetIP(ctx context.Context, id string, m hsm.IPAddressMapping, add bool) error {
-	ei, err := s.EthernetInterface(ctx, id)
+func (s *Store) setIP(ctx context.Context, id string, m hsm.IPAddressMapping, add bool) error {
+	ei, err := s.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -291,8 +305,8 @@ func (s *Store) SetEthernetIP(ctx context.Context, id string, m hsm.IPAddressMap
 }
 
 // DeleteEthernetIP removes one IP address of interface id.
-func (s *Store) DeleteEthernetIP(ctx context.Context, id, ip string) error {
-	ei, err := s.EthernetInterface(ctx, id)
+func (s *Store) deleteIP(ctx context.Context, id, ip string) error {
+	ei, err := s.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -309,15 +323,15 @@ func (s *Store) DeleteEthernetIP(ctx context.Context, id, ip string) error {
 }
 
 func touchEthernet(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET last_update = ? WHERE id = ?`, now.UTC().Format(tsFormat), id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET last_update = ? WHERE id = ?`, now.UTC().Format(core.TSFormat), id); err != nil {
 		return fmt.Errorf("update ethernet interface %s: %w", id, err)
 	}
 	return nil
 }
 
-// ParseEthernetFilter parses the GET /Inventory/EthernetInterfaces query.
-func ParseEthernetFilter(q url.Values) (EthernetFilter, error) {
-	var f EthernetFilter
+// parseFilter parses the GET /Inventory/EthernetInterfaces query.
+func parseFilter(q url.Values) (filter, error) {
+	var f filter
 	for k, vs := range q {
 		var err error
 		switch strings.ToLower(k) {
@@ -342,9 +356,9 @@ func ParseEthernetFilter(q url.Values) (EthernetFilter, error) {
 			}
 			f.Type = append(f.Type, vs...)
 		case "olderthan":
-			f.OlderThan, err = parseTime("OlderThan", vs[0])
+			f.OlderThan, err = core.ParseTime("OlderThan", vs[0])
 		case "newerthan":
-			f.NewerThan, err = parseTime("NewerThan", vs[0])
+			f.NewerThan, err = core.ParseTime("NewerThan", vs[0])
 		default:
 			err = problem.Invalidf("query parameter %q: unknown filter", k)
 		}
@@ -353,12 +367,4 @@ func ParseEthernetFilter(q url.Values) (EthernetFilter, error) {
 		}
 	}
 	return f, nil
-}
-
-func parseTime(name, v string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return t, problem.Invalidf("query parameter %s: %q is not an RFC 3339 time", name, v)
-	}
-	return t, nil
 }
