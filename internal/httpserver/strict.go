@@ -12,8 +12,11 @@ import (
 // CheckJSON refuses what encoding/json lets through silently: bytes that are
 // not UTF-8 (it would store them raw in a json.RawMessage, or turn them into
 // U+FFFD) and an object key given twice at any depth (it keeps the last, and
-// a raw copy keeps both). It does not judge the syntax: the decoder that runs
-// next does. Every JSON request body of the suite passes through it (ReadJSON,
+// a raw copy keeps both). Keys that differ only in case ({"ID":"a","id":"b"})
+// count as the same key: encoding/json matches struct fields
+// case-insensitively and silently picks one, and free-form objects stored
+// raw (SLS ExtraProperties) are decoded into structs by their readers (HSM)
+// later. It does not judge the syntax: the decoder that runs next does. Every JSON request body of the suite passes through it (ReadJSON,
 // DecodeJSON).
 func CheckJSON(b []byte) error {
 	if !utf8.Valid(b) {
@@ -42,8 +45,8 @@ const smallObject = 16
 type frame struct {
 	object  bool
 	wantKey bool
-	first   int                 // index in keyChecker.keys of this object's first key
-	set     map[string]struct{} // the keys, once there are more than smallObject
+	first   int               // index in keyChecker.keys of this object's first key
+	set     map[string]string // folded key -> key as given, once there are more than smallObject
 }
 
 // keyChecker walks the structure of a JSON text and finds duplicate keys. Keys
@@ -109,30 +112,50 @@ func (c *keyChecker) addKey(f *frame, raw []byte) error {
 		key = []byte(s)
 	}
 	if f.set != nil {
-		if _, dup := f.set[string(key)]; dup {
-			return duplicateKey(key)
+		folded := foldKey(key)
+		if first, dup := f.set[folded]; dup {
+			return duplicateKey(first, key)
 		}
-		f.set[string(key)] = struct{}{}
+		f.set[folded] = string(key)
 		return nil
 	}
 	for _, k := range c.keys[f.first:] {
-		if bytes.Equal(k, key) {
-			return duplicateKey(key)
+		if bytes.EqualFold(k, key) {
+			return duplicateKey(string(k), key)
 		}
 	}
 	c.keys = append(c.keys, key)
 	if len(c.keys)-f.first > smallObject {
-		f.set = make(map[string]struct{}, 2*smallObject)
+		f.set = make(map[string]string, 2*smallObject)
 		for _, k := range c.keys[f.first:] {
-			f.set[string(k)] = struct{}{}
+			f.set[foldKey(k)] = string(k)
 		}
 		c.keys = c.keys[:f.first]
 	}
 	return nil
 }
 
-func duplicateKey(key []byte) error {
-	return problem.Invalidf("request body: duplicate key %q", key)
+// foldKey maps every key bytes.EqualFold (and so encoding/json's field
+// matching) takes as equal to one string: each rune becomes the smallest of
+// its Unicode simple case folding orbit ("K", "k" and the Kelvin sign are
+// all "K").
+func foldKey(key []byte) string {
+	b := make([]byte, 0, len(key))
+	for _, r := range string(key) {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b = utf8.AppendRune(b, least)
+	}
+	return string(b)
+}
+
+func duplicateKey(first string, key []byte) error {
+	if first == string(key) {
+		return problem.Invalidf("request body: duplicate key %q", key)
+	}
+	return problem.Invalidf("request body: duplicate key %q (same as %q but for case)", key, first)
 }
 
 // DecodeJSON is ReadJSON for a body already read: CheckJSON, then one JSON

@@ -17,6 +17,7 @@ func TestReadJSONStrict(t *testing.T) {
 		fmt.Fprintf(&wide, `"k%d":%d,`, i, i)
 	}
 	wide.WriteString(`"k7":0}`)
+	wideCase := strings.Replace(wide.String(), `"k7":0}`, `"K7":0}`, 1)
 	tests := []struct {
 		name, in, want string
 	}{
@@ -26,6 +27,12 @@ func TestReadJSONStrict(t *testing.T) {
 		{name: "duplicate nested key", in: `{"a":[{"x":1},{"b":{"NID":5,"c":[],"NID":6}}]}`, want: `duplicate key "NID"`},
 		{name: "duplicate spelled with an escape", in: `{"NID":5,"N\u0049D":6}`, want: `duplicate key "NID"`},
 		{name: "duplicate in a wide object", in: wide.String(), want: `duplicate key "k7"`},
+		// encoding/json would put one of them in a struct's ID field, silently.
+		{name: "duplicate but for case", in: `{"ID":"a","id":"b"}`, want: `duplicate key "id" (same as "ID" but for case)`},
+		{name: "duplicate but for case, nested", in: `{"x":{"Role":"a","rOLE":"b"}}`, want: `duplicate key "rOLE"`},
+		{name: "duplicate but for case in a wide object", in: wideCase, want: `duplicate key "K7" (same as "k7"`},
+		{name: "duplicate through the Kelvin sign", in: `{"k":1,"K":2}`, want: `duplicate key "K"`},
+		{name: "duplicate through the long s", in: `{"Status":1,"ſtatus":2}`, want: "duplicate key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,7 +46,7 @@ func TestReadJSONStrict(t *testing.T) {
 	}
 	for _, ok := range []string{
 		`{"a":{"x":1},"b":{"x":2},"c":[{"x":1},{"x":1}]}`, `{"k":"{\"k\":1,\"k\":2}","s":"\"k\""}`,
-		`["a","a"]`, `{"é":"ü","e":"u"}`, `{"a":1,"A":2}`,
+		`["a","a"]`, `{"é":"ü","e":"u"}`, `{"a":{"A":1},"b":{"a":2}}`, `{"K":1,"\u212b":2}`,
 	} {
 		r, _ := http.NewRequest("POST", "/", strings.NewReader(ok))
 		var v any
@@ -63,9 +70,9 @@ func TestCheckText(t *testing.T) {
 }
 
 // FuzzCheckJSON: CheckJSON never panics, and what it and the decoder accept
-// has neither invalid UTF-8 nor a key given twice in one object.
+// has neither invalid UTF-8 nor a key given twice in one object (case aside).
 func FuzzCheckJSON(f *testing.F) {
-	for _, s := range []string{`{"a":1}`, `{"a":1,"a":2}`, `[{"a":{"b":1,"b":2}}]`, "{\"\xff\":1}", `{"a\"":1,"a\u0022":2}`} {
+	for _, s := range []string{`{"a":1}`, `{"a":1,"a":2}`, `[{"a":{"b":1,"b":2}}]`, "{\"\xff\":1}", `{"a\"":1,"a\u0022":2}`, `{"ID":1,"id":2}`, `{"k":1,"\u212a":2}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -85,7 +92,7 @@ func FuzzCheckJSON(f *testing.F) {
 // hasDuplicate walks dec token by token (the slow, obviously right way).
 func hasDuplicate(dec *json.Decoder) bool {
 	type obj struct {
-		keys    map[string]bool
+		keys    []string
 		wantKey bool
 	}
 	var stack []*obj
@@ -102,7 +109,7 @@ func hasDuplicate(dec *json.Decoder) bool {
 		case json.Delim:
 			switch v {
 			case '{':
-				stack = append(stack, &obj{keys: map[string]bool{}, wantKey: true})
+				stack = append(stack, &obj{wantKey: true})
 				continue
 			case '[':
 				stack = append(stack, nil)
@@ -112,10 +119,12 @@ func hasDuplicate(dec *json.Decoder) bool {
 			}
 		case string:
 			if top != nil && top.wantKey {
-				if top.keys[v] {
-					return true
+				for _, k := range top.keys {
+					if strings.EqualFold(k, v) {
+						return true
+					}
 				}
-				top.keys[v] = true
+				top.keys = append(top.keys, v)
 				top.wantKey = false
 				continue
 			}
