@@ -1,8 +1,10 @@
 package ipxe
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -107,6 +109,48 @@ func writeEmpty(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Type", jsonType)
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(status)
+}
+
+// readBody reads a request body of at most httpserver.DefaultBodyLimit bytes.
+// A body over the limit is a 413 and one that does not arrive within the
+// server's read deadline a 408, as on every daemon of the suite (hms-bss had
+// neither limit); any other read error is a 400 whose detail is format
+// applied to it (the handler's hms-bss text).
+func readBody(w http.ResponseWriter, r *http.Request, format string) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, httpserver.DefaultBodyLimit)); err != nil {
+		if kinded := httpserver.DecodeError(err); problem.Status(kinded) != http.StatusBadRequest {
+			return nil, kinded
+		}
+		return nil, problem.Invalidf(format, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeStrict decodes one JSON value from b into v, with the error texts
+// hms-bss's json.Decoder gives ("EOF" for an empty body, Go's syntax and type
+// errors), but strictly like every daemon of the suite: httpserver.CheckJSON
+// first (invalid UTF-8, a key given twice, also in another case), and bytes
+// after the value refused with encoding/json's own "after top-level value"
+// text. hms-bss ignored trailing bytes and kept the last duplicate; the suite
+// refuses what it would otherwise read one way and a later reader another.
+// Unknown fields stay ignored, as in hms-bss and the other daemons.
+func decodeStrict(b []byte, v any) error {
+	if err := httpserver.CheckJSON(b); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if len(bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n")) == 0 {
+		return nil
+	}
+	var raw json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	return errors.New("unexpected data after the JSON value")
 }
 
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {

@@ -1,10 +1,8 @@
 package ipxe
 
 import (
-	"encoding/json"
 	"net/http"
 
-	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -34,9 +32,12 @@ func (a *API) userData(w http.ResponseWriter, r *http.Request) {
 // names, stored in its own entry.
 func (a *API) phoneHome(w http.ResponseWriter, r *http.Request) {
 	var ph PhoneHome
-	body := http.MaxBytesReader(w, r.Body, httpserver.DefaultBodyLimit)
-	if err := json.NewDecoder(body).Decode(&ph); err != nil {
-		a.fail(w, r, problem.Invalidf("Bad Request"))
+	body, err := readBody(w, r, "Bad Request: %v")
+	if err == nil && decodeStrict(body, &ph) != nil {
+		err = problem.Invalidf("Bad Request")
+	}
+	if err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	out, err := a.svc.PhoneHome(r.Context(), a.svc.caller(r.Context(), r), ph)

@@ -2,25 +2,26 @@ package ipxe
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
-	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
 // tokenHeader carries the referral token of a POST or PUT.
 const tokenHeader = "BSS-Referral-Token"
 
-// decodeParams reads a bootparameters body as hms-bss does: the first JSON
-// value, trailing bytes ignored, Go's error text in the detail.
+// decodeParams reads a bootparameters body with hms-bss's detail, "Bad
+// Request: " and Go's error text, through decodeStrict: a duplicate key or
+// trailing bytes, which hms-bss let through, are refused the same way.
 func decodeParams(w http.ResponseWriter, r *http.Request) (BootParams, error) {
 	var bp BootParams
-	body := http.MaxBytesReader(w, r.Body, httpserver.DefaultBodyLimit)
-	if err := json.NewDecoder(body).Decode(&bp); err != nil {
+	body, err := readBody(w, r, "Bad Request: %s")
+	if err != nil {
+		return bp, err
+	}
+	if err := decodeStrict(body, &bp); err != nil {
 		return bp, problem.Invalidf("Bad Request: %s", err)
 	}
 	return bp, nil
@@ -89,9 +90,9 @@ func (q *ParamsQuery) empty() bool {
 // getParams answers GET bootparameters: everything, or what the query (or,
 // without one, the body) asks for.
 func (a *API) getParams(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, httpserver.DefaultBodyLimit))
+	body, err := readBody(w, r, "Failed to receive request body: %v")
 	if err != nil {
-		a.fail(w, r, problem.Invalidf("Failed to receive request body: %v", err))
+		a.fail(w, r, err)
 		return
 	}
 	q := ParamsQuery{Names: listParam(r.URL.Query(), "name"), MACs: listParam(r.URL.Query(), "mac")}
@@ -105,7 +106,7 @@ func (a *API) getParams(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var bp BootParams
-		if err := json.Unmarshal(body, &bp); err != nil {
+		if err := decodeStrict(body, &bp); err != nil {
 			a.fail(w, r, problem.Invalidf("Failed to interpret request body '%s': %v", body, err))
 			return
 		}

@@ -1,12 +1,10 @@
 package ipxe
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -96,8 +94,11 @@ func (a *API) endpointHistory(w http.ResponseWriter, r *http.Request) {
 // subscription) and applies it to the cache before answering.
 func (a *API) scn(w http.ResponseWriter, r *http.Request) {
 	var scn SCN
-	body := http.MaxBytesReader(w, r.Body, httpserver.DefaultBodyLimit)
-	if err := json.NewDecoder(body).Decode(&scn); err != nil {
+	body, err := readBody(w, r, "%v")
+	if err == nil {
+		err = decodeStrict(body, &scn)
+	}
+	if err != nil {
 		a.svc.m.scnBad.Inc()
 		w.WriteHeader(http.StatusBadRequest)
 		return
