@@ -37,6 +37,8 @@ type DaemonConfig struct {
 	Log              *slog.Logger
 	// LogLevel, if set, follows the Debug parameter.
 	LogLevel *slog.LevelVar
+	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
+	MaxConns int
 }
 
 // Daemon is an hmnfd with its database open and its port bound. Run it, or
@@ -95,8 +97,11 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
 	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)
-	return &Daemon{cfg: cfg, store: store, svc: svc, inURL: params.ScnInURL,
-		srv: httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)}, nil
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	if cfg.MaxConns > 0 {
+		srv.MaxConns = cfg.MaxConns
+	}
+	return &Daemon{cfg: cfg, store: store, svc: svc, inURL: params.ScnInURL, srv: srv}, nil
 }
 
 // URL is the base URL the daemon serves on.

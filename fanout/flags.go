@@ -5,6 +5,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // DaemonFlags are the hmnfd daemon's flags, declared once for both the hmnfd
@@ -14,6 +15,7 @@ type DaemonFlags struct {
 	f                                       *cli.FlagSet
 	listen, db, hsmURL, inURL, topic, group *string
 	delivery                                Config
+	maxConns                                *int
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -23,11 +25,12 @@ type DaemonFlags struct {
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	fl := &DaemonFlags{f: f, delivery: DefaultConfig(),
 		listen: f.Listen(":28600"), db: f.DB("./hmnfd.db"), Level: f.LogLevel(),
-		hsmURL:  f.URL("hsm-url", "", "HSM base `URL`; without Kafka, hmnfd subscribes to its SCN callbacks"),
-		inURL:   f.URL("scn-in-url", "", "`URL` HSM posts SCNs to in callback mode (default http://<hostname>:<port>/hmi/v1/scn)"),
-		Brokers: f.Brokers(),
-		topic:   f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` HSM publishes SCNs on"),
-		group:   f.String("group", "hmnfd", "Kafka consumer `GROUP` shared by hmnfd replicas"),
+		hsmURL:   f.URL("hsm-url", "", "HSM base `URL`; without Kafka, hmnfd subscribes to its SCN callbacks"),
+		inURL:    f.URL("scn-in-url", "", "`URL` HSM posts SCNs to in callback mode (default http://<hostname>:<port>/hmi/v1/scn)"),
+		Brokers:  f.Brokers(),
+		topic:    f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` HSM publishes SCNs on"),
+		group:    f.String("group", "hmnfd", "Kafka consumer `GROUP` shared by hmnfd replicas"),
+		maxConns: f.MaxConnections(httpserver.DefaultMaxConns),
 	}
 	c := &fl.delivery
 	f.DurationVar(&c.RetentionAge, "retention-age", c.RetentionAge, "expire a failing subscriber whose oldest undelivered SCN is older than `DURATION`")
@@ -52,5 +55,5 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		return DaemonConfig{}, err
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, Delivery: fl.delivery, Topic: *fl.topic, Group: *fl.group,
-		Brokers: *fl.Brokers, HSMURL: *fl.hsmURL, ScnInURL: *fl.inURL}, nil
+		Brokers: *fl.Brokers, HSMURL: *fl.hsmURL, ScnInURL: *fl.inURL, MaxConns: *fl.maxConns}, nil
 }

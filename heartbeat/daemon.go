@@ -41,7 +41,11 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 		return nil, err
 	}
 	o.Log.Info("database_loaded", "path", o.DBPath, "took", time.Since(t0).Round(time.Millisecond))
-	return &Daemon{svc: svc, srv: httpserver.Serve(ln, httpserver.WithPrefixes(NewAPI(svc, o.Log).Handler(), GatewayPrefixes()...), o.Log, reg)}, nil
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(NewAPI(svc, o.Log).Handler(), GatewayPrefixes()...), o.Log, reg)
+	if o.MaxConns > 0 {
+		srv.MaxConns = o.MaxConns
+	}
+	return &Daemon{svc: svc, srv: srv}, nil
 }
 
 // URL is the base URL the daemon serves on.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // DaemonFlags are the hbtd daemon's flags, declared once for both the hbtd
@@ -14,6 +15,7 @@ type DaemonFlags struct {
 	f                    *cli.FlagSet
 	listen, db, hsmURL   *string
 	warn, errt, interval *time.Duration
+	maxConns             *int
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -28,6 +30,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		errt:     f.Seconds("errtime", 30*time.Second, "`SECONDS` of silence before a node is declared dead"),
 		interval: f.Seconds("interval", 5*time.Second, "`SECONDS` reported as the Interval parameter (kept for compatibility)"),
 		Brokers:  f.Brokers(),
+		maxConns: f.MaxConnections(httpserver.DefaultMaxConns),
 	}
 }
 
@@ -43,5 +46,6 @@ func (fl *DaemonFlags) Config() (string, Options, error) {
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return "", Options{}, err
 	}
-	return *fl.listen, Options{DBPath: *fl.db, HSMURL: *fl.hsmURL, Warntime: *fl.warn, Errtime: *fl.errt, Interval: *fl.interval}, nil
+	return *fl.listen, Options{DBPath: *fl.db, HSMURL: *fl.hsmURL, Warntime: *fl.warn, Errtime: *fl.errt, Interval: *fl.interval,
+		MaxConns: *fl.maxConns}, nil
 }

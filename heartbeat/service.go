@@ -37,6 +37,9 @@ type Options struct {
 	LogLevel *slog.LevelVar
 	// Registerer receives metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
+	// MaxConns caps the connections StartDaemon's HTTP server holds open;
+	// 0 means httpserver.DefaultMaxConns.
+	MaxConns int
 }
 
 // Service is a whole heartbeat tracker: the Tracker, the Store it persists

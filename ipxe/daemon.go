@@ -39,7 +39,9 @@ type DaemonConfig struct {
 	// beside the API (ipxe/dhcp, ipxe/tftp); nil: off.
 	DHCP *DHCPConfig
 	TFTP *TFTPConfig
-	Log  *slog.Logger
+	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
+	MaxConns int
+	Log      *slog.Logger
 }
 
 // DHCPConfig configures the DHCP server (ipxe/dhcp). Its flags are
@@ -118,7 +120,11 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, cfg.Log, cfg.Version)
-	return &Daemon{store: store, svc: svc, srv: httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)}, nil
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	if cfg.MaxConns > 0 {
+		srv.MaxConns = cfg.MaxConns
+	}
+	return &Daemon{store: store, svc: svc, srv: srv}, nil
 }
 
 // URL is the base URL the daemon serves on.

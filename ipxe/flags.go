@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // DaemonFlags are the bss daemon's flags, declared once for both the bss
@@ -14,6 +15,7 @@ type DaemonFlags struct {
 	f                                    *cli.FlagSet
 	listen, db, hsmURL, advertise, inURL *string
 	resync, retry, retrieval             *time.Duration
+	maxConns                             *int
 	// Level is -log-level.
 	Level *slog.Level
 }
@@ -28,6 +30,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		resync:    f.Duration("hsm-resync", 5*time.Minute, "re-read all of HSM every `DURATION` (SCNs keep the cache fresh in between)"),
 		retry:     f.Duration("retry-delay", 30*time.Second, "sleep before a failed boot chains back (`DURATION`, whole seconds)"),
 		retrieval: f.Duration("retrieval-delay", 10*time.Second, "sleep before an unknown node chains back with its architecture (`DURATION`)"),
+		maxConns:  f.MaxConnections(httpserver.DefaultMaxConns),
 	}
 }
 
@@ -43,5 +46,6 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		return DaemonConfig{}, err
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsmURL, AdvertiseURL: *fl.advertise,
-		ScnInURL: *fl.inURL, Resync: *fl.resync, RetryDelay: *fl.retry, RetrievalDelay: *fl.retrieval}, nil
+		ScnInURL: *fl.inURL, Resync: *fl.resync, RetryDelay: *fl.retry, RetrievalDelay: *fl.retrieval,
+		MaxConns: *fl.maxConns}, nil
 }

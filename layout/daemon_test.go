@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver/conntest"
 )
 
 // TestStartDaemonLogsTheLoad: the daemon says it is loading its database,
@@ -23,4 +26,18 @@ func TestStartDaemonLogsTheLoad(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
 		}
 	}
+}
+
+// TestMaxConnectionsFlag: -max-connections reaches the daemon's server.
+func TestMaxConnectionsFlag(t *testing.T) {
+	conntest.CheckFlag(t, "sls", func(f *cli.FlagSet) func() (conntest.Daemon, error) {
+		fl := RegisterFlags(f)
+		return func() (conntest.Daemon, error) {
+			cfg, err := fl.Config()
+			if err != nil {
+				return nil, err
+			}
+			return StartDaemon(t.Context(), cfg)
+		}
+	})
 }

@@ -27,7 +27,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		dumpLimit: f.Int64("max-dump-bytes", DefaultDumpLimit, "largest /loadstate upload accepted, in bytes"),
 		redact: f.String("redact-extra-properties", "",
 			`comma-separated ExtraProperties keys (e.g. Password,SNMPAuthPassword) answered as "" in hardware reads and /dumpstate; stored data is unchanged`),
-		maxConns: f.Int("max-connections", httpserver.DefaultMaxConns, "connections held open at once; beyond it a connection gets 503")}
+		maxConns: f.MaxConnections(httpserver.DefaultMaxConns)}
 }
 
 // Config checks the parsed flags, and that the listen port is free, and
@@ -36,9 +36,6 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if *fl.dumpLimit <= 0 {
 		return DaemonConfig{}, cli.Usagef("-%s must be positive", fl.f.Name("max-dump-bytes"))
-	}
-	if *fl.maxConns <= 0 {
-		return DaemonConfig{}, cli.Usagef("-%s must be positive", fl.f.Name("max-connections"))
 	}
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return DaemonConfig{}, err

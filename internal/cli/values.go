@@ -63,6 +63,29 @@ func (f *FlagSet) Seconds(name string, def time.Duration, usage string) *time.Du
 	return p
 }
 
+// MaxConnections defines -max-connections N (a positive whole number,
+// default def): how many connections the daemon's HTTP server holds open at
+// once (httpserver.Server.MaxConns). Every daemon declares it.
+func (f *FlagSet) MaxConnections(def int) *int {
+	p := new(int)
+	*p = def
+	f.Var(positiveValue{p}, "max-connections", "connections held open at once (`N`); beyond it a connection gets a bare 503 and is closed")
+	return p
+}
+
+type positiveValue struct{ p *int }
+
+func (v positiveValue) String() string { return intValue(v).String() }
+
+func (v positiveValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("want a positive whole number, such as 4096")
+	}
+	*v.p = n
+	return nil
+}
+
 type listenValue struct{ p *string }
 
 func (v listenValue) String() string {
