@@ -14,27 +14,58 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 )
 
-// callerIP is the address a cloud-init request comes from: the last element
-// of X-Forwarded-For (the proxy nearest BSS), else the peer address.
-func callerIP(r *http.Request) (netip.Addr, bool) {
-	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-		parts := strings.Split(xff, ",")
-		a, err := netip.ParseAddr(strings.TrimSpace(parts[len(parts)-1]))
-		return a.Unmap(), err == nil
-	}
+// callerIP is the address a cloud-init request comes from, which decides
+// whose meta-data (secrets included) it gets: the peer address, unless the
+// peer is one of the trusted proxies. Then it is the X-Forwarded-For element
+// nearest BSS that is not itself a trusted proxy (every proxy appends the
+// address it was reached from, so elements further left are whatever the
+// client claimed), or the leftmost when all are trusted. hms-bss took the
+// last element from anyone, so any host could read any node's meta-data by
+// naming the node's address; see docs/security.md.
+func callerIP(r *http.Request, trusted []netip.Prefix) (netip.Addr, bool) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	a, err := netip.ParseAddr(host)
-	return a.Unmap(), err == nil
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	peer = peer.Unmap()
+	if !inPrefixes(peer, trusted) {
+		return peer, true
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		h := strings.TrimSpace(hops[i])
+		if h == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		if peer = a.Unmap(); !inPrefixes(peer, trusted) {
+			break
+		}
+	}
+	return peer, true
+}
+
+func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // caller maps a cloud-init caller to its HSM node; a miss is looked up in
 // HSM once before the caller is treated as unknown (a node's address may be
 // newer than the cache: DHCP just gave it).
 func (s *Service) caller(ctx context.Context, r *http.Request) *Node {
-	ip, ok := callerIP(r)
+	ip, ok := callerIP(r, s.trusted)
 	if !ok {
 		return nil
 	}

@@ -41,7 +41,10 @@ type DaemonConfig struct {
 	TFTP *TFTPConfig
 	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
 	MaxConns int
-	Log      *slog.Logger
+	// TrustedProxies are the peers whose X-Forwarded-For names a
+	// cloud-init caller (Config.TrustedProxies); nil: none.
+	TrustedProxies []netip.Prefix
+	Log            *slog.Logger
 }
 
 // DHCPConfig configures the DHCP server (ipxe/dhcp). Its flags are
@@ -103,7 +106,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	reg := httpserver.NewRegistry()
 	sc := Config{Script: ScriptConfig{AdvertiseURL: cfg.AdvertiseURL, RetryDelay: cfg.RetryDelay,
-		RetrievalDelay: cfg.RetrievalDelay}, Log: cfg.Log, Registerer: reg}
+		RetrievalDelay: cfg.RetrievalDelay}, Log: cfg.Log, Registerer: reg, TrustedProxies: cfg.TrustedProxies}
 	if sc.Script.AdvertiseURL == "" {
 		sc.Script.AdvertiseURL = httpserver.LocalURL(ln.Addr())
 	}

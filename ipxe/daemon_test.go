@@ -1,6 +1,10 @@
 package ipxe
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
 	"testing"
 
 	"github.com/hmsuite/hms/internal/cli"
@@ -19,4 +23,40 @@ func TestMaxConnectionsFlag(t *testing.T) {
 			return StartDaemon(t.Context(), cfg)
 		}
 	})
+}
+
+// TestTrustedProxiesFlag: -trusted-proxies reaches the cloud-init routes:
+// a request from a listed proxy is answered for the address it forwards.
+func TestTrustedProxiesFlag(t *testing.T) {
+	f := cli.NewFlagSet("bss", func(string) string { return "" }, io.Discard)
+	fl := RegisterFlags(f)
+	if err := f.Parse([]string{"-listen", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "bss.db"), "-trusted-proxies", "127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fl.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := StartDaemon(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	d.Service().cache.replaceAll(map[string]*Node{"x3000c0s2b0n0": node("x3000c0s2b0n0", "Compute", "", 2, nil, "10.0.0.2")})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, d.URL()+"/meta-data?key=local-hostname", nil)
+	req.Header.Set("X-Forwarded-For", "10.0.0.2")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if body, _ := io.ReadAll(resp.Body); string(body) != `"x3000c0s2b0n0"`+"\n" {
+		t.Errorf("meta-data through a trusted proxy: %d %s", resp.StatusCode, body)
+	}
 }

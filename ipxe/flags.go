@@ -2,6 +2,7 @@ package ipxe
 
 import (
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
@@ -16,6 +17,7 @@ type DaemonFlags struct {
 	listen, db, hsmURL, advertise, inURL *string
 	resync, retry, retrieval             *time.Duration
 	maxConns                             *int
+	trusted                              *[]netip.Prefix
 	// Level is -log-level.
 	Level *slog.Level
 }
@@ -31,6 +33,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		retry:     f.Duration("retry-delay", 30*time.Second, "sleep before a failed boot chains back (`DURATION`, whole seconds)"),
 		retrieval: f.Duration("retrieval-delay", 10*time.Second, "sleep before an unknown node chains back with its architecture (`DURATION`)"),
 		maxConns:  f.MaxConnections(httpserver.DefaultMaxConns),
+		trusted:   f.Prefixes("trusted-proxies", "reverse proxies (`CIDR,...`) whose X-Forwarded-For names the cloud-init caller; default none: the peer address decides whose meta-data it gets"),
 	}
 }
 
@@ -47,5 +50,5 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsmURL, AdvertiseURL: *fl.advertise,
 		ScnInURL: *fl.inURL, Resync: *fl.resync, RetryDelay: *fl.retry, RetrievalDelay: *fl.retrieval,
-		MaxConns: *fl.maxConns}, nil
+		MaxConns: *fl.maxConns, TrustedProxies: *fl.trusted}, nil
 }

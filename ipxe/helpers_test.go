@@ -27,15 +27,19 @@ type harness struct {
 	srv *httptest.Server
 }
 
-func newHarness(t testing.TB) *harness {
+// newHarness starts the harness; opts change the service's Config.
+func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 	t.Helper()
 	store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bss.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc, err := New(t.Context(), store, Config{Script: ScriptConfig{AdvertiseURL: "http://10.92.100.81:8888"},
-		Now: func() time.Time { return fixedNow }})
+	cfg := Config{Script: ScriptConfig{AdvertiseURL: "http://10.92.100.81:8888"}, Now: func() time.Time { return fixedNow }}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	svc, err := New(t.Context(), store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

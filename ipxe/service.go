@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -52,6 +53,8 @@ type Service struct {
 	lookups chan string
 	// sync reads HSM into the cache (nil: no HSM).
 	sync *syncer
+	// trusted are the proxies whose X-Forwarded-For names a cloud-init caller.
+	trusted []netip.Prefix
 }
 
 // newToken returns a new random referral token (a version 4 UUID).
@@ -86,6 +89,9 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// TrustedProxies are the peers whose X-Forwarded-For header names the
+	// cloud-init caller; from anyone else it is ignored (nil: from nobody).
+	TrustedProxies []netip.Prefix
 }
 
 // New returns the service over store, with the endpoint history loaded.
@@ -98,7 +104,7 @@ func New(ctx context.Context, store *Store, cfg Config) (*Service, error) {
 	}
 	cache := NewCache()
 	s := &Service{store: store, cache: cache, hist: newHistory(), cfg: cfg.Script.withDefaults(), log: cfg.Log,
-		m: newMetrics(cfg.Registerer, cache), now: cfg.Now}
+		m: newMetrics(cfg.Registerer, cache), now: cfg.Now, trusted: cfg.TrustedProxies}
 	if err := s.hist.load(ctx, store.db.R); err != nil {
 		return nil, err
 	}

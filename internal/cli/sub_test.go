@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestSubPrefixesFlagsAndKeepsTheDaemonsTwins: a flag declared on a Sub set
@@ -57,6 +60,8 @@ func TestValueErrorsSayWhatIsExpected(t *testing.T) {
 		{args: []string{"-b=maybe"}, want: "true or false"},
 		{args: []string{"-n", "x"}, want: "whole number"},
 		{args: []string{"-s", "0"}, want: "positive number of seconds"},
+		{args: []string{"-max-connections", "0"}, want: "positive whole number"},
+		{args: []string{"-p", "10.0.0.0/8,10.1.2.3/33"}, want: `"10.1.2.3/33": want a CIDR prefix`},
 	}
 	for _, tt := range tests {
 		f := NewFlagSet("x", env(nil), &bytes.Buffer{})
@@ -64,6 +69,8 @@ func TestValueErrorsSayWhatIsExpected(t *testing.T) {
 		f.Bool("b", false, "")
 		f.Int("n", 1, "")
 		f.Seconds("s", time.Second, "")
+		f.MaxConnections(1)
+		f.Prefixes("p", "")
 		err := f.Parse(tt.args)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "parse error") {
 			t.Errorf("%v: err = %v, want it to say %q", tt.args, err, tt.want)
@@ -106,5 +113,18 @@ func TestUnknownEnvWarns(t *testing.T) {
 		if strings.Contains(got, not) {
 			t.Errorf("warnings name %q:\n%s", not, got)
 		}
+	}
+}
+
+func TestPrefixes(t *testing.T) {
+	f := NewFlagSet("x", env(map[string]string{"HMS_X_P": "10.252.1.7/17, 127.0.0.1,fd00::1, ::ffff:192.0.2.1"}), &bytes.Buffer{})
+	p := f.Prefixes("p", "")
+	if err := f.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.252.0.0/17"), netip.MustParsePrefix("127.0.0.1/32"),
+		netip.MustParsePrefix("fd00::1/128"), netip.MustParsePrefix("192.0.2.1/32")}
+	if diff := cmp.Diff(want, *p, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+		t.Errorf("prefixes (-want +got):\n%s", diff)
 	}
 }

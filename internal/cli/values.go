@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -71,6 +72,48 @@ func (f *FlagSet) MaxConnections(def int) *int {
 	*p = def
 	f.Var(positiveValue{p}, "max-connections", "connections held open at once (`N`); beyond it a connection gets a bare 503 and is closed")
 	return p
+}
+
+// Prefixes defines a flag taking a comma-separated list of CIDR prefixes
+// (10.0.0.0/8,fd00::/8); a bare address is its own /32 or /128. Empty
+// means none.
+func (f *FlagSet) Prefixes(name, usage string) *[]netip.Prefix {
+	p := new([]netip.Prefix)
+	f.Var(prefixesValue{p}, name, usage)
+	return p
+}
+
+type prefixesValue struct{ p *[]netip.Prefix }
+
+func (v prefixesValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	s := make([]string, len(*v.p))
+	for i, p := range *v.p {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func (v prefixesValue) Set(s string) error {
+	var out []netip.Prefix
+	for e := range strings.SplitSeq(s, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		if a, err := netip.ParseAddr(e); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(e)
+		if err != nil {
+			return fmt.Errorf("%q: want a CIDR prefix such as 10.252.0.0/17, or an address", e)
+		}
+		out = append(out, p.Masked())
+	}
+	*v.p = out
+	return nil
 }
 
 type positiveValue struct{ p *int }
