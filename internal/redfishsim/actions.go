@@ -75,10 +75,7 @@ func (b *BMC) resetLocked(owner, name string, body map[string]any) error {
 	if name != "ComputerSystem.Reset" {
 		return nil
 	}
-	return b.modifyLocked(owner, func(m map[string]any) error {
-		m["PowerState"] = nextPowerState(resetType, m["PowerState"])
-		return nil
-	})
+	return b.applyResetLocked(owner, resetType)
 }
 
 // allowed reports whether resetType is one this simulator acts on and, if

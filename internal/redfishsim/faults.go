@@ -29,11 +29,20 @@ type Faults struct {
 	// MissingPaths are answered (after authentication) with 404, as if the
 	// resources did not exist; links to them stay in place.
 	MissingPaths []string
+	// PowerDelay is how long a ComputerSystem.Reset takes to change
+	// PowerState (the reset is accepted at once).
+	PowerDelay time.Duration
+	// IgnoreGraceful accepts GracefulShutdown and GracefulRestart and
+	// does nothing, as a hung OS does; ForceOff must follow.
+	IgnoreGraceful bool
+	// OmitAllowableValues leaves ResetType@Redfish.AllowableValues out of
+	// the resources served (the reset types stay as they were).
+	OmitAllowableValues bool
 }
 
 // Validate checks the ranges and the path patterns.
 func (f Faults) Validate() error {
-	if f.Latency < 0 {
+	if f.Latency < 0 || f.PowerDelay < 0 {
 		return fmt.Errorf("redfishsim: fault latency %v is negative", f.Latency)
 	}
 	if f.ErrorRate < 0 || f.ErrorRate > 1 {

@@ -7,7 +7,8 @@ import (
 )
 
 // RegisterFlags defines the fault flags on fs, filling f when fs is parsed:
-// -latency, -hang, -error-rate and the comma-separated pattern lists
+// -latency, -hang, -error-rate, -power-delay, -ignore-graceful,
+// -omit-allowable-values and the comma-separated pattern lists
 // -error-paths, -garbage-paths and -missing-paths. Binaries that run
 // simulators (redfishsim, hms sim) share them; call Validate after parsing.
 func (f *Faults) RegisterFlags(fs *flag.FlagSet) {
@@ -16,6 +17,9 @@ func (f *Faults) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&f.ErrorRate, "error-rate", 0, "fraction 0..1 of requests answered 500")
 	fs.Func("error-paths", "comma-separated path `PATTERNS` answered 500 (\"*\" matches one segment)", pathList(&f.ErrorPaths))
 	fs.Func("garbage-paths", "comma-separated path `PATTERNS` answered with a non-JSON body", pathList(&f.GarbagePaths))
+	fs.DurationVar(&f.PowerDelay, "power-delay", 0, "time a system reset takes to change PowerState, e.g. 2s")
+	fs.BoolVar(&f.IgnoreGraceful, "ignore-graceful", false, "accept GracefulShutdown/GracefulRestart and do nothing")
+	fs.BoolVar(&f.OmitAllowableValues, "omit-allowable-values", false, "leave ResetType@Redfish.AllowableValues out of resources")
 	fs.Func("missing-paths", "comma-separated path `PATTERNS` answered 404", pathList(&f.MissingPaths))
 }
 

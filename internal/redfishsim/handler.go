@@ -74,6 +74,9 @@ func (b *BMC) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "ResourceMissingAtURI", fmt.Sprintf("The resource at the URI %s was not found.", r.URL.Path))
 		return
 	}
+	if !isXML && b.faults.Load().OmitAllowableValues {
+		body = omitAllowable(body)
+	}
 	writeBody(w, r, http.StatusOK, body, isXML)
 }
 

@@ -67,9 +67,10 @@ type BMC struct {
 	requests atomic.Int64
 
 	mu       sync.Mutex
-	changed  map[string][]byte   // resources changed by PATCH or actions
-	accounts map[string]*account // by account Id ("" for a tree without accounts)
-	sessions map[string]*session // by token
+	changed  map[string][]byte       // resources changed by PATCH or actions
+	pending  map[string]pendingPower // power changes waiting for Faults.PowerDelay
+	accounts map[string]*account     // by account Id ("" for a tree without accounts)
+	sessions map[string]*session     // by token
 	nextSess int
 	rng      *rand.Rand
 	handler  http.Handler

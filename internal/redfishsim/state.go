@@ -20,6 +20,7 @@ var (
 // the changed copy if there is one, else the tree's (tokens filled in).
 // b.mu must be held (New calls it before the BMC is shared).
 func (b *BMC) lookupLocked(p string) (body []byte, isXML, ok bool) {
+	b.settleLocked(p)
 	if body, ok := b.changed[p]; ok {
 		return body, false, true
 	}

@@ -1,0 +1,77 @@
+package redfishsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// pendingPower is a PowerState a reset will reach once PowerDelay has passed.
+type pendingPower struct {
+	state string
+	due   time.Time
+}
+
+// settleLocked applies a pending power change of the resource at p that is
+// due. b.mu is held.
+func (b *BMC) settleLocked(p string) {
+	pp, ok := b.pending[p]
+	if !ok || time.Now().Before(pp.due) {
+		return
+	}
+	delete(b.pending, p)
+	_ = b.modifyLocked(p, func(m map[string]any) error {
+		m["PowerState"] = pp.state
+		return nil
+	})
+}
+
+// applyResetLocked changes the system's PowerState as resetType does, now
+// or after Faults.PowerDelay; with Faults.IgnoreGraceful a graceful reset
+// is accepted and nothing happens (an OS that ignores the ACPI request).
+func (b *BMC) applyResetLocked(owner, resetType string) error {
+	f := b.faults.Load()
+	if f.IgnoreGraceful && (resetType == "GracefulShutdown" || resetType == "GracefulRestart") {
+		return nil
+	}
+	if f.PowerDelay > 0 {
+		body, _, _ := b.lookupLocked(owner)
+		var cur struct{ PowerState any }
+		_ = json.Unmarshal(body, &cur)
+		if b.pending == nil {
+			b.pending = map[string]pendingPower{}
+		}
+		b.pending[owner] = pendingPower{state: nextPowerState(resetType, cur.PowerState), due: time.Now().Add(f.PowerDelay)}
+		return nil
+	}
+	return b.modifyLocked(owner, func(m map[string]any) error {
+		m["PowerState"] = nextPowerState(resetType, m["PowerState"])
+		return nil
+	})
+}
+
+// allowableKey is the annotation OmitAllowableValues hides.
+var allowableKey = []byte(`"ResetType@Redfish.AllowableValues"`)
+
+// omitAllowable removes ResetType@Redfish.AllowableValues from the actions
+// of a resource body, as some BMCs (Gigabyte) intermittently do.
+func omitAllowable(body []byte) []byte {
+	if !bytes.Contains(body, allowableKey) {
+		return body
+	}
+	m, err := decodeObject(body)
+	if err != nil {
+		return body
+	}
+	actions, _ := m["Actions"].(map[string]any)
+	for _, a := range actions {
+		if decl, ok := a.(map[string]any); ok {
+			delete(decl, "ResetType@Redfish.AllowableValues")
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
