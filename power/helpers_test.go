@@ -1,0 +1,198 @@
+package power
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// env is the one harness of pcs's tests: a fleet of simulated BMCs, a real
+// HSM that has discovered them, and a pcs, all on loopback.
+type env struct {
+	t      *testing.T
+	fleet  *redfishsim.Fleet
+	hsm    *client.Client
+	hsmURL string
+	dir    string
+	pcs    *Daemon
+	stop   context.CancelFunc
+	done   chan error
+}
+
+const simPassword = "pw"
+
+// newEnv starts n BMCs (one node each), HSM and pcs; faults apply to BMC
+// i from the start (before HSM walks it).
+func newEnv(t *testing.T, n int, faults map[int]redfishsim.Faults) *env {
+	t.Helper()
+	ctx := t.Context()
+	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: n, Listen: "127.0.0.1:0", Tree: redfishsim.Template(1),
+		User: "root", Password: simPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, fcancel := context.WithCancel(ctx)
+	fdone := make(chan error, 1)
+	go func() { fdone <- fleet.Run(fctx) }()
+	t.Cleanup(func() { fcancel(); <-fdone })
+	for i, f := range faults {
+		if err := fleet.Members()[i].BMC.SetFaults(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
+		CredKeyFile: filepath.Join(dir, "cred.key"), Discovery: statemgr.DiscoveryConfig{PlainHTTP: true, Timeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hctx, hcancel := context.WithCancel(ctx)
+	hdone := make(chan error, 1)
+	go func() { hdone <- hd.Run(hctx) }()
+	t.Cleanup(func() { hcancel(); <-hdone })
+	e := &env{t: t, fleet: fleet, hsm: client.New(hd.URL(), nil, "test"), hsmURL: hd.URL(), dir: dir}
+	var eps []hsm.RedfishEndpoint
+	for _, m := range fleet.Members() {
+		eps = append(eps, hsm.RedfishEndpoint{ID: m.BMC.Xname(), FQDN: m.Addr, User: "root", Password: simPassword,
+			RediscoverOnUpdate: true})
+	}
+	if err := e.hsm.CreateRedfishEndpoints(ctx, eps...); err != nil {
+		t.Fatal(err)
+	}
+	e.waitWalked()
+	e.startPCS()
+	return e
+}
+
+// waitWalked waits (polling, with a generous bound) until HSM has walked
+// every BMC.
+func (e *env) waitWalked() {
+	e.t.Helper()
+	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		eps, err := e.hsm.RedfishEndpoints(e.t.Context(), nil)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		walked := 0
+		for _, ep := range eps {
+			switch ep.DiscoveryInfo.LastDiscoveryStatus {
+			case "NotYetQueried", "DiscoveryStarted", "":
+			default:
+				walked++
+			}
+		}
+		if walked == len(eps) {
+			return
+		}
+		if time.Now().After(end) {
+			e.t.Fatalf("HSM walked %d of %d BMCs", walked, len(eps))
+		}
+	}
+}
+
+// startPCS starts (or restarts) pcs on the env's database.
+func (e *env) startPCS() {
+	e.t.Helper()
+	d, err := StartDaemon(e.t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "pcs.db"),
+		HSMURL: e.hsmURL, Credentials: StaticCredentials{"default": {Username: "root", Password: simPassword}},
+		BMCTimeout: 2 * time.Second,
+		Service:    Config{Scheme: "http", Poll: 10 * time.Millisecond, Minute: time.Second, SampleInterval: time.Hour}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(e.t.Context()))
+	e.pcs, e.stop, e.done = d, cancel, make(chan error, 1)
+	go func() { e.done <- d.Run(ctx) }()
+	e.t.Cleanup(e.stopPCS)
+}
+
+// stopPCS stops pcs (idempotent).
+func (e *env) stopPCS() {
+	if e.stop == nil {
+		return
+	}
+	e.stop()
+	if err := <-e.done; err != nil {
+		e.t.Errorf("pcs Run: %v", err)
+	}
+	e.stop = nil
+}
+
+// node is the xname of the node behind BMC i.
+func (e *env) node(i int) string { return e.fleet.Members()[i].BMC.Xname() + "n0" }
+
+// call sends a request to pcs and returns the status and body.
+func (e *env) call(method, path string, body any) (int, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(e.t.Context(), method, e.pcs.URL()+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// transition posts a transition, waits for it to end and returns it.
+func (e *env) transition(op string, deadline int, locs ...Location) transitionJSON {
+	e.t.Helper()
+	code, b := e.call("POST", "/transitions", map[string]any{"operation": op, "taskDeadlineMinutes": deadline, "location": locs})
+	if code != 200 {
+		e.t.Fatalf("POST /transitions: %d %s", code, b)
+	}
+	var created struct{ TransitionID string }
+	_ = json.Unmarshal(b, &created)
+	if err := e.pcs.Service().Wait(e.t.Context(), created.TransitionID); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.get(created.TransitionID)
+}
+
+func (e *env) get(id string) transitionJSON {
+	e.t.Helper()
+	code, b := e.call("GET", "/v1/transitions/"+id, nil)
+	if code != 200 {
+		e.t.Fatalf("GET transition: %d %s", code, b)
+	}
+	var tr transitionJSON
+	if err := json.Unmarshal(b, &tr); err != nil {
+		e.t.Fatal(err)
+	}
+	return tr
+}
+
+func locs(xs ...string) []Location {
+	out := make([]Location, len(xs))
+	for i, x := range xs {
+		out[i] = Location{Xname: x}
+	}
+	return out
+}
+
+// tasks maps xname -> task of a transition.
+func tasks(tr transitionJSON) map[string]taskJSON {
+	out := map[string]taskJSON{}
+	for _, t := range tr.Tasks {
+		out[t.Xname] = t
+	}
+	return out
+}

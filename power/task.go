@@ -1,0 +1,229 @@
+package power
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// step is one Redfish reset of an operation's sequence.
+type step struct {
+	reset string // ResetType sent
+	want  string // power state that confirms it
+	// graceful: if the BMC does not support it, refuses it, or the
+	// component does not reach want within the graceful share of the
+	// deadline, the next (forced) step follows.
+	graceful bool
+	// always: sent even when the component is already in want (restarts).
+	always bool
+	// alt is sent instead when reset is not supported.
+	alt string
+}
+
+// act is the step's name in task texts ("gracefulshutdown").
+func (s step) act() string { return strings.ToLower(s.reset) }
+
+var (
+	planOn       = []step{{reset: "On", want: PowerOn}}
+	planOff      = []step{{reset: "GracefulShutdown", want: PowerOff, graceful: true}, {reset: "ForceOff", want: PowerOff}}
+	planSoftOff  = []step{{reset: "GracefulShutdown", want: PowerOff}}
+	planForceOff = []step{{reset: "ForceOff", want: PowerOff}}
+	planRestart  = []step{{reset: "GracefulRestart", want: PowerOn, always: true, alt: "ForceRestart"}}
+	// planCycle is hard-restart's and init's: off (graceful, then forced)
+	// and on again. A step whose state is already reached is skipped, so
+	// init of an off component only sends On.
+	planCycle = []step{{reset: "GracefulShutdown", want: PowerOff, graceful: true}, {reset: "ForceOff", want: PowerOff}, {reset: "On", want: PowerOn}}
+)
+
+// plan is the Redfish sequence of op (hms-behavior.md section 11). A
+// soft-restart on a BMC without GracefulRestart or ForceRestart cycles the
+// power instead.
+func plan(op Operation, allowed []string) []step {
+	switch op {
+	case OpOn:
+		return planOn
+	case OpOff:
+		return planOff
+	case OpSoftOff:
+		return planSoftOff
+	case OpForceOff:
+		return planForceOff
+	case OpSoftRestart:
+		if slices.Contains(allowed, "GracefulRestart") || slices.Contains(allowed, "ForceRestart") {
+			return planRestart
+		}
+	}
+	return planCycle
+}
+
+// taskRun is one task being carried out.
+type taskRun struct {
+	s        *Service
+	r        *run
+	t        *Task
+	deadline time.Time // zero: wait forever is not offered; see Create
+}
+
+// outcome is how a task ended, as its status, description and error.
+type outcome struct{ status, desc, err string }
+
+func failed(desc, err string) outcome { return outcome{TaskFailed, desc, err} }
+
+// execute carries the task out and records its outcome. It returns with
+// the task unfinished only when ctx ends without an abort (the daemon
+// stops), so a restart resumes it.
+func (tr *taskRun) execute(ctx context.Context) {
+	o, done := tr.sequence(ctx)
+	if !done {
+		return
+	}
+	if tr.r.aborting() && o.status != TaskSucceeded {
+		o = failed("Aborted. Last status - "+tr.r.desc(tr.t), "Transition aborted")
+	}
+	tr.r.finish(tr.t, o)
+}
+
+func (tr *taskRun) sequence(ctx context.Context) (outcome, bool) {
+	r, t, op := tr.r, tr.t, tr.r.tr.Operation
+	r.update(t, "Gathering data")
+	tgt, err := tr.s.targets.lookup(ctx, t.Xname)
+	if err != nil {
+		return failed("Failed to achieve transition", "Missing xname: "+err.Error()), ctx.Err() == nil || r.aborting()
+	}
+	res, err := tr.s.bmc.read(ctx, tgt)
+	if err != nil {
+		if ctx.Err() != nil && !r.aborting() {
+			return outcome{}, false
+		}
+		return failed("Failed to achieve transition", "Unable to read power state: "+err.Error()), true
+	}
+	cur := powerOf(res.PowerState)
+	tr.s.cache.observe(t.Xname, cur, nil)
+	if t.Step == 0 && (op == OpSoftRestart || op == OpHardRestart) && cur != PowerOn {
+		return failed("Component must be in the On state for "+string(op), "Component is in the wrong power state"), true
+	}
+	live := res.reset()
+	allowed := tr.s.targets.allowed(ctx, tgt, live)
+	uri := tgt.ResetURI
+	if uri == "" && live != nil {
+		uri = live.Target
+	}
+	if uri == "" {
+		return outcome{TaskUnsupported, "Component does not support the specified transition operation, " + string(op),
+			"Unsupported for transition operation"}, true
+	}
+	return tr.steps(ctx, tgt, uri, cur, plan(op, allowed), allowed)
+}
+
+// steps sends the plan's resets from the task's Step on, confirming each.
+func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps []step, allowed []string) (outcome, bool) {
+	r, t := tr.r, tr.t
+	var last string
+	if t.Step > 0 && t.Step <= len(steps) {
+		// Resumed after a restart: the step sent last is confirmed first.
+		s := steps[t.Step-1]
+		last = s.act()
+		if cur != s.want && r.tr.Deadline != 0 {
+			r.update(t, "Confirming successful transition, "+last)
+			ok, stop := tr.confirm(ctx, tgt, s.want, tr.deadline)
+			switch {
+			case stop:
+				return outcome{}, r.aborting()
+			case ok:
+				cur = s.want
+			case !s.graceful:
+				return failed("Failed to achieve transition", "Timeout waiting for transition, "+last+"."), true
+			}
+		}
+	}
+	for i := t.Step; i < len(steps); i++ {
+		s := steps[i]
+		if !s.always && cur == s.want {
+			continue
+		}
+		rt := s.reset
+		if !slices.Contains(allowed, rt) {
+			switch {
+			case s.alt != "" && slices.Contains(allowed, s.alt):
+				rt = s.alt
+			case s.graceful:
+				continue
+			default:
+				return outcome{TaskUnsupported, "Component does not support the specified transition operation, " + string(r.tr.Operation),
+					"Unsupported for transition operation"}, true
+			}
+		}
+		if r.aborting() || ctx.Err() != nil {
+			return outcome{}, r.aborting()
+		}
+		act := strings.ToLower(rt)
+		r.update(t, "Applying transition, "+act)
+		if err := tr.s.bmc.reset(ctx, tgt, uri, rt); err != nil {
+			if ctx.Err() != nil && !r.aborting() {
+				return outcome{}, false
+			}
+			if errors.Is(err, errRefused) {
+				tr.s.targets.refuse(tgt, rt)
+				if s.graceful {
+					continue
+				}
+			}
+			return failed("Failed to apply transition, "+act, err.Error()), true
+		}
+		r.advance(t, i+1)
+		last = act
+		if r.tr.Deadline == 0 {
+			continue
+		}
+		r.update(t, "Confirming successful transition, "+act)
+		until := tr.deadline
+		if s.graceful {
+			until = time.Now().Add(time.Until(tr.deadline) / 2)
+		}
+		ok, stop := tr.confirm(ctx, tgt, s.want, until)
+		if stop {
+			return outcome{}, r.aborting()
+		}
+		if !ok && s.graceful {
+			continue
+		}
+		if !ok {
+			return failed("Failed to achieve transition", "Timeout waiting for transition, "+act+"."), true
+		}
+		cur = s.want
+	}
+	switch {
+	case last == "":
+		return outcome{TaskSucceeded, "Component already in desired state", ""}, true
+	case r.tr.Deadline == 0:
+		return outcome{TaskSucceeded, "Transition applied, " + last + ". Not confirming.", ""}, true
+	}
+	return outcome{TaskSucceeded, "Transition confirmed, " + last, ""}, true
+}
+
+// confirm reads the power state back until it is want or until passes.
+// stop reports that ctx ended first.
+func (tr *taskRun) confirm(ctx context.Context, tgt Target, want string, until time.Time) (ok, stop bool) {
+	for {
+		if res, err := tr.s.bmc.read(ctx, tgt); err == nil {
+			got := powerOf(res.PowerState)
+			tr.s.cache.observe(tr.t.Xname, got, nil)
+			if got == want {
+				return true, false
+			}
+		}
+		if ctx.Err() != nil {
+			return false, true
+		}
+		if !time.Now().Add(tr.s.cfg.Poll).Before(until) {
+			return false, false
+		}
+		select {
+		case <-ctx.Done():
+			return false, true
+		case <-time.After(tr.s.cfg.Poll):
+		}
+	}
+}
