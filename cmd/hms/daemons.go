@@ -11,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/power"
 	"github.com/hmsuite/hms/statemgr"
 )
 
@@ -187,6 +188,22 @@ func bssComponent(s *suite) component {
 		}}
 }
 
+// pcsComponent: pcs reads components, endpoints and reservations from the
+// suite's HSM and reports power states back to it.
+func pcsComponent(s *suite) component {
+	l := s.local("pcs")
+	fl := power.RegisterFlags(l.f)
+	var cfg power.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) { cfg, err = fl.Config(); return err },
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "pcs.db")
+			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
+			cfg.Log, _ = l.logger(*fl.Level)
+			return power.StartDaemon(ctx, cfg)
+		}}
+}
+
 // The daemons' constructors return concrete types; make sure they fit.
 var (
 	_ daemon = (*layout.Daemon)(nil)
@@ -194,4 +211,5 @@ var (
 	_ daemon = (*heartbeat.Daemon)(nil)
 	_ daemon = (*fanout.Daemon)(nil)
 	_ daemon = (*ipxe.Daemon)(nil)
+	_ daemon = (*power.Daemon)(nil)
 )

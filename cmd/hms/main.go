@@ -1,5 +1,5 @@
 // Command hms is the suite's all-in-one binary. `hms up` runs sls, hsm, hbtd,
-// hmnfd and bss in one process, each on its usual port with its own SQLite file
+// hmnfd, bss and pcs in one process, each on its usual port with its own SQLite file
 // under one data directory, joined by an in-process bus instead of Kafka.
 package main
 
@@ -17,7 +17,7 @@ func main() { cli.Main("hms", run) }
 const usage = `Usage: hms <command> [flags]
 
 Commands:
-  up       run sls, hsm, hbtd, hmnfd and bss in one process (hms up -help for its flags)
+  up       run sls, hsm, hbtd, hmnfd, bss and pcs in one process (hms up -help for its flags)
   version  print the version of this build
 `
 
