@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-cmp v0.7.0
+	github.com/gosnmp/gosnmp v1.47.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/segmentio/kafka-go v0.4.51
@@ -13,6 +14,7 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.48.0
+	gopkg.in/yaml.v2 v2.4.0
 	modernc.org/sqlite v1.60.1
 )
 
@@ -30,7 +32,6 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	gopkg.in/yaml.v2 v2.4.0 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
