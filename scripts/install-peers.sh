@@ -10,7 +10,10 @@ peers=(
   curl:curl
   gcc:gcc
   kcat:kcat
+  python3:python3
   redfishtool:redfishtool
+  snmp:snmpwalk
+  snmpd:snmpd
   wrk:wrk
 )
 missing=()

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/bus"
@@ -204,6 +205,31 @@ func pcsComponent(s *suite) component {
 		}}
 }
 
+// redsComponent: reds (endpoint discovery) reads the DHCP lease events
+// from the in-process bus and writes to hsm; it is started last, as
+// nothing depends on it.
+func redsComponent(s *suite) component {
+	l := s.local("reds")
+	fl := discovery.RegisterFlags(l.f)
+	var cfg discovery.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) {
+			if cfg, err = fl.Config(); err != nil {
+				return err
+			}
+			return l.noKafka(*fl.Brokers)
+		},
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "reds.db")
+			cfg.CredKeyFile = l.file("cred-key-file", cfg.CredKeyFile, "reds-cred.key")
+			cfg.SLSURL = l.peer("sls-url", cfg.SLSURL, "sls")
+			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
+			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Bus = s.bus
+			return discovery.StartDaemon(ctx, cfg)
+		}}
+}
+
 // The daemons' constructors return concrete types; make sure they fit.
 var (
 	_ daemon = (*layout.Daemon)(nil)
@@ -212,4 +238,5 @@ var (
 	_ daemon = (*fanout.Daemon)(nil)
 	_ daemon = (*ipxe.Daemon)(nil)
 	_ daemon = (*power.Daemon)(nil)
+	_ daemon = (*discovery.Daemon)(nil)
 )

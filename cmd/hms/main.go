@@ -17,7 +17,7 @@ func main() { cli.Main("hms", run) }
 const usage = `Usage: hms <command> [flags]
 
 Commands:
-  up       run sls, hsm, hbtd, hmnfd, bss and pcs in one process (hms up -help for its flags)
+  up       run sls, hsm, hbtd, hmnfd, bss, pcs and reds in one process (hms up -help for its flags)
   version  print the version of this build
 `
 

@@ -31,7 +31,7 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 		dir:   f.String("data-dir", "./hms-data", "`DIR` holding each daemon's SQLite file and hsm's credential key (created if absent)"),
 		level: f.LogLevel()}
 	// The order is the start order: each daemon's peers start before it.
-	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s)}
+	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s), redsComponent(s)}
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func suiteUpWith(t *testing.T, dir string, getenv func(string) string, more ...s
 	done := make(chan error, 1)
 	go func() {
 		args := append([]string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", "127.0.0.1:0",
-			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0"}, more...)
+			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0", "-reds-listen", "127.0.0.1:0"}, more...)
 		done <- run(ctx, args, getenv, pw)
 		pw.Close()
 	}()
@@ -53,7 +53,7 @@ func suiteUpWith(t *testing.T, dir string, getenv func(string) string, more ...s
 		}
 		ready = sc.Text() == "ready"
 	}
-	if len(urls) < 5 || !ready {
+	if len(urls) < 7 || !ready {
 		t.Fatalf("hms up printed %v (ready %v) before stopping", urls, ready)
 	}
 	go io.Copy(io.Discard, pr)
@@ -161,7 +161,7 @@ func TestUpBadInput(t *testing.T) {
 			args := tt.args
 			if len(args) > 0 && args[0] == "up" {
 				args = append([]string{"up", "-data-dir", dir, "-sls-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0",
-					"-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0"}, args[1:]...)
+					"-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0", "-reds-listen", "127.0.0.1:0"}, args[1:]...)
 			}
 			err := run(t.Context(), args, func(k string) string { return tt.env[k] }, io.Discard)
 			if !errors.As(err, new(*cli.UsageError)) || !strings.Contains(err.Error(), tt.want) {
@@ -199,7 +199,7 @@ func TestUpRefusesADataDirInUse(t *testing.T) {
 	u := suiteUp(t, dir)
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestUpRefusesADataDirInUse$")
 	cmd.Env = append(os.Environ(), "HMS_TEST_MAIN_ARGS=up -data-dir "+dir+" -sls-listen 127.0.0.1:0 -hsm-listen 127.0.0.1:0 "+
-		"-hbtd-listen 127.0.0.1:0 -hmnfd-listen 127.0.0.1:0 -bss-listen 127.0.0.1:0 -pcs-listen 127.0.0.1:0 -log-level error")
+		"-hbtd-listen 127.0.0.1:0 -hmnfd-listen 127.0.0.1:0 -bss-listen 127.0.0.1:0 -pcs-listen 127.0.0.1:0 -reds-listen 127.0.0.1:0 -log-level error")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -1,0 +1,191 @@
+package discovery
+
+import (
+	"crypto/subtle"
+	"embed"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/ipxe/lease"
+)
+
+// Base is the path prefix of the REDS API.
+const Base = "/v1"
+
+// apiDoc holds openapi.yaml, served at /v1/openapi.yaml.
+//
+//go:embed openapi.yaml
+var apiDoc embed.FS
+
+// API serves the REDS routes over a Service.
+type API struct {
+	svc   *Service
+	store *Store
+	log   *slog.Logger
+	// token authenticates the node-side routes (POST /credentials, PUT
+	// /discovery); empty: they are refused.
+	token string
+}
+
+// NewAPI returns the API of svc; token is the discovery token BSS puts on
+// the discovery image's kernel command line.
+func NewAPI(svc *Service, store *Store, log *slog.Logger, token string) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{svc: svc, store: store, log: log, token: token}
+}
+
+// Handler returns the routed API.
+func (a *API) Handler() http.Handler {
+	mux := httpserver.NewMux(problem.Style{})
+	a.routes(mux)
+	return mux
+}
+
+func (a *API) routes(mux *httpserver.Mux) {
+	mux.HandleFunc("GET "+Base+"/openapi.yaml", httpserver.OpenAPI(apiDoc, "openapi.yaml"))
+	mux.HandleFunc("GET "+Base+"/liveness", httpserver.NoContent)
+	mux.HandleFunc("GET "+Base+"/readiness", httpserver.Readiness(a.store.Ping))
+	mux.HandleFunc("GET "+Base+"/unknown", a.getUnknown)
+	mux.HandleFunc("GET "+Base+"/endpoints", a.getEndpoints)
+	mux.HandleFunc("POST "+Base+"/credentials", a.authorized(a.postCredentials))
+	mux.HandleFunc("PUT "+Base+"/discovery", a.authorized(a.putDiscovery))
+}
+
+func (a *API) getUnknown(w http.ResponseWriter, r *http.Request) {
+	httpserver.WriteJSON(w, http.StatusOK, map[string][]Unknown{"Unknown": a.svc.Unknowns()})
+}
+
+// endpointView is an endpoint as GET /v1/endpoints shows it: never a password.
+type endpointView struct {
+	Xname      string    `json:"Xname"`
+	Kind       string    `json:"Kind"`
+	MACAddress string    `json:"MACAddress"`
+	IPAddress  string    `json:"IPAddress"`
+	FQDN       string    `json:"FQDN"`
+	User       string    `json:"User"`
+	State      string    `json:"State"`
+	Updated    time.Time `json:"Updated"`
+}
+
+func (a *API) getEndpoints(w http.ResponseWriter, r *http.Request) {
+	eps, err := a.store.List(r.Context(), r.URL.Query().Get("state"))
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	out := make([]endpointView, 0, len(eps))
+	for _, e := range eps {
+		out = append(out, endpointView{Xname: e.Xname, Kind: e.Kind, MACAddress: e.MAC, IPAddress: e.IP,
+			FQDN: e.Addr, User: e.User, State: e.State, Updated: e.Updated})
+	}
+	httpserver.WriteJSON(w, http.StatusOK, map[string][]endpointView{"Endpoints": out})
+}
+
+// authorized lets a request through only with "Authorization: Bearer
+// <token>"; without a configured token the node-side routes are closed.
+func (a *API) authorized(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.token == "" {
+			problem.WriteStatus(w, r, http.StatusForbidden, "the node-side discovery routes are off (no -discovery-token-file)")
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="reds"`)
+			problem.WriteStatus(w, r, http.StatusUnauthorized, "a valid discovery token is required")
+			return
+		}
+		next(w, r)
+	}
+}
+
+// systemAddresses is the body the discovery image sends (hms-reds 1.x).
+type systemAddresses struct {
+	Addresses []struct {
+		MACAddress  string `json:"macAddress"`
+		IPAddresses []struct {
+			AddressType string `json:"addressType"`
+			Address     string `json:"address"`
+		} `json:"IPAddresses"`
+	} `json:"addresses"`
+}
+
+func (a *API) readAddresses(w http.ResponseWriter, r *http.Request) (systemAddresses, bool) {
+	var body systemAddresses
+	if err := httpserver.ReadJSON(w, r, 64<<10, &body); err != nil {
+		problem.Write(w, r, a.log, err)
+		return body, false
+	}
+	if len(body.Addresses) == 0 {
+		problem.Write(w, r, a.log, problem.Invalidf("addresses: none"))
+		return body, false
+	}
+	for _, ad := range body.Addresses {
+		if _, err := net.ParseMAC(macColons(ad.MACAddress)); err != nil {
+			problem.Write(w, r, a.log, problem.Invalidf("addresses: macAddress %q is not a MAC address", ad.MACAddress))
+			return body, false
+		}
+	}
+	return body, true
+}
+
+// macColons accepts a MAC with or without separators (hms-reds sends bare hex).
+func macColons(m string) string {
+	m = strings.ToLower(m)
+	if len(m) != 12 || strings.ContainsAny(m, ":-.") {
+		return m
+	}
+	var b strings.Builder
+	for i := 0; i < 12; i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(m[i : i+2])
+	}
+	return b.String()
+}
+
+// postCredentials gives the node the credentials to set on its BMC in-band:
+// the factory user with a new password, kept (sealed) for the MAC so the
+// pipeline logs in with it when it places the BMC.
+func (a *API) postCredentials(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.readAddresses(w, r)
+	if !ok {
+		return
+	}
+	pw, err := a.svc.cfg.BMCs.GeneratePassword()
+	if err == nil {
+		err = a.store.PutNodeCreds(r.Context(), lease.NormalizeMAC(macColons(body.Addresses[0].MACAddress)), pw)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	httpserver.WriteJSON(w, http.StatusOK, map[string]string{"username": a.svc.cfg.BMCs.cfg.DefaultUser, "password": pw})
+}
+
+// putDiscovery is the node saying its BMC has the credentials: each MAC
+// with an IPv4 address is placed now.
+func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.readAddresses(w, r)
+	if !ok {
+		return
+	}
+	for _, ad := range body.Addresses {
+		for _, ip := range ad.IPAddresses {
+			if p := net.ParseIP(ip.Address); p != nil && p.To4() != nil {
+				a.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: lease.NormalizeMAC(macColons(ad.MACAddress)),
+					IPAddress: ip.Address, Time: a.svc.cfg.Now()})
+				break
+			}
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}

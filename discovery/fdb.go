@@ -1,0 +1,158 @@
+package discovery
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Walker reads one switch's forwarding table (SNMPWalker; tests may walk
+// anything that answers SNMP).
+type Walker interface {
+	Walk(ctx context.Context, sw Switch) (Table, WalkStats, error)
+}
+
+// FDB caches the forwarding table of each switch. A question about a MAC
+// seen at time since is answered from a table read at or after since and
+// younger than the TTL; otherwise the switch is walked. Walks of one switch
+// are coalesced: while one runs, every question that it cannot answer
+// (asked after it started) waits for a single next walk, so 500 leases at
+// once cost each switch at most two walks. At most Concurrency switches are
+// walked at once.
+type FDB struct {
+	walker Walker
+	ttl    time.Duration
+	now    func() time.Time
+	sem    chan struct{}
+	obs    func(sw Switch, st WalkStats, took time.Duration, err error)
+
+	mu     sync.Mutex
+	states map[string]*switchState
+}
+
+// switchState is one switch's cached table and its walks.
+type switchState struct {
+	table   Table
+	at      time.Time // when the cached walk started
+	err     error
+	running *walk // in progress, started at running.start
+	next    *walk // queued behind running
+}
+
+// walk is one walk of a switch; done is closed when table/err are set.
+type walk struct {
+	start time.Time
+	done  chan struct{}
+	table Table
+	err   error
+}
+
+// NewFDB returns a cache over walker; now is the clock (time.Now if nil),
+// obs (optional) is told of every finished walk.
+func NewFDB(walker Walker, ttl time.Duration, concurrency int, now func() time.Time,
+	obs func(Switch, WalkStats, time.Duration, error)) *FDB {
+	if now == nil {
+		now = time.Now
+	}
+	if concurrency <= 0 {
+		concurrency = 8
+	}
+	if obs == nil {
+		obs = func(Switch, WalkStats, time.Duration, error) {}
+	}
+	return &FDB{walker: walker, ttl: ttl, now: now, sem: make(chan struct{}, concurrency), obs: obs,
+		states: map[string]*switchState{}}
+}
+
+// Table returns sw's table as read at or after since (walking it if the
+// cache is older, or older than the TTL).
+func (f *FDB) Table(ctx context.Context, sw Switch, since time.Time) (Table, error) {
+	f.mu.Lock()
+	s := f.states[sw.Xname]
+	if s == nil {
+		s = &switchState{}
+		f.states[sw.Xname] = s
+	}
+	now := f.now()
+	if !s.at.IsZero() && !s.at.Before(since) && now.Sub(s.at) < f.ttl {
+		t, err := s.table, s.err
+		f.mu.Unlock()
+		return t, err
+	}
+	w := f.join(sw, s, since)
+	f.mu.Unlock()
+	select {
+	case <-w.done:
+		return w.table, w.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// join returns the walk that answers a question asked at since: the running
+// one if it started late enough, else the next one (created if needed).
+// f.mu is held.
+func (f *FDB) join(sw Switch, s *switchState, since time.Time) *walk {
+	if s.running != nil && !s.running.start.Before(since) {
+		return s.running
+	}
+	if s.running == nil {
+		s.running = &walk{done: make(chan struct{})}
+		go f.run(sw, s, s.running)
+		return s.running
+	}
+	if s.next == nil {
+		s.next = &walk{done: make(chan struct{})}
+	}
+	return s.next
+}
+
+// run performs w, then starts the queued walk, if any.
+func (f *FDB) run(sw Switch, s *switchState, w *walk) {
+	for w != nil {
+		f.sem <- struct{}{}
+		f.mu.Lock()
+		w.start = f.now()
+		f.mu.Unlock()
+		// A walk serves every waiter, so no one caller's context bounds it;
+		// the walker's own timeouts do.
+		t, st, err := f.walker.Walk(context.Background(), sw)
+		<-f.sem
+		f.obs(sw, st, f.now().Sub(w.start), err)
+		f.mu.Lock()
+		w.table, w.err = t, err
+		s.table, s.err, s.at = t, err, w.start
+		close(w.done)
+		s.running, s.next, w = s.next, nil, s.next
+		f.mu.Unlock()
+	}
+}
+
+// Refresh walks every switch whose table is older than age (the slow
+// periodic refresh); it returns when the walks are done.
+func (f *FDB) Refresh(ctx context.Context, switches []Switch, age time.Duration) {
+	var wg sync.WaitGroup
+	for _, sw := range switches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = f.Table(ctx, sw, f.now().Add(-age))
+		}()
+	}
+	wg.Wait()
+}
+
+// Forget drops the tables of switches not in keep (gone from SLS).
+func (f *FDB) Forget(keep []Switch) {
+	names := map[string]bool{}
+	for _, sw := range keep {
+		names[sw.Xname] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for x, s := range f.states {
+		if !names[x] && s.running == nil {
+			delete(f.states, x)
+		}
+	}
+}

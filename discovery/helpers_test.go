@@ -1,0 +1,203 @@
+package discovery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/ipxe/lease"
+	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
+)
+
+// suite is one test's world: a real SLS and HSM on loopback, simulated
+// BMCs, an in-process bus, and the discovery Service under test.
+type suite struct {
+	t     *testing.T
+	dir   string
+	sls   *layout.Client
+	hsm   *client.Client
+	bus   *bus.Memory
+	store *Store
+	svc   *Service
+	bmcs  []redfishsim.Member
+	port  int // every simulated BMC's HTTPS port
+	done  chan outcome
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+// outcome is what Config.Done reported for one MAC.
+type outcome struct {
+	mac, xname string
+	err        error
+}
+
+// newSuite starts SLS (loaded with hw) and HSM, and n simulated BMCs named
+// by xnames, on 127.77.<k>.x addresses sharing one port.
+func newSuite(t *testing.T, hw map[string]any, xnames []string) *suite {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &suite{t: t, dir: t.TempDir(), bus: bus.NewMemory(), done: make(chan outcome, 1024), stop: cancel}
+	t.Cleanup(s.close)
+	sd, err := layout.StartDaemon(ctx, layout.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(s.dir, "sls.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.run(func() error { return sd.Run(ctx) })
+	s.sls = layout.NewClient(sd.URL(), nil)
+	dump, _ := json.Marshal(map[string]any{"Hardware": hw, "Networks": map[string]any{}})
+	if err := s.sls.Load(ctx, bytes.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(s.dir, "hsm.db"),
+		SLSURL: sd.URL(), CredKeyFile: filepath.Join(s.dir, "hsm.key"), Publisher: s.bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.run(func() error { return hd.Run(ctx) })
+	s.hsm = client.New(hd.URL(), nil, "reds-test")
+	if len(xnames) > 0 {
+		s.startBMCs(ctx, xnames)
+	}
+	return s
+}
+
+func (s *suite) run(fn func() error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := fn(); err != nil {
+			s.t.Errorf("daemon: %v", err)
+		}
+	}()
+}
+
+func (s *suite) close() {
+	s.stop()
+	s.wg.Wait()
+}
+
+// startBMCs serves simulated BMCs with TLS, each on its own loopback address.
+func (s *suite) startBMCs(ctx context.Context, xnames []string) {
+	t := s.t
+	s.port = freePort(t)
+	tlsConf, err := redfishsim.NewTLSConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: len(xnames), ByAddress: true,
+		Listen: fmt.Sprintf("127.77.%d.1:%d", s.port%200+1, s.port), Xname: func(i int) string { return xnames[i] },
+		Tree: redfishsim.Template(1), TLS: tlsConf, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.bmcs = f.Members()
+	s.run(func() error { return f.Run(ctx) })
+}
+
+// startService runs the Service against the suite, walking switches with w.
+func (s *suite) startService(w Walker, cfg Config) {
+	t := s.t
+	box, err := sealed.LoadKey(filepath.Join(s.dir, "reds.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.store, err = OpenStore(context.Background(), filepath.Join(s.dir, "reds.db"), box, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.HSM, cfg.SLS, cfg.Store, cfg.Walker, cfg.Bus = s.hsm, s.sls, s.store, w, s.bus
+	cfg.BMCs = NewBMCs(BMCConfig{DefaultUser: redfishsim.DefaultUser, DefaultPassword: redfishsim.DefaultPassword,
+		Port: s.port, Insecure: true, Timeout: 5 * time.Second})
+	cfg.Done = func(mac, x string, err error) { s.done <- outcome{mac, x, err} }
+	if cfg.PresenceInterval == 0 {
+		cfg.PresenceInterval = time.Hour // the tests call CheckPresence
+	}
+	if cfg.HSMPoll == 0 {
+		cfg.HSMPoll = time.Hour
+	}
+	s.svc = New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := s.stop
+	s.stop = func() { cancel(); stop() }
+	s.run(func() error { defer s.store.Close(); return s.svc.Run(ctx) })
+}
+
+// lease publishes a commit lease event for mac at ip, as the DHCP server does.
+func (s *suite) lease(mac, ip string) {
+	s.t.Helper()
+	b, _ := lease.Encode(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: ip, Time: time.Now()})
+	if err := s.bus.Publish(context.Background(), lease.Topic, bus.Message{Key: []byte(lease.Key(mac)), Value: b}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// next waits for the Service's next outcome.
+func (s *suite) next() outcome {
+	s.t.Helper()
+	select {
+	case o := <-s.done:
+		return o
+	case <-time.After(time.Minute):
+		s.t.Fatal("no outcome from the discovery service within a minute")
+	}
+	return outcome{}
+}
+
+// bmcIP is the address of simulated BMC i (without the port).
+func (s *suite) bmcIP(i int) string {
+	host, _, _ := net.SplitHostPort(s.bmcs[i].Addr)
+	return host
+}
+
+// bmcMAC is the MAC simulated BMC i's manager reports (and DHCP leases to).
+func (s *suite) bmcMAC(i int) string { return redfishsim.MAC(s.bmcs[i].BMC.Xname(), "bmc:eth0") }
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// riverLayout is an SLS layout: cabinet x3000 with switch x3000c0w14 at
+// switchAddr (v3 user testV3, or v2c when v3 is false), and for each port
+// ethernet1/1/<i+1> a connector cabling BMC x3000c0s<i+1>b0, whose node
+// x3000c0s<i+1>b0n0 has NID i+1 and Role Compute.
+func riverLayout(switchAddr string, v3 bool, bmcs int) map[string]any {
+	sw := map[string]any{"IP4addr": switchAddr, "Brand": "Dell", "Model": "S3048-ON"}
+	if v3 {
+		sw["SNMPUsername"], sw["SNMPAuthProtocol"], sw["SNMPAuthPassword"] = testV3.User, testV3.AuthProtocol, testV3.AuthPasswd
+		sw["SNMPPrivProtocol"], sw["SNMPPrivPassword"] = testV3.PrivProtocol, testV3.PrivPasswd
+	}
+	hw := map[string]any{
+		"x3000":      map[string]any{"Xname": "x3000", "Class": "River"},
+		"x3000c0w14": map[string]any{"Xname": "x3000c0w14", "Class": "River", "ExtraProperties": sw},
+	}
+	for i := range bmcs {
+		j := fmt.Sprintf("x3000c0w14j%d", i+1)
+		bmc := fmt.Sprintf("x3000c0s%db0", i+1)
+		hw[j] = map[string]any{"Xname": j, "Class": "River", "ExtraProperties": map[string]any{
+			"VendorName": fmt.Sprintf("ethernet1/1/%d", i+1), "NodeNics": []string{bmc}}}
+		hw[bmc+"n0"] = map[string]any{"Xname": bmc + "n0", "Class": "River", "ExtraProperties": map[string]any{
+			"NID": i + 1, "Role": "Compute"}}
+	}
+	return hw
+}

@@ -1,0 +1,132 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// process places j's MAC (River: switch port and SLS; Mountain: known),
+// gives its BMC its own credentials and registers it in HSM.
+func (s *Service) process(ctx context.Context, j job) (string, error) {
+	if prev, err := s.cfg.Store.ByMAC(ctx, j.mac); err == nil && prev.State == StateRegistered && prev.IP == j.ip {
+		return prev.Xname, nil // a renewal of a BMC registered already
+	}
+	x := j.xname
+	if x == "" {
+		loc, err := s.loc.Locate(ctx, j.mac, j.since)
+		if err != nil {
+			return "", err
+		}
+		x = loc.Xname
+	}
+	return x, s.configure(ctx, x, j)
+}
+
+// configure sets credentials (and, on Mountain BMCs, NTP and syslog) on
+// the BMC of xname and registers it in HSM.
+func (s *Service) configure(ctx context.Context, x string, j job) error {
+	e, err := s.provision(ctx, x, j)
+	if err != nil {
+		return err
+	}
+	if j.kind == KindMountain && (len(s.cfg.NTP) > 0 || s.cfg.Syslog != "") {
+		if err := s.cfg.BMCs.SetNetworkProtocol(ctx, e.Addr, e.User, e.Password, s.cfg.NTP, s.cfg.Syslog); err != nil {
+			return stepErr(ReasonBMC, err)
+		}
+	}
+	if err := pointInterface(ctx, s.cfg.HSM, j.mac, j.ip, x); err != nil {
+		return stepErr(ReasonHSM, err)
+	}
+	if err := registerEndpoint(ctx, s.cfg.HSM, e); err != nil {
+		return stepErr(ReasonHSM, err)
+	}
+	e.State = StateRegistered
+	if err := s.cfg.Store.Put(ctx, e); err != nil {
+		return err
+	}
+	s.m.registered.WithLabelValues(e.Kind).Inc()
+	s.m.latency.Observe(s.cfg.Now().Sub(j.since).Seconds())
+	s.log.Info("bmc_registered", "xname", x, "mac", j.mac, "ip", j.ip, "kind", e.Kind)
+	return nil
+}
+
+// provision gives the BMC of xname at j's address credentials of its own.
+// Passwords stored earlier (set but not registered before a crash, or set
+// through the node-side flow) are tried first; otherwise the factory
+// credentials log in, a new password is stored as pending, then set on the
+// BMC and checked: the new one logs in, the factory one no longer does.
+func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint, error) {
+	b := s.cfg.BMCs
+	e := Endpoint{Xname: xname, Kind: j.kind, MAC: j.mac, IP: j.ip, Addr: b.Addr(j.ip),
+		User: b.cfg.DefaultUser, State: StatePending}
+	if e.Kind == "" {
+		e.Kind = KindRiver
+	}
+	prev, err := s.cfg.Store.Get(ctx, xname)
+	if err != nil && !errors.Is(err, problem.ErrNotFound) {
+		return e, err
+	}
+	node, err := s.cfg.Store.NodeCreds(ctx, j.mac)
+	if err != nil {
+		return e, err
+	}
+	for _, pw := range []string{prev.Pending, prev.Password, node} {
+		if pw == "" {
+			continue
+		}
+		switch err := b.Login(ctx, e.Addr, e.User, pw); {
+		case err == nil:
+			e.Password = pw
+			return e, nil
+		case !errors.Is(err, errRefused):
+			return e, stepErr(ReasonBMCDown, err)
+		}
+	}
+	pw, err := b.GeneratePassword()
+	if err != nil {
+		return e, err
+	}
+	e.Pending, e.Password = pw, prev.Password
+	if err := s.cfg.Store.Put(ctx, e); err != nil {
+		return e, err
+	}
+	if err := b.SetPassword(ctx, e.Addr, e.User, b.cfg.DefaultPassword, pw); err != nil {
+		if errors.Is(err, errRefused) {
+			return e, stepErr(ReasonBMC, err)
+		}
+		return e, stepErr(ReasonBMCDown, err)
+	}
+	if err := b.Login(ctx, e.Addr, e.User, pw); err != nil {
+		return e, stepErr(ReasonBMC, fmt.Errorf("new password does not log in: %w", err))
+	}
+	if err := b.Login(ctx, e.Addr, e.User, b.cfg.DefaultPassword); !errors.Is(err, errRefused) {
+		return e, stepErr(ReasonBMC, fmt.Errorf("bmc %s: factory password still accepted after the change (%v)", e.Addr, err))
+	}
+	e.Password, e.Pending = pw, ""
+	return e, s.cfg.Store.Put(ctx, e)
+}
+
+// stepError is a failed step with the reason /v1/unknown shows.
+type stepError struct {
+	reason string
+	err    error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+func stepErr(reason string, err error) error { return &stepError{reason: reason, err: err} }
+
+// reasonOf is the /v1/unknown reason of an error that is not a locateError.
+func reasonOf(err error) string {
+	var se *stepError
+	if errors.As(err, &se) {
+		return se.reason
+	}
+	return "internal"
+}
+
+func asLocate(err error, le **locateError) bool { return errors.As(err, le) }

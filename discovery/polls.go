@@ -1,0 +1,77 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/ipxe/lease"
+)
+
+// refreshSLS re-reads the switches (River) and the Mountain chassis.
+func (s *Service) refreshSLS(ctx context.Context) {
+	if s.cfg.River {
+		sws, err := Switches(ctx, s.cfg.SLS, s.cfg.Switch)
+		if err != nil {
+			s.pollFailed(ctx, "sls", err)
+		} else {
+			s.m.polls.WithLabelValues("sls", "ok").Inc()
+			s.loc.SetSwitches(sws)
+		}
+	}
+	if s.cfg.Mountain {
+		if err := s.refreshMountain(ctx); err != nil {
+			s.pollFailed(ctx, "sls", err)
+		}
+	}
+}
+
+// pollFailed counts a failed poll and logs it once per cause.
+func (s *Service) pollFailed(ctx context.Context, target string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.m.polls.WithLabelValues(target, "error").Inc()
+	key := "poll " + target
+	s.mu.Lock()
+	first := s.logged[key] != err.Error()
+	s.logged[key] = err.Error()
+	s.mu.Unlock()
+	if first {
+		s.log.Warn("poll_failed", "target", target, "err", err)
+	}
+}
+
+// refreshFDB is the slow periodic walk of every switch.
+func (s *Service) refreshFDB(ctx context.Context) {
+	s.fdb.Refresh(ctx, s.loc.Switches(), s.cfg.FDBRefresh/2)
+}
+
+// pollHSM queues the MACs HSM has without a ComponentID: interfaces a DHCP
+// server other than ours wrote (CSM's Kea does).
+func (s *Service) pollHSM(ctx context.Context) {
+	eis, err := s.cfg.HSM.EthernetInterfaces(ctx, url.Values{})
+	if err != nil {
+		s.pollFailed(ctx, "hsm", err)
+		return
+	}
+	s.m.polls.WithLabelValues("hsm", "ok").Inc()
+	for _, ei := range eis {
+		if ei.ComponentID != "" || len(ei.IPAddresses) == 0 {
+			continue
+		}
+		ip := ei.IPAddresses[0].IPAddress
+		if net.ParseIP(ip) == nil {
+			continue
+		}
+		mac := lease.NormalizeMAC(ei.MACAddress)
+		if prev, err := s.cfg.Store.ByMAC(ctx, mac); err == nil && prev.State == StateRegistered && prev.IP == ip {
+			continue
+		} else if err != nil && !errors.Is(err, problem.ErrNotFound) {
+			return
+		}
+		s.submit(job{mac: mac, ip: ip, since: s.cfg.Now(), kind: KindRiver})
+	}
+}

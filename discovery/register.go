@@ -1,0 +1,104 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// HSM is what discovery asks of HSM (statemgr/client.Client).
+type HSM interface {
+	EthernetInterfaces(ctx context.Context, query url.Values) ([]hsm.EthernetInterface, error)
+	CreateEthernetInterface(ctx context.Context, ei hsm.EthernetInterface) error
+	PatchEthernetInterface(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error)
+	CreateRedfishEndpoints(ctx context.Context, eps ...hsm.RedfishEndpoint) error
+	PatchRedfishEndpoint(ctx context.Context, xname string, p hsm.RedfishEndpointPatch) (hsm.RedfishEndpoint, error)
+	Components(ctx context.Context, query url.Values) ([]hsm.Component, error)
+	BulkStateData(ctx context.Context, ids []string, state, flag string, force bool, info *hsm.ExtendedInfo) error
+	BulkFlagOnly(ctx context.Context, ids []string, flag string) error
+}
+
+// ethID is HSM's ID of the Ethernet interface of mac: hex digits, no separators.
+func ethID(mac string) string { return strings.ReplaceAll(strings.ToLower(mac), ":", "") }
+
+// pointInterface makes HSM's Ethernet interface of mac belong to xname,
+// creating it (with ip) when DHCP's server did not.
+func pointInterface(ctx context.Context, h HSM, mac, ip, xname string) error {
+	_, err := h.PatchEthernetInterface(ctx, ethID(mac), hsm.EthernetPatch{ComponentID: &xname})
+	if !errors.Is(err, problem.ErrNotFound) {
+		if err != nil {
+			return fmt.Errorf("hsm: point interface %s at %s: %w", mac, xname, err)
+		}
+		return nil
+	}
+	ei := hsm.EthernetInterface{MACAddress: mac, ComponentID: xname, IPAddresses: []hsm.IPAddressMapping{}}
+	if ip != "" {
+		ei.IPAddresses = append(ei.IPAddresses, hsm.IPAddressMapping{IPAddress: ip})
+	}
+	if err := h.CreateEthernetInterface(ctx, ei); err != nil && !errors.Is(err, problem.ErrConflict) {
+		return fmt.Errorf("hsm: create interface %s of %s: %w", mac, xname, err)
+	}
+	return nil
+}
+
+// registerEndpoint POSTs the RedfishEndpoint of e (PATCH on 409), with
+// RediscoverOnUpdate so HSM walks it at once.
+func registerEndpoint(ctx context.Context, h HSM, e Endpoint) error {
+	ep := hsm.RedfishEndpoint{ID: e.Xname, FQDN: e.Addr, IPAddress: e.IP, MACAddr: e.MAC,
+		User: e.User, Password: e.Password, RediscoverOnUpdate: true}
+	err := h.CreateRedfishEndpoints(ctx, ep)
+	if errors.Is(err, problem.ErrConflict) {
+		on, yes := true, true
+		_, err = h.PatchRedfishEndpoint(ctx, e.Xname, hsm.RedfishEndpointPatch{Enabled: &on, FQDN: &ep.FQDN,
+			IPAddress: &ep.IPAddress, MACAddr: &ep.MACAddr, User: &ep.User, Password: &ep.Password, RediscoverOnUpdate: &yes})
+	}
+	if err != nil {
+		return fmt.Errorf("hsm: register %s: %w", e.Xname, err)
+	}
+	return nil
+}
+
+// retire disables the RedfishEndpoint of xname and marks the BMC and every
+// component under it Empty (HSM emits the SCNs).
+func retire(ctx context.Context, h HSM, xname string) error {
+	off := false
+	if _, err := h.PatchRedfishEndpoint(ctx, xname, hsm.RedfishEndpointPatch{Enabled: &off}); err != nil && !errors.Is(err, problem.ErrNotFound) {
+		return fmt.Errorf("hsm: disable %s: %w", xname, err)
+	}
+	ids, err := below(ctx, h, xname)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	if err := h.BulkStateData(ctx, ids, hsm.StateEmpty, "OK", true, nil); err != nil {
+		return fmt.Errorf("hsm: mark %s Empty: %w", xname, err)
+	}
+	return nil
+}
+
+// below lists xname and the components HSM has under it.
+func below(ctx context.Context, h HSM, xname string) ([]string, error) {
+	comps, err := h.Components(ctx, url.Values{})
+	if err != nil {
+		return nil, fmt.Errorf("hsm: components under %s: %w", xname, err)
+	}
+	var ids []string
+	for _, c := range comps {
+		if c.ID == xname || isBelow(c.ID, xname) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids, nil
+}
+
+// isBelow reports whether id names a component under parent: parent
+// followed by a letter (x3000c0s1b0n0 is under x3000c0s1b0; x3000c0s10 is
+// not under x3000c0s1).
+func isBelow(id, parent string) bool {
+	rest, ok := strings.CutPrefix(id, parent)
+	return ok && rest != "" && rest[0] >= 'a' && rest[0] <= 'z'
+}

@@ -1,0 +1,410 @@
+package discovery
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/ipxe/lease"
+)
+
+// Config is what a Service needs. Zero durations take the defaults noted.
+type Config struct {
+	HSM   HSM
+	SLS   Layout
+	Store *Store
+	BMCs  *BMCs
+	// Walker reads switch forwarding tables (an SNMPWalker).
+	Walker Walker
+	Switch SwitchConfig
+	// Bus, if set, is read for lease events (topic lease.Topic, group Group).
+	Bus   bus.Consumer
+	Group string
+	// River and Mountain choose the roles: REDS (switches) and MEDS (SLS
+	// chassis). Both false means both.
+	River, Mountain bool
+	// FDBTTL is how long a switch's table answers questions (60 s);
+	// FDBRefresh the slow periodic walk of every switch (10 min).
+	FDBTTL, FDBRefresh time.Duration
+	// WalkConcurrency bounds the switches walked at once (8); Workers the
+	// MACs processed at once (32).
+	WalkConcurrency, Workers int
+	// SLSRefresh is how often switches and Mountain chassis are re-read
+	// from SLS (5 min); HSMPoll how often HSM's unplaced interfaces are
+	// (60 s; 0 or less: the default, there is no off).
+	SLSRefresh, HSMPoll time.Duration
+	// PresenceInterval is how often registered BMCs are checked (30 s, ±10 %).
+	PresenceInterval time.Duration
+	// RetryMin and RetryMax bound the backoff of a MAC that failed (5 s, 5 min).
+	RetryMin, RetryMax time.Duration
+	// NTP and Syslog are set on new Mountain BMCs (NetworkProtocol PATCH).
+	NTP    []string
+	Syslog string
+	// Now is the clock (time.Now).
+	Now func() time.Time
+	// Done, if set, is told the outcome of every MAC processed: the BMC
+	// xname registered, or the error that left it unknown (tests, benchmarks).
+	Done       func(mac, xname string, err error)
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.FDBTTL, time.Minute)
+	def(&c.FDBRefresh, 10*time.Minute)
+	def(&c.SLSRefresh, 5*time.Minute)
+	def(&c.HSMPoll, time.Minute)
+	def(&c.PresenceInterval, 30*time.Second)
+	def(&c.RetryMin, 5*time.Second)
+	def(&c.RetryMax, 5*time.Minute)
+	if c.Workers <= 0 {
+		c.Workers = 32
+	}
+	if c.Group == "" {
+		c.Group = "reds"
+	}
+	if !c.River && !c.Mountain {
+		c.River, c.Mountain = true, true
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Unknown is a MAC discovery could not place or register yet, and why.
+type Unknown struct {
+	MACAddress  string    `json:"MACAddress"`
+	IPAddress   string    `json:"IPAddress"`
+	Reason      string    `json:"Reason"`
+	Detail      string    `json:"Detail"`
+	Switch      string    `json:"Switch,omitempty"`
+	Port        string    `json:"Port,omitempty"`
+	Xname       string    `json:"Xname,omitempty"`
+	Attempts    int       `json:"Attempts"`
+	LastAttempt time.Time `json:"LastAttempt"`
+	NextAttempt time.Time `json:"NextAttempt"`
+}
+
+// job is one MAC to place and register; since is when it was noticed.
+type job struct {
+	mac, ip string
+	since   time.Time
+	// xname and kind are set for Mountain endpoints, whose xname is known.
+	xname, kind string
+}
+
+// Service is REDS and MEDS: it places new BMCs, sets their credentials and
+// registers them in HSM, and retires those that are gone.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+	fdb *FDB
+	loc *Locator
+	m   *metrics
+
+	mu       sync.Mutex
+	queue    []string       // MACs waiting for a worker
+	jobs     map[string]job // by MAC: queued, running or waiting to retry
+	running  map[string]bool
+	again    map[string]bool // running and noticed again
+	unknown  map[string]*Unknown
+	wake     chan struct{}
+	mountain map[string]job // expected Mountain endpoints by MAC
+	logged   map[string]string
+}
+
+// New returns a Service; Run it.
+func New(cfg Config) *Service {
+	cfg.setDefaults()
+	s := &Service{cfg: cfg, log: cfg.Log, jobs: map[string]job{}, running: map[string]bool{},
+		again: map[string]bool{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
+		mountain: map[string]job{}, logged: map[string]string{}}
+	s.m = newMetrics(cfg.Registerer, s)
+	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
+	s.loc = NewLocator(cfg.SLS, s.fdb)
+	return s
+}
+
+// Run reads lease events, polls HSM and SLS, processes MACs and checks
+// presence until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	// Switches and chassis are read before the first lease is taken, so
+	// early leases do not fail for want of a switch list.
+	s.refreshSLS(ctx)
+	g, ctx := errgroup.WithContext(ctx)
+	for range s.cfg.Workers {
+		g.Go(func() error { s.work(ctx); return nil })
+	}
+	g.Go(func() error { s.every(ctx, s.cfg.SLSRefresh, false, s.refreshSLS); return nil })
+	g.Go(func() error { s.every(ctx, s.cfg.PresenceInterval, false, s.checkPresence); return nil })
+	g.Go(func() error { s.retryLoop(ctx); return nil })
+	if s.cfg.River {
+		g.Go(func() error { s.every(ctx, s.cfg.HSMPoll, true, s.pollHSM); return nil })
+		g.Go(func() error { s.every(ctx, s.cfg.FDBRefresh, false, s.refreshFDB); return nil })
+	}
+	if s.cfg.Bus != nil {
+		g.Go(func() error { return s.cfg.Bus.Consume(ctx, lease.Topic, s.cfg.Group, s.handleLeases) })
+	}
+	return g.Wait()
+}
+
+// every runs fn (now too if now) and then every d, jittered by ±10 %,
+// until ctx ends.
+func (s *Service) every(ctx context.Context, d time.Duration, now bool, fn func(context.Context)) {
+	for {
+		if now {
+			fn(ctx)
+		}
+		now = true
+		jitter := time.Duration(rand.Int64N(int64(d)/5+1)) - d/10
+		t := time.NewTimer(d + jitter)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// handleLeases acts on lease events: an unknown MAC that got an address is
+// placed; an expected Mountain BMC learns its address.
+func (s *Service) handleLeases(ctx context.Context, msgs []bus.Message) error {
+	for _, msg := range msgs {
+		ev, err := lease.Decode(msg.Value)
+		if err != nil {
+			s.m.leases.WithLabelValues("malformed", "ignored").Inc()
+			continue
+		}
+		s.Notice(ev)
+	}
+	return nil
+}
+
+// Notice acts on one lease event (the bus handler calls it; so can a
+// DHCP server in the same process).
+func (s *Service) Notice(ev lease.Event) {
+	kind := string(ev.Kind)
+	if ev.Kind != lease.Commit || ev.IPAddress == "" {
+		s.m.leases.WithLabelValues(kind, "ignored").Inc()
+		return
+	}
+	s.mu.Lock()
+	mj, isMountain := s.mountain[ev.MACAddress]
+	s.mu.Unlock()
+	switch {
+	case isMountain && s.cfg.Mountain:
+		mj.ip, mj.since = ev.IPAddress, s.cfg.Now()
+		s.submit(mj)
+	case !ev.Known && s.cfg.River:
+		s.submit(job{mac: ev.MACAddress, ip: ev.IPAddress, since: s.cfg.Now(), kind: KindRiver})
+	default:
+		s.m.leases.WithLabelValues(kind, "ignored").Inc()
+		return
+	}
+	s.m.leases.WithLabelValues(kind, "queued").Inc()
+}
+
+// submit queues j unless its MAC is queued already (then the queued job
+// takes j's address) or waits for a retry with the same address (a lease
+// renewal does not cut a backoff short). A MAC being processed is processed
+// again afterwards.
+func (s *Service) submit(j job) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, had := s.jobs[j.mac]
+	waiting := s.unknown[j.mac] != nil
+	switch {
+	case s.running[j.mac]:
+		s.jobs[j.mac], s.again[j.mac] = j, true
+		return
+	case waiting && old.ip == j.ip:
+		return
+	case had && !waiting:
+		s.jobs[j.mac] = j
+		return
+	}
+	s.jobs[j.mac] = j
+	delete(s.unknown, j.mac)
+	s.queue = append(s.queue, j.mac)
+	s.signal()
+}
+
+func (s *Service) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) next() (job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return job{}, false
+	}
+	mac := s.queue[0]
+	s.queue = s.queue[1:]
+	s.running[mac] = true
+	if len(s.queue) > 0 {
+		s.signal()
+	}
+	return s.jobs[mac], true
+}
+
+func (s *Service) work(ctx context.Context) {
+	for {
+		j, ok := s.next()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.wake:
+				continue
+			}
+		}
+		x, err := s.process(ctx, j)
+		s.finish(j, err)
+		if s.cfg.Done != nil && ctx.Err() == nil {
+			s.cfg.Done(j.mac, x, err)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// finish records the outcome of j: done, or unknown with a retry time.
+func (s *Service) finish(j job, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.running, j.mac)
+	if s.again[j.mac] {
+		delete(s.again, j.mac)
+		s.queue = append(s.queue, j.mac)
+		s.signal()
+		return
+	}
+	if err == nil {
+		delete(s.jobs, j.mac)
+		delete(s.unknown, j.mac)
+		delete(s.logged, j.mac)
+		return
+	}
+	u := s.unknown[j.mac]
+	if u == nil {
+		u = &Unknown{MACAddress: j.mac}
+		s.unknown[j.mac] = u
+	}
+	u.IPAddress, u.Xname, u.Attempts, u.LastAttempt = j.ip, j.xname, u.Attempts+1, s.cfg.Now().UTC()
+	u.Reason, u.Detail, u.Switch, u.Port = describe(err)
+	backoff := min(s.cfg.RetryMin<<min(u.Attempts-1, 16), s.cfg.RetryMax)
+	u.NextAttempt = u.LastAttempt.Add(backoff)
+	s.m.failures.WithLabelValues(u.Reason).Inc()
+	if s.logged[j.mac] != u.Reason {
+		// Logged once per cause; the count is in reds_failures_total.
+		s.logged[j.mac] = u.Reason
+		s.log.Warn("mac_not_registered", "mac", j.mac, "ip", j.ip, "reason", u.Reason, "detail", u.Detail)
+	}
+}
+
+// describe splits err into the fields of Unknown.
+func describe(err error) (reason, detail, sw, port string) {
+	var le *locateError
+	if asLocate(err, &le) {
+		return le.reason, le.detail, le.sw, le.port
+	}
+	return reasonOf(err), err.Error(), "", ""
+}
+
+// retryLoop requeues unknown MACs whose retry time has come.
+func (s *Service) retryLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.RetryMin)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := s.cfg.Now()
+		s.mu.Lock()
+		for mac, u := range s.unknown {
+			if !now.Before(u.NextAttempt) && !s.running[mac] {
+				j := s.jobs[mac]
+				j.since = now
+				s.jobs[mac] = j
+				delete(s.unknown, mac)
+				s.queue = append(s.queue, mac)
+				s.signal()
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Unknowns returns the MACs not placed yet, by MAC.
+func (s *Service) Unknowns() []Unknown {
+	s.mu.Lock()
+	out := make([]Unknown, 0, len(s.unknown))
+	for _, u := range s.unknown {
+		out = append(out, *u)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].MACAddress < out[j].MACAddress })
+	return out
+}
+
+func (s *Service) unknownCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.unknown)
+}
+
+// Idle reports whether no MAC is queued or being processed (tests, bench).
+func (s *Service) Idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) == 0 && len(s.running) == 0
+}
+
+// observeWalk counts a finished walk and logs a switch's failure once per cause.
+func (s *Service) observeWalk(sw Switch, st WalkStats, took time.Duration, err error) {
+	s.m.walkTime.Observe(took.Seconds())
+	s.m.badEntries.Add(float64(st.Bad))
+	key := "switch " + sw.Xname
+	s.mu.Lock()
+	prev := s.logged[key]
+	cause := ""
+	if err != nil {
+		cause = err.Error()
+	}
+	s.logged[key] = cause
+	s.mu.Unlock()
+	if err != nil {
+		s.m.walks.WithLabelValues("error").Inc()
+		if prev != cause {
+			s.log.Warn("snmp_walk_failed", "switch", sw.Xname, "addr", sw.Addr, "err", err)
+		}
+		return
+	}
+	s.m.walks.WithLabelValues("ok").Inc()
+	if prev != "" {
+		s.log.Info("snmp_walk_recovered", "switch", sw.Xname)
+	}
+}

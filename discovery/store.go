@@ -1,0 +1,209 @@
+package discovery
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Endpoint states as stored.
+const (
+	StatePending    = "pending"
+	StateRegistered = "registered"
+	StateMissing    = "missing"
+	StateRemoved    = "removed"
+)
+
+// Endpoint kinds: found on a switch (River) or computed from SLS (Mountain).
+const (
+	KindRiver    = "river"
+	KindMountain = "mountain"
+)
+
+// Endpoint is one BMC discovery has dealt with. Password and Pending are
+// in clear in memory only.
+type Endpoint struct {
+	Xname, Kind, MAC, IP, Addr, User string
+	Password, Pending                string
+	State                            string
+	Updated                          time.Time
+}
+
+// Store keeps the endpoints in SQLite with their passwords sealed.
+type Store struct {
+	db  *sqldb.DB
+	box *sealed.Box
+	now func() time.Time
+}
+
+// OpenStore opens (creating if needed) the SQLite file at path; box seals
+// the passwords.
+func OpenStore(ctx context.Context, path string, box *sealed.Box, now func() time.Time) (*Store, error) {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("reds migrations: %w", err)
+	}
+	db, err := sqldb.Open(ctx, path, sub)
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, box: box, now: now}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+const endpointCols = `xname, kind, mac, ip, addr, username, password, pending, state, updated`
+
+// Get returns the endpoint xname (ErrNotFound if none).
+func (s *Store) Get(ctx context.Context, xname string) (Endpoint, error) {
+	row := s.db.R.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE xname = ?`, xname)
+	e, err := s.scan(row.Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Endpoint{}, problem.NotFoundf("endpoint %s: none", xname)
+	}
+	return e, err
+}
+
+// List returns every endpoint in state (all if state is empty).
+func (s *Store) List(ctx context.Context, state string) ([]Endpoint, error) {
+	q, args := `SELECT `+endpointCols+` FROM endpoints`, []any{}
+	if state != "" {
+		q, args = q+` WHERE state = ?`, []any{state}
+	}
+	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY xname`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list endpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []Endpoint
+	for rows.Next() {
+		e, err := s.scan(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) scan(scan func(...any) error) (Endpoint, error) {
+	var e Endpoint
+	var pw, pend []byte
+	var updated int64
+	if err := scan(&e.Xname, &e.Kind, &e.MAC, &e.IP, &e.Addr, &e.User, &pw, &pend, &e.State, &updated); err != nil {
+		return e, err
+	}
+	e.Updated = time.Unix(updated, 0).UTC()
+	var err error
+	if e.Password, err = s.open(e.Xname, pw); err != nil {
+		return e, err
+	}
+	e.Pending, err = s.open(e.Xname, pend)
+	return e, err
+}
+
+func (s *Store) open(id string, b []byte) (string, error) {
+	if len(b) == 0 {
+		return "", nil
+	}
+	p, err := s.box.Open(id, b)
+	return string(p), err
+}
+
+func (s *Store) seal(id, p string) ([]byte, error) {
+	if p == "" {
+		return nil, nil
+	}
+	return s.box.Seal(id, []byte(p))
+}
+
+// Put creates or replaces e (Updated is set to now).
+func (s *Store) Put(ctx context.Context, e Endpoint) error {
+	pw, err := s.seal(e.Xname, e.Password)
+	if err != nil {
+		return err
+	}
+	pend, err := s.seal(e.Xname, e.Pending)
+	if err != nil {
+		return err
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (xname) DO UPDATE SET kind = excluded.kind, mac = excluded.mac, ip = excluded.ip,
+			addr = excluded.addr, username = excluded.username, password = excluded.password,
+			pending = excluded.pending, state = excluded.state, updated = excluded.updated`,
+			e.Xname, e.Kind, e.MAC, e.IP, e.Addr, e.User, pw, pend, e.State, s.now().Unix())
+		if err != nil {
+			return fmt.Errorf("store endpoint %s: %w", e.Xname, err)
+		}
+		return nil
+	})
+}
+
+// SetState changes the state of xname.
+func (s *Store) SetState(ctx context.Context, xname, state string) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE endpoints SET state = ?, updated = ? WHERE xname = ?`, state, s.now().Unix(), xname)
+		if err != nil {
+			return fmt.Errorf("store endpoint %s: %w", xname, err)
+		}
+		return nil
+	})
+}
+
+// ByMAC returns the endpoint with mac (the newest, if several).
+func (s *Store) ByMAC(ctx context.Context, mac string) (Endpoint, error) {
+	row := s.db.R.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE mac = ? ORDER BY updated DESC LIMIT 1`, mac)
+	e, err := s.scan(row.Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Endpoint{}, problem.NotFoundf("endpoint with MAC %s: none", mac)
+	}
+	return e, err
+}
+
+// PutNodeCreds keeps the password handed to the node-side flow for mac.
+func (s *Store) PutNodeCreds(ctx context.Context, mac, password string) error {
+	pw, err := s.seal(mac, password)
+	if err != nil {
+		return err
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO node_creds (mac, password, created) VALUES (?, ?, ?)
+			ON CONFLICT (mac) DO UPDATE SET password = excluded.password, created = excluded.created`, mac, pw, s.now().Unix())
+		if err != nil {
+			return fmt.Errorf("store node credentials: %w", err)
+		}
+		return nil
+	})
+}
+
+// NodeCreds returns the password handed out for mac ("" if none).
+func (s *Store) NodeCreds(ctx context.Context, mac string) (string, error) {
+	var b []byte
+	err := s.db.R.QueryRowContext(ctx, `SELECT password FROM node_creds WHERE mac = ?`, mac).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read node credentials: %w", err)
+	}
+	return s.open(mac, b)
+}
