@@ -33,7 +33,7 @@ func seedGroups(t *testing.T, a *apiServer) {
 func listingIDs(t *testing.T, a *apiServer, query string) (comps, members []string) {
 	t.Helper()
 	comps = ids(a.list(query))
-	var ms []Membership
+	var ms []hsm.Membership
 	if err := json.Unmarshal(a.must(200, "GET", "/memberships"+query, nil), &ms); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestFilterBodies(t *testing.T) {
 	if d := cmp.Diff([]string{"x0c0s0b0n1", "x0c0s1b0n1"}, ids(l.Components)); d != "" {
 		t.Errorf("POST Query group !blue (-want +got):\n%s", d)
 	}
-	var res LockResult
+	var res hsm.LockResult
 	lock := map[string]any{"Group": []string{"NULL"}, "Type": []string{"Node"}, "ProcessingModel": "flexible"}
 	if err := json.Unmarshal(a.must(200, "POST", "/locks/lock", lock), &res); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestLockStatusFilters(t *testing.T) {
 		{query: "?group=blue&bogus=1&type=NodeBMC", want: []string{"x0c0s0b0"}},
 	}
 	for _, tc := range tests {
-		var st LockStatusList
+		var st hsm.LockStatusList
 		if err := json.Unmarshal(a.must(200, "GET", "/locks/status"+tc.query, nil), &st); err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func FuzzFilterListingsAgree(f *testing.F) {
 		_ = flt
 		want := refSelect(t, a, q)
 		var l hsm.ComponentList
-		var m []Membership
+		var m []hsm.Membership
 		if json.Unmarshal(cbody, &l) != nil || json.Unmarshal(mbody, &m) != nil {
 			t.Fatalf("%s: undecodable:\n%s\n%s", path, cbody, mbody)
 		}
@@ -282,11 +282,11 @@ func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
 // assumes q parses.
 func refSelect(t *testing.T, a *apiServer, q url.Values) []string {
 	t.Helper()
-	var ms []Membership
+	var ms []hsm.Membership
 	if err := json.Unmarshal(a.must(200, "GET", "/memberships", nil), &ms); err != nil {
 		t.Fatal(err)
 	}
-	groupsOf := map[string]Membership{}
+	groupsOf := map[string]hsm.Membership{}
 	for _, m := range ms {
 		groupsOf[m.ID] = m
 	}
@@ -303,7 +303,7 @@ func refSelect(t *testing.T, a *apiServer, q url.Values) []string {
 	return out
 }
 
-func refMatch(p map[string][]string, c hsm.Component, m Membership) bool {
+func refMatch(p map[string][]string, c hsm.Component, m hsm.Membership) bool {
 	nid := ""
 	if c.NID != nil {
 		nid = strconv.Itoa(*c.NID)

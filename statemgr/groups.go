@@ -14,49 +14,6 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// Group is a labelled, possibly overlapping set of components (Group.1.0.0).
-// A component may be in any number of groups, except that it is in at most one of
-// the groups that share an ExclusiveGroup label.
-type Group struct {
-	Label          string   `json:"label"`
-	Description    string   `json:"description"`
-	ExclusiveGroup string   `json:"exclusiveGroup,omitempty"`
-	Tags           []string `json:"tags,omitempty"`
-	Members        Members  `json:"members"`
-}
-
-// Partition is a named, non-overlapping set of components (Partition.1.0.0): a
-// component is in at most one partition.
-type Partition struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Tags        []string `json:"tags,omitempty"`
-	Members     Members  `json:"members"`
-}
-
-// Members is the fully enumerated member list of a group or partition.
-type Members struct {
-	IDs []string `json:"ids"`
-}
-
-// MemberID is the body that adds one member to a group or partition.
-type MemberID struct {
-	ID string `json:"id"`
-}
-
-// GroupPatch updates a group's or partition's metadata; nil fields are kept.
-type GroupPatch struct {
-	Description *string   `json:"description"`
-	Tags        *[]string `json:"tags"`
-}
-
-// Membership lists the partition and groups a component belongs to.
-type Membership struct {
-	ID            string   `json:"id"`
-	PartitionName string   `json:"partitionName"`
-	GroupLabels   []string `json:"groupLabels"`
-}
-
 // The two kinds of row in component_groups.
 const (
 	kindGroup     = "group"
@@ -107,9 +64,9 @@ func (g glGroupRow) wire() any {
 		ids = []string{}
 	}
 	if g.kind == kindPartition {
-		return Partition{Name: g.name, Description: g.description, Tags: g.tags, Members: Members{IDs: ids}}
+		return hsm.Partition{Name: g.name, Description: g.description, Tags: g.tags, Members: hsm.Members{IDs: ids}}
 	}
-	return Group{Label: g.name, Description: g.description, ExclusiveGroup: g.exclusive, Tags: g.tags, Members: Members{IDs: ids}}
+	return hsm.Group{Label: g.name, Description: g.description, ExclusiveGroup: g.exclusive, Tags: g.tags, Members: hsm.Members{IDs: ids}}
 }
 
 // glLabel validates and normalises a group label, partition name, tag or exclusive
@@ -164,8 +121,8 @@ func glXnames(field string, ids []string) ([]string, error) {
 
 // glDecodeGroup reads and validates a POSTed group or partition.
 func glDecodeGroup(w http.ResponseWriter, r *http.Request, kind string) (glGroupRow, error) {
-	var g Group
-	var p Partition
+	var g hsm.Group
+	var p hsm.Partition
 	var row glGroupRow
 	var err error
 	if kind == kindPartition {
@@ -293,7 +250,7 @@ func (a *API) getGroup(kind string) http.HandlerFunc {
 func (a *API) patchGroup(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name, _, err := glPathName(r, kind)
-		var p GroupPatch
+		var p hsm.GroupPatch
 		if err == nil {
 			err = httpserver.ReadJSON(w, r, 0, &p)
 		}

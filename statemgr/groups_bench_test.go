@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // glNodeIDs returns n distinct node xnames.
@@ -79,7 +81,7 @@ func BenchmarkGroupMembership100k(b *testing.B) {
 // partition p1, 1,000 locked and 1,000 (others) reserved.
 func BenchmarkListings100k(b *testing.B) {
 	_, srv, ids := glBenchGroups(b)
-	post := func(path string, req LockRequest) {
+	post := func(path string, req hsm.LockRequest) {
 		body, _ := json.Marshal(req)
 		resp, err := srv.Client().Post(srv.URL+Base+path, "application/json", bytes.NewReader(body))
 		if err != nil {
@@ -90,8 +92,8 @@ func BenchmarkListings100k(b *testing.B) {
 			b.Fatalf("POST %s: %d", path, resp.StatusCode)
 		}
 	}
-	post("/locks/lock", LockRequest{ComponentIDs: ids[:1000]})
-	post("/locks/service/reservations", LockRequest{ComponentIDs: ids[1000:2000], ReservationDuration: 15})
+	post("/locks/lock", hsm.LockRequest{ComponentIDs: ids[:1000]})
+	post("/locks/service/reservations", hsm.LockRequest{ComponentIDs: ids[1000:2000], ReservationDuration: 15})
 	for _, c := range []struct{ path, name string }{
 		{"/memberships", "GET memberships"},
 		{"/memberships?partition=p1", "GET memberships?partition=p1"},

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // compGroups is one component's memberships. Values are immutable once in the
@@ -173,7 +175,7 @@ func (gx *groupIndex) created(g glGroupRow) {
 }
 
 // patched publishes a committed description or tags change.
-func (gx *groupIndex) patched(name string, p GroupPatch) {
+func (gx *groupIndex) patched(name string, p hsm.GroupPatch) {
 	gx.mu.Lock()
 	defer gx.mu.Unlock()
 	cur := gx.groups[name]

@@ -22,14 +22,14 @@ func (a *API) groupMembers(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusOK, Members{IDs: ids})
+		httpserver.WriteJSON(w, http.StatusOK, hsm.Members{IDs: ids})
 	}
 }
 
 func (a *API) addGroupMember(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name, _, err := glPathName(r, kind)
-		var m MemberID
+		var m hsm.MemberID
 		if err == nil {
 			err = httpserver.ReadJSON(w, r, 0, &m)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // getGroup returns one group (or partition) with its members, restricted to the
@@ -41,7 +42,7 @@ func (s *Store) groupWrite(ctx context.Context, publish func(), fn func(tx *sql.
 }
 
 // patchGroup updates description and/or tags of a group (or partition).
-func (s *Store) patchGroup(ctx context.Context, kind, name string, p GroupPatch) error {
+func (s *Store) patchGroup(ctx context.Context, kind, name string, p hsm.GroupPatch) error {
 	s.gmu.Lock()
 	defer s.gmu.Unlock()
 	return s.groupWrite(ctx, func() { s.gx.patched(name, p) }, func(tx *sql.Tx) error {
@@ -147,11 +148,11 @@ func (s *Store) memberships(f Filter) []byte {
 }
 
 // membership returns the memberships of component id, or ErrNotFound.
-func (s *Store) membership(id string) (Membership, error) {
+func (s *Store) membership(id string) (hsm.Membership, error) {
 	if s.ix.get(id) == nil {
-		return Membership{}, problem.NotFoundf("no component %s", id)
+		return hsm.Membership{}, problem.NotFoundf("no component %s", id)
 	}
-	m := Membership{ID: id, GroupLabels: []string{}}
+	m := hsm.Membership{ID: id, GroupLabels: []string{}}
 	s.gx.view(func(of func(string) *compGroups) {
 		if cg := of(id); cg != nil {
 			m.PartitionName = cg.partition

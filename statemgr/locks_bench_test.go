@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // BenchmarkCreateReservations1k measures POST /locks/service/reservations for
@@ -14,7 +16,7 @@ func BenchmarkCreateReservations1k(b *testing.B) {
 	ids := glNodeIDs(1000)
 	glAddComponents(b, s, ids...)
 	glAddComponents(b, s, glNodeIDs(100_000)[1000:]...) // a realistic table around them
-	body, err := json.Marshal(LockRequest{ComponentIDs: ids})
+	body, err := json.Marshal(hsm.LockRequest{ComponentIDs: ids})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func BenchmarkCreateReservations1k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var v LockStatusList
+			var v hsm.LockStatusList
 			err = json.NewDecoder(resp.Body).Decode(&v)
 			resp.Body.Close()
 			if err != nil || resp.StatusCode != http.StatusOK || len(v.Components) != 100_000 {

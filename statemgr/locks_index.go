@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // resv is a reservation's times in the in-memory index (Unix ms); expires 0
@@ -54,7 +56,7 @@ func (s *Store) loadReservations(ctx context.Context) error {
 }
 
 // reserved publishes committed reservations.
-func (rx *resvIndex) reserved(keys []ReservationKeys, now time.Time) {
+func (rx *resvIndex) reserved(keys []hsm.ReservationKeys, now time.Time) {
 	rx.mu.Lock()
 	defer rx.mu.Unlock()
 	for _, k := range keys {
@@ -139,8 +141,8 @@ func (s *Store) statusJSON(f Filter, want glStatusWant) []byte {
 
 // lockStatus returns the LockStatus of r, whose reservation is st, at now
 // (Unix ms).
-func lockStatus(r *record, st resv, now int64) LockStatus {
-	ls := LockStatus{ID: r.ID, Locked: r.Locked, ReservationDisabled: r.ReservationDisabled, Reserved: st.active(now)}
+func lockStatus(r *record, st resv, now int64) hsm.LockStatus {
+	ls := hsm.LockStatus{ID: r.ID, Locked: r.Locked, ReservationDisabled: r.ReservationDisabled, Reserved: st.active(now)}
 	if ls.Reserved {
 		c := time.UnixMilli(st.created).UTC()
 		ls.CreatedTime = &c

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestIndexesFollowCommits runs group, lock, reservation and component
@@ -113,7 +114,7 @@ func TestHandEncodersMatchEncodingJSON(t *testing.T) {
 		}
 	}
 	for _, cg := range []*compGroups{nil, {partition: "p1"}, {groups: []string{"a", "b"}}, {partition: "p2", groups: []string{"x"}}} {
-		m := Membership{ID: "x0c0s0b0n0", PartitionName: cg.partitionName(), GroupLabels: append([]string{}, cg.groupList()...)}
+		m := hsm.Membership{ID: "x0c0s0b0n0", PartitionName: cg.partitionName(), GroupLabels: append([]string{}, cg.groupList()...)}
 		want, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)

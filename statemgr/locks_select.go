@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // glLockSelection is a validated LockRequest.
@@ -23,7 +24,7 @@ func (l glLockSelection) all() bool { return len(l.ids) == 0 && l.f.selectsAll()
 // needSelector, a request that names no component and no filter is refused
 // rather than applied to every component. A bad filter value is ErrInvalid
 // with HSM's bare text (hms-messages 1.3, locks: "filter HMSError").
-func glParseLockRequest(req LockRequest, v *Vocab, needSelector bool) (glLockSelection, error) {
+func glParseLockRequest(req hsm.LockRequest, v *Vocab, needSelector bool) (glLockSelection, error) {
 	var l glLockSelection
 	var err error
 	if l.model, err = glModel(req.ProcessingModel); err != nil {

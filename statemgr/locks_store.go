@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // glOp is one of the locks v2 operations.
@@ -43,28 +44,28 @@ func glCheck(op glOp, r glLockRow) string {
 	case opLock:
 		switch {
 		case r.locked:
-			return ReasonLocked
+			return hsm.ReasonLocked
 		case r.reserved:
-			return ReasonReserved
+			return hsm.ReasonReserved
 		}
 	case opUnlock:
 		if !r.locked {
-			return ReasonUnlocked
+			return hsm.ReasonUnlocked
 		}
 	case opRemove:
 		if !r.reserved {
-			return ReasonNotFound
+			return hsm.ReasonNotFound
 		}
 	case opReserveAdmin, opReserveService:
 		switch {
 		case r.disabled:
-			return ReasonDisabled
+			return hsm.ReasonDisabled
 		case op == opReserveAdmin && !r.locked:
-			return ReasonUnlocked // admin reservations are taken on locked components
+			return hsm.ReasonUnlocked // admin reservations are taken on locked components
 		case op == opReserveService && r.locked:
-			return ReasonLocked
+			return hsm.ReasonLocked
 		case r.reserved:
-			return ReasonReserved
+			return hsm.ReasonReserved
 		}
 	}
 	return ""
@@ -74,16 +75,16 @@ func glCheck(op glOp, r glLockRow) string {
 type glOpResult struct {
 	total  int
 	ok     []string
-	failed []FailedID
-	keys   []ReservationKeys
+	failed []hsm.FailedID
+	keys   []hsm.ReservationKeys
 	// at is the time the operation ran at (its transaction's now).
 	at time.Time
 }
 
-func (r glOpResult) lockResult() LockResult {
-	return LockResult{
-		Counts:  Counts{Total: r.total, Success: len(r.ok), Failure: len(r.failed)},
-		Success: IDList{ComponentIDs: glNonNilSlice(r.ok)},
+func (r glOpResult) lockResult() hsm.LockResult {
+	return hsm.LockResult{
+		Counts:  hsm.Counts{Total: r.total, Success: len(r.ok), Failure: len(r.failed)},
+		Success: hsm.IDList{ComponentIDs: glNonNilSlice(r.ok)},
 		Failure: glNonNilSlice(r.failed),
 	}
 }
@@ -143,21 +144,21 @@ func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur t
 			gone = nil // deleted since the selection: no longer selected
 		}
 		for _, id := range append(slices.Clone(missing), gone...) {
-			res.failed = append(res.failed, FailedID{ID: id, Reason: ReasonNotFound})
+			res.failed = append(res.failed, hsm.FailedID{ID: id, Reason: hsm.ReasonNotFound})
 		}
 		for _, r := range rows {
 			if op == opRemove && l.all() && !r.reserved {
 				continue // "remove everything" means every reservation, not every component
 			}
 			if reason := glCheck(op, r); reason != "" {
-				res.failed = append(res.failed, FailedID{ID: r.id, Reason: reason})
+				res.failed = append(res.failed, hsm.FailedID{ID: r.id, Reason: reason})
 			} else {
 				res.ok = append(res.ok, r.id)
 			}
 		}
 		res.total = len(res.ok) + len(res.failed)
-		slices.SortFunc(res.failed, func(a, b FailedID) int { return strings.Compare(a.ID, b.ID) })
-		if l.model == ModelRigid && len(res.failed) > 0 {
+		slices.SortFunc(res.failed, func(a, b hsm.FailedID) int { return strings.Compare(a.ID, b.ID) })
+		if l.model == hsm.ModelRigid && len(res.failed) > 0 {
 			return glRigidError("ComponentIDs", res)
 		}
 		return glApply(ctx, tx, op, now, dur, &res)
@@ -255,8 +256,8 @@ func (w glStatusWant) accepts(locked, reserved, disabled bool) bool {
 
 // lockStatusByID returns the lock state of ids, from the in-memory indexes;
 // unknown IDs go to NotFound.
-func (s *Store) lockStatusByID(ids []string) LockStatusList {
-	out := LockStatusList{Components: make([]LockStatus, 0, len(ids))}
+func (s *Store) lockStatusByID(ids []string) hsm.LockStatusList {
+	out := hsm.LockStatusList{Components: make([]hsm.LockStatus, 0, len(ids))}
 	now := s.now().UnixMilli()
 	s.ix.view(func([]*record) {
 		s.rx.mu.RLock()
@@ -270,6 +271,6 @@ func (s *Store) lockStatusByID(ids []string) LockStatusList {
 			out.Components = append(out.Components, lockStatus(r, s.rx.by[id], now))
 		}
 	})
-	slices.SortFunc(out.Components, func(a, b LockStatus) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out.Components, func(a, b hsm.LockStatus) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }

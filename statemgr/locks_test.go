@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 const (
@@ -109,35 +110,35 @@ func TestReservations(t *testing.T) {
 	s, srv := glNewTestAPI(t, clock.now)
 	gs := &glServer{srv: srv}
 	glAddComponents(t, s, glN0, glN1, glN2, glN3)
-	glPost(t, gs, "/locks/lock", 200, LockRequest{ComponentIDs: []string{glN0}})
-	var svc ReservationKeys
+	glPost(t, gs, "/locks/lock", 200, hsm.LockRequest{ComponentIDs: []string{glN0}})
+	var svc hsm.ReservationKeys
 
 	t.Run("admin reservation needs a lock", func(t *testing.T) {
-		body := glPost(t, gs, "/locks/reservations", 400, LockRequest{ComponentIDs: []string{glN0, glN1}})
+		body := glPost(t, gs, "/locks/reservations", 400, hsm.LockRequest{ComponentIDs: []string{glN0, glN1}})
 		if !strings.Contains(string(body), glN1+" (Unlocked)") {
 			t.Errorf("detail does not name %s as Unlocked: %s", glN1, body)
 		}
-		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/reservations", 200, LockRequest{ComponentIDs: []string{glN0, glN1}, ProcessingModel: "flexible"}))
+		res := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/reservations", 200, hsm.LockRequest{ComponentIDs: []string{glN0, glN1}, ProcessingModel: "flexible"}))
 		if len(res.Success) != 1 || res.Success[0].ID != glN0 || res.Success[0].ExpirationTime != nil {
 			t.Errorf("Success = %+v, want one non-expiring reservation of %s", res.Success, glN0)
 		}
-		if d := cmp.Diff([]FailedID{{ID: glN1, Reason: ReasonUnlocked}}, res.Failure); d != "" {
+		if d := cmp.Diff([]hsm.FailedID{{ID: glN1, Reason: hsm.ReasonUnlocked}}, res.Failure); d != "" {
 			t.Errorf("Failure (-want +got):\n%s", d)
 		}
 	})
 	t.Run("service reservation rigid vs flexible", func(t *testing.T) {
-		glPost(t, gs, "/locks/service/reservations", 400, LockRequest{ComponentIDs: []string{glN1, glN0}})
-		st := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN1}}))
+		glPost(t, gs, "/locks/service/reservations", 400, hsm.LockRequest{ComponentIDs: []string{glN1, glN0}})
+		st := glDecode[hsm.LockStatusList](t, glPost(t, gs, "/locks/status", 200, hsm.ComponentIDsRequest{ComponentIDs: []string{glN1}}))
 		if st.Components[0].Reserved {
 			t.Fatalf("rigid failure reserved %s anyway", glN1)
 		}
-		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
-			LockRequest{ComponentIDs: []string{glN1, glN0}, ProcessingModel: "flexible", ReservationDuration: 2}))
+		res := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
+			hsm.LockRequest{ComponentIDs: []string{glN1, glN0}, ProcessingModel: "flexible", ReservationDuration: 2}))
 		want := clock.now().Add(2 * time.Minute)
 		if len(res.Success) != 1 || res.Success[0].ID != glN1 || !res.Success[0].ExpirationTime.Equal(want) {
 			t.Fatalf("Success = %+v, want %s expiring at %v", res.Success, glN1, want)
 		}
-		if d := cmp.Diff([]FailedID{{ID: glN0, Reason: ReasonLocked}}, res.Failure); d != "" {
+		if d := cmp.Diff([]hsm.FailedID{{ID: glN0, Reason: hsm.ReasonLocked}}, res.Failure); d != "" {
 			t.Errorf("Failure (-want +got):\n%s", d)
 		}
 		svc = res.Success[0]
@@ -156,11 +157,11 @@ func TestReservations(t *testing.T) {
 			body: `{"ReservationKeys":[{"ID":"x0c0s0b0n1"}]}`},
 	})
 	t.Run("check deputy keys", func(t *testing.T) {
-		res := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 200, DeputyKeysRequest{DeputyKeys: []KeyedID{
+		res := glDecode[hsm.CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 200, hsm.DeputyKeysRequest{DeputyKeys: []hsm.KeyedID{
 			{ID: glN1, Key: svc.DeputyKey}, {ID: glN1, Key: "again"}, {ID: glN2, Key: svc.DeputyKey}, {ID: glN0, Key: svc.ReservationKey}}}))
-		want := CheckResult{
-			Success: []DeputyCheck{{ID: glN1, DeputyKey: svc.DeputyKey, ExpirationTime: svc.ExpirationTime}},
-			Failure: []FailedID{{ID: glN2, Reason: ReasonNotFound}, {ID: glN0, Reason: ReasonNotFound}},
+		want := hsm.CheckResult{
+			Success: []hsm.DeputyCheck{{ID: glN1, DeputyKey: svc.DeputyKey, ExpirationTime: svc.ExpirationTime}},
+			Failure: []hsm.FailedID{{ID: glN2, Reason: hsm.ReasonNotFound}, {ID: glN0, Reason: hsm.ReasonNotFound}},
 		}
 		if d := cmp.Diff(want, res); d != "" {
 			t.Errorf("check (-want +got):\n%s", d)
@@ -168,45 +169,45 @@ func TestReservations(t *testing.T) {
 	})
 	t.Run("renew", func(t *testing.T) {
 		clock.add(time.Minute)
-		glPost(t, gs, "/locks/service/reservations/renew", 400, ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.DeputyKey}}, ReservationDuration: 5})
-		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/renew", 200,
-			ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}}, ReservationDuration: 5}))
-		if res.Counts != (Counts{Total: 1, Success: 1}) {
+		glPost(t, gs, "/locks/service/reservations/renew", 400, hsm.ReservationKeysRequest{ReservationKeys: []hsm.KeyedID{{ID: glN1, Key: svc.DeputyKey}}, ReservationDuration: 5})
+		res := glDecode[hsm.LockResult](t, glPost(t, gs, "/locks/service/reservations/renew", 200,
+			hsm.ReservationKeysRequest{ReservationKeys: []hsm.KeyedID{{ID: glN1, Key: svc.ReservationKey}}, ReservationDuration: 5}))
+		if res.Counts != (hsm.Counts{Total: 1, Success: 1}) {
 			t.Fatalf("renew counts %+v", res.Counts)
 		}
-		st := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN1}}))
+		st := glDecode[hsm.LockStatusList](t, glPost(t, gs, "/locks/status", 200, hsm.ComponentIDsRequest{ComponentIDs: []string{glN1}}))
 		if want := clock.now().Add(5 * time.Minute); !st.Components[0].ExpirationTime.Equal(want) {
 			t.Errorf("after renew expires %v, want %v", st.Components[0].ExpirationTime, want)
 		}
 	})
 	t.Run("release", func(t *testing.T) {
-		res := glDecode[LockResult](t, glPost(t, gs, "/locks/service/reservations/release", 200, ReservationKeysRequest{
-			ProcessingModel: "flexible", ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}, {ID: glN2, Key: "x"}}}))
-		want := LockResult{Counts: Counts{Total: 2, Success: 1, Failure: 1}, Success: IDList{ComponentIDs: []string{glN1}},
-			Failure: []FailedID{{ID: glN2, Reason: ReasonNotFound}}}
+		res := glDecode[hsm.LockResult](t, glPost(t, gs, "/locks/service/reservations/release", 200, hsm.ReservationKeysRequest{
+			ProcessingModel: "flexible", ReservationKeys: []hsm.KeyedID{{ID: glN1, Key: svc.ReservationKey}, {ID: glN2, Key: "x"}}}))
+		want := hsm.LockResult{Counts: hsm.Counts{Total: 2, Success: 1, Failure: 1}, Success: hsm.IDList{ComponentIDs: []string{glN1}},
+			Failure: []hsm.FailedID{{ID: glN2, Reason: hsm.ReasonNotFound}}}
 		if d := cmp.Diff(want, res); d != "" {
 			t.Errorf("release (-want +got):\n%s", d)
 		}
-		glPost(t, gs, "/locks/service/reservations/release", 400, ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN1, Key: svc.ReservationKey}}})
+		glPost(t, gs, "/locks/service/reservations/release", 400, hsm.ReservationKeysRequest{ReservationKeys: []hsm.KeyedID{{ID: glN1, Key: svc.ReservationKey}}})
 	})
 	t.Run("disable drops reservations and blocks new ones", func(t *testing.T) {
-		glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN3}})
-		glPost(t, gs, "/locks/disable", 200, LockRequest{ComponentIDs: []string{glN3}})
-		st := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN3}}))
+		glPost(t, gs, "/locks/service/reservations", 200, hsm.LockRequest{ComponentIDs: []string{glN3}})
+		glPost(t, gs, "/locks/disable", 200, hsm.LockRequest{ComponentIDs: []string{glN3}})
+		st := glDecode[hsm.LockStatusList](t, glPost(t, gs, "/locks/status", 200, hsm.ComponentIDsRequest{ComponentIDs: []string{glN3}}))
 		if c := st.Components[0]; c.Reserved || !c.ReservationDisabled {
 			t.Errorf("after disable: %+v", c)
 		}
-		res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN3}, ProcessingModel: "flexible"}))
-		if d := cmp.Diff([]FailedID{{ID: glN3, Reason: ReasonDisabled}}, res.Failure); d != "" {
+		res := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200, hsm.LockRequest{ComponentIDs: []string{glN3}, ProcessingModel: "flexible"}))
+		if d := cmp.Diff([]hsm.FailedID{{ID: glN3, Reason: hsm.ReasonDisabled}}, res.Failure); d != "" {
 			t.Errorf("Failure (-want +got):\n%s", d)
 		}
-		glPost(t, gs, "/locks/repair", 200, LockRequest{ComponentIDs: []string{glN3}})
-		glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN3}})
+		glPost(t, gs, "/locks/repair", 200, hsm.LockRequest{ComponentIDs: []string{glN3}})
+		glPost(t, gs, "/locks/service/reservations", 200, hsm.LockRequest{ComponentIDs: []string{glN3}})
 	})
 	t.Run("remove", func(t *testing.T) {
-		glPost(t, gs, "/locks/reservations/remove", 400, LockRequest{ComponentIDs: []string{glN2}})
-		res := glDecode[LockResult](t, glPost(t, gs, "/locks/reservations/remove", 200, LockRequest{}))
-		want := LockResult{Counts: Counts{Total: 2, Success: 2}, Success: IDList{ComponentIDs: []string{glN0, glN3}}, Failure: []FailedID{}}
+		glPost(t, gs, "/locks/reservations/remove", 400, hsm.LockRequest{ComponentIDs: []string{glN2}})
+		res := glDecode[hsm.LockResult](t, glPost(t, gs, "/locks/reservations/remove", 200, hsm.LockRequest{}))
+		want := hsm.LockResult{Counts: hsm.Counts{Total: 2, Success: 2}, Success: hsm.IDList{ComponentIDs: []string{glN0, glN3}}, Failure: []hsm.FailedID{}}
 		if d := cmp.Diff(want, res); d != "" {
 			t.Errorf("remove all (-want +got):\n%s", d)
 		}

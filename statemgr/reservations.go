@@ -16,6 +16,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // glKeyBytes is the entropy of a reservation or deputy key.
@@ -48,7 +49,7 @@ func glNewKeys(ids []string) (rks, dks []string, err error) {
 // glInsertReservations reserves ids (already checked to be free) and returns their
 // keys. Service reservations expire after dur; admin ones never do. An expired
 // reservation the reaper has not deleted yet is replaced.
-func glInsertReservations(ctx context.Context, tx *sql.Tx, ids []string, now time.Time, dur time.Duration, expire bool) ([]ReservationKeys, error) {
+func glInsertReservations(ctx context.Context, tx *sql.Tx, ids []string, now time.Time, dur time.Duration, expire bool) ([]hsm.ReservationKeys, error) {
 	rks, dks, err := glNewKeys(ids)
 	if err != nil {
 		return nil, err
@@ -66,19 +67,19 @@ func glInsertReservations(ctx context.Context, tx *sql.Tx, ids []string, now tim
 		e := time.UnixMilli(now.Add(dur).UnixMilli()).UTC()
 		exp, expArg = &e, e.UnixMilli()
 	}
-	out := make([]ReservationKeys, len(ids))
+	out := make([]hsm.ReservationKeys, len(ids))
 	for i, id := range ids {
 		if _, err := stmt.ExecContext(ctx, id, now.UnixMilli(), expArg, glHash(rks[i]), glHash(dks[i])); err != nil {
 			return nil, fmt.Errorf("reserve %s: %w", id, err)
 		}
-		out[i] = ReservationKeys{ID: id, ReservationKey: rks[i], DeputyKey: dks[i], ExpirationTime: exp}
+		out[i] = hsm.ReservationKeys{ID: id, ReservationKey: rks[i], DeputyKey: dks[i], ExpirationTime: exp}
 	}
 	return out, nil
 }
 
 // glParseKeys validates a list of {ID, Key}, normalising IDs and dropping repeats.
-func glParseKeys(field string, keys []KeyedID) ([]KeyedID, error) {
-	out := make([]KeyedID, 0, len(keys))
+func glParseKeys(field string, keys []hsm.KeyedID) ([]hsm.KeyedID, error) {
+	out := make([]hsm.KeyedID, 0, len(keys))
 	seen := map[string]bool{}
 	for i, k := range keys {
 		ids, err := glXnames(fmt.Sprintf("%s[%d].ID", field, i), []string{k.ID})
@@ -90,7 +91,7 @@ func glParseKeys(field string, keys []KeyedID) ([]KeyedID, error) {
 		}
 		if !seen[ids[0]] {
 			seen[ids[0]] = true
-			out = append(out, KeyedID{ID: ids[0], Key: k.Key})
+			out = append(out, hsm.KeyedID{ID: ids[0], Key: k.Key})
 		}
 	}
 	if len(out) == 0 {
@@ -106,7 +107,7 @@ type glActive struct {
 }
 
 // glActiveReservations returns the unexpired reservations of the components in keys.
-func glActiveReservations(ctx context.Context, q glQueryer, keys []KeyedID, now time.Time) (map[string]glActive, error) {
+func glActiveReservations(ctx context.Context, q glQueryer, keys []hsm.KeyedID, now time.Time) (map[string]glActive, error) {
 	ids := make([]string, len(keys))
 	for i, k := range keys {
 		ids[i] = k.ID
@@ -141,7 +142,7 @@ func glKeyMatches(key, hash string) bool {
 
 // runKeyOp releases or renews the reservations whose reservation keys match.
 // A component without an unexpired reservation under that key fails as NotFound.
-func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []KeyedID, model string, dur time.Duration) (glOpResult, error) {
+func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []hsm.KeyedID, model string, dur time.Duration) (glOpResult, error) {
 	s.resvMu.Lock()
 	defer s.resvMu.Unlock()
 	var res glOpResult
@@ -156,10 +157,10 @@ func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []KeyedID, model str
 			if a, ok := active[k.ID]; ok && glKeyMatches(k.Key, a.rkHash) {
 				res.ok = append(res.ok, k.ID)
 			} else {
-				res.failed = append(res.failed, FailedID{ID: k.ID, Reason: ReasonNotFound})
+				res.failed = append(res.failed, hsm.FailedID{ID: k.ID, Reason: hsm.ReasonNotFound})
 			}
 		}
-		if model == ModelRigid && len(res.failed) > 0 {
+		if model == hsm.ModelRigid && len(res.failed) > 0 {
 			return glRigidError("ReservationKeys", res)
 		}
 		if op == opRelease {
@@ -185,19 +186,19 @@ func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []KeyedID, model str
 }
 
 // checkReservations reports which deputy keys belong to unexpired reservations.
-func (s *Store) checkReservations(ctx context.Context, keys []KeyedID) (CheckResult, error) {
+func (s *Store) checkReservations(ctx context.Context, keys []hsm.KeyedID) (hsm.CheckResult, error) {
 	active, err := glActiveReservations(ctx, s.db.R, keys, s.now())
 	if err != nil {
-		return CheckResult{}, err
+		return hsm.CheckResult{}, err
 	}
-	out := CheckResult{Success: []DeputyCheck{}, Failure: []FailedID{}}
+	out := hsm.CheckResult{Success: []hsm.DeputyCheck{}, Failure: []hsm.FailedID{}}
 	for _, k := range keys {
 		a, ok := active[k.ID]
 		if !ok || !glKeyMatches(k.Key, a.dkHash) {
-			out.Failure = append(out.Failure, FailedID{ID: k.ID, Reason: ReasonNotFound})
+			out.Failure = append(out.Failure, hsm.FailedID{ID: k.ID, Reason: hsm.ReasonNotFound})
 			continue
 		}
-		c := DeputyCheck{ID: k.ID, DeputyKey: k.Key}
+		c := hsm.DeputyCheck{ID: k.ID, DeputyKey: k.Key}
 		if a.expires.Valid {
 			e := time.UnixMilli(a.expires.Int64).UTC()
 			c.ExpirationTime = &e
@@ -209,7 +210,7 @@ func (s *Store) checkReservations(ctx context.Context, keys []KeyedID) (CheckRes
 
 func (a *API) keyOp(op glOp) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req ReservationKeysRequest
+		var req hsm.ReservationKeysRequest
 		err := httpserver.ReadJSON(w, r, 0, &req)
 		var model string
 		if err == nil {
@@ -219,7 +220,7 @@ func (a *API) keyOp(op glOp) http.HandlerFunc {
 		if err == nil && op == opRenew {
 			dur, err = glDuration(req.ReservationDuration)
 		}
-		var keys []KeyedID
+		var keys []hsm.KeyedID
 		if err == nil {
 			keys, err = glParseKeys("ReservationKeys", req.ReservationKeys)
 		}
@@ -236,13 +237,13 @@ func (a *API) keyOp(op glOp) http.HandlerFunc {
 }
 
 func (a *API) checkReservations(w http.ResponseWriter, r *http.Request) {
-	var req DeputyKeysRequest
+	var req hsm.DeputyKeysRequest
 	err := httpserver.ReadJSON(w, r, 0, &req)
-	var keys []KeyedID
+	var keys []hsm.KeyedID
 	if err == nil {
 		keys, err = glParseKeys("DeputyKeys", req.DeputyKeys)
 	}
-	var out CheckResult
+	var out hsm.CheckResult
 	if err == nil {
 		out, err = a.store.checkReservations(r.Context(), keys)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestReservationExpiry(t *testing.T) {
@@ -16,8 +17,8 @@ func TestReservationExpiry(t *testing.T) {
 	s, srv := glNewTestAPI(t, clock.now)
 	gs := &glServer{srv: srv}
 	glAddComponents(t, s, glN0, glN1)
-	res := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
-		LockRequest{ComponentIDs: []string{glN0, glN1}, ReservationDuration: 1}))
+	res := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
+		hsm.LockRequest{ComponentIDs: []string{glN0, glN1}, ReservationDuration: 1}))
 	first := res.Success[0]
 
 	steps := []struct {
@@ -31,12 +32,12 @@ func TestReservationExpiry(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			clock.add(st.advance)
-			status := glDecode[LockStatusList](t, glPost(t, gs, "/locks/status", 200, ComponentIDsRequest{ComponentIDs: []string{glN0}}))
+			status := glDecode[hsm.LockStatusList](t, glPost(t, gs, "/locks/status", 200, hsm.ComponentIDsRequest{ComponentIDs: []string{glN0}}))
 			if got := status.Components[0].Reserved; got != st.wantReserved {
 				t.Errorf("Reserved = %v, want %v", got, st.wantReserved)
 			}
-			check := glDecode[CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 200,
-				DeputyKeysRequest{DeputyKeys: []KeyedID{{ID: glN0, Key: first.DeputyKey}}}))
+			check := glDecode[hsm.CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 200,
+				hsm.DeputyKeysRequest{DeputyKeys: []hsm.KeyedID{{ID: glN0, Key: first.DeputyKey}}}))
 			if got := len(check.Success) == 1; got != st.wantReserved {
 				t.Errorf("deputy key valid = %v, want %v", got, st.wantReserved)
 			}
@@ -44,10 +45,10 @@ func TestReservationExpiry(t *testing.T) {
 	}
 	t.Run("expired key cannot renew", func(t *testing.T) {
 		glPost(t, gs, "/locks/service/reservations/renew", 400,
-			ReservationKeysRequest{ReservationKeys: []KeyedID{{ID: glN0, Key: first.ReservationKey}}})
+			hsm.ReservationKeysRequest{ReservationKeys: []hsm.KeyedID{{ID: glN0, Key: first.ReservationKey}}})
 	})
 	t.Run("expired reservation is replaced before the reaper runs", func(t *testing.T) {
-		again := glDecode[ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200, LockRequest{ComponentIDs: []string{glN0}}))
+		again := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200, hsm.LockRequest{ComponentIDs: []string{glN0}}))
 		if again.Success[0].ReservationKey == first.ReservationKey {
 			t.Errorf("new reservation reused the old key")
 		}
@@ -83,7 +84,7 @@ func TestRunReservationReaper(t *testing.T) {
 		defer s.Close()
 		glAddComponents(t, s, glN0, glN1)
 		ctx, cancel := context.WithCancel(t.Context())
-		l := glLockSelection{ids: []string{glN0}, model: ModelRigid}
+		l := glLockSelection{ids: []string{glN0}, model: hsm.ModelRigid}
 		if _, err := s.runLockOp(ctx, opReserveService, l, time.Minute); err != nil {
 			t.Fatal(err)
 		}
