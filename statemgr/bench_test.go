@@ -90,7 +90,7 @@ func benchBulkState(b *testing.B, n int) {
 	}
 	b.StopTimer()
 	reportCPU(b, cpu)
-	rows, _ := s.outboxLen(context.Background())
+	rows, _ := s.OutboxLen(context.Background())
 	b.ReportMetric(float64(rows), "outbox-rows")
 }
 
@@ -154,8 +154,8 @@ func BenchmarkRelayKafka100k(b *testing.B) {
 	if _, err := s.UpdateState(b.Context(), ids, StateUpdate{State: "Off", Force: true}); err != nil {
 		b.Fatal(err)
 	}
-	rows, _ := s.outboxAfter(b.Context(), 0, 1000)
-	if err := s.setCursor(b.Context(), "bus", rows[len(rows)-1].Seq); err != nil {
+	rows, _ := s.OutboxAfter(b.Context(), 0, 1000)
+	if err := s.SetCursor(b.Context(), "bus", rows[len(rows)-1].Seq); err != nil {
 		b.Fatal(err)
 	}
 	states := []string{"Ready", "Off"}

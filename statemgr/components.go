@@ -9,93 +9,52 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
-
-// loadComponents fills the index from the components table.
-func (s *Store) loadComponents(ctx context.Context) error {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT id, type, state, flag, enabled, software_status, role, sub_role,
-		nid, subtype, net_type, arch, class, reservation_disabled, locked FROM components`)
-	if err != nil {
-		return fmt.Errorf("load components: %w", err)
-	}
-	defer rows.Close()
-	var recs []*record
-	for rows.Next() {
-		r := &record{}
-		var nid sql.NullInt64
-		if err := rows.Scan(&r.ID, &r.Type, &r.State, &r.Flag, &r.Enabled, &r.SoftwareStatus, &r.Role, &r.SubRole,
-			&nid, &r.Subtype, &r.NetType, &r.Arch, &r.Class, &r.ReservationDisabled, &r.Locked); err != nil {
-			return fmt.Errorf("load components: %w", err)
-		}
-		r.NID, r.HasNID = int(nid.Int64), nid.Valid
-		recs = append(recs, r)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load components: %w", err)
-	}
-	s.ix.reset(recs)
-	return nil
-}
 
 // Component returns the component with the given xname.
 func (s *Store) Component(id string) (hsm.Component, error) {
-	r := s.ix.get(xname.Normalize(id))
+	r := s.Ix.Get(xname.Normalize(id))
 	if r == nil {
 		return hsm.Component{}, problem.NotFoundf("no such xname.") // the shipped HSM's words
 	}
-	return r.component(), nil
+	return r.Component(), nil
 }
 
 // ComponentByNID returns the component holding nid.
 func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
-	r := s.ix.byNIDGet(nid)
+	r := s.Ix.ByNID(nid)
 	if r == nil {
 		return hsm.Component{}, problem.NotFoundf("no such NID.")
 	}
-	return r.component(), nil
+	return r.Component(), nil
 }
 
 // Components returns the components f matches, in ID order.
-func (s *Store) Components(ctx context.Context, f Filter) ([]hsm.Component, error) {
+func (s *Store) Components(ctx context.Context, f core.Filter) ([]hsm.Component, error) {
 	var out []hsm.Component
-	s.matching(f, func(r *record) { out = append(out, r.component()) })
+	s.matching(f, func(r *core.Record) { out = append(out, r.Component()) })
 	return out, nil
 }
 
 // ComponentsJSON returns {"Components":[...]} for the components f matches,
 // encoded straight from the index; the unfiltered listing is cached between
 // writes. The caller must not modify the result.
-func (s *Store) ComponentsJSON(ctx context.Context, f Filter) ([]byte, error) {
-	if f.all() {
-		return s.ix.fullList(), nil
+func (s *Store) ComponentsJSON(ctx context.Context, f core.Filter) ([]byte, error) {
+	if f.All() {
+		return s.Ix.FullList(), nil
 	}
 	var b []byte
-	s.withGroups(&f, func(all []*record) { b = encodeList(all, &f) })
+	s.WithGroups(&f, func(all []*core.Record) { b = core.EncodeList(all, &f) })
 	return b, nil
-}
-
-// withGroups calls fn with the sorted records under the index's read lock,
-// and, if f filters on groups, with f able to look memberships up.
-func (s *Store) withGroups(f *Filter, fn func(all []*record)) {
-	s.ix.view(func(all []*record) {
-		if !f.byGroup() {
-			fn(all)
-			return
-		}
-		s.gx.view(func(of func(string) *compGroups) {
-			f.groupsOf = of
-			fn(all)
-			f.groupsOf = nil
-		})
-	})
 }
 
 // matching calls fn for each component f selects, in ID order, under the
 // index's read lock.
-func (s *Store) matching(f Filter, fn func(r *record)) {
-	s.withGroups(&f, func(all []*record) {
+func (s *Store) matching(f core.Filter, fn func(r *core.Record)) {
+	s.WithGroups(&f, func(all []*core.Record) {
 		for _, r := range all {
-			if f.match(r) {
+			if f.Match(r) {
 				fn(r)
 			}
 		}
@@ -125,98 +84,98 @@ func normIDs(field string, ids []string) ([]string, error) {
 
 // editFunc returns the new record for old and the SCN key of the change, or
 // ok=false when old is unchanged.
-type editFunc func(old *record) (nr *record, key scnKey, ok bool)
+type editFunc func(old *core.Record) (nr *core.Record, key core.SCNKey, ok bool)
 
 // patch applies edit to every ID in ids as one all-or-nothing write: any
 // unknown ID fails the whole call with ErrNotFound. It returns how many
 // components changed.
 func (s *Store) patch(ctx context.Context, ids []string, edit editFunc) (int, error) {
-	p, err := s.write(ctx, func(v *view) (*plan, error) {
-		olds := make([]*record, len(ids))
+	p, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
+		olds := make([]*core.Record, len(ids))
 		for i, id := range ids {
-			if olds[i] = v.get(id); olds[i] == nil {
+			if olds[i] = v.Get(id); olds[i] == nil {
 				return nil, problem.NotFoundf("component %s: no such component", id)
 			}
 		}
-		p := &plan{update: true}
-		groups := newSCNGroups(s.now())
+		p := &core.Plan{Update: true}
+		groups := core.NewSCNGroups(s.Now())
 		for _, old := range olds {
 			nr, key, ok := edit(old)
 			if !ok {
 				continue
 			}
-			p.puts = append(p.puts, nr)
-			groups.add(key, nr.ID)
+			p.Puts = append(p.Puts, nr)
+			groups.Add(key, nr.ID)
 		}
-		p.scns = groups.scns()
+		p.SCNs = groups.SCNs()
 		return p, nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return len(p.puts), nil
+	return len(p.Puts), nil
 }
 
 // UpdateState applies a StateData update to ids through the state machine.
 // Components the machine refuses, or that would not change, are skipped
 // silently; the count of changed components is returned.
 func (s *Store) UpdateState(ctx context.Context, ids []string, u StateUpdate) (int, error) {
-	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		st, fl, ok := u.Apply(old.State, old.Flag)
 		if !ok {
-			return nil, scnKey{}, false
+			return nil, core.SCNKey{}, false
 		}
 		nr := *old
-		nr.State, nr.Flag, nr.nidChanged = st, fl, false
-		return &nr, scnKey{State: st, Flag: fl}, true
+		nr.State, nr.Flag, nr.NIDChanged = st, fl, false
+		return &nr, core.SCNKey{State: st, Flag: fl}, true
 	})
 }
 
 // UpdateFlag sets the Flag of ids.
 func (s *Store) UpdateFlag(ctx context.Context, ids []string, flag string) (int, error) {
-	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.Flag == flag {
-			return nil, scnKey{}, false
+			return nil, core.SCNKey{}, false
 		}
 		nr := *old
-		nr.Flag, nr.nidChanged = flag, false
-		return &nr, scnKey{Flag: flag}, true
+		nr.Flag, nr.NIDChanged = flag, false
+		return &nr, core.SCNKey{Flag: flag}, true
 	})
 }
 
 // UpdateEnabled sets Enabled on ids.
 func (s *Store) UpdateEnabled(ctx context.Context, ids []string, enabled bool) (int, error) {
-	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.Enabled == enabled {
-			return nil, scnKey{}, false
+			return nil, core.SCNKey{}, false
 		}
 		nr := *old
-		nr.Enabled, nr.nidChanged = enabled, false
-		return &nr, scnKey{Enabled: 1 + btoi(enabled)}, true
+		nr.Enabled, nr.NIDChanged = enabled, false
+		return &nr, core.SCNKey{Enabled: 1 + btoi(enabled)}, true
 	})
 }
 
 // UpdateSoftwareStatus sets SoftwareStatus on ids.
 func (s *Store) UpdateSoftwareStatus(ctx context.Context, ids []string, status string) (int, error) {
-	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.SoftwareStatus == status {
-			return nil, scnKey{}, false
+			return nil, core.SCNKey{}, false
 		}
 		nr := *old
-		nr.SoftwareStatus, nr.nidChanged = status, false
-		return &nr, scnKey{SoftwareStatus: status}, true
+		nr.SoftwareStatus, nr.NIDChanged = status, false
+		return &nr, core.SCNKey{SoftwareStatus: status}, true
 	})
 }
 
 // UpdateRole sets Role and SubRole on ids.
 func (s *Store) UpdateRole(ctx context.Context, ids []string, role, subRole string) (int, error) {
-	return s.patch(ctx, ids, func(old *record) (*record, scnKey, bool) {
+	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.Role == role && old.SubRole == subRole {
-			return nil, scnKey{}, false
+			return nil, core.SCNKey{}, false
 		}
 		nr := *old
-		nr.Role, nr.SubRole, nr.nidChanged = role, subRole, false
-		return &nr, scnKey{Role: role, SubRole: subRole}, true
+		nr.Role, nr.SubRole, nr.NIDChanged = role, subRole, false
+		return &nr, core.SCNKey{Role: role, SubRole: subRole}, true
 	})
 }
 
@@ -229,16 +188,16 @@ type NIDUpdate struct {
 // UpdateNIDs assigns NIDs; a NID held by a component outside the call, or
 // given twice, is ErrConflict and nothing is applied.
 func (s *Store) UpdateNIDs(ctx context.Context, ups []NIDUpdate) (int, error) {
-	p, err := s.write(ctx, func(v *view) (*plan, error) {
+	p, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
 		want := map[int]string{}
 		moving := map[string]bool{}
 		for _, u := range ups {
 			moving[u.ID] = true
 		}
-		p := &plan{update: true}
-		groups := newSCNGroups(s.now())
+		p := &core.Plan{Update: true}
+		groups := core.NewSCNGroups(s.Now())
 		for i, u := range ups {
-			old := v.get(u.ID)
+			old := v.Get(u.ID)
 			if old == nil {
 				return nil, problem.NotFoundf("Components[%d].ID: component %s: no such component", i, u.ID)
 			}
@@ -246,24 +205,24 @@ func (s *Store) UpdateNIDs(ctx context.Context, ups []NIDUpdate) (int, error) {
 				return nil, problem.Conflictf("Components[%d].NID: NID %d given to both %s and %s", i, u.NID, other, u.ID)
 			}
 			want[u.NID] = u.ID
-			if owner := v.nidOwner(u.NID); owner != "" && owner != u.ID && !moving[owner] {
+			if owner := v.NIDOwner(u.NID); owner != "" && owner != u.ID && !moving[owner] {
 				return nil, problem.Conflictf("Components[%d].NID: NID %d already belongs to %s", i, u.NID, owner)
 			}
 			if old.HasNID && old.NID == u.NID {
 				continue
 			}
 			nr := *old
-			nr.NID, nr.HasNID, nr.nidChanged = u.NID, true, true
-			p.puts = append(p.puts, &nr)
-			groups.add(scnKey{NID: u.NID, HasNID: true}, u.ID)
+			nr.NID, nr.HasNID, nr.NIDChanged = u.NID, true, true
+			p.Puts = append(p.Puts, &nr)
+			groups.Add(core.SCNKey{NID: u.NID, HasNID: true}, u.ID)
 		}
-		p.scns = groups.scns()
+		p.SCNs = groups.SCNs()
 		return p, nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return len(p.puts), nil
+	return len(p.Puts), nil
 }
 
 func btoi(b bool) int8 {
@@ -276,11 +235,11 @@ func btoi(b bool) int8 {
 // DeleteComponent removes one component.
 func (s *Store) DeleteComponent(ctx context.Context, id string) error {
 	id = xname.Normalize(id)
-	_, err := s.write(ctx, func(v *view) (*plan, error) {
-		if v.get(id) == nil {
+	_, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
+		if v.Get(id) == nil {
 			return nil, problem.NotFoundf("no such xname.")
 		}
-		return &plan{dels: []string{id}}, nil
+		return &core.Plan{Dels: []string{id}}, nil
 	})
 	return err
 }
@@ -288,12 +247,12 @@ func (s *Store) DeleteComponent(ctx context.Context, id string) error {
 // DeleteAllComponents removes every component and returns how many there were.
 func (s *Store) DeleteAllComponents(ctx context.Context) (int, error) {
 	n := 0
-	_, err := s.write(ctx, func(v *view) (*plan, error) {
-		n = s.ix.len()
+	_, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
+		n = s.Ix.Len()
 		if n == 0 {
 			return nil, problem.NotFoundf("no entries to delete")
 		}
-		return &plan{delAll: true}, nil
+		return &core.Plan{DelAll: true}, nil
 	})
 	return n, err
 }
@@ -303,7 +262,7 @@ func (s *Store) DeleteAllComponents(ctx context.Context) (int, error) {
 // after each commit that changes them; until then readers see the old bits.
 func (s *Store) LockBitsChanged(ctx context.Context, ids []string) error {
 	bits := make(map[string][2]bool, len(ids))
-	st, err := s.db.R.PrepareContext(ctx, `SELECT locked, reservation_disabled FROM components WHERE id = ?`)
+	st, err := s.DB.R.PrepareContext(ctx, `SELECT locked, reservation_disabled FROM components WHERE id = ?`)
 	if err != nil {
 		return fmt.Errorf("read lock bits: %w", err)
 	}
@@ -319,13 +278,13 @@ func (s *Store) LockBitsChanged(ctx context.Context, ids []string) error {
 		}
 		bits[id] = b
 	}
-	_, err = s.write(ctx, func(v *view) (*plan, error) {
-		p := &plan{}
+	_, err = s.Write(ctx, func(v *core.View) (*core.Plan, error) {
+		p := &core.Plan{}
 		for id, b := range bits {
-			if old := v.get(id); old != nil && (old.Locked != b[0] || old.ReservationDisabled != b[1]) {
+			if old := v.Get(id); old != nil && (old.Locked != b[0] || old.ReservationDisabled != b[1]) {
 				nr := *old
-				nr.Locked, nr.ReservationDisabled, nr.nidChanged = b[0], b[1], false
-				p.puts = append(p.puts, &nr)
+				nr.Locked, nr.ReservationDisabled, nr.NIDChanged = b[0], b[1], false
+				p.Puts = append(p.Puts, &nr)
 			}
 		}
 		return p, nil

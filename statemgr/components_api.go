@@ -12,7 +12,7 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-func (a *API) writeList(w http.ResponseWriter, r *http.Request, f Filter) {
+func (a *API) writeList(w http.ResponseWriter, r *http.Request, f core.Filter) {
 	b, err := a.store.ComponentsJSON(r.Context(), f)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -32,8 +32,8 @@ func writeRawJSON(w http.ResponseWriter, b []byte) {
 // Parameters neither in params nor in other are ignored, as shipped HSM
 // ignores them, and logged at debug level. A bad value of a known filter is
 // ErrInvalid "bad query param: <HSM's text>" (hms-messages 1.3).
-func (a *API) queryFilter(r *http.Request, params []string, other ...string) (Filter, error) {
-	f, unknown, err := parseQuery(r.URL.Query(), a.store.vocab, params, other...)
+func (a *API) queryFilter(r *http.Request, params []string, other ...string) (core.Filter, error) {
+	f, unknown, err := core.ParseQuery(r.URL.Query(), a.store.Vocab(), params, other...)
 	a.logIgnored(r, unknown)
 	if err != nil {
 		return f, problem.Invalidf("bad query param: %v", err)
@@ -49,7 +49,7 @@ func (a *API) logIgnored(r *http.Request, unknown []string) {
 }
 
 func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
-	f, err := a.queryFilter(r, listParams)
+	f, err := a.queryFilter(r, core.ListParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -182,8 +182,8 @@ type queryBody struct {
 	NIDEnd         []string `json:"nid_end"`
 }
 
-func (q *queryBody) filter(v *Vocab) (Filter, error) {
-	var f Filter
+func (q *queryBody) filter(v *core.Vocab) (core.Filter, error) {
+	var f core.Filter
 	p := map[string][]string{"id": q.ComponentIDs, "type": q.Type, "state": q.State, "flag": q.Flag,
 		"enabled": q.Enabled, "softwarestatus": q.SoftwareStatus, "role": q.Role, "subrole": q.SubRole,
 		"subtype": q.Subtype, "arch": q.Arch, "class": q.Class, "nid": q.NID, "nid_start": q.NIDStart, "nid_end": q.NIDEnd}
@@ -198,15 +198,15 @@ func (q *queryBody) filter(v *Vocab) (Filter, error) {
 			p[name] = []string{"true"}
 		}
 	}
-	return f, f.set(p, v.get())
+	return f, f.Set(p, v.Get())
 }
 
 func (a *API) queryComponents(w http.ResponseWriter, r *http.Request) {
 	var body queryBody
 	err := httpserver.ReadJSON(w, r, core.BulkLimit, &body)
-	var f Filter
+	var f core.Filter
 	if err == nil {
-		if f, err = body.filter(a.store.vocab); err != nil {
+		if f, err = body.filter(a.store.Vocab()); err != nil {
 			err = problem.Invalidf("bad query param: %v", err)
 		}
 	}
@@ -235,7 +235,7 @@ func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("Missing NID ranges"))
 		return
 	}
-	f, err := body.queryBody.filter(a.store.vocab)
+	f, err := body.queryBody.filter(a.store.Vocab())
 	for _, rg := range body.NIDRanges {
 		if err != nil {
 			break
@@ -250,8 +250,8 @@ func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
 			err = problem.Invalidf("bad query param: Argument was not a valid NID Range") // the shipped words
 			break
 		}
-		f.nidRanges = append(f.nidRanges, [2]int{a, b})
-		f.hasNID = true
+		f.NIDRanges = append(f.NIDRanges, [2]int{a, b})
+		f.HasNID = true
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -270,11 +270,11 @@ func (a *API) queryUnder(w http.ResponseWriter, r *http.Request) {
 		}
 		under = xname.Normalize(raw)
 	}
-	f, err := a.queryFilter(r, listParams)
+	f, err := a.queryFilter(r, core.ListParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	f.under = under
+	f.Under = under
 	a.writeList(w, r, f)
 }

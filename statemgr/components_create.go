@@ -10,17 +10,18 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // newRecord validates c (element i of a request, for error messages) and
 // returns its record with normalised enums and HMS defaults (Flag OK,
 // Enabled true).
-func newRecord(field string, c hsm.Component, vs *vocabSet) (*record, error) {
+func newRecord(field string, c hsm.Component, vs *core.VocabSet) (*core.Record, error) {
 	t := xname.TypeOf(c.ID)
 	if t == xname.TypeInvalid || t == xname.TypeAll || t == xname.TypeAllComp || t == xname.TypeAllSvc {
 		return nil, problem.Invalidf("%s.ID: %q is not a valid component xname", field, c.ID)
 	}
-	r := &record{ID: xname.Normalize(c.ID), Type: string(t), Enabled: true, Flag: hsm.FlagOK,
+	r := &core.Record{ID: xname.Normalize(c.ID), Type: string(t), Enabled: true, Flag: hsm.FlagOK,
 		SoftwareStatus: c.SoftwareStatus, Subtype: c.Subtype}
 	if c.Type != "" {
 		if ct, ok := xname.ParseType(c.Type); !ok || ct != t {
@@ -37,15 +38,15 @@ func newRecord(field string, c hsm.Component, vs *vocabSet) (*record, error) {
 		if *c.NID < 0 {
 			return nil, problem.Invalidf("%s.NID: %d is negative", field, *c.NID)
 		}
-		r.NID, r.HasNID, r.nidChanged = *c.NID, true, true
+		r.NID, r.HasNID, r.NIDChanged = *c.NID, true, true
 	}
 	for _, e := range []struct {
 		enum *hsm.Enum
 		in   string
 		out  *string
 	}{
-		{&hsm.States, c.State, &r.State}, {&hsm.Flags, c.Flag, &r.Flag}, {&vs.roles, c.Role, &r.Role},
-		{&vs.subRoles, c.SubRole, &r.SubRole}, {&hsm.NetTypes, c.NetType, &r.NetType},
+		{&hsm.States, c.State, &r.State}, {&hsm.Flags, c.Flag, &r.Flag}, {&vs.Roles, c.Role, &r.Role},
+		{&vs.SubRoles, c.SubRole, &r.SubRole}, {&hsm.NetTypes, c.NetType, &r.NetType},
 		{&hsm.Arches, c.Arch, &r.Arch}, {&hsm.Classes, c.Class, &r.Class},
 	} {
 		if e.in == "" {
@@ -90,9 +91,9 @@ const (
 )
 
 func (s *Store) upsertComponents(ctx context.Context, comps []hsm.Component, mode upsertMode, log *slog.Logger) error {
-	recs := make([]*record, 0, len(comps))
+	recs := make([]*core.Record, 0, len(comps))
 	pos := make(map[string]int, len(comps))
-	vs := s.vocab.get()
+	vs := s.Vocab().Get()
 	for i, c := range comps {
 		r, err := newRecord(fmt.Sprintf("Components[%d]", i), c, vs)
 		if err != nil {
@@ -107,34 +108,34 @@ func (s *Store) upsertComponents(ctx context.Context, comps []hsm.Component, mod
 	if err := s.applyDefaults(ctx, recs, log); err != nil {
 		return err
 	}
-	_, err := s.write(ctx, func(v *view) (*plan, error) { return s.planUpsert(v, recs, mode) })
+	_, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) { return s.planUpsert(v, recs, mode) })
 	return err
 }
 
-func (s *Store) planUpsert(v *view, recs []*record, mode upsertMode) (*plan, error) {
-	p := &plan{}
-	groups := newSCNGroups(s.now())
+func (s *Store) planUpsert(v *core.View, recs []*core.Record, mode upsertMode) (*core.Plan, error) {
+	p := &core.Plan{}
+	groups := core.NewSCNGroups(s.Now())
 	claimed := map[int]int{}
 	for i, r := range recs {
-		old := v.get(r.ID)
+		old := v.Get(r.ID)
 		if old == nil {
 			if r.HasNID {
 				if j, dup := claimed[r.NID]; dup {
 					return nil, problem.Conflictf("Components[%d].NID: NID %d is also given to Components[%d]", i, r.NID, j)
 				}
-				if owner := v.nidOwner(r.NID); owner != "" {
+				if owner := v.NIDOwner(r.NID); owner != "" {
 					return nil, problem.Conflictf("Components[%d].NID: NID %d already belongs to %s", i, r.NID, owner)
 				}
 				claimed[r.NID] = i
 			}
-			p.puts = append(p.puts, r)
+			p.Puts = append(p.Puts, r)
 			continue
 		}
 		if mode == upsertKeep {
 			continue
 		}
 		nr := *old
-		nr.nidChanged = false
+		nr.NIDChanged = false
 		if !(mode == upsertDiscovered && old.State == hsm.StateReady && r.State == hsm.StateOn) {
 			nr.State, nr.Flag = r.State, r.Flag
 		}
@@ -143,22 +144,22 @@ func (s *Store) planUpsert(v *view, recs []*record, mode upsertMode) (*plan, err
 				*f[0] = *f[1]
 			}
 		}
-		p.puts = append(p.puts, &nr)
+		p.Puts = append(p.Puts, &nr)
 		if nr.State != old.State || nr.Flag != old.Flag {
-			groups.add(scnKey{State: nr.State, Flag: nr.Flag}, nr.ID)
+			groups.Add(core.SCNKey{State: nr.State, Flag: nr.Flag}, nr.ID)
 		}
 	}
-	p.scns = groups.scns()
+	p.SCNs = groups.SCNs()
 	return p, nil
 }
 
 // applyDefaults fills NID, Role and SubRole of new nodes that lack them: the
 // NodeMaps first, then the layout source. A layout source that fails is
 // logged and skipped; the component is created without the defaults, as HMS does.
-func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Logger) error {
-	var need []*record
+func (s *Store) applyDefaults(ctx context.Context, recs []*core.Record, log *slog.Logger) error {
+	var need []*core.Record
 	for _, r := range recs {
-		if r.Type == string(xname.Node) && (!r.HasNID || r.Role == "") && s.ix.get(r.ID) == nil {
+		if r.Type == string(xname.Node) && (!r.HasNID || r.Role == "") && s.Ix.Get(r.ID) == nil {
 			need = append(need, r)
 		}
 	}
@@ -169,23 +170,23 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 	if err != nil {
 		return err
 	}
-	var ask []*record
+	var ask []*core.Record
 	for _, r := range need {
 		if m, ok := maps[r.ID]; ok {
-			fillDefaults(r, NodeInfo{NID: &m.NID, Role: m.Role, SubRole: m.SubRole}, s.vocab.get())
+			fillDefaults(r, core.NodeInfo{NID: &m.NID, Role: m.Role, SubRole: m.SubRole}, s.Vocab().Get())
 		}
 		if !r.HasNID || r.Role == "" {
 			ask = append(ask, r)
 		}
 	}
-	if s.layout == nil || len(ask) == 0 {
+	if s.Layout == nil || len(ask) == 0 {
 		return nil
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for _, r := range ask {
 		g.Go(func() error {
-			info, found, err := s.layout.NodeInfo(gctx, r.ID)
+			info, found, err := s.Layout.NodeInfo(gctx, r.ID)
 			if err != nil {
 				if log != nil {
 					log.WarnContext(ctx, "sls_lookup_failed", "xname", r.ID, "err", err)
@@ -193,7 +194,7 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 				return nil
 			}
 			if found {
-				for _, d := range fillDefaults(r, info, s.vocab.get()) {
+				for _, d := range fillDefaults(r, info, s.Vocab().Get()) {
 					if log != nil {
 						log.WarnContext(ctx, "sls_value_not_in_vocabulary", "xname", r.ID, "field", d[0], "value", d[1],
 							"hint", "add it to the HMSExtendedDefinitions of hms_config.json (hsm -hms-config)")
@@ -209,19 +210,19 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*record, log *slog.Log
 // fillDefaults sets what r lacks from info; r is not yet shared. It returns
 // the (field, value) pairs of info it dropped because Vocab does not know
 // them, so that the caller can say so: shipped HSM drops them silently.
-func fillDefaults(r *record, info NodeInfo, vs *vocabSet) (dropped [][2]string) {
+func fillDefaults(r *core.Record, info core.NodeInfo, vs *core.VocabSet) (dropped [][2]string) {
 	if !r.HasNID && info.NID != nil {
-		r.NID, r.HasNID, r.nidChanged = *info.NID, true, true
+		r.NID, r.HasNID, r.NIDChanged = *info.NID, true, true
 	}
 	if r.Role != "" {
 		return nil
 	}
-	if v, ok := vs.roles.Normalize(info.Role); ok {
+	if v, ok := vs.Roles.Normalize(info.Role); ok {
 		r.Role = v
 	} else if info.Role != "" {
 		dropped = append(dropped, [2]string{"Role", info.Role})
 	}
-	if v, ok := vs.subRoles.Normalize(info.SubRole); ok && r.SubRole == "" {
+	if v, ok := vs.SubRoles.Normalize(info.SubRole); ok && r.SubRole == "" {
 		r.SubRole = v
 	} else if !ok && info.SubRole != "" {
 		dropped = append(dropped, [2]string{"SubRole", info.SubRole})

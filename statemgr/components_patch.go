@@ -135,12 +135,12 @@ func (a *API) patchSoftwareStatus(bulk bool) http.HandlerFunc {
 func (a *API) patchRole(bulk bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a.runPatch(w, r, bulk, func(ctx context.Context, b patchBody, ids []string) error {
-			vs := a.store.vocab.get()
-			role, err := enumField(&vs.roles, b.Role, true)
+			vs := a.store.Vocab().Get()
+			role, err := enumField(&vs.Roles, b.Role, true)
 			if err != nil {
 				return err
 			}
-			sub, err := enumField(&vs.subRoles, b.SubRole, false)
+			sub, err := enumField(&vs.SubRoles, b.SubRole, false)
 			if err != nil {
 				return err
 			}

@@ -7,20 +7,21 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // outbox returns every SCN in the outbox, Timestamp in UTC and Epoch, which
 // must be the store's, cleared.
 func outbox(t *testing.T, s *Store) []hsm.SCN {
 	t.Helper()
-	rows, err := s.outboxAfter(t.Context(), 0, 1000)
+	rows, err := s.OutboxAfter(t.Context(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := []hsm.SCN{}
 	for _, r := range rows {
-		if r.SCN.Epoch != s.epoch || s.epoch == 0 {
-			t.Errorf("SCN %d has Epoch %d, want the database's %d", r.Seq, r.SCN.Epoch, s.epoch)
+		if r.SCN.Epoch != s.Epoch || s.Epoch == 0 {
+			t.Errorf("SCN %d has Epoch %d, want the database's %d", r.Seq, r.SCN.Epoch, s.Epoch)
 		}
 		r.SCN.Timestamp, r.SCN.Epoch = r.SCN.Timestamp.UTC(), 0
 		out = append(out, r.SCN)
@@ -115,13 +116,13 @@ func TestPatchesAndSCNs(t *testing.T) {
 				t.Errorf("outbox (-want +got):\n%s", diff)
 			}
 			// The index and the database agree: reopen and compare.
-			reopened, err := OpenStore(t.Context(), a.store.db.Path, StoreConfig{})
+			reopened, err := OpenStore(t.Context(), a.store.DB.Path, StoreConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer reopened.Close()
-			want, _ := a.store.Components(t.Context(), Filter{})
-			got, _ := reopened.Components(t.Context(), Filter{})
+			want, _ := a.store.Components(t.Context(), core.Filter{})
+			got, _ := reopened.Components(t.Context(), core.Filter{})
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("database differs from memory (-memory +db):\n%s", diff)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // DaemonConfig is what a whole hsm needs: cmd/hsm fills it from its flags,
@@ -76,7 +77,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		}
 	}()
 	if cfg.HMSConfig != "" {
-		if err := LoadHMSConfig(cfg.HMSConfig, store.Vocab()); err != nil {
+		if err := core.LoadHMSConfig(cfg.HMSConfig, store.Vocab()); err != nil {
 			return nil, err
 		}
 	}
@@ -111,7 +112,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return NewWatchdog(d.store, d.disc, WatchdogConfig{Log: d.cfg.Log}).Run(gctx) })
 	g.Go(func() error { return RunReservationReaper(gctx, d.store, d.cfg.Reap, d.cfg.Log) })
 	if d.cfg.HMSConfig != "" {
-		g.Go(func() error { return WatchHMSConfig(gctx, d.cfg.HMSConfig, 10*time.Second, d.store.Vocab(), d.cfg.Log) })
+		g.Go(func() error {
+			return core.WatchHMSConfig(gctx, d.cfg.HMSConfig, 10*time.Second, d.store.Vocab(), d.cfg.Log)
+		})
 	}
 	err := g.Wait()
 	return errors.Join(err, d.store.Close())

@@ -401,7 +401,7 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := s.outboxAfter(ctx, 0, 100)
+	before, _ := s.OutboxAfter(ctx, 0, 100)
 	found := []hsm.Component{
 		{ID: "x1c0s0b0n0", State: hsm.StateOn, Flag: "OK"},
 		{ID: "x1c0s0b0n1", State: hsm.StateOn, Flag: "OK"},
@@ -422,7 +422,7 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after the walk (-want +got):\n%s", diff)
 	}
-	after, _ := s.outboxAfter(ctx, 0, 100)
+	after, _ := s.OutboxAfter(ctx, 0, 100)
 	var changed []string
 	for _, row := range after[len(before):] {
 		changed = append(changed, row.SCN.Components...)

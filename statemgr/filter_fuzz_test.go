@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // FuzzParseFilter feeds arbitrary query strings to the component filter
@@ -14,18 +15,18 @@ func FuzzParseFilter(f *testing.F) {
 		"enabled=false&flag=warn", "partition=p1&group=g", "role=compute&subrole=%00"} {
 		f.Add(s)
 	}
-	recs := []*record{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK", Enabled: true, NID: 1, HasNID: true, Role: "Compute"},
+	recs := []*core.Record{{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK", Enabled: true, NID: 1, HasNID: true, Role: "Compute"},
 		{ID: "x0c0s0b0", Type: "NodeBMC", State: "Off", Flag: "OK", SoftwareStatus: "a\"b\u2028"}}
 	f.Fuzz(func(t *testing.T, q string) {
 		v, err := url.ParseQuery(q)
 		if err != nil {
 			return
 		}
-		flt, err := ParseFilter(v, NewVocab())
+		flt, err := core.ParseFilter(v, core.NewVocab())
 		if err != nil {
 			return
 		}
-		b := encodeList(recs, &flt)
+		b := core.EncodeList(recs, &flt)
 		if len(b) == 0 || b[0] != '{' {
 			t.Fatalf("bad encoding %q", b)
 		}
@@ -38,7 +39,7 @@ func FuzzNewRecord(f *testing.F) {
 	f.Add("x0c0s0b0n0", "Node", "on", "warn", "compute", "X86")
 	f.Add("s0", "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, id, typ, state, flag, role, arch string) {
-		r, err := newRecord("c", hsm.Component{ID: id, Type: typ, State: state, Flag: flag, Role: role, Arch: arch}, NewVocab().get())
+		r, err := newRecord("c", hsm.Component{ID: id, Type: typ, State: state, Flag: flag, Role: role, Arch: arch}, core.NewVocab().Get())
 		if err != nil {
 			return
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // seedGroups is seed plus group blue {n0 of s0, n0 of s1}, group red {n1 of
@@ -195,7 +196,7 @@ func FuzzFilterListingsAgree(f *testing.F) {
 		}
 		a := &apiServer{t: t, store: shared.store, srv: shared.srv, client: shared.client, base: shared.base}
 		fuzzPopulate(t, a, seed)
-		flt, err := ParseFilter(q, a.store.vocab)
+		flt, err := core.ParseFilter(q, a.store.Vocab())
 		path := "?" + q.Encode()
 		cs, cbody := a.do("GET", "/State/Components"+path, nil)
 		ms, mbody := a.do("GET", "/memberships"+path, nil)
@@ -234,7 +235,7 @@ func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
 	if st, _ := a.do("DELETE", "/State/Components", nil); st != 200 && st != 404 {
 		t.Fatalf("delete components: %d", st)
 	}
-	for _, kind := range []string{kindGroup, kindPartition} {
+	for _, kind := range []string{core.KindGroup, core.KindPartition} {
 		for _, name := range a.store.groupNames(kind) {
 			if err := a.store.deleteGroup(t.Context(), kind, name); err != nil {
 				t.Fatal(err)

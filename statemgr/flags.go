@@ -8,6 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // DaemonFlags are the hsm daemon's flags, declared once for both the hsm binary and
@@ -79,7 +80,7 @@ func (fl *DaemonFlags) checkHMSConfig() error {
 	if err != nil {
 		return cli.Usagef("-%s: %v", name, err)
 	}
-	if err := json.Unmarshal(b, new(HMSConfig)); err != nil {
+	if err := json.Unmarshal(b, new(core.HMSConfig)); err != nil {
 		return cli.Usagef("-%s %s: %v", name, *fl.hmsConfig, err)
 	}
 	return nil

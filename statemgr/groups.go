@@ -14,15 +14,9 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// The two kinds of row in component_groups.
-const (
-	kindGroup     = "group"
-	kindPartition = "partition"
-)
-
 // glKindField is the JSON name of a kind's key field, for error messages.
 func glKindField(kind string) string {
-	if kind == kindPartition {
+	if kind == core.KindPartition {
 		return "name"
 	}
 	return "label"
@@ -30,68 +24,33 @@ func glKindField(kind string) string {
 
 // groupRoutes registers /groups, /partitions and /memberships.
 func (a *API) groupRoutes(mux *httpserver.Mux) {
-	mux.HandleFunc("GET "+Base+"/groups", a.listGroups(kindGroup))
-	mux.HandleFunc("POST "+Base+"/groups", a.createGroup(kindGroup))
-	mux.HandleFunc("GET "+Base+"/groups/labels", a.groupNames(kindGroup))
-	mux.HandleFunc("GET "+Base+"/groups/{name}", a.getGroup(kindGroup))
-	mux.HandleFunc("PATCH "+Base+"/groups/{name}", a.patchGroup(kindGroup))
-	mux.HandleFunc("DELETE "+Base+"/groups/{name}", a.deleteGroup(kindGroup))
-	mux.HandleFunc("GET "+Base+"/groups/{name}/members", a.groupMembers(kindGroup))
-	mux.HandleFunc("POST "+Base+"/groups/{name}/members", a.addGroupMember(kindGroup))
-	mux.HandleFunc("DELETE "+Base+"/groups/{name}/members/{xname}", a.removeGroupMember(kindGroup))
-	mux.HandleFunc("GET "+Base+"/partitions", a.listGroups(kindPartition))
-	mux.HandleFunc("POST "+Base+"/partitions", a.createGroup(kindPartition))
-	mux.HandleFunc("GET "+Base+"/partitions/names", a.groupNames(kindPartition))
-	mux.HandleFunc("GET "+Base+"/partitions/{name}", a.getGroup(kindPartition))
-	mux.HandleFunc("PATCH "+Base+"/partitions/{name}", a.patchGroup(kindPartition))
-	mux.HandleFunc("DELETE "+Base+"/partitions/{name}", a.deleteGroup(kindPartition))
-	mux.HandleFunc("GET "+Base+"/partitions/{name}/members", a.groupMembers(kindPartition))
-	mux.HandleFunc("POST "+Base+"/partitions/{name}/members", a.addGroupMember(kindPartition))
-	mux.HandleFunc("DELETE "+Base+"/partitions/{name}/members/{xname}", a.removeGroupMember(kindPartition))
+	mux.HandleFunc("GET "+Base+"/groups", a.listGroups(core.KindGroup))
+	mux.HandleFunc("POST "+Base+"/groups", a.createGroup(core.KindGroup))
+	mux.HandleFunc("GET "+Base+"/groups/labels", a.groupNames(core.KindGroup))
+	mux.HandleFunc("GET "+Base+"/groups/{name}", a.getGroup(core.KindGroup))
+	mux.HandleFunc("PATCH "+Base+"/groups/{name}", a.patchGroup(core.KindGroup))
+	mux.HandleFunc("DELETE "+Base+"/groups/{name}", a.deleteGroup(core.KindGroup))
+	mux.HandleFunc("GET "+Base+"/groups/{name}/members", a.groupMembers(core.KindGroup))
+	mux.HandleFunc("POST "+Base+"/groups/{name}/members", a.addGroupMember(core.KindGroup))
+	mux.HandleFunc("DELETE "+Base+"/groups/{name}/members/{xname}", a.removeGroupMember(core.KindGroup))
+	mux.HandleFunc("GET "+Base+"/partitions", a.listGroups(core.KindPartition))
+	mux.HandleFunc("POST "+Base+"/partitions", a.createGroup(core.KindPartition))
+	mux.HandleFunc("GET "+Base+"/partitions/names", a.groupNames(core.KindPartition))
+	mux.HandleFunc("GET "+Base+"/partitions/{name}", a.getGroup(core.KindPartition))
+	mux.HandleFunc("PATCH "+Base+"/partitions/{name}", a.patchGroup(core.KindPartition))
+	mux.HandleFunc("DELETE "+Base+"/partitions/{name}", a.deleteGroup(core.KindPartition))
+	mux.HandleFunc("GET "+Base+"/partitions/{name}/members", a.groupMembers(core.KindPartition))
+	mux.HandleFunc("POST "+Base+"/partitions/{name}/members", a.addGroupMember(core.KindPartition))
+	mux.HandleFunc("DELETE "+Base+"/partitions/{name}/members/{xname}", a.removeGroupMember(core.KindPartition))
 	mux.HandleFunc("GET "+Base+"/memberships", a.listMemberships)
 	mux.HandleFunc("GET "+Base+"/memberships/{xname}", a.getMembership)
-}
-
-// glGroupRow is a group or a partition as the store handles it.
-type glGroupRow struct {
-	name, kind, description, exclusive string
-	tags, members                      []string
-}
-
-func (g glGroupRow) wire() any {
-	ids := g.members
-	if ids == nil {
-		ids = []string{}
-	}
-	if g.kind == kindPartition {
-		return hsm.Partition{Name: g.name, Description: g.description, Tags: g.tags, Members: hsm.Members{IDs: ids}}
-	}
-	return hsm.Group{Label: g.name, Description: g.description, ExclusiveGroup: g.exclusive, Tags: g.tags, Members: hsm.Members{IDs: ids}}
-}
-
-// glLabel validates and normalises a group label, partition name, tag or exclusive
-// group label: lower case letters, digits, '_', '-' and '.', 1 to 255 of them.
-func glLabel(field, v string) (string, error) {
-	l := strings.ToLower(strings.TrimSpace(v))
-	if l == "" {
-		return "", problem.Invalidf("%s: must not be empty", field)
-	}
-	if len(l) > 255 {
-		return "", problem.Invalidf("%s: longer than 255 characters", field)
-	}
-	for _, r := range l {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' && r != '-' && r != '.' {
-			return "", problem.Invalidf("%s: %q has character %q; use a-z, 0-9, '_', '-' or '.'", field, v, r)
-		}
-	}
-	return l, nil
 }
 
 // glTags validates and normalises a tag list, dropping duplicates.
 func glTags(field string, tags []string) ([]string, error) {
 	var out []string
 	for i, t := range tags {
-		l, err := glLabel(fmt.Sprintf("%s[%d]", field, i), t)
+		l, err := core.Label(fmt.Sprintf("%s[%d]", field, i), t)
 		if err != nil {
 			return nil, err
 		}
@@ -120,41 +79,41 @@ func glXnames(field string, ids []string) ([]string, error) {
 }
 
 // glDecodeGroup reads and validates a POSTed group or partition.
-func glDecodeGroup(w http.ResponseWriter, r *http.Request, kind string) (glGroupRow, error) {
+func glDecodeGroup(w http.ResponseWriter, r *http.Request, kind string) (core.GroupRow, error) {
 	var g hsm.Group
 	var p hsm.Partition
-	var row glGroupRow
+	var row core.GroupRow
 	var err error
-	if kind == kindPartition {
+	if kind == core.KindPartition {
 		if err = httpserver.ReadJSON(w, r, 0, &p); err != nil {
 			return row, err
 		}
-		row = glGroupRow{name: p.Name, description: p.Description, tags: p.Tags, members: p.Members.IDs}
+		row = core.GroupRow{Name: p.Name, Description: p.Description, Tags: p.Tags, Members: p.Members.IDs}
 	} else {
 		if err = httpserver.ReadJSON(w, r, 0, &g); err != nil {
 			return row, err
 		}
-		row = glGroupRow{name: g.Label, description: g.Description, tags: g.Tags, members: g.Members.IDs, exclusive: g.ExclusiveGroup}
+		row = core.GroupRow{Name: g.Label, Description: g.Description, Tags: g.Tags, Members: g.Members.IDs, Exclusive: g.ExclusiveGroup}
 	}
-	row.kind = kind
-	if row.name, err = glName(kind, row.name); err != nil {
+	row.Kind = kind
+	if row.Name, err = glName(kind, row.Name); err != nil {
 		return row, err
 	}
-	if row.exclusive != "" {
-		if row.exclusive, err = glLabel("exclusiveGroup", row.exclusive); err != nil {
+	if row.Exclusive != "" {
+		if row.Exclusive, err = core.Label("exclusiveGroup", row.Exclusive); err != nil {
 			return row, err
 		}
 	}
-	if row.tags, err = glTags("tags", row.tags); err != nil {
+	if row.Tags, err = glTags("tags", row.Tags); err != nil {
 		return row, err
 	}
-	row.members, err = glXnames("members.ids", row.members)
+	row.Members, err = glXnames("members.ids", row.Members)
 	return row, err
 }
 
 // glName validates a group label or partition name.
 func glName(kind, v string) (string, error) {
-	n, err := glLabel(glKindField(kind), v)
+	n, err := core.Label(glKindField(kind), v)
 	if err == nil && n == "null" {
 		err = problem.Invalidf("%s: %q is reserved (it means \"no %s\" in filters)", glKindField(kind), v, kind)
 	}
@@ -171,12 +130,12 @@ func (a *API) createGroup(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusCreated, []hsm.ResourceURI{{URI: glGroupPath(kind, row.name)}})
+		httpserver.WriteJSON(w, http.StatusCreated, []hsm.ResourceURI{{URI: glGroupPath(kind, row.Name)}})
 	}
 }
 
 func glGroupPath(kind, name string) string {
-	if kind == kindPartition {
+	if kind == core.KindPartition {
 		return Base + "/partitions/" + url.PathEscape(name)
 	}
 	return Base + "/groups/" + url.PathEscape(name)
@@ -185,10 +144,10 @@ func glGroupPath(kind, name string) string {
 func (a *API) listGroups(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		a.logIgnored(r, ignoredParams(q, []string{kind, "tag"}))
+		a.logIgnored(r, core.IgnoredParams(q, []string{kind, "tag"}))
 		var names []string
 		for _, v := range q[kind] {
-			n, err := glLabel(kind, v)
+			n, err := core.Label(kind, v)
 			if err != nil {
 				problem.Write(w, r, a.log, err)
 				return
@@ -198,7 +157,7 @@ func (a *API) listGroups(kind string) http.HandlerFunc {
 		tag := ""
 		if v := q.Get("tag"); v != "" {
 			var err error
-			if tag, err = glLabel("tag", v); err != nil {
+			if tag, err = core.Label("tag", v); err != nil {
 				problem.Write(w, r, a.log, err)
 				return
 			}
@@ -206,7 +165,7 @@ func (a *API) listGroups(kind string) http.HandlerFunc {
 		rows := a.store.listGroups(kind, names, tag)
 		out := make([]any, 0, len(rows))
 		for _, g := range rows {
-			out = append(out, g.wire())
+			out = append(out, g.Wire())
 		}
 		httpserver.WriteJSON(w, http.StatusOK, out)
 	}
@@ -220,14 +179,14 @@ func (a *API) groupNames(kind string) http.HandlerFunc {
 
 // glPathName validates the {name} path value and the optional partition filter.
 func glPathName(r *http.Request, kind string) (name, partition string, err error) {
-	if name, err = glLabel(glKindField(kind), r.PathValue("name")); err != nil {
+	if name, err = core.Label(glKindField(kind), r.PathValue("name")); err != nil {
 		return "", "", err
 	}
-	if v := r.URL.Query().Get("partition"); v != "" && kind == kindGroup {
+	if v := r.URL.Query().Get("partition"); v != "" && kind == core.KindGroup {
 		if strings.EqualFold(v, "null") {
 			return name, "null", nil
 		}
-		partition, err = glLabel("partition", v)
+		partition, err = core.Label("partition", v)
 	}
 	return name, partition, err
 }
@@ -235,7 +194,7 @@ func glPathName(r *http.Request, kind string) (name, partition string, err error
 func (a *API) getGroup(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name, part, err := glPathName(r, kind)
-		var row glGroupRow
+		var row core.GroupRow
 		if err == nil {
 			row, err = a.store.getGroup(kind, name, part)
 		}
@@ -243,7 +202,7 @@ func (a *API) getGroup(kind string) http.HandlerFunc {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusOK, row.wire())
+		httpserver.WriteJSON(w, http.StatusOK, row.Wire())
 	}
 }
 

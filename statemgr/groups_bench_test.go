@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // glNodeIDs returns n distinct node xnames.
@@ -27,10 +28,10 @@ func glBenchGroups(b *testing.B) (*Store, *httptest.Server, []string) {
 	s, srv := glNewTestAPI(b, nil)
 	ids := glNodeIDs(100_000)
 	glAddComponents(b, s, ids...)
-	if err := s.createGroup(b.Context(), glGroupRow{name: "all", kind: kindGroup, members: ids}); err != nil {
+	if err := s.createGroup(b.Context(), core.GroupRow{Name: "all", Kind: core.KindGroup, Members: ids}); err != nil {
 		b.Fatal(err)
 	}
-	if err := s.createGroup(b.Context(), glGroupRow{name: "p1", kind: kindPartition, members: ids[:50_000]}); err != nil {
+	if err := s.createGroup(b.Context(), core.GroupRow{Name: "p1", Kind: core.KindPartition, Members: ids[:50_000]}); err != nil {
 		b.Fatal(err)
 	}
 	return s, srv, ids
@@ -62,11 +63,11 @@ func BenchmarkGroupMembership100k(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			if err := s.createGroup(b.Context(), glGroupRow{name: fmt.Sprintf("g%d", i), kind: kindGroup, exclusive: "ex", members: ids}); err != nil {
+			if err := s.createGroup(b.Context(), core.GroupRow{Name: fmt.Sprintf("g%d", i), Kind: core.KindGroup, Exclusive: "ex", Members: ids}); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if err := s.deleteGroup(b.Context(), kindGroup, fmt.Sprintf("g%d", i)); err != nil {
+			if err := s.deleteGroup(b.Context(), core.KindGroup, fmt.Sprintf("g%d", i)); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

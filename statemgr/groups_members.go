@@ -72,7 +72,7 @@ func (a *API) removeGroupMember(kind string) http.HandlerFunc {
 }
 
 func (a *API) listMemberships(w http.ResponseWriter, r *http.Request) {
-	f, err := a.queryFilter(r, componentParams)
+	f, err := a.queryFilter(r, core.ComponentParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // glChunk bounds the number of values in one SQL IN list.
@@ -72,7 +73,7 @@ const glPartitionKey = "#partition"
 // glExclusiveKey is the component_group_members.exclusive_key of a kind's members.
 func glExclusiveKey(kind, exclusive string) any {
 	switch {
-	case kind == kindPartition:
+	case kind == core.KindPartition:
 		return glPartitionKey
 	case exclusive != "":
 		return exclusive
@@ -83,7 +84,7 @@ func glExclusiveKey(kind, exclusive string) any {
 
 // insertMembers adds ids to group name inside tx, after checking every ID is a
 // component and that no exclusivity rule would break; field names the ids in errors.
-func insertMembers(ctx context.Context, tx *sql.Tx, g glGroupRow, ids []string, field string) error {
+func insertMembers(ctx context.Context, tx *sql.Tx, g core.GroupRow, ids []string, field string) error {
 	found, err := glExisting(ctx, tx, ids)
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func insertMembers(ctx context.Context, tx *sql.Tx, g glGroupRow, ids []string, 
 			return problem.Invalidf("%s[%d]: no component %s", field, i, id)
 		}
 	}
-	key := glExclusiveKey(g.kind, g.exclusive)
+	key := glExclusiveKey(g.Kind, g.Exclusive)
 	if key != nil {
 		if err := glCheckExclusive(ctx, tx, g, key, ids); err != nil {
 			return err
@@ -103,16 +104,16 @@ func insertMembers(ctx context.Context, tx *sql.Tx, g glGroupRow, ids []string, 
 	for _, c := range glChunks(ids) {
 		args := make([]any, 0, 3*len(c))
 		for _, id := range c {
-			args = append(args, g.name, id, key)
+			args = append(args, g.Name, id, key)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO component_group_members (group_name, component_id, exclusive_key) VALUES `+
 			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(c)), ", "), args...)
 		if sqldb.IsUniqueViolation(err) {
 			// Only a concurrent writer can get here: the checks above passed.
-			return problem.Conflictf("%s: a component is already a member of %s %s or of a group exclusive with it", field, g.kind, g.name)
+			return problem.Conflictf("%s: a component is already a member of %s %s or of a group exclusive with it", field, g.Kind, g.Name)
 		}
 		if err != nil {
-			return fmt.Errorf("add members to %s %s: %w", g.kind, g.name, err)
+			return fmt.Errorf("add members to %s %s: %w", g.Kind, g.Name, err)
 		}
 	}
 	return nil
@@ -120,7 +121,7 @@ func insertMembers(ctx context.Context, tx *sql.Tx, g glGroupRow, ids []string, 
 
 // glCheckExclusive fails with a conflict naming the holder if any of ids is already
 // a member under the same exclusive key (another partition, another exclusive group).
-func glCheckExclusive(ctx context.Context, tx *sql.Tx, g glGroupRow, key any, ids []string) error {
+func glCheckExclusive(ctx context.Context, tx *sql.Tx, g core.GroupRow, key any, ids []string) error {
 	for _, c := range glChunks(ids) {
 		var id, holder string
 		err := tx.QueryRowContext(ctx, `SELECT component_id, group_name FROM component_group_members
@@ -130,40 +131,40 @@ func glCheckExclusive(ctx context.Context, tx *sql.Tx, g glGroupRow, key any, id
 			continue
 		case err != nil:
 			return fmt.Errorf("check exclusivity: %w", err)
-		case holder == g.name:
-			return problem.Conflictf("%s is already a member of %s %s", id, g.kind, g.name)
-		case g.kind == kindPartition:
+		case holder == g.Name:
+			return problem.Conflictf("%s is already a member of %s %s", id, g.Kind, g.Name)
+		case g.Kind == core.KindPartition:
 			return problem.Conflictf("%s is already in partition %s; a component can be in one partition only", id, holder)
 		default:
-			return problem.Conflictf("%s is already in group %s, which has the same exclusiveGroup %q", id, holder, g.exclusive)
+			return problem.Conflictf("%s is already in group %s, which has the same exclusiveGroup %q", id, holder, g.Exclusive)
 		}
 	}
 	return nil
 }
 
 // createGroup stores a new group or partition with its members, all or nothing.
-func (s *Store) createGroup(ctx context.Context, g glGroupRow) error {
-	tags, err := json.Marshal(glNonNil(g.tags))
+func (s *Store) createGroup(ctx context.Context, g core.GroupRow) error {
+	tags, err := json.Marshal(glNonNil(g.Tags))
 	if err != nil {
 		return fmt.Errorf("encode tags: %w", err)
 	}
-	s.gmu.Lock()
-	defer s.gmu.Unlock()
-	return s.groupWrite(ctx, func() { s.gx.created(g) }, func(tx *sql.Tx) error {
+	s.GroupMu.Lock()
+	defer s.GroupMu.Unlock()
+	return s.groupWrite(ctx, func() { s.Gx.Created(g) }, func(tx *sql.Tx) error {
 		var kind string
-		err := tx.QueryRowContext(ctx, `SELECT type FROM component_groups WHERE name = ?`, g.name).Scan(&kind)
+		err := tx.QueryRowContext(ctx, `SELECT type FROM component_groups WHERE name = ?`, g.Name).Scan(&kind)
 		switch {
 		case err == nil:
-			return problem.Conflictf("%s: %s %q already exists", glKindField(g.kind), kind, g.name)
+			return problem.Conflictf("%s: %s %q already exists", glKindField(g.Kind), kind, g.Name)
 		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("create %s %s: %w", g.kind, g.name, err)
+			return fmt.Errorf("create %s %s: %w", g.Kind, g.Name, err)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO component_groups (name, type, description, tags, exclusive_group) VALUES (?, ?, ?, ?, ?)`,
-			g.name, g.kind, g.description, string(tags), g.exclusive)
+			g.Name, g.Kind, g.Description, string(tags), g.Exclusive)
 		if err != nil {
-			return fmt.Errorf("create %s %s: %w", g.kind, g.name, err)
+			return fmt.Errorf("create %s %s: %w", g.Kind, g.Name, err)
 		}
-		return insertMembers(ctx, tx, g, g.members, "members.ids")
+		return insertMembers(ctx, tx, g, g.Members, "members.ids")
 	})
 }
 
@@ -177,35 +178,35 @@ func glNonNil(s []string) []string {
 // glLoadGroup reads one group row of the given kind; a missing row is ErrNotFound.
 func glLoadGroup(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, kind, name string) (glGroupRow, error) {
-	g := glGroupRow{name: name, kind: kind}
+}, kind, name string) (core.GroupRow, error) {
+	g := core.GroupRow{Name: name, Kind: kind}
 	var tags string
 	err := q.QueryRowContext(ctx, `SELECT description, tags, exclusive_group FROM component_groups WHERE name = ? AND type = ?`,
-		name, kind).Scan(&g.description, &tags, &g.exclusive)
+		name, kind).Scan(&g.Description, &tags, &g.Exclusive)
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, problem.NotFoundf("no %s %s", kind, name)
 	}
 	if err != nil {
 		return g, fmt.Errorf("read %s %s: %w", kind, name, err)
 	}
-	if err := json.Unmarshal([]byte(tags), &g.tags); err != nil {
+	if err := json.Unmarshal([]byte(tags), &g.Tags); err != nil {
 		return g, fmt.Errorf("decode tags of %s %s: %w", kind, name, err)
 	}
-	if len(g.tags) == 0 {
-		g.tags = nil
+	if len(g.Tags) == 0 {
+		g.Tags = nil
 	}
 	return g, nil
 }
 
 // listGroups returns the groups (or partitions) named in names (all if empty),
 // carrying tag if tag is not empty, with their members, ordered by name.
-func (s *Store) listGroups(kind string, names []string, tag string) []glGroupRow {
-	out := []glGroupRow{}
-	for _, g := range s.gx.list(kind) {
-		if len(names) > 0 && !slices.Contains(names, g.name) {
+func (s *Store) listGroups(kind string, names []string, tag string) []core.GroupRow {
+	out := []core.GroupRow{}
+	for _, g := range s.Gx.List(kind) {
+		if len(names) > 0 && !slices.Contains(names, g.Name) {
 			continue
 		}
-		if tag != "" && !slices.Contains(g.tags, tag) {
+		if tag != "" && !slices.Contains(g.Tags, tag) {
 			continue
 		}
 		out = append(out, *g)
@@ -216,8 +217,8 @@ func (s *Store) listGroups(kind string, names []string, tag string) []glGroupRow
 // groupNames returns the names of all groups (or partitions), sorted.
 func (s *Store) groupNames(kind string) []string {
 	names := []string{}
-	for _, g := range s.gx.list(kind) {
-		names = append(names, g.name)
+	for _, g := range s.Gx.List(kind) {
+		names = append(names, g.Name)
 	}
 	return names
 }

@@ -8,18 +8,19 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // getGroup returns one group (or partition) with its members, restricted to the
 // members of partition part if part is not empty ("null": members in no partition).
-func (s *Store) getGroup(kind, name, part string) (glGroupRow, error) {
-	g := s.gx.group(kind, name)
+func (s *Store) getGroup(kind, name, part string) (core.GroupRow, error) {
+	g := s.Gx.Group(kind, name)
 	if g == nil {
-		return glGroupRow{}, problem.NotFoundf("no %s %s", kind, name)
+		return core.GroupRow{}, problem.NotFoundf("no %s %s", kind, name)
 	}
 	row := *g
 	if part != "" {
-		row.members = s.gx.inPartition(g.members, part)
+		row.Members = s.Gx.InPartition(g.Members, part)
 	}
 	return row, nil
 }
@@ -27,14 +28,14 @@ func (s *Store) getGroup(kind, name, part string) (glGroupRow, error) {
 // groupMembers returns the members of one group (or partition), see getGroup.
 func (s *Store) groupMembers(kind, name, part string) ([]string, error) {
 	g, err := s.getGroup(kind, name, part)
-	return glNonNil(g.members), err
+	return glNonNil(g.Members), err
 }
 
 // groupWrite runs fn in a write transaction and, once it has committed, calls
 // publish to bring the group index up to date. The caller holds s.gmu, so
 // the index sees group commits in their order.
 func (s *Store) groupWrite(ctx context.Context, publish func(), fn func(tx *sql.Tx) error) error {
-	if err := s.db.WriteTx(ctx, fn); err != nil {
+	if err := s.DB.WriteTx(ctx, fn); err != nil {
 		return err
 	}
 	publish()
@@ -43,9 +44,9 @@ func (s *Store) groupWrite(ctx context.Context, publish func(), fn func(tx *sql.
 
 // patchGroup updates description and/or tags of a group (or partition).
 func (s *Store) patchGroup(ctx context.Context, kind, name string, p hsm.GroupPatch) error {
-	s.gmu.Lock()
-	defer s.gmu.Unlock()
-	return s.groupWrite(ctx, func() { s.gx.patched(name, p) }, func(tx *sql.Tx) error {
+	s.GroupMu.Lock()
+	defer s.GroupMu.Unlock()
+	return s.groupWrite(ctx, func() { s.Gx.Patched(name, p) }, func(tx *sql.Tx) error {
 		if _, err := glLoadGroup(ctx, tx, kind, name); err != nil {
 			return err
 		}
@@ -69,9 +70,9 @@ func (s *Store) patchGroup(ctx context.Context, kind, name string, p hsm.GroupPa
 
 // deleteGroup deletes a group (or partition); its memberships go with it.
 func (s *Store) deleteGroup(ctx context.Context, kind, name string) error {
-	s.gmu.Lock()
-	defer s.gmu.Unlock()
-	return s.groupWrite(ctx, func() { s.gx.deleted(name) }, func(tx *sql.Tx) error {
+	s.GroupMu.Lock()
+	defer s.GroupMu.Unlock()
+	return s.groupWrite(ctx, func() { s.Gx.Deleted(name) }, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM component_groups WHERE name = ? AND type = ?`, name, kind)
 		if err != nil {
 			return fmt.Errorf("delete %s %s: %w", kind, name, err)
@@ -85,9 +86,9 @@ func (s *Store) deleteGroup(ctx context.Context, kind, name string) error {
 
 // addGroupMember adds component id to a group (or partition).
 func (s *Store) addGroupMember(ctx context.Context, kind, name, id string) error {
-	s.gmu.Lock()
-	defer s.gmu.Unlock()
-	return s.groupWrite(ctx, func() { s.gx.memberAdded(name, id) }, func(tx *sql.Tx) error {
+	s.GroupMu.Lock()
+	defer s.GroupMu.Unlock()
+	return s.groupWrite(ctx, func() { s.Gx.MemberAdded(name, id) }, func(tx *sql.Tx) error {
 		g, err := glLoadGroup(ctx, tx, kind, name)
 		if err != nil {
 			return err
@@ -105,9 +106,9 @@ func (s *Store) addGroupMember(ctx context.Context, kind, name, id string) error
 
 // removeGroupMember removes component id from a group (or partition).
 func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) error {
-	s.gmu.Lock()
-	defer s.gmu.Unlock()
-	return s.groupWrite(ctx, func() { s.gx.memberRemoved(name, id) }, func(tx *sql.Tx) error {
+	s.GroupMu.Lock()
+	defer s.GroupMu.Unlock()
+	return s.groupWrite(ctx, func() { s.Gx.MemberRemoved(name, id) }, func(tx *sql.Tx) error {
 		if _, err := glLoadGroup(ctx, tx, kind, name); err != nil {
 			return err
 		}
@@ -124,16 +125,16 @@ func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) er
 
 // memberships returns the memberships of the components f selects, in ID
 // order, as the JSON array GET /memberships answers.
-func (s *Store) memberships(f Filter) []byte {
+func (s *Store) memberships(f core.Filter) []byte {
 	var b []byte
-	s.ix.view(func(all []*record) {
-		s.gx.view(func(of func(string) *compGroups) {
-			f.groupsOf = of
+	s.Ix.View(func(all []*core.Record) {
+		s.Gx.View(func(of func(string) *core.CompGroups) {
+			f.GroupsOf = of
 			b = make([]byte, 0, 64+len(all)*96)
 			b = append(b, '[')
-			every := f.selectsAll()
+			every := f.SelectsAll()
 			for _, r := range all {
-				if !every && !f.match(r) {
+				if !every && !f.Match(r) {
 					continue
 				}
 				if len(b) > 1 {
@@ -149,14 +150,14 @@ func (s *Store) memberships(f Filter) []byte {
 
 // membership returns the memberships of component id, or ErrNotFound.
 func (s *Store) membership(id string) (hsm.Membership, error) {
-	if s.ix.get(id) == nil {
+	if s.Ix.Get(id) == nil {
 		return hsm.Membership{}, problem.NotFoundf("no component %s", id)
 	}
 	m := hsm.Membership{ID: id, GroupLabels: []string{}}
-	s.gx.view(func(of func(string) *compGroups) {
+	s.Gx.View(func(of func(string) *core.CompGroups) {
 		if cg := of(id); cg != nil {
-			m.PartitionName = cg.partition
-			m.GroupLabels = append(m.GroupLabels, cg.groups...)
+			m.PartitionName = cg.Partition
+			m.GroupLabels = append(m.GroupLabels, cg.Groups...)
 		}
 	})
 	return m, nil
@@ -164,17 +165,17 @@ func (s *Store) membership(id string) (hsm.Membership, error) {
 
 // appendMembership appends the JSON of one Membership, as encoding/json
 // writes it; by hand because /memberships lists every component.
-func appendMembership(b []byte, id string, cg *compGroups) []byte {
+func appendMembership(b []byte, id string, cg *core.CompGroups) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = core.AppendString(b, id)
 	b = append(b, `,"partitionName":`...)
-	b = appendString(b, cg.partitionName())
+	b = core.AppendString(b, cg.PartitionName())
 	b = append(b, `,"groupLabels":[`...)
-	for i, l := range cg.groupList() {
+	for i, l := range cg.GroupList() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, l)
+		b = core.AppendString(b, l)
 	}
 	return append(b, "]}"...)
 }

@@ -36,7 +36,7 @@ func glNewTestAPI(t testing.TB, now func() time.Time) (*Store, *httptest.Server)
 // components API, so these tests do not depend on it.
 func glAddComponents(t testing.TB, s *Store, ids ...string) {
 	t.Helper()
-	tx, err := s.db.W.Begin()
+	tx, err := s.DB.W.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func glAddComponents(t testing.TB, s *Store, ids ...string) {
 		t.Fatal(err)
 	}
 	// Written behind the Store's back (fast for 100,000): reload its index.
-	if err := s.loadComponents(t.Context()); err != nil {
+	if err := s.LoadComponents(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -258,10 +258,10 @@ func TestGroupPartitionFilter(t *testing.T) {
 func TestMembershipsAPI(t *testing.T) {
 	s, srv := glNewTestAPI(t, nil)
 	glAddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s0b0")
-	if _, err := s.db.W.Exec(`UPDATE components SET nid = 7, state = 'Off' WHERE id = 'x0c0s0b0n1'`); err != nil {
+	if _, err := s.DB.W.Exec(`UPDATE components SET nid = 7, state = 'Off' WHERE id = 'x0c0s0b0n1'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.loadComponents(t.Context()); err != nil {
+	if err := s.LoadComponents(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	glRunSteps(t, srv, []glStep{

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // TestHMSConfigExtendsRolesAndSubRoles: a site's hms_config.json adds
@@ -29,11 +30,11 @@ func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "hms_config.json")
 	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"Role":["Gateway"],"SubRole":["Login","master",""]}}`), 0o644)
-	if err := LoadHMSConfig(path, a.store.Vocab()); err != nil {
+	if err := core.LoadHMSConfig(path, a.store.Vocab()); err != nil {
 		t.Fatal(err)
 	}
 	a.must(204, "POST", "/State/Components", node)
-	if _, ok := NewVocab().get().subRoles.Normalize("Login"); ok {
+	if _, ok := core.NewVocab().Get().SubRoles.Normalize("Login"); ok {
 		t.Error("one store's site values leaked into the built-ins")
 	}
 	if got := a.list("?subrole=LOGIN"); len(got) != 1 || got[0].SubRole != "Login" {
@@ -47,10 +48,10 @@ func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
 	}
 
 	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":`), 0o644)
-	if err := LoadHMSConfig(path, a.store.Vocab()); err == nil {
+	if err := core.LoadHMSConfig(path, a.store.Vocab()); err == nil {
 		t.Error("a truncated file was accepted")
 	}
-	if _, ok := a.store.Vocab().get().subRoles.Normalize("Login"); !ok {
+	if _, ok := a.store.Vocab().Get().SubRoles.Normalize("Login"); !ok {
 		t.Error("a broken file removed the values in force")
 	}
 }
@@ -60,19 +61,19 @@ func TestWatchHMSConfig(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "hms_config.json")
 		os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"SubRole":["UAN"]}}`), 0o644)
-		v := NewVocab()
-		if err := LoadHMSConfig(path, v); err != nil {
+		v := core.NewVocab()
+		if err := core.LoadHMSConfig(path, v); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
-		go func() { done <- WatchHMSConfig(ctx, path, 10*time.Second, v, slog.New(slog.DiscardHandler)) }()
+		go func() { done <- core.WatchHMSConfig(ctx, path, 10*time.Second, v, slog.New(slog.DiscardHandler)) }()
 		synctest.Wait() // the watcher has its first look
 		os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"SubRole":["UAN","Gateway"]}}`), 0o644)
 		time.Sleep(11 * time.Second)
 		synctest.Wait()
-		if _, ok := v.get().subRoles.Normalize("gateway"); !ok {
-			t.Errorf("SubRoles after the change = %v, want Gateway added", v.get().subRoles.Values)
+		if _, ok := v.Get().SubRoles.Normalize("gateway"); !ok {
+			t.Errorf("SubRoles after the change = %v, want Gateway added", v.Get().SubRoles.Values)
 		}
 		cancel()
 		if err := <-done; err != nil {

@@ -30,7 +30,7 @@ func (a *API) inventoryRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+s+"/{service}", a.listServiceEndpoints)
 	mux.HandleFunc("GET "+s+"/{service}/RedfishEndpoints/{xname}", a.getServiceEndpoint)
 	mux.HandleFunc("DELETE "+s+"/{service}/RedfishEndpoints/{xname}", a.deleteServiceEndpoints)
-	histByLocation := histKind{col: "id", param: "id", norm: normID}
+	histByLocation := histKind{col: "id", param: "id", norm: core.NormID}
 	histByFRU := histKind{col: "fru_id", param: "fruid", norm: func(v string) (string, bool) { return v, true }}
 	h := Base + "/Inventory/Hardware"
 	mux.HandleFunc("GET "+h, a.listHardware)
@@ -57,7 +57,7 @@ func (a *API) inventoryRoutes(mux *httpserver.Mux) {
 // matches one of its values, ordered by order.
 func (s *Store) rawQuery(ctx context.Context, table, order string, conds [][2]any) ([]json.RawMessage, error) {
 	where, args := inClauses(conds)
-	rows, err := s.db.R.QueryContext(ctx, `SELECT body FROM `+table+sqlWhere(where)+" ORDER BY "+order, args...)
+	rows, err := s.DB.R.QueryContext(ctx, `SELECT body FROM `+table+sqlWhere(where)+" ORDER BY "+order, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
@@ -104,7 +104,7 @@ func queryLists(q url.Values, cols map[string]string, norm map[string]func(strin
 
 func (a *API) listCompEndpoints(w http.ResponseWriter, r *http.Request) {
 	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "redfish_ep": "redfish_ep", "type": "type", "redfish_type": "redfish_type"},
-		map[string]func(string) (string, bool){"id": normID, "redfish_ep": normID, "type": normType})
+		map[string]func(string) (string, bool){"id": core.NormID, "redfish_ep": core.NormID, "type": core.NormType})
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_component_endpoints", "id", conds)
@@ -152,7 +152,7 @@ type deleteWhat struct {
 	notFound string
 }
 
-// delAll is a DELETE of a collection: HSM answers 404 "no entries to delete"
+// DelAll is a DELETE of a collection: HSM answers 404 "no entries to delete"
 // when there was nothing, else "deleted %d entries".
 func delAll() deleteWhat { return deleteWhat{notFound: "no entries to delete"} }
 
@@ -177,7 +177,7 @@ func (a *API) deletedOrNotFound(w http.ResponseWriter, r *http.Request, n int64,
 
 func (a *API) listServiceEndpoints(w http.ResponseWriter, r *http.Request) {
 	conds, err := queryLists(r.URL.Query(), map[string]string{"redfish_ep": "redfish_ep", "service": "redfish_type"},
-		map[string]func(string) (string, bool){"redfish_ep": normID})
+		map[string]func(string) (string, bool){"redfish_ep": core.NormID})
 	if svc := r.PathValue("service"); svc != "" {
 		conds = append(conds, [2]any{"redfish_type", []string{svc}})
 	}
@@ -214,7 +214,7 @@ func (a *API) deleteServiceEndpoints(w http.ResponseWriter, r *http.Request) {
 func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
 	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "type": "type", "fruid": "fru_id",
 		"manufacturer": "manufacturer", "partnumber": "part_number", "serialnumber": "serial_number"},
-		map[string]func(string) (string, bool){"id": normID, "type": normType})
+		map[string]func(string) (string, bool){"id": core.NormID, "type": core.NormType})
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_hw_locations", "id", conds)
@@ -256,7 +256,7 @@ func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
 func (a *API) listFRUs(w http.ResponseWriter, r *http.Request) {
 	conds, err := queryLists(r.URL.Query(), map[string]string{"fruid": "fru_id", "type": "type",
 		"manufacturer": "manufacturer", "partnumber": "part_number", "serialnumber": "serial_number"},
-		map[string]func(string) (string, bool){"type": normType})
+		map[string]func(string) (string, bool){"type": core.NormType})
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_hw_frus", "fru_id", conds)

@@ -11,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // hwKind says how locations of one HMS type appear in the hardware inventory.
@@ -80,7 +81,7 @@ func (a *API) queryHardware(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseHWQuery reads the {xname} and the type, children, parents,
-// partition and format parameters of a Query; bad ones are ErrInvalid
+// Partition and format parameters of a Query; bad ones are ErrInvalid
 // naming them.
 func parseHWQuery(r *http.Request) (hwQuery, string, error) {
 	raw := r.PathValue("xname")
@@ -95,7 +96,7 @@ func parseHWQuery(r *http.Request) (hwQuery, string, error) {
 		var err error
 		switch name := strings.ToLower(k); name {
 		case "type":
-			err = parseMatch(name, vs, &q.types, normType)
+			err = core.ParseMatch(name, vs, &q.types, core.NormType)
 		case "children", "parents":
 			dst := map[string]*bool{"children": &q.children, "parents": &q.parents}[name]
 			for _, v := range vs {

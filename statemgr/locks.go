@@ -8,6 +8,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // lockRoutes registers /locks/*.
@@ -60,7 +61,7 @@ func (a *API) lockOp(op glOp) http.HandlerFunc {
 		err := httpserver.ReadJSON(w, r, 0, &req)
 		var sel glLockSelection
 		if err == nil {
-			sel, err = glParseLockRequest(req, a.store.vocab, op != opRemove)
+			sel, err = glParseLockRequest(req, a.store.Vocab(), op != opRemove)
 		}
 		var res glOpResult
 		if err == nil {
@@ -80,7 +81,7 @@ func (a *API) createReservations(service bool) http.HandlerFunc {
 		err := httpserver.ReadJSON(w, r, 0, &req)
 		var sel glLockSelection
 		if err == nil {
-			sel, err = glParseLockRequest(req, a.store.vocab, true)
+			sel, err = glParseLockRequest(req, a.store.Vocab(), true)
 		}
 		op, dur := opReserveAdmin, time.Duration(0)
 		if err == nil && service {
@@ -124,8 +125,8 @@ func (a *API) lockStatusIDs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
-	f, err := a.queryFilter(r, lockStatusParams, "locked", "reserved", "reservationdisabled")
-	var want glStatusWant
+	f, err := a.queryFilter(r, core.LockStatusParams, "locked", "reserved", "reservationdisabled")
+	var want core.StatusWant
 	if err == nil {
 		want, err = glParseStatusWant(r.URL.Query())
 	}
@@ -133,7 +134,7 @@ func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeRawJSON(w, a.store.statusJSON(f, want))
+	writeRawJSON(w, a.store.StatusJSON(f, want))
 }
 
 func glNonNilSlice[T any](s []T) []T {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // TestIndexesFollowCommits runs group, lock, reservation and component
@@ -100,21 +101,21 @@ func decodeAny(t *testing.T, b []byte) any {
 // /memberships and /locks/status write what encoding/json writes.
 func TestHandEncodersMatchEncodingJSON(t *testing.T) {
 	now := time.Date(2026, 11, 24, 8, 0, 0, 123_000_000, time.UTC).UnixMilli()
-	recs := []*record{{ID: "x0c0s0b0n0", Locked: true}, {ID: "x0c0s0b0n1", ReservationDisabled: true}, {ID: "x1c0s0b0n0"}}
-	states := []resv{{}, {created: now - 1000}, {created: now - 1000, expires: now + 60_000}, {created: now - 5000, expires: now}}
+	recs := []*core.Record{{ID: "x0c0s0b0n0", Locked: true}, {ID: "x0c0s0b0n1", ReservationDisabled: true}, {ID: "x1c0s0b0n0"}}
+	states := []core.Resv{{}, {Created: now - 1000}, {Created: now - 1000, Expires: now + 60_000}, {Created: now - 5000, Expires: now}}
 	for _, r := range recs {
 		for _, st := range states {
-			want, err := json.Marshal(lockStatus(r, st, now))
+			want, err := json.Marshal(core.LockStatus(r, st, now))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := appendLockStatus(nil, r, st, st.active(now)); string(got) != string(want) {
+			if got := core.AppendLockStatus(nil, r, st, st.Active(now)); string(got) != string(want) {
 				t.Errorf("lock status\n got %s\nwant %s", got, want)
 			}
 		}
 	}
-	for _, cg := range []*compGroups{nil, {partition: "p1"}, {groups: []string{"a", "b"}}, {partition: "p2", groups: []string{"x"}}} {
-		m := hsm.Membership{ID: "x0c0s0b0n0", PartitionName: cg.partitionName(), GroupLabels: append([]string{}, cg.groupList()...)}
+	for _, cg := range []*core.CompGroups{nil, {Partition: "p1"}, {Groups: []string{"a", "b"}}, {Partition: "p2", Groups: []string{"x"}}} {
+		m := hsm.Membership{ID: "x0c0s0b0n0", PartitionName: cg.PartitionName(), GroupLabels: append([]string{}, cg.GroupList()...)}
 		want, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)

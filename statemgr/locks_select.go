@@ -8,23 +8,24 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // glLockSelection is a validated LockRequest.
 type glLockSelection struct {
 	ids   []string // normalised ComponentIDs; empty means "no ID restriction"
-	f     Filter
+	f     core.Filter
 	model string
 }
 
-// all reports whether the request names no component and no filter.
-func (l glLockSelection) all() bool { return len(l.ids) == 0 && l.f.selectsAll() }
+// All reports whether the request names no component and no filter.
+func (l glLockSelection) all() bool { return len(l.ids) == 0 && l.f.SelectsAll() }
 
 // glParseLockRequest validates req with the component filter parser. With
 // needSelector, a request that names no component and no filter is refused
 // rather than applied to every component. A bad filter value is ErrInvalid
 // with HSM's bare text (hms-messages 1.3, locks: "filter HMSError").
-func glParseLockRequest(req hsm.LockRequest, v *Vocab, needSelector bool) (glLockSelection, error) {
+func glParseLockRequest(req hsm.LockRequest, v *core.Vocab, needSelector bool) (glLockSelection, error) {
 	var l glLockSelection
 	var err error
 	if l.model, err = glModel(req.ProcessingModel); err != nil {
@@ -36,7 +37,7 @@ func glParseLockRequest(req hsm.LockRequest, v *Vocab, needSelector bool) (glLoc
 	p := map[string][]string{"partition": req.Partition, "group": req.Group, "type": req.Type, "state": req.State,
 		"flag": req.Flag, "enabled": req.Enabled, "softwarestatus": req.Softwarestatus, "role": req.Role,
 		"subrole": req.Subrole, "subtype": req.Subtype, "arch": req.Arch, "class": req.Class, "nid": req.NID}
-	if err := l.f.set(p, v.get()); err != nil {
+	if err := l.f.Set(p, v.Get()); err != nil {
 		return l, err
 	}
 	if needSelector && l.all() {
@@ -53,16 +54,16 @@ func (s *Store) lockTargets(l glLockSelection) (targets, missing []string) {
 		return nil, nil
 	}
 	if len(l.ids) == 0 {
-		s.matching(l.f, func(r *record) { targets = append(targets, r.ID) })
+		s.matching(l.f, func(r *core.Record) { targets = append(targets, r.ID) })
 		return targets, nil
 	}
 	f := l.f
-	s.withGroups(&f, func([]*record) {
+	s.WithGroups(&f, func([]*core.Record) {
 		for _, id := range l.ids {
-			switch r := s.ix.byID[id]; {
+			switch r := s.Ix.ByID[id]; {
 			case r == nil:
 				missing = append(missing, id)
-			case f.match(r):
+			case f.Match(r):
 				targets = append(targets, id)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // glOp is one of the locks v2 operations.
@@ -111,8 +112,8 @@ func glRigidError(field string, r glOpResult) error {
 // one step: otherwise two ops on one component could commit in one order and
 // refresh the index in the other, leaving it wrong until the next op.
 func (s *Store) lockOp(ctx context.Context, op glOp, l glLockSelection, log *slog.Logger) (glOpResult, error) {
-	s.lockMu.Lock()
-	defer s.lockMu.Unlock()
+	s.LockMu.Lock()
+	defer s.LockMu.Unlock()
 	res, err := s.runLockOp(ctx, op, l, 0)
 	if err != nil || op == opRemove || len(res.ok) == 0 {
 		return res, err
@@ -129,12 +130,12 @@ func (s *Store) lockOp(ctx context.Context, op glOp, l glLockSelection, log *slo
 // brings the reservation index up to date. dur is the lifetime of service
 // reservations.
 func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur time.Duration) (glOpResult, error) {
-	s.resvMu.Lock()
-	defer s.resvMu.Unlock()
+	s.ResvMu.Lock()
+	defer s.ResvMu.Unlock()
 	var res glOpResult
 	targets, missing := s.lockTargets(l)
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.now()
+	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.Now()
 		res = glOpResult{at: now}
 		rows, gone, err := glLockRows(ctx, tx, targets, l.all(), now)
 		if err != nil {
@@ -166,9 +167,9 @@ func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur t
 	if err == nil {
 		switch op {
 		case opDisable, opRemove:
-			s.rx.dropped(res.ok)
+			s.Rx.Dropped(res.ok)
 		case opReserveAdmin, opReserveService:
-			s.rx.reserved(res.keys, res.at)
+			s.Rx.Reserved(res.keys, res.at)
 		}
 	}
 	return res, err
@@ -220,20 +221,15 @@ func glDeleteReservations(ctx context.Context, tx *sql.Tx, ids []string) error {
 	return nil
 }
 
-// glStatusWant holds the locked/reserved/reservationDisabled filters of GET /locks/status.
-type glStatusWant struct {
-	locked, reserved, disabled *bool
-}
-
 // glParseStatusWant reads the lock state filters; names are matched without
 // regard to case, as HSM decodes its query through encoding/json, and a bad
 // value is 400 with HSM's text ("bad 'Reserved' query parameter: ...").
-func glParseStatusWant(q url.Values) (glStatusWant, error) {
-	var w glStatusWant
+func glParseStatusWant(q url.Values) (core.StatusWant, error) {
+	var w core.StatusWant
 	for _, p := range []struct {
 		name string
 		dst  **bool
-	}{{"Locked", &w.locked}, {"Reserved", &w.reserved}, {"ReservationDisabled", &w.disabled}} {
+	}{{"Locked", &w.Locked}, {"Reserved", &w.Reserved}, {"ReservationDisabled", &w.Disabled}} {
 		for k, vs := range q {
 			if !strings.EqualFold(k, p.name) || len(vs) == 0 || vs[0] == "" {
 				continue
@@ -248,27 +244,21 @@ func glParseStatusWant(q url.Values) (glStatusWant, error) {
 	return w, nil
 }
 
-// accepts reports whether a component with this lock state passes w.
-func (w glStatusWant) accepts(locked, reserved, disabled bool) bool {
-	return (w.locked == nil || *w.locked == locked) && (w.reserved == nil || *w.reserved == reserved) &&
-		(w.disabled == nil || *w.disabled == disabled)
-}
-
 // lockStatusByID returns the lock state of ids, from the in-memory indexes;
 // unknown IDs go to NotFound.
 func (s *Store) lockStatusByID(ids []string) hsm.LockStatusList {
 	out := hsm.LockStatusList{Components: make([]hsm.LockStatus, 0, len(ids))}
-	now := s.now().UnixMilli()
-	s.ix.view(func([]*record) {
-		s.rx.mu.RLock()
-		defer s.rx.mu.RUnlock()
+	now := s.Now().UnixMilli()
+	s.Ix.View(func([]*core.Record) {
+		s.Rx.Mu.RLock()
+		defer s.Rx.Mu.RUnlock()
 		for _, id := range ids {
-			r := s.ix.byID[id]
+			r := s.Ix.ByID[id]
 			if r == nil {
 				out.NotFound = append(out.NotFound, id)
 				continue
 			}
-			out.Components = append(out.Components, lockStatus(r, s.rx.by[id], now))
+			out.Components = append(out.Components, core.LockStatus(r, s.Rx.By[id], now))
 		}
 	})
 	slices.SortFunc(out.Components, func(a, b hsm.LockStatus) int { return strings.Compare(a.ID, b.ID) })

@@ -21,7 +21,7 @@ const (
 // glColumns returns components.locked and reservation_disabled of id.
 func glColumns(t *testing.T, s *Store, id string) (locked, disabled bool) {
 	t.Helper()
-	if err := s.db.R.QueryRow(`SELECT locked, reservation_disabled FROM components WHERE id = ?`, id).Scan(&locked, &disabled); err != nil {
+	if err := s.DB.R.QueryRow(`SELECT locked, reservation_disabled FROM components WHERE id = ?`, id).Scan(&locked, &disabled); err != nil {
 		t.Fatal(err)
 	}
 	return locked, disabled
@@ -212,7 +212,7 @@ func TestReservations(t *testing.T) {
 			t.Errorf("remove all (-want +got):\n%s", d)
 		}
 		var n int
-		if err := s.db.R.QueryRow(`SELECT COUNT(*) FROM reservations`).Scan(&n); err != nil || n != 0 {
+		if err := s.DB.R.QueryRow(`SELECT COUNT(*) FROM reservations`).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%d reservations left (err %v)", n, err)
 		}
 	})
@@ -223,7 +223,7 @@ type glServer struct{ srv *httptest.Server }
 
 // TestLocksWithComponentsAPI checks the contract with the components side:
 // lock bits show in /State/Components at once and survive state updates, and
-// group/partition filters there see memberships made here.
+// Group/partition filters there see memberships made here.
 func TestLocksWithComponentsAPI(t *testing.T) {
 	_, srv := glNewTestAPI(t, nil)
 	glRunSteps(t, srv, []glStep{

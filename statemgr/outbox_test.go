@@ -8,17 +8,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-func tailRow(seq int64, comps int, at time.Time) outboxRow {
+func tailRow(seq int64, comps int, at time.Time) core.OutboxRow {
 	ids := make([]string, comps)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("x0c0s0b0n%d", i)
 	}
-	return outboxRow{Seq: seq, Created: at, SCN: hsm.SCN{Components: ids, State: hsm.StateOn, Timestamp: at, Seq: seq}}
+	return core.OutboxRow{Seq: seq, Created: at, SCN: hsm.SCN{Components: ids, State: hsm.StateOn, Timestamp: at, Seq: seq}}
 }
 
-func seqsOf(rows []outboxRow) []int64 {
+func seqsOf(rows []core.OutboxRow) []int64 {
 	out := make([]int64, len(rows))
 	for i, r := range rows {
 		out[i] = r.Seq
@@ -31,17 +32,17 @@ func seqsOf(rows []outboxRow) []int64 {
 // or at expiry.
 func TestOutboxTail(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tail := &outboxTail{floor: 10}
-	if _, ok := tail.after(9, 10); ok {
+	tail := &core.OutboxTail{Floor: 10}
+	if _, ok := tail.After(9, 10); ok {
 		t.Fatal("tail answered for a cursor below its floor")
 	}
-	if rows, ok := tail.after(10, 10); !ok || len(rows) != 0 {
+	if rows, ok := tail.After(10, 10); !ok || len(rows) != 0 {
 		t.Fatalf("empty tail at its floor = %v, %v; want no rows, true", seqsOf(rows), ok)
 	}
 	for seq := int64(11); seq <= 20; seq++ {
-		tail.append([]outboxRow{tailRow(seq, 1, t0.Add(time.Duration(seq)*time.Second))})
+		tail.Append([]core.OutboxRow{tailRow(seq, 1, t0.Add(time.Duration(seq)*time.Second))})
 	}
-	rows, ok := tail.after(12, 3)
+	rows, ok := tail.After(12, 3)
 	if !ok {
 		t.Fatal("tail refused a cursor above its floor")
 	}
@@ -49,49 +50,49 @@ func TestOutboxTail(t *testing.T) {
 		t.Errorf("after(12, 3) (-want +got):\n%s", diff)
 	}
 	rows[0].Seq = -1 // callers get their own slice
-	if again, _ := tail.after(12, 1); again[0].Seq != 13 {
+	if again, _ := tail.After(12, 1); again[0].Seq != 13 {
 		t.Errorf("a caller's change reached the tail: %d", again[0].Seq)
 	}
 
-	tail.expire(t0.Add(15 * time.Second)) // rows 11..14 are older
-	if _, ok := tail.after(13, 10); ok {
+	tail.Expire(t0.Add(15 * time.Second)) // rows 11..14 are older
+	if _, ok := tail.After(13, 10); ok {
 		t.Error("tail answered below the floor raised by expiry")
 	}
-	if rows, _ := tail.after(14, 100); len(rows) != 6 || rows[0].Seq != 15 {
+	if rows, _ := tail.After(14, 100); len(rows) != 6 || rows[0].Seq != 15 {
 		t.Errorf("after expiry: %v, want 15..20", seqsOf(rows))
 	}
 
 	// Past the row bound, the oldest rows go and the newest stay.
-	for seq := int64(21); seq <= 20+tailMaxRows; seq++ {
-		tail.append([]outboxRow{tailRow(seq, 1, t0)})
+	for seq := int64(21); seq <= 20+core.TailMaxRows; seq++ {
+		tail.Append([]core.OutboxRow{tailRow(seq, 1, t0)})
 	}
-	if len(tail.rows) > tailMaxRows {
-		t.Fatalf("tail keeps %d rows, bound is %d", len(tail.rows), tailMaxRows)
+	if len(tail.Rows) > core.TailMaxRows {
+		t.Fatalf("tail keeps %d rows, bound is %d", len(tail.Rows), core.TailMaxRows)
 	}
-	last := int64(20 + tailMaxRows)
-	if tail.rows[len(tail.rows)-1].Seq != last || tail.floor != tail.rows[0].Seq-1 {
+	last := int64(20 + core.TailMaxRows)
+	if tail.Rows[len(tail.Rows)-1].Seq != last || tail.Floor != tail.Rows[0].Seq-1 {
 		t.Errorf("after trimming: floor %d, rows %d..%d; want contiguous up to %d",
-			tail.floor, tail.rows[0].Seq, tail.rows[len(tail.rows)-1].Seq, last)
+			tail.Floor, tail.Rows[0].Seq, tail.Rows[len(tail.Rows)-1].Seq, last)
 	}
 	// One row over the component bound replaces the rest but is kept itself.
-	tail.append([]outboxRow{tailRow(last+1, tailMaxComponents+1, t0)})
-	if rows, ok := tail.after(last, 10); !ok || len(rows) != 1 || rows[0].Seq != last+1 {
+	tail.Append([]core.OutboxRow{tailRow(last+1, core.TailMaxComponents+1, t0)})
+	if rows, ok := tail.After(last, 10); !ok || len(rows) != 1 || rows[0].Seq != last+1 {
 		t.Errorf("oversized row: got %v, %v", seqsOf(rows), ok)
 	}
-	if _, ok := tail.after(last-1, 10); ok {
+	if _, ok := tail.After(last-1, 10); ok {
 		t.Error("rows before the oversized one are still served from memory")
 	}
 
 	// A first row over the bound, alone in the tail, is kept as it is.
-	alone := &outboxTail{}
-	alone.append([]outboxRow{tailRow(1, tailMaxComponents+1, t0)})
-	if rows, ok := alone.after(0, 10); !ok || len(rows) != 1 {
+	alone := &core.OutboxTail{}
+	alone.Append([]core.OutboxRow{tailRow(1, core.TailMaxComponents+1, t0)})
+	if rows, ok := alone.After(0, 10); !ok || len(rows) != 1 {
 		t.Errorf("a lone oversized row: got %v, %v", seqsOf(rows), ok)
 	}
 }
 
 // TestOutboxMemoryMatchesDatabase: what consumers read from the in-memory
-// tail right after the writes is what a restarted HSM reads from SQLite.
+// Tail right after the writes is what a restarted HSM reads from SQLite.
 func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 	s, path := newTestStore(t)
 	ctx := t.Context()
@@ -107,7 +108,7 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 	if _, err := s.UpdateState(ctx, idsOf(comps[:1]), StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
 		t.Fatal(err)
 	}
-	mem, ok := s.tail.after(0, 1000)
+	mem, ok := s.Tail.After(0, 1000)
 	if !ok || len(mem) == 0 {
 		t.Fatalf("tail has %d rows (ok %v) after the writes", len(mem), ok)
 	}
@@ -117,10 +118,10 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if _, ok := s2.tail.after(0, 1000); ok {
+	if _, ok := s2.Tail.After(0, 1000); ok {
 		t.Fatal("a reopened store serves old rows from memory")
 	}
-	stored, err := s2.outboxAfter(ctx, 0, 1000)
+	stored, err := s2.OutboxAfter(ctx, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,16 +143,16 @@ func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
 	if _, err := s.DeleteSubscription(ctx, sub.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.setCursor(ctx, subCursor(sub.ID), 7); err != nil {
+	if err := s.SetCursor(ctx, subCursor(sub.ID), 7); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.cursor(ctx, subCursor(sub.ID)); err == nil {
+	if _, err := s.Cursor(ctx, subCursor(sub.ID)); err == nil {
 		t.Error("saving the position of a deleted subscription created its cursor again")
 	}
-	if err := s.setCursor(ctx, "bus", 7); err != nil {
+	if err := s.SetCursor(ctx, "bus", 7); err != nil {
 		t.Fatal(err)
 	}
-	if cur, err := s.cursor(ctx, "bus"); err != nil || cur != 7 {
+	if cur, err := s.Cursor(ctx, "bus"); err != nil || cur != 7 {
 		t.Errorf("bus cursor = %d, %v; want 7", cur, err)
 	}
 }
@@ -168,7 +169,7 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 				t.Error("the panic did not reach the writer")
 			}
 		}()
-		s.write(ctx, func(*view) (*plan, error) { panic("boom") })
+		s.Write(ctx, func(*core.View) (*core.Plan, error) { panic("boom") })
 	}()
 	done := make(chan error, 1)
 	go func() { done <- s.UpsertComponents(ctx, nodes(1, 1), false, nil) }()
@@ -194,7 +195,7 @@ func TestEpochIsPerDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		return s.epoch
+		return s.Epoch
 	}
 	first := open("hsm.db")
 	clock.add(time.Hour)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // RelayConfig configures a Relay. Zero values take the defaults noted.
@@ -118,7 +119,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	return err
 }
 
-// wait blocks for d on the relay clock; false means ctx ended.
+// Wait blocks for d on the relay clock; false means ctx ended.
 func (r *Relay) wait(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
@@ -148,14 +149,14 @@ const busMaxMessages = 50_000
 // runBus publishes outbox rows to the bus, one message per component, key =
 // xname, and advances the "bus" cursor past every row the bus accepted.
 func (r *Relay) runBus(ctx context.Context) error {
-	cur, err := r.store.cursor(ctx, "bus")
+	cur, err := r.store.Cursor(ctx, "bus")
 	if err != nil {
 		return err
 	}
 	backoff := r.cfg.MinBackoff
 	for {
-		wake := r.store.outbox.wait()
-		rows, err := r.store.outboxAfter(ctx, cur, busBatchRows)
+		wake := r.store.Outbox.Wait()
+		rows, err := r.store.OutboxAfter(ctx, cur, busBatchRows)
 		if err == nil && len(rows) == 0 {
 			if !idle(ctx, wake) {
 				return nil
@@ -170,7 +171,7 @@ func (r *Relay) runBus(ctx context.Context) error {
 			done, err = r.publish(ctx, rows)
 			if done > cur {
 				cur = done
-				if cerr := r.store.setCursor(context.WithoutCancel(ctx), "bus", cur); cerr != nil && err == nil {
+				if cerr := r.store.SetCursor(context.WithoutCancel(ctx), "bus", cur); cerr != nil && err == nil {
 					err = cerr
 				}
 			}
@@ -194,7 +195,7 @@ func (r *Relay) runBus(ctx context.Context) error {
 // publish sends rows, one message per component, in calls of at most
 // busMaxMessages, and returns the Seq of the last row all of whose messages
 // the bus accepted (a row cut short is sent whole again next time).
-func (r *Relay) publish(ctx context.Context, rows []outboxRow) (done int64, err error) {
+func (r *Relay) publish(ctx context.Context, rows []core.OutboxRow) (done int64, err error) {
 	var msgs []bus.Message
 	var complete int64 // last row whose messages are all in msgs or sent
 	flush := func() error {
@@ -242,13 +243,13 @@ func (r *Relay) runCompactor(ctx context.Context) error {
 
 // Compact runs one compaction now.
 func (r *Relay) Compact(ctx context.Context) {
-	expired, err := r.store.compactOutbox(ctx, r.store.now().Add(-r.cfg.Retention))
+	expired, err := r.store.CompactOutbox(ctx, r.store.Now().Add(-r.cfg.Retention))
 	if err != nil {
 		r.cfg.Log.WarnContext(ctx, "scn_outbox_compaction_failed", "err", err)
 		return
 	}
 	r.m.expired.Add(float64(expired))
-	if n, err := r.store.outboxLen(ctx); err == nil {
+	if n, err := r.store.OutboxLen(ctx); err == nil {
 		r.m.outboxRows.Set(float64(n))
 	}
 }
@@ -264,7 +265,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
-		wake := r.store.subs.wait()
+		wake := r.store.Subs.Wait()
 		subs, err := r.store.Subscriptions(ctx)
 		if err != nil && ctx.Err() == nil {
 			r.cfg.Log.WarnContext(ctx, "scn_subscriptions_read_failed", "err", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // scnSink is a subscriber that answers its first POST with status (0: 200)
@@ -141,7 +142,7 @@ func TestRelayDeadLetters(t *testing.T) {
 				}
 				var scn hsm.SCN
 				if err := json.Unmarshal(d.SCN, &scn); err != nil || d.Subscriber != "sink" ||
-					!slices.Equal(scn.Components, idsOf(comps[:1])) || d.Seq != scn.Seq || d.Epoch != s.epoch {
+					!slices.Equal(scn.Components, idsOf(comps[:1])) || d.Seq != scn.Seq || d.Epoch != s.Epoch {
 					t.Errorf("dead letter %+v (SCN %+v, %v); want the first SCN, to sink", d, scn, err)
 				}
 			}
@@ -155,7 +156,7 @@ func TestRelayDeadLetters(t *testing.T) {
 func TestBulkChangeSplitsSCNs(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := t.Context()
-	comps := nodes(2*scnMaxComponents+500, 1)
+	comps := nodes(2*core.SCNMaxComponents+500, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestBulkChangeSplitsSCNs(t *testing.T) {
 			t.Errorf("SCN %d: State %q Timestamp %v; want Ready at the change's time", i, scn.State, scn.Timestamp)
 		}
 	}
-	if diff := cmp.Diff([]int{scnMaxComponents, scnMaxComponents, 500}, sizes); diff != "" {
+	if diff := cmp.Diff([]int{core.SCNMaxComponents, core.SCNMaxComponents, 500}, sizes); diff != "" {
 		t.Errorf("SCN sizes (-want +got):\n%s", diff)
 	}
 	if !slices.Equal(idsOf(comps), got) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // recorder is a bus.Publisher that keeps what it is given and can stop the
@@ -130,7 +131,7 @@ func TestOutboxCrash(t *testing.T) {
 	defer s2.Close()
 	write(s2, "Standby")
 	write(s2, "Ready")
-	rows, err := s2.outboxAfter(ctx, 0, 1000)
+	rows, err := s2.OutboxAfter(ctx, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,8 +245,8 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	stop()
 	<-errc
 	want := []hsm.SCN{
-		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Ready", Flag: "OK", Seq: 2, Epoch: s.epoch},
-		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Off", Flag: "OK", Seq: 4, Epoch: s.epoch},
+		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Ready", Flag: "OK", Seq: 2, Epoch: s.Epoch},
+		{Components: []string{"x1c0s0b0n0", "x1c0s0b0n1"}, State: "Off", Flag: "OK", Seq: 4, Epoch: s.Epoch},
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -296,7 +297,7 @@ func TestRetentionAndCompaction(t *testing.T) {
 	s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "Ready"})
 	relay := NewRelay(s, RelayConfig{Retention: 24 * time.Hour, After: never})
 	relay.Compact(ctx)
-	if n, _ := s.outboxLen(ctx); n != 1 {
+	if n, _ := s.OutboxLen(ctx); n != 1 {
 		t.Fatalf("outbox has %d rows after expiry, want 1", n)
 	}
 	rctx, stop := context.WithCancel(ctx)
@@ -317,21 +318,21 @@ func TestRetentionAndCompaction(t *testing.T) {
 		t.Errorf("expired counter = %v, want 2", got)
 	}
 	// Once every cursor (bus and subscriber) is past row 3, it is compacted.
-	if err := s.setCursor(ctx, "bus", 3); err != nil {
+	if err := s.SetCursor(ctx, "bus", 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.setCursor(ctx, subCursor(sub.ID), 2); err != nil {
+	if err := s.SetCursor(ctx, subCursor(sub.ID), 2); err != nil {
 		t.Fatal(err)
 	}
 	relay.Compact(ctx)
-	if n, _ := s.outboxLen(ctx); n != 1 {
+	if n, _ := s.OutboxLen(ctx); n != 1 {
 		t.Errorf("outbox has %d rows while the subscriber lags, want 1", n)
 	}
-	if err := s.setCursor(ctx, subCursor(sub.ID), 3); err != nil {
+	if err := s.SetCursor(ctx, subCursor(sub.ID), 3); err != nil {
 		t.Fatal(err)
 	}
 	relay.Compact(ctx)
-	if n, _ := s.outboxLen(ctx); n != 0 {
+	if n, _ := s.OutboxLen(ctx); n != 0 {
 		t.Errorf("outbox has %d rows after every consumer passed them, want 0", n)
 	}
 }
@@ -362,16 +363,16 @@ func (f *failNth) Publish(_ context.Context, _ string, msgs ...bus.Message) erro
 
 // TestRelayPublishesBigRowsInBoundedCalls: a bulk-update row naming more
 // components than one Publish may carry is sent in several calls, and the
-// cursor only passes rows whose messages were all accepted.
+// Cursor only passes rows whose messages were all accepted.
 func TestRelayPublishesBigRowsInBoundedCalls(t *testing.T) {
-	row := func(seq int64, n int) outboxRow {
+	row := func(seq int64, n int) core.OutboxRow {
 		ids := make([]string, n)
 		for i := range ids {
 			ids[i] = fmt.Sprintf("x%dc0s0b0n%d", seq, i)
 		}
-		return outboxRow{Seq: seq, SCN: hsm.SCN{Components: ids, State: hsm.StateOff, Seq: seq}}
+		return core.OutboxRow{Seq: seq, SCN: hsm.SCN{Components: ids, State: hsm.StateOff, Seq: seq}}
 	}
-	rows := []outboxRow{row(1, 10), row(2, busMaxMessages+10), row(3, 5)}
+	rows := []core.OutboxRow{row(1, 10), row(2, busMaxMessages+10), row(3, 5)}
 	pub := &failNth{n: 2}
 	r := NewRelay(nil, RelayConfig{Publisher: pub})
 	done, err := r.publish(t.Context(), rows)

@@ -17,6 +17,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // glKeyBytes is the entropy of a reservation or deputy key.
@@ -143,11 +144,11 @@ func glKeyMatches(key, hash string) bool {
 // runKeyOp releases or renews the reservations whose reservation keys match.
 // A component without an unexpired reservation under that key fails as NotFound.
 func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []hsm.KeyedID, model string, dur time.Duration) (glOpResult, error) {
-	s.resvMu.Lock()
-	defer s.resvMu.Unlock()
+	s.ResvMu.Lock()
+	defer s.ResvMu.Unlock()
 	var res glOpResult
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.now()
+	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.Now()
 		res = glOpResult{total: len(keys), at: now}
 		active, err := glActiveReservations(ctx, tx, keys, now)
 		if err != nil {
@@ -178,16 +179,16 @@ func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []hsm.KeyedID, model
 	switch {
 	case err != nil:
 	case op == opRelease:
-		s.rx.dropped(res.ok)
+		s.Rx.Dropped(res.ok)
 	default:
-		s.rx.renewed(res.ok, res.at.Add(dur).UnixMilli())
+		s.Rx.Renewed(res.ok, res.at.Add(dur).UnixMilli())
 	}
 	return res, err
 }
 
 // checkReservations reports which deputy keys belong to unexpired reservations.
 func (s *Store) checkReservations(ctx context.Context, keys []hsm.KeyedID) (hsm.CheckResult, error) {
-	active, err := glActiveReservations(ctx, s.db.R, keys, s.now())
+	active, err := glActiveReservations(ctx, s.DB.R, keys, s.Now())
 	if err != nil {
 		return hsm.CheckResult{}, err
 	}
@@ -257,11 +258,11 @@ func (a *API) checkReservations(w http.ResponseWriter, r *http.Request) {
 // reapReservations deletes the reservations that expired at or before now and
 // returns how many it deleted.
 func (s *Store) reapReservations(ctx context.Context) (int64, error) {
-	s.resvMu.Lock()
-	defer s.resvMu.Unlock()
+	s.ResvMu.Lock()
+	defer s.ResvMu.Unlock()
 	var n int64
-	now := s.now().UnixMilli()
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	now := s.Now().UnixMilli()
+	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE expires_at IS NOT NULL AND expires_at <= ?`, now)
 		if err != nil {
 			return fmt.Errorf("reap reservations: %w", err)
@@ -270,7 +271,7 @@ func (s *Store) reapReservations(ctx context.Context) (int64, error) {
 		return err
 	})
 	if err == nil {
-		s.rx.reaped(now)
+		s.Rx.Reaped(now)
 	}
 	return n, err
 }
@@ -283,7 +284,7 @@ func RunReservationReaper(ctx context.Context, s *Store, every time.Duration, lo
 	if every <= 0 {
 		return fmt.Errorf("reservation reaper: interval %v must be positive", every)
 	}
-	onTick(ctx, every, func() {
+	core.OnTick(ctx, every, func() {
 		n, err := s.reapReservations(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -293,18 +294,4 @@ func RunReservationReaper(ctx context.Context, s *Store, every time.Duration, lo
 		}
 	})
 	return nil
-}
-
-// onTick calls fn every interval until ctx is done.
-func onTick(ctx context.Context, every time.Duration, fn func()) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn()
-		}
-	}
 }

@@ -59,7 +59,7 @@ func TestReservationExpiry(t *testing.T) {
 			t.Fatalf("reaped %d, %v; want 1 (the reservation of %s)", n, err, glN1)
 		}
 		var ids []string
-		rows, err := s.db.R.Query(`SELECT component_id FROM reservations`)
+		rows, err := s.DB.R.Query(`SELECT component_id FROM reservations`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestRunReservationReaper(t *testing.T) {
 		go func() { done <- RunReservationReaper(ctx, s, 30*time.Second, slog.New(slog.DiscardHandler)) }()
 		count := func() int {
 			var n int
-			if err := s.db.R.QueryRow(`SELECT COUNT(*) FROM reservations`).Scan(&n); err != nil {
+			if err := s.DB.R.QueryRow(`SELECT COUNT(*) FROM reservations`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n

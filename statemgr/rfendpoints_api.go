@@ -242,7 +242,7 @@ func (a *API) putRFEndpoint(w http.ResponseWriter, r *http.Request) {
 // host). dropped reports that stored credentials were discarded.
 //
 // Dropping rather than refusing the update with 400: HMS accepts such an
-// update, and REDS-like clients and scripts re-address BMCs with it; the
+// Update, and REDS-like clients and scripts re-address BMCs with it; the
 // loss is not silent (GET shows no User, the next walk records
 // VerificationFailed, and it is logged), and it is fixed by sending the
 // credentials again, whereas a 400 would break those clients outright.

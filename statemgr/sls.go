@@ -9,6 +9,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // SLS reads node defaults from the System Layout Service over HTTP
@@ -24,18 +25,18 @@ func NewSLS(base string, client *http.Client) *SLS {
 }
 
 // NodeInfo implements LayoutSource.
-func (c *SLS) NodeInfo(ctx context.Context, xname string) (NodeInfo, bool, error) {
+func (c *SLS) NodeInfo(ctx context.Context, xname string) (core.NodeInfo, bool, error) {
 	hw, err := c.client.GetHardware(ctx, xname)
 	if errors.Is(err, problem.ErrNotFound) {
-		return NodeInfo{}, false, nil
+		return core.NodeInfo{}, false, nil
 	}
 	if err != nil {
-		return NodeInfo{}, false, fmt.Errorf("sls lookup %s: %w", xname, err)
+		return core.NodeInfo{}, false, fmt.Errorf("sls lookup %s: %w", xname, err)
 	}
-	var info NodeInfo
+	var info core.NodeInfo
 	if len(hw.ExtraProperties) > 0 {
 		if err := json.Unmarshal(hw.ExtraProperties, &info); err != nil {
-			return NodeInfo{}, false, fmt.Errorf("sls lookup %s: decode ExtraProperties: %w", xname, err)
+			return core.NodeInfo{}, false, fmt.Errorf("sls lookup %s: decode ExtraProperties: %w", xname, err)
 		}
 	}
 	return info, true, nil

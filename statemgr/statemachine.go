@@ -34,7 +34,7 @@ type StateUpdate struct {
 }
 
 // Apply returns the State and Flag a component in (state, flag) ends up with
-// after u, and whether u applies at all. The rules, in order:
+// After u, and whether u applies at all. The rules, in order:
 //   - without Force, a transition the table does not allow is skipped;
 //   - {Ready, Warning} only applies to a component that is already Ready, so a
 //     late heartbeat warning cannot bring an Off node back to Ready;

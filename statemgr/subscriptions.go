@@ -13,12 +13,13 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // normSubscription validates s with HSM's messages and canonicalises its
 // States. Roles and SubRoles are kept as sent, as HSM echoes them; matching
 // ignores case anyway.
-func normSubscription(s *hsm.Subscription, vs *vocabSet) error {
+func normSubscription(s *hsm.Subscription, vs *core.VocabSet) error {
 	if err := httpserver.CheckText("Subscriber", s.Subscriber); err != nil {
 		return err
 	}
@@ -50,14 +51,14 @@ func hasTrigger(s *hsm.Subscription) bool {
 
 // checkLists validates the trigger lists with HSM's messages and
 // canonicalises the states.
-func checkLists(vs *vocabSet, states, roles, subRoles, sw []string) error {
+func checkLists(vs *core.VocabSet, states, roles, subRoles, sw []string) error {
 	for _, v := range roles {
-		if _, ok := vs.roles.Normalize(v); !ok {
+		if _, ok := vs.Roles.Normalize(v); !ok {
 			return problem.Invalidf("Invalid role '%s'", v)
 		}
 	}
 	for _, v := range subRoles {
-		if _, ok := vs.subRoles.Normalize(v); !ok {
+		if _, ok := vs.SubRoles.Normalize(v); !ok {
 			return problem.Invalidf("Invalid subRole '%s'", v)
 		}
 	}
@@ -107,7 +108,7 @@ func (s *Store) Subscription(ctx context.Context, id int64) (hsm.Subscription, e
 }
 
 func (s *Store) querySubs(ctx context.Context, q string, args ...any) ([]hsm.Subscription, error) {
-	rows, err := s.db.R.QueryContext(ctx, q, args...)
+	rows, err := s.DB.R.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read subscriptions: %w", err)
 	}
@@ -145,10 +146,10 @@ func listJSON(l []string) string {
 // SCN committed after this call returns; the same Subscriber and Url twice is
 // ErrConflict.
 func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error) {
-	if err := normSubscription(&sub, s.vocab.get()); err != nil {
+	if err := normSubscription(&sub, s.Vocab().Get()); err != nil {
 		return sub, err
 	}
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM scn_subscriptions WHERE subscriber = ? AND url = ?`,
 			sub.Subscriber, sub.Url).Scan(&n); err != nil {
@@ -176,7 +177,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 	if err != nil {
 		return sub, err
 	}
-	s.subs.wake()
+	s.Subs.Wake()
 	return sub, nil
 }
 
@@ -184,14 +185,14 @@ func subCursor(id int64) string { return "sub:" + strconv.FormatInt(id, 10) }
 
 // ReplaceSubscription overwrites subscription id with sub, keeping its cursor.
 func (s *Store) ReplaceSubscription(ctx context.Context, id int64, sub hsm.Subscription) (hsm.Subscription, error) {
-	if err := normSubscription(&sub, s.vocab.get()); err != nil {
+	if err := normSubscription(&sub, s.Vocab().Get()); err != nil {
 		return sub, err
 	}
 	if _, err := s.Subscription(ctx, id); err != nil {
 		return sub, err
 	}
 	sub.ID = id
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
 		var en any
 		if sub.Enabled != nil {
 			en = *sub.Enabled
@@ -205,7 +206,7 @@ func (s *Store) ReplaceSubscription(ctx context.Context, id int64, sub hsm.Subsc
 		return nil
 	})
 	if err == nil {
-		s.subs.wake()
+		s.Subs.Wake()
 	}
 	return sub, err
 }
@@ -226,7 +227,7 @@ func (s *Store) PatchSubscription(ctx context.Context, id int64, p hsm.Subscript
 		}
 		return *l
 	}
-	if err := checkLists(s.vocab.get(), deref(p.States), deref(p.Roles), deref(p.SubRoles), deref(p.SoftwareStatus)); err != nil {
+	if err := checkLists(s.Vocab().Get(), deref(p.States), deref(p.Roles), deref(p.SubRoles), deref(p.SoftwareStatus)); err != nil {
 		return hsm.Subscription{}, err
 	}
 	sub, err := s.Subscription(ctx, id)
@@ -269,7 +270,7 @@ func patchList(op string, cur *[]string, in []string) {
 // and returns how many it deleted.
 func (s *Store) DeleteSubscription(ctx context.Context, id int64) (int64, error) {
 	var n int64
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
 		if id == 0 {
 			res, err := tx.ExecContext(ctx, `DELETE FROM scn_subscriptions`)
 			if err != nil {
@@ -290,7 +291,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id int64) (int64, error)
 		return err
 	})
 	if err == nil {
-		s.subs.wake()
+		s.Subs.Wake()
 	}
 	return n, err
 }

@@ -78,7 +78,7 @@ func (a *API) patchSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteSubscriptions deletes one subscription ("Subscription deleted") or
-// all of them ("%d Subscriptions deleted", 0 included), as HSM words it.
+// All of them ("%d Subscriptions deleted", 0 included), as HSM words it.
 func (a *API) deleteSubscriptions(w http.ResponseWriter, r *http.Request) {
 	var id int64
 	var err error

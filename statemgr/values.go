@@ -24,7 +24,7 @@ func componentTypes() []string {
 
 func (a *API) getValues(w http.ResponseWriter, r *http.Request) {
 	all := hsm.Values{Arch: hsm.Arches.Values, Class: hsm.Classes.Values, Flag: hsm.Flags.Values, NetType: hsm.NetTypes.Values,
-		Role: a.store.vocab.get().roles.Values, SubRole: a.store.vocab.get().subRoles.Values, State: hsm.States.Values, Type: componentTypes()}
+		Role: a.store.Vocab().Get().Roles.Values, SubRole: a.store.Vocab().Get().SubRoles.Values, State: hsm.States.Values, Type: componentTypes()}
 	kind := strings.ToLower(r.PathValue("kind"))
 	var v hsm.Values
 	switch kind {

@@ -1,7 +1,10 @@
 // Package core is what HSM's resource packages (component, group, lock,
-// inventory, ethernet, scn) share: the HTTP answer helpers and time format
-// every handler uses, and, as the families move out of statemgr, the
-// database handle, the commit pipeline and the in-memory indexes.
+// inventory, ethernet, scn) share: the Store with the database handle, the
+// group-commit pipeline (commit.go), the SCN outbox (outbox.go), the
+// in-memory indexes of components (index.go), memberships (groups_index.go)
+// and reservations (locks_index.go), the one component Filter (filter.go),
+// the site Roles and SubRoles (hmsconfig.go), and the HTTP answer helpers
+// every handler uses.
 package core
 
 import (

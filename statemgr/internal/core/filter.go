@@ -1,4 +1,4 @@
-package statemgr
+package core
 
 import (
 	"net/url"
@@ -23,15 +23,15 @@ const (
 	ProjectNID
 )
 
-// match is one filter parameter: values OR'd together, "!" values AND'd as
+// Match is one filter parameter: values OR'd together, "!" values AND'd as
 // exclusions.
-type match struct {
+type Match struct {
 	pos, neg []string
 }
 
-func (m *match) empty() bool { return len(m.pos) == 0 && len(m.neg) == 0 }
+func (m *Match) empty() bool { return len(m.pos) == 0 && len(m.neg) == 0 }
 
-func (m *match) ok(v string, fold bool) bool {
+func (m *Match) OK(v string, fold bool) bool {
 	eq := func(s string) bool {
 		if fold {
 			return strings.EqualFold(s, v)
@@ -47,7 +47,7 @@ func (m *match) ok(v string, fold bool) bool {
 // okSet is ok for a component in the groups (or the partition) in: a value
 // matches if it is one of them, and the value "null" matches a component in
 // none.
-func (m *match) okSet(in []string) bool {
+func (m *Match) okSet(in []string) bool {
 	has := func(v string) bool {
 		if v == nullGroup {
 			return len(in) == 0
@@ -69,49 +69,49 @@ const nullGroup = "null"
 // evaluates them with match, so the same filter answers the same everywhere.
 // The zero Filter matches everything.
 type Filter struct {
-	ids, types, states, flags, roles, subRoles  match
-	enabled, softwareStatus, subtypes, netTypes match
-	arches, classes                             match
-	groups, partitions                          match
+	ids, types, states, flags, roles, subRoles  Match
+	enabled, softwareStatus, subtypes, netTypes Match
+	arches, classes                             Match
+	groups, partitions                          Match
 	nids                                        []int
-	nidRanges                                   [][2]int
-	hasNID                                      bool
+	NIDRanges                                   [][2]int
+	HasNID                                      bool
 	Projection                                  Projection
-	// under, when set, restricts to this xname and its descendants.
-	under string
-	// groupsOf is where match looks up a component's groups and partition;
+	// Under, when set, restricts to this xname and its descendants.
+	Under string
+	// GroupsOf is where match looks up a component's groups and partition;
 	// the Store sets it, under the group index's read lock, before matching.
-	groupsOf func(id string) *compGroups
+	GroupsOf func(id string) *CompGroups
 }
 
 // The filter parameter names, lower case. HSM matches them without regard to
 // case: it decodes the query string into its filter struct with
 // encoding/json.
 var (
-	// componentParams are the filters of GET /State/Components and
+	// ComponentParams are the filters of GET /State/Components and
 	// /memberships (hms-behavior 5.1: "the same filters as Components").
-	componentParams = []string{"id", "type", "state", "flag", "role", "subrole", "enabled", "softwarestatus",
+	ComponentParams = []string{"id", "type", "state", "flag", "role", "subrole", "enabled", "softwarestatus",
 		"subtype", "nettype", "arch", "class", "nid", "nid_start", "nid_end", "partition", "group"}
 	// projectionParams are the projections of the component listings.
 	projectionParams = []string{"stateonly", "flagonly", "roleonly", "nidonly"}
-	// listParams are the parameters of the component listings.
-	listParams = append(slices.Clone(componentParams), projectionParams...)
-	// lockStatusParams are the component filters GET /locks/status takes in
+	// ListParams are the parameters of the component listings.
+	ListParams = append(slices.Clone(ComponentParams), projectionParams...)
+	// LockStatusParams are the component filters GET /locks/status takes in
 	// shipped HSM; it ignores the others.
-	lockStatusParams = []string{"type", "state", "role", "subrole"}
+	LockStatusParams = []string{"type", "state", "role", "subrole"}
 )
 
 // ParseFilter parses the component filters and projections of a query string.
 // Unknown parameters are ignored, as shipped HSM ignores them; a bad value of
 // a known filter is ErrInvalid with HSM's text (hms-messages 1.2).
 func ParseFilter(q url.Values, v *Vocab) (Filter, error) {
-	f, _, err := parseQuery(q, v, listParams)
+	f, _, err := ParseQuery(q, v, ListParams)
 	return f, err
 }
 
-// parseQuery parses the parameters of q named in params and returns the
+// ParseQuery parses the parameters of q named in params and returns the
 // names of the parameters it ignored (neither in params nor in other).
-func parseQuery(q url.Values, v *Vocab, params []string, other ...string) (Filter, []string, error) {
+func ParseQuery(q url.Values, v *Vocab, params []string, other ...string) (Filter, []string, error) {
 	fields := map[string][]string{}
 	for k, vs := range q {
 		if lk := strings.ToLower(k); slices.Contains(params, lk) {
@@ -119,12 +119,12 @@ func parseQuery(q url.Values, v *Vocab, params []string, other ...string) (Filte
 		}
 	}
 	var f Filter
-	return f, ignoredParams(q, params, other), f.set(fields, v.get())
+	return f, IgnoredParams(q, params, other), f.Set(fields, v.Get())
 }
 
-// ignoredParams returns the names of q's parameters that are in none of the
+// IgnoredParams returns the names of q's parameters that are in none of the
 // known lists (lower case), sorted.
-func ignoredParams(q url.Values, known ...[]string) []string {
+func IgnoredParams(q url.Values, known ...[]string) []string {
 	var out []string
 	for k := range q {
 		lk := strings.ToLower(k)
@@ -136,20 +136,20 @@ func ignoredParams(q url.Values, known ...[]string) []string {
 	return out
 }
 
-// set fills f from parameter name (lower case) -> values.
-func (f *Filter) set(p map[string][]string, vs *vocabSet) error {
+// Set fills f from parameter name (lower case) -> values.
+func (f *Filter) Set(p map[string][]string, vs *VocabSet) error {
 	steps := []struct {
 		name string
-		m    *match
+		m    *Match
 		norm func(string) (string, bool)
 		bad  string
 	}{
-		{"id", &f.ids, normID, "Argument was not a valid xname ID"},
-		{"type", &f.types, normType, "Argument was not a valid HMS Type"},
+		{"id", &f.ids, NormID, "Argument was not a valid xname ID"},
+		{"type", &f.types, NormType, "Argument was not a valid HMS Type"},
 		{"state", &f.states, hsm.States.Normalize, "Argument was not a valid HMS State"},
 		{"flag", &f.flags, hsm.Flags.Normalize, "Argument was not a valid HMS Flag"},
-		{"role", &f.roles, vs.roles.Normalize, "Argument was not a valid HMS Role"},
-		{"subrole", &f.subRoles, vs.subRoles.Normalize, "Argument was not a valid HMS SubRole"},
+		{"role", &f.roles, vs.Roles.Normalize, "Argument was not a valid HMS Role"},
+		{"subrole", &f.subRoles, vs.SubRoles.Normalize, "Argument was not a valid HMS SubRole"},
 		{"enabled", &f.enabled, normBool, "a required argument did not match any valid input"},
 		{"softwarestatus", &f.softwareStatus, nil, ""},
 		{"subtype", &f.subtypes, nil, ""},
@@ -186,9 +186,9 @@ func (f *Filter) set(p map[string][]string, vs *vocabSet) error {
 	return nil
 }
 
-// parseMatch parses the values of query parameter name into m; a bad value
+// ParseMatch parses the values of query parameter name into m; a bad value
 // is ErrInvalid naming the parameter (the inventory queries' wording).
-func parseMatch(name string, vals []string, m *match, norm func(string) (string, bool)) error {
+func ParseMatch(name string, vals []string, m *Match, norm func(string) (string, bool)) error {
 	return parseValues(vals, m, norm, func(v string) error {
 		return problem.Invalidf("query parameter %s: invalid value %q", name, v)
 	})
@@ -197,7 +197,7 @@ func parseMatch(name string, vals []string, m *match, norm func(string) (string,
 // parseValues adds vals to m: a "!" prefix makes a value an exclusion, norm
 // (if not nil) validates and normalises, bad makes the error for a value
 // norm refuses.
-func parseValues(vals []string, m *match, norm func(string) (string, bool), bad func(v string) error) error {
+func parseValues(vals []string, m *Match, norm func(string) (string, bool), bad func(v string) error) error {
 	for _, v := range vals {
 		v, neg := strings.CutPrefix(strings.TrimSpace(v), "!")
 		if v == "" {
@@ -247,20 +247,20 @@ func (f *Filter) setNIDs(nids, starts, ends []string) error {
 				return err
 			}
 		}
-		f.nidRanges = append(f.nidRanges, r)
+		f.NIDRanges = append(f.NIDRanges, r)
 	}
-	f.hasNID = len(f.nids) > 0 || len(f.nidRanges) > 0
+	f.HasNID = len(f.nids) > 0 || len(f.NIDRanges) > 0
 	return nil
 }
 
-func normID(s string) (string, bool) {
+func NormID(s string) (string, bool) {
 	if !xname.Valid(s) {
 		return "", false
 	}
 	return xname.Normalize(s), true
 }
 
-func normType(s string) (string, bool) {
+func NormType(s string) (string, bool) {
 	t, ok := xname.ParseType(s)
 	return string(t), ok
 }
@@ -276,45 +276,45 @@ func normBool(s string) (string, bool) {
 // normGroup normalises a group label or partition name; "NULL" (any case)
 // means "in none".
 func normGroup(s string) (string, bool) {
-	l, err := glLabel("group", s)
+	l, err := Label("group", s)
 	return l, err == nil
 }
 
-// match reports whether r passes every filter.
-func (f *Filter) match(r *record) bool {
-	if f.under != "" && !isUnder(r.ID, f.under) {
+// Match reports whether r passes every filter.
+func (f *Filter) Match(r *Record) bool {
+	if f.Under != "" && !isUnder(r.ID, f.Under) {
 		return false
 	}
-	if !f.ids.ok(r.ID, false) || !f.types.ok(r.Type, false) || !f.states.ok(r.State, false) ||
-		!f.flags.ok(r.Flag, false) || !f.roles.ok(r.Role, false) || !f.subRoles.ok(r.SubRole, false) ||
-		!f.softwareStatus.ok(r.SoftwareStatus, true) || !f.subtypes.ok(r.Subtype, true) ||
-		!f.netTypes.ok(r.NetType, false) || !f.arches.ok(r.Arch, false) || !f.classes.ok(r.Class, false) {
+	if !f.ids.OK(r.ID, false) || !f.types.OK(r.Type, false) || !f.states.OK(r.State, false) ||
+		!f.flags.OK(r.Flag, false) || !f.roles.OK(r.Role, false) || !f.subRoles.OK(r.SubRole, false) ||
+		!f.softwareStatus.OK(r.SoftwareStatus, true) || !f.subtypes.OK(r.Subtype, true) ||
+		!f.netTypes.OK(r.NetType, false) || !f.arches.OK(r.Arch, false) || !f.classes.OK(r.Class, false) {
 		return false
 	}
-	if !f.enabled.empty() && !f.enabled.ok(strconv.FormatBool(r.Enabled), false) {
+	if !f.enabled.empty() && !f.enabled.OK(strconv.FormatBool(r.Enabled), false) {
 		return false
 	}
-	if f.hasNID && (!r.HasNID || !f.nidOK(r.NID)) {
+	if f.HasNID && (!r.HasNID || !f.nidOK(r.NID)) {
 		return false
 	}
-	if f.byGroup() {
-		var g *compGroups
-		if f.groupsOf != nil {
-			g = f.groupsOf(r.ID)
+	if f.ByGroup() {
+		var g *CompGroups
+		if f.GroupsOf != nil {
+			g = f.GroupsOf(r.ID)
 		}
-		return f.groups.okSet(g.groupList()) && f.partitions.okSet(g.partitionList())
+		return f.groups.okSet(g.GroupList()) && f.partitions.okSet(g.partitionList())
 	}
 	return true
 }
 
-// byGroup reports whether f filters on group or partition membership.
-func (f *Filter) byGroup() bool { return !f.groups.empty() || !f.partitions.empty() }
+// ByGroup reports whether f filters on group or partition membership.
+func (f *Filter) ByGroup() bool { return !f.groups.empty() || !f.partitions.empty() }
 
 func (f *Filter) nidOK(n int) bool {
 	if slices.Contains(f.nids, n) {
 		return true
 	}
-	for _, r := range f.nidRanges {
+	for _, r := range f.NIDRanges {
 		if n >= r[0] && n <= r[1] {
 			return true
 		}
@@ -337,18 +337,18 @@ func isUnder(id, parent string) bool {
 	return c >= 'a' && c <= 'z'
 }
 
-// all reports whether f selects every component with every field.
-func (f *Filter) all() bool {
-	return f.selectsAll() && f.Projection == ProjectFull
+// All reports whether f selects every component with every field.
+func (f *Filter) All() bool {
+	return f.SelectsAll() && f.Projection == ProjectFull
 }
 
-// selectsAll reports whether f selects every component.
-func (f *Filter) selectsAll() bool {
-	for _, m := range []*match{&f.ids, &f.types, &f.states, &f.flags, &f.roles, &f.subRoles, &f.enabled,
+// SelectsAll reports whether f selects every component.
+func (f *Filter) SelectsAll() bool {
+	for _, m := range []*Match{&f.ids, &f.types, &f.states, &f.flags, &f.roles, &f.subRoles, &f.enabled,
 		&f.softwareStatus, &f.subtypes, &f.netTypes, &f.arches, &f.classes, &f.groups, &f.partitions} {
 		if !m.empty() {
 			return false
 		}
 	}
-	return !f.hasNID && f.under == ""
+	return !f.HasNID && f.Under == ""
 }

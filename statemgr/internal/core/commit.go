@@ -1,4 +1,4 @@
-package statemgr
+package core
 
 import (
 	"context"
@@ -9,58 +9,57 @@ import (
 
 	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/hsm"
-	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// plan is what one write wants done: records to store (new or replacing),
+// Plan is what one write wants done: records to store (new or replacing),
 // IDs to delete, and the SCNs the change produces.
-type plan struct {
-	// update says every put replaces an existing component, so the cheaper
+type Plan struct {
+	// Update says every put replaces an existing component, so the cheaper
 	// UPDATE statement serves.
-	update bool
-	puts   []*record
-	dels   []string
-	delAll bool
-	scns   []hsm.SCN
+	Update bool
+	Puts   []*Record
+	Dels   []string
+	DelAll bool
+	SCNs   []hsm.SCN
 	// seqs are the outbox sequence numbers of scns, set at commit.
 	seqs []int64
-	// cursors are outbox consumer positions to store.
-	cursors []cursorPos
+	// Cursors are outbox consumer positions to store.
+	Cursors []CursorPos
 }
 
-// planFunc computes a plan against the current state (committed plus the
+// PlanFunc computes a plan against the current state (committed plus the
 // earlier plans of the same batch). Returning an error rejects this write
 // only; nothing of it is applied.
-type planFunc func(v *view) (*plan, error)
+type PlanFunc func(v *View) (*Plan, error)
 
-// view is the state a planFunc sees: the index overlaid with the writes
+// View is the state a planFunc sees: the index overlaid with the writes
 // already planned in the current batch.
-type view struct {
-	ix      *index
-	over    map[string]*record // nil value: deleted in this batch
+type View struct {
+	ix      *Index
+	over    map[string]*Record // nil value: deleted in this batch
 	nidOver map[int]string     // NID -> owner, "" when released in this batch
 	allGone bool
 }
 
-func (v *view) get(id string) *record {
+func (v *View) Get(id string) *Record {
 	if r, ok := v.over[id]; ok {
 		return r
 	}
 	if v.allGone {
 		return nil
 	}
-	return v.ix.get(id)
+	return v.ix.Get(id)
 }
 
-// nidOwner returns the ID holding nid, or "".
-func (v *view) nidOwner(nid int) string {
+// NIDOwner returns the ID holding nid, or "".
+func (v *View) NIDOwner(nid int) string {
 	if id, ok := v.nidOver[nid]; ok {
 		return id
 	}
 	if v.allGone {
 		return ""
 	}
-	if r := v.ix.byNIDGet(nid); r != nil {
+	if r := v.ix.ByNID(nid); r != nil {
 		if cur, ok := v.over[r.ID]; ok && (cur == nil || !cur.HasNID || cur.NID != nid) {
 			return ""
 		}
@@ -69,20 +68,20 @@ func (v *view) nidOwner(nid int) string {
 	return ""
 }
 
-func (v *view) apply(p *plan) {
-	if p.delAll {
+func (v *View) apply(p *Plan) {
+	if p.DelAll {
 		v.allGone = true
-		v.over = map[string]*record{}
+		v.over = map[string]*Record{}
 		v.nidOver = map[int]string{}
 	}
-	for _, id := range p.dels {
-		if old := v.get(id); old != nil && old.HasNID {
+	for _, id := range p.Dels {
+		if old := v.Get(id); old != nil && old.HasNID {
 			v.nidOver[old.NID] = ""
 		}
 		v.over[id] = nil
 	}
-	for _, r := range p.puts {
-		if old := v.get(r.ID); old != nil && old.HasNID {
+	for _, r := range p.Puts {
+		if old := v.Get(r.ID); old != nil && old.HasNID {
 			v.nidOver[old.NID] = ""
 		}
 		v.over[r.ID] = r
@@ -94,8 +93,8 @@ func (v *view) apply(p *plan) {
 
 // job is one write waiting for a group commit.
 type job struct {
-	plan planFunc
-	got  *plan
+	plan PlanFunc
+	got  *Plan
 	err  error
 	done chan struct{}
 	once sync.Once
@@ -120,8 +119,8 @@ type committer struct {
 	leading bool
 }
 
-// write runs p as part of a group commit and returns its plan once committed.
-func (s *Store) write(ctx context.Context, p planFunc) (*plan, error) {
+// Write runs p as part of a group commit and returns its plan once committed.
+func (s *Store) Write(ctx context.Context, p PlanFunc) (*Plan, error) {
 	j := &job{plan: p, done: make(chan struct{})}
 	c := &s.commit
 	c.mu.Lock()
@@ -176,7 +175,7 @@ func (s *Store) lead(ctx context.Context) {
 // commitBatch plans every job, writes the accepted plans in one transaction,
 // then publishes them to the index and wakes the relay.
 func (s *Store) commitBatch(ctx context.Context, batch []*job) {
-	v := &view{ix: s.ix, over: map[string]*record{}, nidOver: map[int]string{}}
+	v := &View{ix: s.Ix, over: map[string]*Record{}, nidOver: map[int]string{}}
 	var ok []*job
 	for _, j := range batch {
 		p, err := j.plan(v)
@@ -191,13 +190,13 @@ func (s *Store) commitBatch(ctx context.Context, batch []*job) {
 	if len(ok) == 0 {
 		return
 	}
-	plans := make([]*plan, len(ok))
+	plans := make([]*Plan, len(ok))
 	for i, j := range ok {
 		plans[i] = j.got
 	}
 	var err error
 	if !allEmpty(plans) {
-		err = s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.writePlans(ctx, tx, plans) })
+		err = s.DB.WriteTx(ctx, func(tx *sql.Tx) error { return s.writePlans(ctx, tx, plans) })
 	}
 	if err == nil {
 		s.publish(plans)
@@ -224,38 +223,38 @@ const updateComponent = `UPDATE components SET state = ?, flag = ?, enabled = ?,
 // writePlans writes plans in order inside tx with prepared statements,
 // preparing only the statements the plans need (a group commit of a few
 // single-component PATCHes needs two).
-func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error {
-	st := &stmts{db: s.db, tx: tx}
+func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*Plan) error {
+	st := &stmts{db: s.DB, tx: tx}
 	defer st.close()
 	if err := releaseNIDs(ctx, tx, plans); err != nil {
 		return err
 	}
 	for _, p := range plans {
-		if p.delAll {
+		if p.DelAll {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM components`); err != nil {
 				return fmt.Errorf("delete components: %w", err)
 			}
 		}
-		for _, id := range p.dels {
+		for _, id := range p.Dels {
 			if err := st.exec(ctx, `DELETE FROM components WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("delete component %s: %w", id, err)
 			}
 		}
-		for _, r := range p.puts {
-			if err := st.put(ctx, r, p.update); err != nil {
+		for _, r := range p.Puts {
+			if err := st.put(ctx, r, p.Update); err != nil {
 				return fmt.Errorf("store component %s: %w", r.ID, err)
 			}
 		}
 		p.seqs = p.seqs[:0] // a retried transaction runs this again
-		for i := range p.scns {
-			p.scns[i].Epoch = s.epoch
+		for i := range p.SCNs {
+			p.SCNs[i].Epoch = s.Epoch
 		}
-		for _, scn := range p.scns {
+		for _, scn := range p.SCNs {
 			body, err := json.Marshal(scn)
 			if err != nil {
 				return fmt.Errorf("encode scn: %w", err)
 			}
-			res, err := st.result(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(core.TSFormat), body)
+			res, err := st.result(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(TSFormat), body)
 			if err != nil {
 				return fmt.Errorf("append scn to outbox: %w", err)
 			}
@@ -265,9 +264,9 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*plan) error
 			}
 			p.seqs = append(p.seqs, seq)
 		}
-		for _, c := range p.cursors {
-			if err := st.exec(ctx, `UPDATE scn_cursors SET seq = ? WHERE name = ?`, c.seq, c.name); err != nil {
-				return fmt.Errorf("store scn cursor %s: %w", c.name, err)
+		for _, c := range p.Cursors {
+			if err := st.exec(ctx, `UPDATE scn_cursors SET seq = ? WHERE name = ?`, c.Seq, c.Name); err != nil {
+				return fmt.Errorf("store scn cursor %s: %w", c.Name, err)
 			}
 		}
 	}
@@ -302,7 +301,7 @@ func (st *stmts) result(ctx context.Context, q string, args ...any) (sql.Result,
 	return p.ExecContext(ctx, args...)
 }
 
-func (st *stmts) put(ctx context.Context, r *record, update bool) error {
+func (st *stmts) put(ctx context.Context, r *Record, update bool) error {
 	var nid any
 	if r.HasNID {
 		nid = r.NID
@@ -322,11 +321,11 @@ func (st *stmts) close() {
 
 // releaseNIDs clears the NID of every component whose NID a plan changes, so
 // that swapping NIDs inside one batch never trips the unique index midway.
-func releaseNIDs(ctx context.Context, tx *sql.Tx, plans []*plan) error {
+func releaseNIDs(ctx context.Context, tx *sql.Tx, plans []*Plan) error {
 	var ids []string
 	for _, p := range plans {
-		for _, r := range p.puts {
-			if r.nidChanged {
+		for _, r := range p.Puts {
+			if r.NIDChanged {
 				ids = append(ids, r.ID)
 			}
 		}
@@ -349,42 +348,42 @@ func releaseNIDs(ctx context.Context, tx *sql.Tx, plans []*plan) error {
 
 // publish applies committed plans to the index and the outbox tail, and
 // wakes the outbox consumers.
-func (s *Store) publish(plans []*plan) {
-	var rows []outboxRow
+func (s *Store) publish(plans []*Plan) {
+	var rows []OutboxRow
 	for _, p := range plans {
-		for i, scn := range p.scns {
+		for i, scn := range p.SCNs {
 			scn.Seq = p.seqs[i]
-			rows = append(rows, outboxRow{Seq: scn.Seq, Created: scn.Timestamp, SCN: scn})
+			rows = append(rows, OutboxRow{Seq: scn.Seq, Created: scn.Timestamp, SCN: scn})
 		}
 	}
 	if len(rows) > 0 {
-		s.tail.append(rows)
+		s.Tail.Append(rows)
 	}
 	scns := false
 	for _, p := range plans {
-		if p.delAll {
-			s.ix.reset(nil)
+		if p.DelAll {
+			s.Ix.reset(nil)
 		}
-		if len(p.dels) > 0 {
-			s.ix.remove(p.dels)
+		if len(p.Dels) > 0 {
+			s.Ix.remove(p.Dels)
 		}
-		if len(p.puts) > 0 {
-			s.ix.put(p.puts)
+		if len(p.Puts) > 0 {
+			s.Ix.put(p.Puts)
 		}
-		if p.delAll || len(p.dels) > 0 {
-			s.componentsGone(p.delAll, p.dels)
+		if p.DelAll || len(p.Dels) > 0 {
+			s.componentsGone(p.DelAll, p.Dels)
 		}
-		scns = scns || len(p.scns) > 0
+		scns = scns || len(p.SCNs) > 0
 	}
 	if scns {
-		s.outbox.wake()
+		s.Outbox.Wake()
 	}
 }
 
 // allEmpty reports whether no plan changes anything, so no transaction is needed.
-func allEmpty(plans []*plan) bool {
+func allEmpty(plans []*Plan) bool {
 	for _, p := range plans {
-		if p.delAll || len(p.dels) > 0 || len(p.puts) > 0 || len(p.scns) > 0 || len(p.cursors) > 0 {
+		if p.DelAll || len(p.Dels) > 0 || len(p.Puts) > 0 || len(p.SCNs) > 0 || len(p.Cursors) > 0 {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package statemgr
+package core
 
 import (
 	"context"
@@ -13,12 +13,11 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/hsm"
-	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// scnKey is the value part of an SCN; components changed to the same values
+// SCNKey is the value part of an SCN; components changed to the same values
 // in one write share one SCN, as HMS batches them.
-type scnKey struct {
+type SCNKey struct {
 	State, Flag, Role, SubRole, SoftwareStatus string
 	// Enabled is 0 when not part of the change, 1 for false, 2 for true.
 	Enabled int8
@@ -26,25 +25,25 @@ type scnKey struct {
 	HasNID  bool
 }
 
-// scnGroups collects changed IDs per scnKey, in first-seen order.
-type scnGroups struct {
+// SCNGroups collects changed IDs per scnKey, in first-seen order.
+type SCNGroups struct {
 	at    time.Time
-	order []scnKey
-	ids   map[scnKey][]string
+	order []SCNKey
+	ids   map[SCNKey][]string
 }
 
-func newSCNGroups(at time.Time) *scnGroups {
-	return &scnGroups{at: at.UTC(), ids: map[scnKey][]string{}}
+func NewSCNGroups(at time.Time) *SCNGroups {
+	return &SCNGroups{at: at.UTC(), ids: map[SCNKey][]string{}}
 }
 
-func (g *scnGroups) add(k scnKey, id string) {
+func (g *SCNGroups) Add(k SCNKey, id string) {
 	if _, ok := g.ids[k]; !ok {
 		g.order = append(g.order, k)
 	}
 	g.ids[k] = append(g.ids[k], id)
 }
 
-// scnMaxComponents bounds the components of one SCN. A bulk change of more
+// SCNMaxComponents bounds the components of one SCN. A bulk change of more
 // components is split into SCNs of at most this many, in the order the
 // components were given, each with its own Seq (consecutive, as they are
 // committed together). Unsplit, a change of ~500,000 components made one SCN
@@ -53,9 +52,9 @@ func (g *scnGroups) add(k scnKey, id string) {
 // one Seq shared by the pieces, keep "(Epoch, Seq) identifies an SCN" true
 // for HTTP subscribers that dedupe on Seq alone; hmnfd dedupes per component
 // and accepts either.
-const scnMaxComponents = 10_000
+const SCNMaxComponents = 10_000
 
-func (g *scnGroups) scns() []hsm.SCN {
+func (g *SCNGroups) SCNs() []hsm.SCN {
 	out := make([]hsm.SCN, 0, len(g.order))
 	for _, k := range g.order {
 		scn := hsm.SCN{State: k.State, Flag: k.Flag, Role: k.Role, SubRole: k.SubRole,
@@ -68,7 +67,7 @@ func (g *scnGroups) scns() []hsm.SCN {
 			n := k.NID
 			scn.NID = &n
 		}
-		for ids := range slices.Chunk(g.ids[k], scnMaxComponents) {
+		for ids := range slices.Chunk(g.ids[k], SCNMaxComponents) {
 			scn.Components = ids
 			out = append(out, scn)
 		}
@@ -76,105 +75,105 @@ func (g *scnGroups) scns() []hsm.SCN {
 	return out
 }
 
-// outboxRow is one stored SCN with its sequence number.
-type outboxRow struct {
+// OutboxRow is one stored SCN with its sequence number.
+type OutboxRow struct {
 	Seq     int64
 	Created time.Time
 	SCN     hsm.SCN
 }
 
-// outboxTail keeps the newest outbox rows in memory, so consumers that keep
+// OutboxTail keeps the newest outbox rows in memory, so consumers that keep
 // up (the bus relay, callback subscribers, the Standby watchdog) read what
 // was just committed without a query and a JSON decode per row. Consumers
 // further behind, e.g. after a restart, read SQLite.
-type outboxTail struct {
+type OutboxTail struct {
 	mu sync.RWMutex
-	// floor: every committed row with seq > floor is in rows.
-	floor int64
-	rows  []outboxRow
+	// Floor: every committed row with seq > floor is in rows.
+	Floor int64
+	Rows  []OutboxRow
 	comps int // components named by rows
 }
 
 // Bounds of the tail: rows, and components over all rows (one bulk update
 // can name 100,000 components in one row).
 const (
-	tailMaxRows       = 8192
-	tailMaxComponents = 1 << 20
+	TailMaxRows       = 8192
+	TailMaxComponents = 1 << 20
 )
 
-// after returns up to limit rows with seq > after; false means rows from
+// After returns up to limit rows with seq > after; false means rows from
 // there are not all in memory.
-func (t *outboxTail) after(after int64, limit int) ([]outboxRow, bool) {
+func (t *OutboxTail) After(after int64, limit int) ([]OutboxRow, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if after < t.floor {
+	if after < t.Floor {
 		return nil, false
 	}
-	i := sort.Search(len(t.rows), func(i int) bool { return t.rows[i].Seq > after })
-	n := min(len(t.rows)-i, limit)
+	i := sort.Search(len(t.Rows), func(i int) bool { return t.Rows[i].Seq > after })
+	n := min(len(t.Rows)-i, limit)
 	if n <= 0 {
 		return nil, true
 	}
-	return slices.Clone(t.rows[i : i+n]), true
+	return slices.Clone(t.Rows[i : i+n]), true
 }
 
-// append adds rows just committed (in seq order) and drops the oldest rows
+// Append adds rows just committed (in seq order) and drops the oldest rows
 // beyond the bounds, always keeping the last row.
-func (t *outboxTail) append(rows []outboxRow) {
+func (t *OutboxTail) Append(rows []OutboxRow) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.rows = append(t.rows, rows...)
+	t.Rows = append(t.Rows, rows...)
 	for _, r := range rows {
 		t.comps += len(r.SCN.Components)
 	}
-	if len(t.rows) <= tailMaxRows && t.comps <= tailMaxComponents {
+	if len(t.Rows) <= TailMaxRows && t.comps <= TailMaxComponents {
 		return
 	}
 	// Trim to half the bounds at once, so trimming is amortised; the newest
 	// row stays whatever its size.
 	drop, comps := 0, t.comps
-	for drop < len(t.rows)-1 && (len(t.rows)-drop > tailMaxRows/2 || comps > tailMaxComponents/2) {
-		comps -= len(t.rows[drop].SCN.Components)
+	for drop < len(t.Rows)-1 && (len(t.Rows)-drop > TailMaxRows/2 || comps > TailMaxComponents/2) {
+		comps -= len(t.Rows[drop].SCN.Components)
 		drop++
 	}
 	if drop == 0 {
 		return
 	}
-	t.floor = t.rows[drop-1].Seq
-	t.rows = slices.Clone(t.rows[drop:])
+	t.Floor = t.Rows[drop-1].Seq
+	t.Rows = slices.Clone(t.Rows[drop:])
 	t.comps = comps
 }
 
-// expire drops the rows created before t, as compaction drops them from
+// Expire drops the rows created before t, as compaction drops them from
 // SQLite, so a consumer behind them sees the same gap in either place.
-func (t *outboxTail) expire(before time.Time) {
+func (t *OutboxTail) Expire(before time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	drop := 0
-	for drop < len(t.rows) && t.rows[drop].Created.Before(before) {
-		t.comps -= len(t.rows[drop].SCN.Components)
+	for drop < len(t.Rows) && t.Rows[drop].Created.Before(before) {
+		t.comps -= len(t.Rows[drop].SCN.Components)
 		drop++
 	}
 	if drop > 0 {
-		t.floor = t.rows[drop-1].Seq
-		t.rows = slices.Clone(t.rows[drop:])
+		t.Floor = t.Rows[drop-1].Seq
+		t.Rows = slices.Clone(t.Rows[drop:])
 	}
 }
 
-// outboxAfter returns up to limit outbox rows with seq > after, in order.
+// OutboxAfter returns up to limit outbox rows with seq > after, in order.
 // The rows are shared: callers must not modify them.
-func (s *Store) outboxAfter(ctx context.Context, after int64, limit int) ([]outboxRow, error) {
-	if rows, ok := s.tail.after(after, limit); ok {
+func (s *Store) OutboxAfter(ctx context.Context, after int64, limit int) ([]OutboxRow, error) {
+	if rows, ok := s.Tail.After(after, limit); ok {
 		return rows, nil
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, created, payload FROM scn_outbox WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	rows, err := s.DB.R.QueryContext(ctx, `SELECT seq, created, payload FROM scn_outbox WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read scn outbox: %w", err)
 	}
 	defer rows.Close()
-	var out []outboxRow
+	var out []OutboxRow
 	for rows.Next() {
-		var r outboxRow
+		var r OutboxRow
 		var created string
 		var payload []byte
 		if err := rows.Scan(&r.Seq, &created, &payload); err != nil {
@@ -183,17 +182,17 @@ func (s *Store) outboxAfter(ctx context.Context, after int64, limit int) ([]outb
 		if err := json.Unmarshal(payload, &r.SCN); err != nil {
 			return nil, fmt.Errorf("decode scn %d: %w", r.Seq, err)
 		}
-		r.Created, _ = time.Parse(core.TSFormat, created)
+		r.Created, _ = time.Parse(TSFormat, created)
 		r.SCN.Seq = r.Seq
 		out = append(out, r)
 	}
 	return out, rows.Err()
 }
 
-// cursor returns the stored position of an outbox consumer.
-func (s *Store) cursor(ctx context.Context, name string) (int64, error) {
+// Cursor returns the stored position of an outbox consumer.
+func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 	var seq int64
-	err := s.db.R.QueryRowContext(ctx, `SELECT seq FROM scn_cursors WHERE name = ?`, name).Scan(&seq)
+	err := s.DB.R.QueryRowContext(ctx, `SELECT seq FROM scn_cursors WHERE name = ?`, name).Scan(&seq)
 	if err == sql.ErrNoRows {
 		return 0, problem.NotFoundf("scn cursor %s: none", name)
 	}
@@ -203,27 +202,27 @@ func (s *Store) cursor(ctx context.Context, name string) (int64, error) {
 	return seq, nil
 }
 
-// setCursor records that consumer name has everything up to seq. It goes
+// SetCursor records that consumer name has everything up to seq. It goes
 // through the group committer, so under load cursor updates share the
 // transaction of the component writes instead of adding commits of their
 // own. A cursor that does not exist (its subscription was deleted) is not
-// created again.
-func (s *Store) setCursor(ctx context.Context, name string, seq int64) error {
-	_, err := s.write(ctx, func(*view) (*plan, error) {
-		return &plan{cursors: []cursorPos{{name: name, seq: seq}}}, nil
+// Created again.
+func (s *Store) SetCursor(ctx context.Context, name string, seq int64) error {
+	_, err := s.Write(ctx, func(*View) (*Plan, error) {
+		return &Plan{Cursors: []CursorPos{{Name: name, Seq: seq}}}, nil
 	})
 	return err
 }
 
-// cursorPos is a consumer's new position in the outbox.
-type cursorPos struct {
-	name string
-	seq  int64
+// CursorPos is a consumer's new position in the outbox.
+type CursorPos struct {
+	Name string
+	Seq  int64
 }
 
-// createCursor creates consumer name's cursor at seq unless it exists.
-func (s *Store) createCursor(ctx context.Context, name string, seq int64) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+// CreateCursor creates consumer name's cursor at seq unless it exists.
+func (s *Store) CreateCursor(ctx context.Context, name string, seq int64) error {
+	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO scn_cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, name, seq)
 		if err != nil {
 			return fmt.Errorf("create scn cursor %s: %w", name, err)
@@ -234,17 +233,17 @@ func (s *Store) createCursor(ctx context.Context, name string, seq int64) error 
 
 // loadEpoch reads the database's epoch, setting it at the first open.
 func (s *Store) loadEpoch(ctx context.Context) error {
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO hsm_meta (key, value) VALUES ('epoch', ?) ON CONFLICT (key) DO NOTHING`,
-			strconv.FormatInt(s.now().UnixNano(), 10))
+			strconv.FormatInt(s.Now().UnixNano(), 10))
 		return err
 	})
 	var v string
 	if err == nil {
-		err = s.db.R.QueryRowContext(ctx, `SELECT value FROM hsm_meta WHERE key = 'epoch'`).Scan(&v)
+		err = s.DB.R.QueryRowContext(ctx, `SELECT value FROM hsm_meta WHERE key = 'epoch'`).Scan(&v)
 	}
 	if err == nil {
-		s.epoch, err = strconv.ParseInt(v, 10, 64)
+		s.Epoch, err = strconv.ParseInt(v, 10, 64)
 	}
 	if err != nil {
 		return fmt.Errorf("hsm database epoch: %w", err)
@@ -255,18 +254,18 @@ func (s *Store) loadEpoch(ctx context.Context) error {
 // loadOutboxFloor starts the in-memory tail after the newest stored row.
 func (s *Store) loadOutboxFloor(ctx context.Context) error {
 	var floor int64
-	if err := s.db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM scn_outbox`).Scan(&floor); err != nil {
+	if err := s.DB.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM scn_outbox`).Scan(&floor); err != nil {
 		return fmt.Errorf("read scn outbox: %w", err)
 	}
-	s.tail.floor = floor
+	s.Tail.Floor = floor
 	return nil
 }
 
-// compactOutbox deletes the rows every cursor has passed, and the rows older
+// CompactOutbox deletes the rows every cursor has passed, and the rows older
 // than keepSince whatever the cursors say (the retention limit). It returns
 // how many rows were expired unpublished for some consumer.
-func (s *Store) compactOutbox(ctx context.Context, keepSince time.Time) (expired int64, err error) {
-	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+func (s *Store) CompactOutbox(ctx context.Context, keepSince time.Time) (expired int64, err error) {
+	err = s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
 		var low sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT MIN(seq) FROM scn_cursors`).Scan(&low); err != nil {
 			return fmt.Errorf("read scn cursors: %w", err)
@@ -276,7 +275,7 @@ func (s *Store) compactOutbox(ctx context.Context, keepSince time.Time) (expired
 				return fmt.Errorf("compact scn outbox: %w", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM scn_outbox WHERE created < ?`, keepSince.UTC().Format(core.TSFormat))
+		res, err := tx.ExecContext(ctx, `DELETE FROM scn_outbox WHERE created < ?`, keepSince.UTC().Format(TSFormat))
 		if err != nil {
 			return fmt.Errorf("expire scn outbox: %w", err)
 		}
@@ -284,15 +283,15 @@ func (s *Store) compactOutbox(ctx context.Context, keepSince time.Time) (expired
 		return nil
 	})
 	if err == nil {
-		s.tail.expire(keepSince)
+		s.Tail.Expire(keepSince)
 	}
 	return expired, err
 }
 
-// outboxLen returns the number of rows in the outbox.
-func (s *Store) outboxLen(ctx context.Context) (int64, error) {
+// OutboxLen returns the number of rows in the outbox.
+func (s *Store) OutboxLen(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.db.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM scn_outbox`).Scan(&n); err != nil {
+	if err := s.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM scn_outbox`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count scn outbox: %w", err)
 	}
 	return n, nil

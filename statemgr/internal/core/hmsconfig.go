@@ -1,4 +1,4 @@
-package statemgr
+package core
 
 import (
 	"context"
@@ -24,9 +24,9 @@ type HMSConfig struct {
 
 // Vocab holds the Roles and SubRoles in force: the built-in ones plus the
 // site's. It is safe for concurrent use; each Store has one.
-type Vocab struct{ p atomic.Pointer[vocabSet] }
+type Vocab struct{ p atomic.Pointer[VocabSet] }
 
-type vocabSet struct{ roles, subRoles hsm.Enum }
+type VocabSet struct{ Roles, SubRoles hsm.Enum }
 
 // NewVocab returns the built-in Roles and SubRoles plus the SubRoles of the
 // hms_config.json a CSM install ships (CSMSubRoles), so that a layout written
@@ -46,10 +46,10 @@ func CSMSubRoles() []string {
 
 // Extend replaces the site's extra Roles and SubRoles.
 func (v *Vocab) Extend(roles, subRoles []string) {
-	v.p.Store(&vocabSet{roles: hsm.Roles.With(roles), subRoles: hsm.SubRoles.With(subRoles)})
+	v.p.Store(&VocabSet{Roles: hsm.Roles.With(roles), SubRoles: hsm.SubRoles.With(subRoles)})
 }
 
-func (v *Vocab) get() *vocabSet { return v.p.Load() }
+func (v *Vocab) Get() *VocabSet { return v.p.Load() }
 
 // LoadHMSConfig reads the file at path into v: from then on its Roles and
 // SubRoles are accepted everywhere HSM checks them and listed by
@@ -80,7 +80,7 @@ func WatchHMSConfig(ctx context.Context, path string, every time.Duration, v *Vo
 		return fi.ModTime(), fi.Size()
 	}
 	mod, size := stamp()
-	onTick(ctx, every, func() {
+	OnTick(ctx, every, func() {
 		m, sz := stamp()
 		if m.Equal(mod) && sz == size {
 			return
@@ -90,7 +90,7 @@ func WatchHMSConfig(ctx context.Context, path string, every time.Duration, v *Vo
 			log.ErrorContext(ctx, "hms_config_reload_failed", "path", path, "err", err)
 			return
 		}
-		log.InfoContext(ctx, "hms_config_reloaded", "path", path, "roles", v.get().roles.Values, "subroles", v.get().subRoles.Values)
+		log.InfoContext(ctx, "hms_config_reloaded", "path", path, "roles", v.Get().Roles.Values, "subroles", v.Get().SubRoles.Values)
 	})
 	return nil
 }

@@ -1,4 +1,4 @@
-package statemgr
+package core
 
 import (
 	"encoding/json"
@@ -9,11 +9,11 @@ import (
 // appendRecord appends the JSON of r, projected, to b. It is hand-written
 // because listing 100,000 components through encoding/json's reflection costs
 // several times more than the rest of the request.
-func appendRecord(b []byte, r *record, p Projection) []byte {
+func appendRecord(b []byte, r *Record, p Projection) []byte {
 	b = append(b, `{"ID":`...)
-	b = appendString(b, r.ID)
+	b = AppendString(b, r.ID)
 	b = append(b, `,"Type":`...)
-	b = appendString(b, r.Type)
+	b = AppendString(b, r.Type)
 	switch p {
 	case ProjectState:
 		b = appendOpt(b, "State", r.State)
@@ -48,7 +48,7 @@ func appendRecord(b []byte, r *record, p Projection) []byte {
 	return append(b, '}')
 }
 
-func appendNID(b []byte, r *record) []byte {
+func appendNID(b []byte, r *Record) []byte {
 	if !r.HasNID {
 		return b
 	}
@@ -63,12 +63,12 @@ func appendOpt(b []byte, name, v string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return appendString(b, v)
+	return AppendString(b, v)
 }
 
-// appendString appends s as a JSON string; the common plain-ASCII case is a
+// AppendString appends s as a JSON string; the common plain-ASCII case is a
 // copy, anything else goes through encoding/json.
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
@@ -81,8 +81,8 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// encodeList returns {"Components":[...]} for the records f matches.
-func encodeList(all []*record, f *Filter) []byte {
+// EncodeList returns {"Components":[...]} for the records f matches.
+func EncodeList(all []*Record, f *Filter) []byte {
 	size := 160 // a full component is about 150 bytes
 	if f.Projection != ProjectFull {
 		size = 64
@@ -91,7 +91,7 @@ func encodeList(all []*record, f *Filter) []byte {
 	b = append(b, `{"Components":[`...)
 	first := true
 	for _, r := range all {
-		if !f.match(r) {
+		if !f.Match(r) {
 			continue
 		}
 		if !first {

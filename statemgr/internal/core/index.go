@@ -1,4 +1,4 @@
-package statemgr
+package core
 
 import (
 	"slices"
@@ -8,10 +8,10 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// record is the in-memory form of a component row. Records are immutable once
+// Record is the in-memory form of a component row. Records are immutable once
 // published in the index: a write builds new records and swaps them in after
 // its transaction commits, so a reader holding a *record never sees it change.
-type record struct {
+type Record struct {
 	ID, Type, State, Flag string
 	Enabled               bool
 	SoftwareStatus        string
@@ -22,12 +22,12 @@ type record struct {
 	Arch, Class           string
 	ReservationDisabled   bool
 	Locked                bool
-	// nidChanged marks a record whose NID differs from the one it replaces.
-	nidChanged bool
+	// NIDChanged marks a record whose NID differs from the one it replaces.
+	NIDChanged bool
 }
 
-// component returns the wire form of r.
-func (r *record) component() hsm.Component {
+// Component returns the wire form of r.
+func (r *Record) Component() hsm.Component {
 	c := hsm.Component{ID: r.ID, Type: r.Type, State: r.State, Flag: r.Flag, SoftwareStatus: r.SoftwareStatus,
 		Role: r.Role, SubRole: r.SubRole, Subtype: r.Subtype, NetType: r.NetType, Arch: r.Arch, Class: r.Class,
 		ReservationDisabled: r.ReservationDisabled, Locked: r.Locked}
@@ -40,50 +40,50 @@ func (r *record) component() hsm.Component {
 	return c
 }
 
-// index is the in-memory copy of the components table: by ID, by NID, and an
+// Index is the in-memory copy of the components table: by ID, by NID, and an
 // ID-sorted slice for listing. Readers take mu.RLock; the one writer at a time
 // (Store.wmu) takes mu.Lock only to swap in committed records.
-type index struct {
+type Index struct {
 	mu     sync.RWMutex
-	byID   map[string]*record
-	byNID  map[int]*record
-	sorted []*record // by ID; nil when it must be rebuilt
+	ByID   map[string]*Record
+	byNID  map[int]*Record
+	sorted []*Record // by ID; nil when it must be rebuilt
 	// version counts changes; full caches the encoded unfiltered listing of
 	// version fullAt.
 	version, fullAt uint64
 	full            []byte
 }
 
-func newIndex() *index {
-	return &index{byID: map[string]*record{}, byNID: map[int]*record{}}
+func newIndex() *Index {
+	return &Index{ByID: map[string]*Record{}, byNID: map[int]*Record{}}
 }
 
-// get returns the record for id (normalised), or nil.
-func (ix *index) get(id string) *record {
+// Get returns the record for id (normalised), or nil.
+func (ix *Index) Get(id string) *Record {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.byID[id]
+	return ix.ByID[id]
 }
 
-// byNIDGet returns the record holding nid, or nil.
-func (ix *index) byNIDGet(nid int) *record {
+// ByNID returns the record holding nid, or nil.
+func (ix *Index) ByNID(nid int) *Record {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.byNID[nid]
 }
 
 // put swaps in committed records (new or replacing ones with the same ID).
-func (ix *index) put(recs []*record) {
+func (ix *Index) put(recs []*Record) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.version++
 	grew := false
 	for _, r := range recs {
-		old := ix.byID[r.ID]
+		old := ix.ByID[r.ID]
 		if old != nil && old.HasNID && ix.byNID[old.NID] == old {
 			delete(ix.byNID, old.NID)
 		}
-		ix.byID[r.ID] = r
+		ix.ByID[r.ID] = r
 		if r.HasNID {
 			ix.byNID[r.NID] = r
 		}
@@ -104,16 +104,16 @@ func (ix *index) put(recs []*record) {
 }
 
 // remove drops the records with the given IDs.
-func (ix *index) remove(ids []string) {
+func (ix *Index) remove(ids []string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.version++
 	for _, id := range ids {
-		if old := ix.byID[id]; old != nil {
+		if old := ix.ByID[id]; old != nil {
 			if old.HasNID && ix.byNID[old.NID] == old {
 				delete(ix.byNID, old.NID)
 			}
-			delete(ix.byID, id)
+			delete(ix.ByID, id)
 		}
 	}
 	ix.sorted = nil
@@ -121,14 +121,14 @@ func (ix *index) remove(ids []string) {
 }
 
 // reset replaces the whole index (used at load and after DELETE all).
-func (ix *index) reset(recs []*record) {
+func (ix *Index) reset(recs []*Record) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.version++
-	ix.byID = make(map[string]*record, len(recs))
-	ix.byNID = make(map[int]*record, len(recs))
+	ix.ByID = make(map[string]*Record, len(recs))
+	ix.byNID = make(map[int]*Record, len(recs))
 	for _, r := range recs {
-		ix.byID[r.ID] = r
+		ix.ByID[r.ID] = r
 		if r.HasNID {
 			ix.byNID[r.NID] = r
 		}
@@ -137,35 +137,35 @@ func (ix *index) reset(recs []*record) {
 	ix.sortLocked()
 }
 
-func (ix *index) sortLocked() {
-	s := make([]*record, 0, len(ix.byID))
-	for _, r := range ix.byID {
+func (ix *Index) sortLocked() {
+	s := make([]*Record, 0, len(ix.ByID))
+	for _, r := range ix.ByID {
 		s = append(s, r)
 	}
-	slices.SortFunc(s, func(a, b *record) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(s, func(a, b *Record) int { return strings.Compare(a.ID, b.ID) })
 	ix.sorted = s
 }
 
-func cmpRecordID(r *record, id string) int { return strings.Compare(r.ID, id) }
+func cmpRecordID(r *Record, id string) int { return strings.Compare(r.ID, id) }
 
-// view calls fn with the sorted records under the read lock; fn must not keep
+// View calls fn with the sorted records under the read lock; fn must not keep
 // the slice.
-func (ix *index) view(fn func(all []*record)) {
+func (ix *Index) View(fn func(all []*Record)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	fn(ix.sorted)
 }
 
-// len returns the number of components.
-func (ix *index) len() int {
+// Len returns the number of components.
+func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.byID)
+	return len(ix.ByID)
 }
 
-// fullList returns the encoded unfiltered listing, from the cache when no
+// FullList returns the encoded unfiltered listing, from the cache when no
 // write happened since it was built. Callers must not modify the result.
-func (ix *index) fullList() []byte {
+func (ix *Index) FullList() []byte {
 	ix.mu.RLock()
 	if ix.full != nil && ix.fullAt == ix.version {
 		b := ix.full
@@ -173,7 +173,7 @@ func (ix *index) fullList() []byte {
 		return b
 	}
 	var all Filter
-	b := encodeList(ix.sorted, &all)
+	b := EncodeList(ix.sorted, &all)
 	v := ix.version
 	ix.mu.RUnlock()
 	ix.mu.Lock()
