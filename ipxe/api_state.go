@@ -83,8 +83,9 @@ func (a *API) endpointHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	name, ep := q.Get("name"), q.Get("endpoint")
 	if name == "" && ep != "" {
-		// hms-bss answers this 500 (its key-value search needs a name).
-		a.style.WriteStatus(w, r, http.StatusInternalServerError, "Failed to search for name: , endpoint: "+ep)
+		// hms-bss answers this 500 (its key-value search needs a name); it
+		// is the caller's query that is wrong, so 400, with hms-bss's text.
+		a.style.WriteStatus(w, r, http.StatusBadRequest, "Failed to search for name: , endpoint: "+ep)
 		return
 	}
 	writeJSON(w, http.StatusOK, jsonType, a.svc.hist.query(name, ep))

@@ -238,11 +238,13 @@ func (s *Service) Delete(ctx context.Context, bp BootParams) error {
 			miss(nidKey(n))
 		}
 	}
-	s.deleteImages(ch, &bp)
-	if err := s.store.apply(ctx, ch); err != nil {
-		return err
+	if first != nil {
+		// hms-bss deleted every other key and then reported the first
+		// missing one: a refused request here deletes nothing.
+		return first
 	}
-	return first
+	s.deleteImages(ch, &bp)
+	return s.store.apply(ctx, ch)
 }
 
 // deleteImages adds to ch the removal of the images bp names and the

@@ -78,7 +78,7 @@ func TestBootscriptHistory(t *testing.T) {
 	if want := `[{"name":"x3000c0s2b0n0","endpoint":"user-data","last_epoch":0}]` + "\n"; body != want {
 		t.Errorf("endpoint-history for a node never seen = %s, want %s", body, want)
 	}
-	h.mustDo(t, http.MethodGet, "/boot/v1/endpoint-history?endpoint=bootscript", "", 500)
+	h.mustDo(t, http.MethodGet, "/boot/v1/endpoint-history?endpoint=bootscript", "", 400) // hms-bss: 500
 }
 
 func TestAddParam(t *testing.T) {
