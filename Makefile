@@ -19,7 +19,7 @@ NFPM    ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 
 DAEMONS := $(notdir $(wildcard cmd/*))
 
-.PHONY: all build test unit vet lint fmt bench run peers clean package
+.PHONY: all build test unit vet lint fmt bench fuzz run peers clean package
 
 all: build
 
@@ -52,6 +52,12 @@ unit:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	@scripts/bench.sh
+
+# Every fuzz target (HTTP bodies and query strings of every daemon, parsers)
+# for FUZZTIME each; `make test` runs their seeds only.
+FUZZTIME ?= 10s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 # The whole suite in one process; HMS_DATA moves its data directory.
 run: build
