@@ -7,11 +7,15 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/ipxe/dhcp"
+	"github.com/hmsuite/hms/ipxe/tftp"
 )
 
 // DaemonConfig is what a whole bss needs: cmd/bss fills it from its flags,
@@ -36,35 +40,20 @@ type DaemonConfig struct {
 	// Version is what /boot/v1/service/version reports.
 	Version string
 	// DHCP and TFTP, when set, run the boot chain's DHCP and TFTP servers
-	// beside the API (ipxe/dhcp, ipxe/tftp); nil: off.
-	DHCP *DHCPConfig
-	TFTP *TFTPConfig
+	// beside the API (ipxe/dhcp, ipxe/tftp); nil: off. StartDaemon fills in
+	// what the daemon knows (the boot URL, the HSM lookup, the publisher).
+	DHCP *dhcp.ServerConfig
+	// TFTP's root is also served over HTTP under /ipxe/ (UEFI HTTP boot).
+	TFTP *tftp.Config
+	// Publisher receives the DHCP server's lease events (lease.Topic); nil:
+	// they are not published.
+	Publisher bus.Publisher
 	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
 	MaxConns int
 	// TrustedProxies are the peers whose X-Forwarded-For names a
 	// cloud-init caller (Config.TrustedProxies); nil: none.
 	TrustedProxies []netip.Prefix
 	Log            *slog.Logger
-}
-
-// DHCPConfig configures the DHCP server (ipxe/dhcp). Its flags are
-// -dhcp-interface, -dhcp-subnet, -dhcp-range, -dhcp-router, -dhcp-dns,
-// -dhcp-lease, -dhcp-proxy and -dhcp-config.
-type DHCPConfig struct {
-	Interface   string
-	Subnet      netip.Prefix
-	First, Last netip.Addr
-	Router      netip.Addr
-	DNS         []netip.Addr
-	Lease       time.Duration
-	Proxy       bool
-	ConfigFile  string
-}
-
-// TFTPConfig configures the TFTP server (ipxe/tftp): -tftp-listen, -tftp-root.
-type TFTPConfig struct {
-	Listen string
-	Root   string
 }
 
 // Version is the default /service/version answer: the hms-bss release whose
@@ -77,6 +66,7 @@ type Daemon struct {
 	store *Store
 	svc   *Service
 	srv   *httpserver.Server
+	bc    *bootChain
 }
 
 // StartDaemon opens the database and binds the port.
@@ -87,9 +77,10 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.Version == "" {
 		cfg.Version = Version
 	}
-	if cfg.DHCP != nil || cfg.TFTP != nil {
-		// ipxe/dhcp and ipxe/tftp plug in here.
-		return nil, errors.New("the DHCP and TFTP servers are not part of this build yet")
+	if cfg.DHCP != nil {
+		if err := serverID(cfg.DHCP); err != nil {
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -108,7 +99,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	sc := Config{Script: ScriptConfig{AdvertiseURL: cfg.AdvertiseURL, RetryDelay: cfg.RetryDelay,
 		RetrievalDelay: cfg.RetrievalDelay}, Log: cfg.Log, Registerer: reg, TrustedProxies: cfg.TrustedProxies}
 	if sc.Script.AdvertiseURL == "" {
-		sc.Script.AdvertiseURL = httpserver.LocalURL(ln.Addr())
+		sc.Script.AdvertiseURL = defaultAdvertise(cfg.DHCP, ln.Addr())
 	}
 	if cfg.HSMURL != "" {
 		sc.HSM = NewHSMClient(cfg.HSMURL, nil)
@@ -122,12 +113,29 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		store.Close()
 		return nil, err
 	}
+	bc, err := startBootChain(ctx, cfg, store.db, svc.Cache(), sc.Script.AdvertiseURL, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	api := NewAPI(svc, cfg.Log, cfg.Version)
-	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	h := bc.handler(httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...))
+	srv := httpserver.Serve(ln, h, cfg.Log, reg)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}
-	return &Daemon{store: store, svc: svc, srv: srv}, nil
+	return &Daemon{store: store, svc: svc, bc: bc, srv: srv}, nil
+}
+
+// defaultAdvertise is the advertise URL when none is given: with a DHCP
+// server, its own address (what nodes reach), else this daemon's URL.
+func defaultAdvertise(dc *dhcp.ServerConfig, addr net.Addr) string {
+	if dc != nil && dc.Handler.ServerID.IsValid() {
+		if ta, ok := addr.(*net.TCPAddr); ok {
+			return "http://" + net.JoinHostPort(dc.Handler.ServerID.String(), strconv.Itoa(ta.Port))
+		}
+	}
+	return httpserver.LocalURL(addr)
 }
 
 // URL is the base URL the daemon serves on.
@@ -142,12 +150,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.srv.Run(gctx) })
 	g.Go(func() error { return d.svc.Run(gctx) })
+	for _, run := range d.bc.runners() {
+		g.Go(func() error { return run(gctx) })
+	}
 	err := g.Wait()
 	return errors.Join(err, d.store.Close())
 }
 
 // Close releases a daemon that was started but will not be run.
-func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
+func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.bc.Close(), d.store.Close()) }
+
+// DHCP is the daemon's DHCP server (nil when off).
+func (d *Daemon) DHCP() *dhcp.Server { return d.bc.dhcp }
+
+// TFTP is the daemon's TFTP server (nil when off).
+func (d *Daemon) TFTP() *tftp.Server { return d.bc.tftp }
 
 // GatewayPrefixes are the paths the CSM API gateway serves this daemon
 // under (/apis/bss/boot/v1); the daemon answers them too, so CSM clients

@@ -2,11 +2,16 @@ package ipxe
 
 import (
 	"log/slog"
+	"net"
 	"net/netip"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/ipxe/dhcp"
+	"github.com/hmsuite/hms/ipxe/tftp"
 )
 
 // DaemonFlags are the bss daemon's flags, declared once for both the bss
@@ -18,28 +23,50 @@ type DaemonFlags struct {
 	resync, retry, retrieval             *time.Duration
 	maxConns                             *int
 	trusted                              *[]netip.Prefix
-	// Level is -log-level.
-	Level *slog.Level
+	dhcp                                 dhcpFlags
+	tftpListen, tftpRoot                 *string
+	// Brokers is -kafka-brokers (empty: no Kafka): where the DHCP server's
+	// lease events go. Level is -log-level.
+	Brokers *[]string
+	Level   *slog.Level
+}
+
+type dhcpFlags struct {
+	iface, subnet, rng, router, dns, file *string
+	lease                                 *time.Duration
+	proxy                                 *bool
 }
 
 // RegisterFlags declares bss's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
-		listen: f.Listen(":27778"), db: f.DB("./bss.db"), Level: f.LogLevel(),
+		listen: f.Listen(":27778"), db: f.DB("./bss.db"), Level: f.LogLevel(), Brokers: f.Brokers(),
 		hsmURL:    f.URL("hsm-url", "", "HSM base `URL`; its nodes, MACs, IPs and roles are cached and kept fresh by SCNs"),
-		advertise: f.URL("advertise-url", "", "base `URL` nodes reach bss on, put into chain URLs and ds= (default this daemon's URL)"),
+		advertise: f.URL("advertise-url", "", "base `URL` nodes reach bss on, put into chain URLs, ds= and DHCP replies (default this daemon's URL; with DHCP, http://<DHCP interface address>:<port>)"),
 		inURL:     f.URL("scn-in-url", "", "`URL` HSM posts SCNs to (default http://<hostname>:<port>/boot/v1/scn, loopback when HSM is)"),
 		resync:    f.Duration("hsm-resync", 5*time.Minute, "re-read all of HSM every `DURATION` (SCNs keep the cache fresh in between)"),
 		retry:     f.Duration("retry-delay", 30*time.Second, "sleep before a failed boot chains back (`DURATION`, whole seconds)"),
 		retrieval: f.Duration("retrieval-delay", 10*time.Second, "sleep before an unknown node chains back with its architecture (`DURATION`)"),
 		maxConns:  f.MaxConnections(httpserver.DefaultMaxConns),
 		trusted:   f.Prefixes("trusted-proxies", "reverse proxies (`CIDR,...`) whose X-Forwarded-For names the cloud-init caller; default none: the peer address decides whose meta-data it gets"),
+		dhcp: dhcpFlags{
+			iface:  f.String("dhcp-interface", "", "serve DHCP on network interface `IF` (empty: no DHCP server)"),
+			subnet: f.String("dhcp-subnet", "", "the DHCP interface's subnet `CIDR`"),
+			rng:    f.String("dhcp-range", "", "pool `FIRST-LAST` in -dhcp-subnet (default the whole subnet but network, broadcast and router)"),
+			router: f.String("dhcp-router", "", "router `IP` handed out on -dhcp-subnet"),
+			dns:    f.String("dhcp-dns", "", "DNS servers `IP,...` handed out on -dhcp-subnet"),
+			lease:  f.Duration("dhcp-lease", dhcp.DefaultLease, "lease time of known MACs (`DURATION`; unknown MACs get at most 5m)"),
+			proxy:  f.Bool("dhcp-proxy", false, "ProxyDHCP: another server owns the addresses; only add boot options"),
+			file:   f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
+		},
+		tftpListen: f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
+		tftpRoot:   f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
 	}
 }
 
 // Config checks the parsed flags and that the listen port is free, and
-// returns the daemon's configuration (Log is the caller's to set). Errors
-// are *cli.UsageError.
+// returns the daemon's configuration (Log and Publisher are the caller's to
+// set). Errors are *cli.UsageError.
 func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if *fl.resync <= 0 || *fl.retry < time.Second || *fl.retrieval < time.Second {
 		return DaemonConfig{}, cli.Usagef("-%s must be positive; -%s and -%s at least 1s",
@@ -48,7 +75,68 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return DaemonConfig{}, err
 	}
-	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsmURL, AdvertiseURL: *fl.advertise,
+	cfg := DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsmURL, AdvertiseURL: *fl.advertise,
 		ScnInURL: *fl.inURL, Resync: *fl.resync, RetryDelay: *fl.retry, RetrievalDelay: *fl.retrieval,
-		MaxConns: *fl.maxConns, TrustedProxies: *fl.trusted}, nil
+		MaxConns: *fl.maxConns, TrustedProxies: *fl.trusted}
+	var err error
+	if cfg.DHCP, err = fl.dhcpConfig(); err != nil {
+		return DaemonConfig{}, err
+	}
+	if *fl.tftpListen != "" {
+		if fi, err := os.Stat(*fl.tftpRoot); err != nil || !fi.IsDir() {
+			return DaemonConfig{}, cli.Usagef("-%s %s: not a directory", fl.f.Name("tftp-root"), *fl.tftpRoot)
+		}
+		cfg.TFTP = &tftp.Config{Listen: *fl.tftpListen, Root: *fl.tftpRoot}
+	}
+	return cfg, nil
+}
+
+// dhcpConfig is the DHCP server's configuration, nil without -dhcp-interface.
+func (fl *DaemonFlags) dhcpConfig() (*dhcp.ServerConfig, error) {
+	d := fl.dhcp
+	name := fl.f.Name
+	if *d.iface == "" {
+		for _, n := range []string{"dhcp-subnet", "dhcp-range", "dhcp-router", "dhcp-dns", "dhcp-proxy", "dhcp-config", "dhcp-lease"} {
+			if fl.f.IsSet(n) {
+				return nil, cli.Usagef("-%s needs -%s", name(n), name("dhcp-interface"))
+			}
+		}
+		return nil, nil
+	}
+	if _, err := net.InterfaceByName(*d.iface); err != nil {
+		return nil, cli.Usagef("-%s %s: %v", name("dhcp-interface"), *d.iface, err)
+	}
+	if *d.lease < time.Minute {
+		return nil, cli.Usagef("-%s: at least 1m", name("dhcp-lease"))
+	}
+	var subs []dhcp.Subnet
+	if *d.subnet != "" {
+		sp := dhcp.SubnetSpec{Subnet: *d.subnet, Range: *d.rng, Router: *d.router, Lease: d.lease.String()}
+		if *d.dns != "" {
+			sp.DNS = strings.Split(*d.dns, ",")
+		}
+		s, err := sp.Parse()
+		if err != nil {
+			return nil, cli.Usagef("-%s: %v", name("dhcp-subnet"), err)
+		}
+		subs = append(subs, s)
+	} else if *d.rng != "" || *d.router != "" || *d.dns != "" {
+		return nil, cli.Usagef("-%s, -%s and -%s need -%s", name("dhcp-range"), name("dhcp-router"), name("dhcp-dns"), name("dhcp-subnet"))
+	}
+	if *d.file != "" {
+		more, err := dhcp.LoadFile(*d.file)
+		if err != nil {
+			return nil, cli.Usagef("-%s: %v", name("dhcp-config"), err)
+		}
+		for i := range more {
+			if more[i].Lease == 0 {
+				more[i].Lease = *d.lease
+			}
+		}
+		subs = append(subs, more...)
+	}
+	if err := dhcp.CheckSubnets(subs, *d.proxy); err != nil {
+		return nil, cli.Usagef("-%s: %v", name("dhcp-interface"), err)
+	}
+	return &dhcp.ServerConfig{Interface: *d.iface, Handler: dhcp.Config{Subnets: subs, Proxy: *d.proxy}}, nil
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // withHSM runs a real HSM and a BSS subscribed to it, both on loopback :0,
-// until the test ends.
-func withHSM(t *testing.T) (*client.Client, *Daemon) {
+// until the test ends; more, if given, adds to BSS's configuration.
+func withHSM(t *testing.T, more ...func(*DaemonConfig)) (*client.Client, *Daemon) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,8 +47,12 @@ func withHSM(t *testing.T) (*client.Client, *Daemon) {
 		stop()
 		t.Fatal(err)
 	}
-	bss, err := StartDaemon(ctx, DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsmd.URL(),
-		AdvertiseURL: "http://bss", Resync: time.Hour})
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsmd.URL(),
+		AdvertiseURL: "http://bss", Resync: time.Hour}
+	for _, m := range more {
+		m(&cfg)
+	}
+	bss, err := StartDaemon(ctx, cfg)
 	if err != nil {
 		errc <- nil
 		stop()

@@ -8,7 +8,8 @@
 //
 // The wire format is the HMS BSS one (/boot/v1, hms-bss 1.37); see
 // docs/bss.md. The DHCP and TFTP servers of the boot chain live in ipxe/dhcp
-// and ipxe/tftp and ask this package's Cache which MACs are known.
+// and ipxe/tftp; the daemon runs them when configured (bootchain.go), and
+// the DHCP server asks this package's Cache which MACs are known.
 package ipxe
 
 import (

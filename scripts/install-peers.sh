@@ -4,21 +4,34 @@
 # are root. On a laptop without root the tests that need a missing peer skip
 # (and fail under CI=true).
 set -euo pipefail
-# package:command pairs; the command tells whether the package is there.
-# Add a peer here when a test starts to need it.
+# package:command pairs; the command (or, starting with /, a file) tells
+# whether the package is there. Add a peer here when a test starts to need it.
 peers=(
+  atftp:atftp
+  busybox:busybox
   curl:curl
   gcc:gcc
+  iproute2:ip
+  ipxe:/usr/lib/ipxe/undionly.kpxe
+  isc-dhcp-client:dhclient
   kcat:kcat
+  kea-admin:perfdhcp
   python3:python3
   redfishtool:redfishtool
   snmp:snmpwalk
   snmpd:snmpd
+  tftp-hpa:tftp
+  udhcpc:udhcpc
   wrk:wrk
 )
 missing=()
 for p in "${peers[@]}"; do
-  command -v "${p#*:}" >/dev/null 2>&1 || missing+=("${p%%:*}")
+  what="${p#*:}"
+  if [ "${what#/}" != "$what" ]; then
+    [ -e "$what" ] || missing+=("${p%%:*}")
+  else
+    command -v "$what" >/dev/null 2>&1 || missing+=("${p%%:*}")
+  fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

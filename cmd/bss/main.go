@@ -1,6 +1,7 @@
 // Command bss is the Boot Script Service: boot parameters per node, role or
 // tag, the iPXE script each booting node fetches, and its cloud-init data,
-// behind the HMS BSS REST API on /boot/v1.
+// behind the HMS BSS REST API on /boot/v1; with -dhcp-interface and
+// -tftp-listen also the boot chain's DHCP and TFTP servers.
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 )
@@ -25,6 +27,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	cfg.Log = cli.NewLogger(os.Stderr, *fl.Level)
+	var pub bus.Bus = bus.NewUnread() // standalone without Kafka: lease events stay in process
+	if len(*fl.Brokers) > 0 {
+		k, err := bus.NewKafka(bus.KafkaConfig{Brokers: *fl.Brokers, ClientID: "bss", Log: cfg.Log})
+		if err != nil {
+			return err
+		}
+		pub = k
+	}
+	defer pub.Close()
+	cfg.Publisher = pub
 	d, err := ipxe.StartDaemon(ctx, cfg)
 	if err != nil {
 		return err

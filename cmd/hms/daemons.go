@@ -170,17 +170,24 @@ func hmnfdComponent(s *suite) component {
 }
 
 // bssComponent: bss, like hmnfd, follows HSM through its durable callback
-// subscription.
+// subscription. Its DHCP and TFTP servers are off unless -bss-dhcp-interface
+// and -bss-tftp-listen are given; lease events go on the in-process bus.
 func bssComponent(s *suite) component {
 	l := s.local("bss")
 	fl := ipxe.RegisterFlags(l.f)
 	var cfg ipxe.DaemonConfig
 	return component{name: l.name,
-		check: func() (err error) { cfg, err = fl.Config(); return err },
+		check: func() (err error) {
+			if cfg, err = fl.Config(); err != nil {
+				return err
+			}
+			return l.noKafka(*fl.Brokers)
+		},
 		start: func(ctx context.Context) (daemon, error) {
 			cfg.DB = l.file("db", cfg.DB, "bss.db")
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Publisher = s.bus // lease events of its DHCP server (-bss-dhcp-interface)
 			d, err := ipxe.StartDaemon(ctx, cfg)
 			if err == nil {
 				s.ready = append(s.ready, d.Service().Subscribed())

@@ -304,6 +304,14 @@ func IsUniqueViolation(err error) bool {
 	return false
 }
 
+// Migrate applies another set of migrations to an open database: a
+// subsystem that keeps its tables in its daemon's file (the DHCP server's
+// leases in bss's) owns its migrations. Versions share one numbering with
+// the daemon's own, so such a set takes a range of its own (1001...).
+func (db *DB) Migrate(ctx context.Context, migrations fs.FS) error {
+	return db.migrate(ctx, migrations)
+}
+
 type migration struct {
 	version int
 	name    string

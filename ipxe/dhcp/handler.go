@@ -1,0 +1,294 @@
+package dhcp
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+
+	"github.com/hmsuite/hms/ipxe/lease"
+)
+
+// Drop reasons, as counted in dhcp_dropped_total.
+const (
+	DropMalformed   = "malformed"    // not a BOOTREQUEST with an Ethernet address, or unparsable
+	DropUnknownType = "unknown_type" // a message type a server does not take (OFFER, ACK, ...)
+	DropNoSubnet    = "no_subnet"    // giaddr (or our link) is in none of our subnets
+	DropExhausted   = "exhausted"    // no free address for a DISCOVER
+	DropOtherServer = "other_server" // a REQUEST for another server's offer
+	DropNotPXE      = "not_pxe"      // proxy mode: not a PXE client
+	DropNoLease     = "no_lease"     // RELEASE or DECLINE of a lease that is not this client's
+)
+
+// Result is what handling one packet decided: a reply to send once Change
+// (if any) is stored, or the reason it was dropped.
+type Result struct {
+	Reply  *dhcpv4.DHCPv4
+	Change *Change
+	Drop   string
+}
+
+// Handler decides the reply to each packet from its configuration, the
+// lease table and HSM's view of the MAC. It does no I/O: Server stores the
+// Change and sends the Reply.
+type Handler struct {
+	cfg    Config
+	lookup Lookup
+	now    func() time.Time
+
+	mu sync.Mutex // guards t
+	t  *table
+}
+
+// NewHandler returns a handler over an empty table; Load fills it.
+func NewHandler(cfg Config, lookup Lookup, now func() time.Time) *Handler {
+	if lookup == nil {
+		lookup = noLookup{}
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if !cfg.NextServer.IsValid() {
+		cfg.NextServer = cfg.ServerID
+	}
+	for i := range cfg.Subnets {
+		s := &cfg.Subnets[i]
+		if s.Lease <= 0 {
+			s.Lease = DefaultLease
+		}
+		if s.UnknownLease <= 0 {
+			s.UnknownLease = min(DefaultUnknownLease, s.Lease)
+		}
+	}
+	return &Handler{cfg: cfg, lookup: lookup, now: now, t: newTable()}
+}
+
+// Load puts stored leases into the table (at start).
+func (h *Handler) Load(ls []*Lease) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range ls {
+		h.t.put(l)
+	}
+}
+
+// Leases returns a copy of the leases in the table.
+func (h *Handler) Leases() []Lease {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Lease, 0, len(h.t.byIP))
+	for _, l := range h.t.byIP {
+		out = append(out, *l)
+	}
+	return out
+}
+
+// Handle decides what to answer req.
+func (h *Handler) Handle(req *dhcpv4.DHCPv4) Result {
+	if req.OpCode != dhcpv4.OpcodeBootRequest || len(req.ClientHWAddr) != 6 {
+		return Result{Drop: DropMalformed}
+	}
+	if h.cfg.Proxy {
+		return h.proxy(req)
+	}
+	sub := h.subnet(req)
+	if sub == nil {
+		return Result{Drop: DropNoSubnet}
+	}
+	c := h.client(req, sub)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch req.MessageType() {
+	case dhcpv4.MessageTypeDiscover:
+		return h.discover(c)
+	case dhcpv4.MessageTypeRequest:
+		return h.request(c)
+	case dhcpv4.MessageTypeRelease:
+		return h.release(c, lease.Release)
+	case dhcpv4.MessageTypeDecline:
+		return h.decline(c)
+	case dhcpv4.MessageTypeInform:
+		return h.inform(c)
+	}
+	return Result{Drop: DropUnknownType}
+}
+
+// subnet picks the subnet of req: the one holding giaddr when relayed, else
+// our own link's.
+func (h *Handler) subnet(req *dhcpv4.DHCPv4) *Subnet {
+	gi, _ := netip.AddrFromSlice(req.GatewayIPAddr.To4())
+	relayed := gi.IsValid() && !gi.IsUnspecified()
+	for i := range h.cfg.Subnets {
+		s := &h.cfg.Subnets[i]
+		if relayed && s.Prefix.Contains(gi) || !relayed && !s.Relayed {
+			return s
+		}
+	}
+	return nil
+}
+
+// client is one request with what is known of its sender.
+type client struct {
+	req   *dhcpv4.DHCPv4
+	sub   *Subnet
+	mac   string
+	known bool
+	xname string
+	hsmIP netip.Addr // HSM's address for the MAC (invalid: none)
+	now   time.Time
+}
+
+func (h *Handler) client(req *dhcpv4.DHCPv4, sub *Subnet) *client {
+	xname, ip, known := h.lookup.KnownMAC(req.ClientHWAddr)
+	return &client{req: req, sub: sub, mac: req.ClientHWAddr.String(), known: known, xname: xname, hsmIP: ip, now: h.now()}
+}
+
+func (c *client) leaseTime() time.Duration {
+	if c.known {
+		return c.sub.Lease
+	}
+	return c.sub.UnknownLease
+}
+
+// pick chooses the address to offer c: HSM's reservation, else its current
+// lease or offer, else the address it asks for, else the pool's next free.
+func (h *Handler) pick(c *client) netip.Addr {
+	if c.known && c.sub.Prefix.Contains(c.hsmIP) && h.t.free(c.hsmIP, c.mac, c.now) {
+		return c.hsmIP
+	}
+	if l := h.t.byMAC[c.mac]; l != nil && l.Subnet == c.sub.Prefix && h.allowed(c, l.IP) {
+		return l.IP
+	}
+	if want, ok := addr(c.req.RequestedIPAddress()); ok && h.allowed(c, want) {
+		return want
+	}
+	return h.t.scan(c.sub, func(a netip.Addr) bool { return h.allowed(c, a) })
+}
+
+// allowed reports whether c may have a: in the pool, free, and not an
+// address HSM reserves for another node.
+func (h *Handler) allowed(c *client, a netip.Addr) bool {
+	if a == c.hsmIP && c.sub.Prefix.Contains(a) {
+		return h.t.free(a, c.mac, c.now)
+	}
+	return c.sub.Contains(a) && h.t.free(a, c.mac, c.now) && !h.lookup.Reserved(a)
+}
+
+func (h *Handler) discover(c *client) Result {
+	a := h.pick(c)
+	if !a.IsValid() {
+		return Result{Drop: DropExhausted}
+	}
+	if l := h.t.byIP[a]; l == nil || l.State != Bound || l.MAC != c.mac {
+		h.t.put(&Lease{IP: a, MAC: c.mac, Subnet: c.sub.Prefix, State: Offered, Expires: c.now.Add(OfferHold), Known: c.known})
+	}
+	return Result{Reply: h.reply(c, dhcpv4.MessageTypeOffer, a)}
+}
+
+// request handles the three kinds of DHCPREQUEST (RFC 2131 4.3.2):
+// SELECTING names a server, INIT-REBOOT asks for an address, RENEWING and
+// REBINDING send it as ciaddr. Being authoritative, we NAK an address the
+// client may not have.
+func (h *Handler) request(c *client) Result {
+	sid, hasSID := addr(c.req.ServerIdentifier())
+	if hasSID && sid != h.cfg.ServerID {
+		if l := h.t.byMAC[c.mac]; l != nil && l.State == Offered {
+			h.t.remove(l)
+		}
+		return Result{Drop: DropOtherServer}
+	}
+	want, ok := addr(c.req.ClientIPAddr)
+	if !ok || want.IsUnspecified() {
+		want, ok = addr(c.req.RequestedIPAddress())
+	}
+	if !ok || !h.allowed(c, want) {
+		return Result{Reply: h.nak(c)}
+	}
+	prev := h.t.byMAC[c.mac]
+	l := &Lease{IP: want, MAC: c.mac, Subnet: c.sub.Prefix, State: Bound, Expires: c.now.Add(c.leaseTime()),
+		Hostname: c.req.HostName(), Known: c.known}
+	h.t.put(l)
+	ch := &Change{Put: ptr(*l), Event: h.event(c, lease.Commit, l)}
+	// A MAC HSM does not know is written to HSM the first time it is bound.
+	ch.NewMAC = !c.known && (prev == nil || prev.State != Bound || prev.IP != want)
+	return Result{Reply: h.reply(c, dhcpv4.MessageTypeAck, want), Change: ch}
+}
+
+func (h *Handler) release(c *client, kind lease.Kind) Result {
+	ci, _ := addr(c.req.ClientIPAddr)
+	l := h.t.byMAC[c.mac]
+	if l == nil || l.State != Bound || (ci.IsValid() && !ci.IsUnspecified() && l.IP != ci) {
+		return Result{Drop: DropNoLease}
+	}
+	h.t.remove(l)
+	return Result{Change: &Change{Delete: l.IP, Event: h.event(c, kind, l)}}
+}
+
+// decline takes the address out of the pool for a lease time: another host
+// uses it.
+func (h *Handler) decline(c *client) Result {
+	a, ok := addr(c.req.RequestedIPAddress())
+	l := h.t.byMAC[c.mac]
+	if !ok || l == nil || l.IP != a {
+		return Result{Drop: DropNoLease}
+	}
+	h.t.remove(l)
+	d := &Lease{IP: a, Subnet: c.sub.Prefix, State: Declined, Expires: c.now.Add(c.sub.Lease)}
+	h.t.put(d)
+	return Result{Change: &Change{Put: ptr(*d), Event: h.event(c, lease.Decline, l)}}
+}
+
+// inform answers a client that has its address: options only (RFC 2131
+// 4.3.5), no lease.
+func (h *Handler) inform(c *client) Result {
+	return Result{Reply: h.reply(c, dhcpv4.MessageTypeAck, netip.Addr{})}
+}
+
+func (h *Handler) event(c *client, kind lease.Kind, l *Lease) *lease.Event {
+	e := &lease.Event{Kind: kind, MACAddress: c.mac, IPAddress: l.IP.String(), Hostname: c.req.HostName(),
+		VendorClass: c.req.ClassIdentifier(), Arch: archName(c.req), Subnet: c.sub.Prefix.String(),
+		Known: c.known, Time: c.now.UTC()}
+	if gi, ok := addr(c.req.GatewayIPAddr); ok && !gi.IsUnspecified() {
+		e.Relay = gi.String()
+	}
+	if kind == lease.Commit {
+		e.Expires = l.Expires.UTC()
+	}
+	return e
+}
+
+// addr converts a packet's IPv4 field; ok is false for nil.
+func addr(ip net.IP) (netip.Addr, bool) {
+	a, ok := netip.AddrFromSlice(ip.To4())
+	return a, ok && ip != nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Expire ends the leases past their time: a bound one is deleted with an
+// Expire event, a decline is deleted, an offer vanishes.
+func (h *Handler) Expire() []*Change {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	bound, declined := h.t.expired(now)
+	out := make([]*Change, 0, len(bound)+len(declined))
+	for _, l := range bound {
+		out = append(out, &Change{Delete: l.IP, Event: &lease.Event{Kind: lease.Expire, MACAddress: l.MAC,
+			IPAddress: l.IP.String(), Hostname: l.Hostname, Subnet: l.Subnet.String(), Known: l.Known,
+			Expires: l.Expires.UTC(), Time: now.UTC()}})
+	}
+	for _, l := range declined {
+		out = append(out, &Change{Delete: l.IP})
+	}
+	return out
+}
+
+// Len is the number of addresses in the table.
+func (h *Handler) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.t.byIP)
+}

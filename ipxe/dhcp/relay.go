@@ -1,0 +1,123 @@
+package dhcp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/ipxe/lease"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// relayBatch is how many outbox rows (or pending MACs) one round handles.
+const relayBatch = 512
+
+// relayRetry is the wait after a failed round (bus or HSM down).
+const relayRetry = time.Second
+
+// relay publishes the stored lease events in order and writes the unknown
+// MACs to HSM, after each commit and after a failed round every relayRetry.
+// A row leaves the outbox only once the bus took it: a bus or HSM outage
+// delays events, it does not lose them.
+func (s *Server) relay(ctx context.Context) error {
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.stored:
+		case <-retry.C:
+		}
+		busy, err := s.relayOnce(ctx)
+		s.relayedMu.Lock()
+		close(s.relayed)
+		s.relayed = make(chan struct{})
+		s.relayedMu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			retry.Reset(relayRetry)
+		case busy:
+			retry.Reset(0)
+		}
+	}
+}
+
+// Relayed returns a channel closed when the next relay round (bus and HSM)
+// has ended, successful or not.
+func (s *Server) Relayed() <-chan struct{} {
+	s.relayedMu.Lock()
+	defer s.relayedMu.Unlock()
+	return s.relayed
+}
+
+// relayOnce runs one round of both relays; busy means a full batch was
+// handled and more may wait.
+func (s *Server) relayOnce(ctx context.Context) (busy bool, err error) {
+	b1, err1 := s.publish(ctx)
+	b2, err2 := s.writeHSM(ctx)
+	return b1 || b2, errors.Join(err1, err2)
+}
+
+func (s *Server) publish(ctx context.Context) (bool, error) {
+	if s.cfg.Publisher == nil {
+		return false, nil
+	}
+	rows, err := s.store.outbox(ctx, relayBatch)
+	if err != nil || len(rows) == 0 {
+		return false, err
+	}
+	msgs := make([]bus.Message, len(rows))
+	for i, r := range rows {
+		msgs[i] = bus.Message{Topic: lease.Topic, Key: []byte(lease.Key(r.mac)), Value: r.event}
+	}
+	if err := s.cfg.Publisher.Publish(ctx, lease.Topic, msgs...); err != nil {
+		s.m.publishErrors.Inc()
+		s.cfg.Log.Warn("dhcp_publish_failed", "events", len(msgs), "err", err)
+		return false, err
+	}
+	s.m.published.Add(float64(len(msgs)))
+	return len(rows) == relayBatch, s.store.published(ctx, rows[len(rows)-1].seq)
+}
+
+func (s *Server) writeHSM(ctx context.Context) (bool, error) {
+	if s.cfg.HSM == nil {
+		return false, nil
+	}
+	macs, err := s.store.pendingHSM(ctx, relayBatch)
+	if err != nil || len(macs) == 0 {
+		return false, err
+	}
+	done := map[string]string{}
+	var errs []error
+	for mac, ip := range macs {
+		if err := s.createInterface(ctx, mac, ip); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done[mac] = ip
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.m.hsmErrors.Inc()
+		s.cfg.Log.Warn("dhcp_hsm_write_failed", "macs", len(errs), "err", err)
+	}
+	s.m.hsmWrites.Add(float64(len(done)))
+	return len(macs) == relayBatch, errors.Join(s.store.writtenHSM(ctx, done), errors.Join(errs...))
+}
+
+// createInterface writes an unknown MAC to HSM with an empty ComponentID,
+// as CSM's DHCP helper does; a MAC HSM already has is left alone (its
+// owner, if any, is HSM's business).
+func (s *Server) createInterface(ctx context.Context, mac, ip string) error {
+	ei := hsm.EthernetInterface{ID: hsmID(mac), MACAddress: mac, Description: "seen by DHCP",
+		IPAddresses: []hsm.IPAddressMapping{{IPAddress: ip}}, LastUpdate: s.cfg.Now().UTC()}
+	err := s.cfg.HSM.CreateEthernetInterface(ctx, ei)
+	if errors.Is(err, problem.ErrConflict) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,211 @@
+package dhcp
+
+import (
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/iana"
+)
+
+// Ports of the protocol (RFC 2131).
+const (
+	ServerPort = 67
+	ClientPort = 68
+)
+
+// newReply starts a reply to req: its transaction, MAC, flags, giaddr and
+// relay agent information (RFC 3046) and client identifier (RFC 6842).
+func (h *Handler) newReply(req *dhcpv4.DHCPv4, t dhcpv4.MessageType) *dhcpv4.DHCPv4 {
+	r := &dhcpv4.DHCPv4{OpCode: dhcpv4.OpcodeBootReply, HWType: req.HWType, TransactionID: req.TransactionID,
+		ClientHWAddr: req.ClientHWAddr, Flags: req.Flags, GatewayIPAddr: req.GatewayIPAddr,
+		ClientIPAddr: net.IPv4zero, YourIPAddr: net.IPv4zero, ServerIPAddr: net.IPv4zero, Options: dhcpv4.Options{}}
+	for _, o := range []dhcpv4.OptionCode{dhcpv4.OptionRelayAgentInformation, dhcpv4.OptionClientIdentifier} {
+		if v := req.Options.Get(o); v != nil {
+			r.Options.Update(dhcpv4.OptGeneric(o, v))
+		}
+	}
+	r.UpdateOption(dhcpv4.OptMessageType(t))
+	r.UpdateOption(dhcpv4.OptServerIdentifier(h.cfg.ServerID.AsSlice()))
+	return r
+}
+
+// reply is an OFFER or ACK of a (invalid for INFORM) with the subnet's
+// options and the client's boot file.
+func (h *Handler) reply(c *client, t dhcpv4.MessageType, a netip.Addr) *dhcpv4.DHCPv4 {
+	r := h.newReply(c.req, t)
+	if a.IsValid() {
+		r.YourIPAddr = a.AsSlice()
+		lt := c.leaseTime()
+		r.UpdateOption(dhcpv4.OptIPAddressLeaseTime(lt))
+		r.UpdateOption(dhcpv4.OptRenewTimeValue(lt / 2))
+		r.UpdateOption(dhcpv4.OptRebindingTimeValue(lt * 7 / 8))
+	}
+	if t == dhcpv4.MessageTypeAck && !a.IsValid() {
+		r.ClientIPAddr = c.req.ClientIPAddr
+	}
+	bits := c.sub.Prefix.Bits()
+	r.UpdateOption(dhcpv4.OptSubnetMask(net.CIDRMask(bits, 32)))
+	if c.sub.Router.IsValid() {
+		r.UpdateOption(dhcpv4.OptRouter(c.sub.Router.AsSlice()))
+	}
+	if len(c.sub.DNS) > 0 {
+		ips := make([]net.IP, len(c.sub.DNS))
+		for i, d := range c.sub.DNS {
+			ips[i] = d.AsSlice()
+		}
+		r.UpdateOption(dhcpv4.OptDNS(ips...))
+	}
+	if c.xname != "" {
+		r.UpdateOption(dhcpv4.OptHostName(c.xname))
+	}
+	h.boot(c.req, r)
+	return r
+}
+
+func (h *Handler) nak(c *client) *dhcpv4.DHCPv4 {
+	r := h.newReply(c.req, dhcpv4.MessageTypeNak)
+	r.SetBroadcast() // RFC 2131 4.3.2: a relay broadcasts a NAK to the client
+	return r
+}
+
+// boot adds the boot file for req's firmware: iPXE gets its BSS boot
+// script URL, UEFI HTTP boot an http URL of the iPXE binary, PXE firmware
+// the iPXE binary for its architecture by TFTP from NextServer. Other
+// clients get no boot file. It reports whether one was added.
+func (h *Handler) boot(req *dhcpv4.DHCPv4, r *dhcpv4.DHCPv4) bool {
+	vc := req.ClassIdentifier()
+	switch {
+	case isIPXE(req):
+		if h.cfg.BootURL == "" {
+			return false
+		}
+		setFile(r, h.cfg.BootURL+"/boot/v1/bootscript?mac=${net0/mac}")
+	case strings.HasPrefix(vc, "HTTPClient"):
+		f := h.fileFor(arch(req))
+		if f == "" || h.cfg.BootURL == "" {
+			return false
+		}
+		// UEFI HTTP boot takes the offer only with its own vendor class echoed.
+		r.UpdateOption(dhcpv4.OptClassIdentifier("HTTPClient"))
+		setFile(r, h.cfg.BootURL+"/ipxe/"+f)
+	case strings.HasPrefix(vc, "PXEClient") || req.Options.Has(dhcpv4.OptionClientSystemArchitectureType):
+		f := h.fileFor(arch(req))
+		if f == "" {
+			return false
+		}
+		if strings.HasPrefix(vc, "PXEClient") {
+			r.UpdateOption(dhcpv4.OptClassIdentifier("PXEClient"))
+		}
+		r.ServerIPAddr = h.cfg.NextServer.AsSlice()
+		r.UpdateOption(dhcpv4.OptTFTPServerName(h.cfg.NextServer.String()))
+		setFile(r, f)
+	default:
+		return false
+	}
+	return true
+}
+
+// setFile sets the boot file in the BOOTP file field and in option 67 (the
+// field holds 127 bytes; the option any length).
+func setFile(r *dhcpv4.DHCPv4, f string) {
+	if len(f) <= 127 {
+		r.BootFileName = f
+	}
+	r.UpdateOption(dhcpv4.OptBootFileName(f))
+}
+
+// isIPXE reports whether req comes from iPXE (option 77 "iPXE").
+func isIPXE(req *dhcpv4.DHCPv4) bool {
+	for _, uc := range req.UserClass() {
+		if uc == "iPXE" {
+			return true
+		}
+	}
+	return false
+}
+
+// arch is the client's first option 93 architecture; BIOS when absent.
+func arch(req *dhcpv4.DHCPv4) iana.Arch {
+	if a := req.ClientArch(); len(a) > 0 {
+		return a[0]
+	}
+	return iana.INTEL_X86PC
+}
+
+// fileFor is the iPXE binary for architecture a ("" when we have none).
+func (h *Handler) fileFor(a iana.Arch) string {
+	var f string
+	switch a {
+	case iana.INTEL_X86PC:
+		f = h.cfg.Files.BIOS
+	case iana.EFI_X86_64, iana.EFI_BC, iana.EFI_X86_64_HTTP:
+		f = h.cfg.Files.EFI64
+	case iana.EFI_ARM64, iana.EFI_ARM64_HTTP:
+		f = h.cfg.Files.ARM64
+	}
+	if f == "" || (h.cfg.Has != nil && !h.cfg.Has(f)) {
+		return ""
+	}
+	return f
+}
+
+// archName is the architecture of the lease event: iPXE's ${buildarch}
+// spelling, which BSS's Unknown-<arch> tags use ("" when not sent).
+func archName(req *dhcpv4.DHCPv4) string {
+	a := req.ClientArch()
+	if len(a) == 0 {
+		return ""
+	}
+	switch a[0] {
+	case iana.INTEL_X86PC, iana.EFI_X86_64, iana.EFI_BC, iana.EFI_X86_64_HTTP:
+		return "x86_64"
+	case iana.EFI_IA32, iana.EFI_X86_HTTP:
+		return "i386"
+	case iana.EFI_ARM64, iana.EFI_ARM64_HTTP:
+		return "arm64"
+	case iana.EFI_ARM32, iana.EFI_ARM32_HTTP:
+		return "arm32"
+	}
+	return ""
+}
+
+// proxy answers as a ProxyDHCP server: boot options only, no address, no
+// lease, and only to clients that boot (PXE, UEFI HTTP or iPXE).
+func (h *Handler) proxy(req *dhcpv4.DHCPv4) Result {
+	var t dhcpv4.MessageType
+	switch req.MessageType() {
+	case dhcpv4.MessageTypeDiscover:
+		t = dhcpv4.MessageTypeOffer
+	case dhcpv4.MessageTypeRequest, dhcpv4.MessageTypeInform:
+		if sid, ok := addr(req.ServerIdentifier()); ok && sid != h.cfg.ServerID {
+			return Result{Drop: DropOtherServer}
+		}
+		t = dhcpv4.MessageTypeAck
+	default:
+		return Result{Drop: DropUnknownType}
+	}
+	r := h.newReply(req, t)
+	if !h.boot(req, r) {
+		return Result{Drop: DropNotPXE}
+	}
+	if r.Options.Get(dhcpv4.OptionClassIdentifier) == nil {
+		r.UpdateOption(dhcpv4.OptClassIdentifier("PXEClient"))
+	}
+	return Result{Reply: r}
+}
+
+// Destination is where a reply to req goes (RFC 2131 4.1): back to the relay
+// at giaddr:relayPort; a NAK, or a reply to a client without an address,
+// broadcast to clientPort; else to ciaddr:clientPort.
+func Destination(req, reply *dhcpv4.DHCPv4, relayPort, clientPort int) *net.UDPAddr {
+	if gi, ok := addr(req.GatewayIPAddr); ok && !gi.IsUnspecified() {
+		return &net.UDPAddr{IP: gi.AsSlice(), Port: relayPort}
+	}
+	ci, ok := addr(req.ClientIPAddr)
+	if reply.MessageType() == dhcpv4.MessageTypeNak || !ok || ci.IsUnspecified() {
+		return &net.UDPAddr{IP: net.IPv4bcast, Port: clientPort}
+	}
+	return &net.UDPAddr{IP: ci.AsSlice(), Port: clientPort}
+}

@@ -1,0 +1,289 @@
+package dhcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/dhcpv4/server4"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	Handler Config
+	// Interface is the link to serve (SO_BINDTODEVICE); empty: any (tests).
+	Interface string
+	// Listen is the address to bind; nil: 0.0.0.0:67.
+	Listen *net.UDPAddr
+	// RelayPort and ClientPort are where replies go (67, 68); ReplyToPeer
+	// sends every reply to the packet's source instead (tests on loopback,
+	// where nothing listens on the broadcast address).
+	RelayPort, ClientPort int
+	ReplyToPeer           bool
+	Lookup                Lookup
+	// Publisher receives the lease events on lease.Topic; nil: not published
+	// (and not queued).
+	Publisher bus.Publisher
+	// HSM receives unknown MACs; nil: not written.
+	HSM        HSM
+	Now        func() time.Time
+	Log        *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// Server is the DHCP server with its leases loaded and its port bound.
+type Server struct {
+	cfg   ServerConfig
+	h     *Handler
+	store *Store
+	conn  net.PacketConn
+	m     *metrics
+
+	mu      sync.Mutex // orders Handle and the queueing of its change
+	pending []pendingChange
+	wake    chan struct{} // a change is queued
+	stored  chan struct{} // a batch is committed (the relays look)
+
+	warned sync.Map // drop reason -> logged once at warn
+
+	relayedMu sync.Mutex
+	relayed   chan struct{} // closed and replaced after each relay round
+}
+
+type pendingChange struct {
+	c    *Change
+	done chan error
+}
+
+// Listen loads the leases from db (bss's database) and binds the port.
+func Listen(ctx context.Context, cfg ServerConfig, db *sqldb.DB) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.RelayPort == 0 {
+		cfg.RelayPort = ServerPort
+	}
+	if cfg.ClientPort == 0 {
+		cfg.ClientPort = ClientPort
+	}
+	if cfg.Listen == nil {
+		cfg.Listen = &net.UDPAddr{IP: net.IPv4zero, Port: ServerPort}
+	}
+	store, err := OpenStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := store.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := NewHandler(cfg.Handler, cfg.Lookup, cfg.Now)
+	h.Load(ls)
+	conn, err := server4.NewIPv4UDPConn(cfg.Interface, cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("dhcp listen on %s %s: %w", cfg.Interface, cfg.Listen, err)
+	}
+	s := &Server{cfg: cfg, h: h, store: store, wake: make(chan struct{}, 1), stored: make(chan struct{}, 1),
+		relayed: make(chan struct{})}
+	s.m = newMetrics(cfg.Registerer, h)
+	s.conn = &parsingConn{PacketConn: conn, s: s}
+	return s, nil
+}
+
+// Addr is the bound address.
+func (s *Server) Addr() *net.UDPAddr { return s.conn.LocalAddr().(*net.UDPAddr) }
+
+// Handler is the server's handler (its lease table, for tests and tools).
+func (s *Server) Handler() *Handler { return s.h }
+
+// Close releases a server that will not be run.
+func (s *Server) Close() error { return s.conn.Close() }
+
+// Run serves until ctx ends. Replies wait for their lease to be stored;
+// stored events go to the bus and unknown MACs to HSM in the background.
+func (s *Server) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	srv, err := server4.NewServer(s.cfg.Interface, nil, func(conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
+		s.serve(gctx, conn, peer, m)
+	}, server4.WithConn(s.conn))
+	if err != nil {
+		return fmt.Errorf("dhcp server: %w", err)
+	}
+	g.Go(func() error {
+		err := srv.Serve()
+		if gctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("dhcp serve: %w", err)
+	})
+	g.Go(func() error { <-gctx.Done(); return s.conn.Close() })
+	g.Go(func() error { return s.writer(gctx) })
+	g.Go(func() error { return s.expirer(gctx) })
+	g.Go(func() error { return s.relay(gctx) })
+	return g.Wait()
+}
+
+// serve handles one packet: decide, store, answer.
+func (s *Server) serve(ctx context.Context, conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
+	s.m.packets.WithLabelValues(m.MessageType().String()).Inc()
+	s.mu.Lock()
+	res := s.h.Handle(m)
+	var done chan error
+	if res.Change != nil {
+		done = s.queue(res.Change)
+	}
+	s.mu.Unlock()
+	if res.Drop != "" {
+		s.drop(res.Drop, "mac", m.ClientHWAddr.String(), "type", m.MessageType().String())
+		return
+	}
+	if done != nil {
+		select {
+		case err := <-done:
+			if err != nil {
+				return // the writer logged it; the client will retry
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+	if res.Reply == nil {
+		return
+	}
+	dst := Destination(m, res.Reply, s.cfg.RelayPort, s.cfg.ClientPort)
+	if s.cfg.ReplyToPeer {
+		dst, _ = peer.(*net.UDPAddr)
+	}
+	if _, err := conn.WriteTo(res.Reply.ToBytes(), dst); err != nil {
+		s.m.sendErrors.Inc()
+		s.cfg.Log.Debug("dhcp_send_failed", "to", dst.String(), "err", err)
+		return
+	}
+	s.m.replies.WithLabelValues(res.Reply.MessageType().String()).Inc()
+}
+
+// queue adds c to the next group commit; s.mu is held, so changes are
+// stored in the order they were decided.
+func (s *Server) queue(c *Change) chan error {
+	done := make(chan error, 1)
+	s.pending = append(s.pending, pendingChange{c: c, done: done})
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return done
+}
+
+// writer stores queued changes, many per transaction, and releases their
+// replies.
+func (s *Server) writer(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+		}
+		s.mu.Lock()
+		batch := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		cs := make([]*Change, len(batch))
+		for i, p := range batch {
+			cs[i] = p.c
+		}
+		// A commit that has begun finishes even when ctx ends: its replies
+		// are not sent, but what was decided is kept.
+		err := s.store.Apply(context.WithoutCancel(ctx), cs)
+		if err != nil {
+			s.m.storeErrors.Inc()
+			s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)
+		}
+		for _, p := range batch {
+			p.done <- err
+		}
+		select {
+		case s.stored <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// expirer ends leases past their time, once a second.
+func (s *Server) expirer(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			s.Expire()
+		}
+	}
+}
+
+// Expire ends the leases past their time now: bound ones with an Expire
+// event. It returns once the changes are stored.
+func (s *Server) Expire() error {
+	s.mu.Lock()
+	cs := s.h.Expire()
+	dones := make([]chan error, len(cs))
+	for i, c := range cs {
+		dones[i] = s.queue(c)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, d := range dones {
+		errs = append(errs, <-d)
+	}
+	s.m.expired.Add(float64(len(cs)))
+	return errors.Join(errs...)
+}
+
+// drop counts a dropped packet and logs the first of each reason at warn
+// (later ones at debug: a flood must not flood the log).
+func (s *Server) drop(reason string, attrs ...any) {
+	s.m.dropped.WithLabelValues(reason).Inc()
+	level := slog.LevelDebug
+	if _, seen := s.warned.LoadOrStore(reason, true); !seen {
+		level = slog.LevelWarn
+	}
+	s.cfg.Log.Log(context.Background(), level, "dhcp_dropped", append([]any{"reason", reason}, attrs...)...)
+}
+
+// parsingConn drops what does not parse as DHCPv4 before server4 sees it
+// (server4 drops it silently; we count and log it).
+type parsingConn struct {
+	net.PacketConn
+	s *Server
+}
+
+func (c *parsingConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	for {
+		n, peer, err := c.PacketConn.ReadFrom(b)
+		if err != nil {
+			return n, peer, err
+		}
+		if _, perr := dhcpv4.FromBytes(b[:n]); perr != nil {
+			c.s.drop(DropMalformed, "from", peer.String(), "err", perr)
+			continue
+		}
+		return n, peer, nil
+	}
+}

@@ -1,0 +1,75 @@
+package ipxe
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+func TestBootChainFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "dhcp.json")
+	os.WriteFile(file, []byte(`{"subnets":[{"subnet":"10.2.0.0/24","range":"10.2.0.10-10.2.0.20","relayed":true}]}`), 0o644)
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"subnets":[{"subnet":"10.2.0.0/24","range":"10.3.0.10-10.3.0.20"}]}`), 0o644)
+	for _, tc := range []struct {
+		name    string
+		args    string
+		wantErr string
+		check   func(t *testing.T, c DaemonConfig)
+	}{
+		{name: "off by default", check: func(t *testing.T, c DaemonConfig) {
+			if c.DHCP != nil || c.TFTP != nil {
+				t.Errorf("DHCP %v, TFTP %v", c.DHCP, c.TFTP)
+			}
+		}},
+		{name: "subnet without interface", args: "-dhcp-subnet 10.1.0.0/24", wantErr: "-dhcp-subnet needs -dhcp-interface"},
+		{name: "no subnet", args: "-dhcp-interface lo", wantErr: "no subnet"},
+		{name: "unknown interface", args: "-dhcp-interface nope0 -dhcp-subnet 10.1.0.0/24", wantErr: "nope0"},
+		{name: "range outside the subnet", args: "-dhcp-interface lo -dhcp-subnet 10.1.0.0/24 -dhcp-range 10.1.1.1-10.1.1.9", wantErr: "range"},
+		{name: "bad config file", args: "-dhcp-interface lo -dhcp-config " + bad, wantErr: "range"},
+		{name: "flags and file", args: "-dhcp-interface lo -dhcp-subnet 10.1.0.0/24 -dhcp-router 10.1.0.1 -dhcp-dns 10.1.0.2,10.1.0.3 -dhcp-lease 2h -dhcp-config " + file,
+			check: func(t *testing.T, c DaemonConfig) {
+				s := c.DHCP.Handler.Subnets
+				if len(s) != 2 || s[0].First.String() != "10.1.0.2" || s[0].Last.String() != "10.1.0.254" || len(s[0].DNS) != 2 ||
+					!s[1].Relayed || s[1].Lease != s[0].Lease || s[0].Lease.String() != "2h0m0s" {
+					t.Errorf("subnets %+v", s)
+				}
+			}},
+		{name: "proxy needs no subnet", args: "-dhcp-interface lo -dhcp-proxy", check: func(t *testing.T, c DaemonConfig) {
+			if !c.DHCP.Handler.Proxy {
+				t.Error("not proxy")
+			}
+		}},
+		{name: "tftp", args: "-tftp-listen 127.0.0.1:0 -tftp-root " + dir, check: func(t *testing.T, c DaemonConfig) {
+			if c.TFTP == nil || c.TFTP.Root != dir {
+				t.Errorf("TFTP %+v", c.TFTP)
+			}
+		}},
+		{name: "tftp root missing", args: "-tftp-listen 127.0.0.1:0 -tftp-root " + dir + "/nope", wantErr: "not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := cli.NewFlagSet("bss", func(string) string { return "" }, io.Discard)
+			fl := RegisterFlags(f)
+			args := append(strings.Fields(tc.args), "-listen", "127.0.0.1:0")
+			if err := f.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := fl.Config()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
