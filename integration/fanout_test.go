@@ -18,6 +18,7 @@ import (
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // TestHSMCallbacksReachHmnfdSubscribers runs a real hsm and a real hmnfd in
@@ -124,7 +125,7 @@ func startCallbackSuite(ctx context.Context, t *testing.T, dir string, hosts hos
 	}
 	t.Cleanup(func() { store.Close() })
 	hosts["hsm"] = statemgr.NewAPI(store, discard(), nil).Handler()
-	relay := statemgr.NewRelay(store, statemgr.RelayConfig{Client: net, Log: discard()})
+	relay := statemgr.NewRelay(store, scn.RelayConfig{Client: net, Log: discard()})
 
 	nstore, err := fanout.OpenStore(ctx, filepath.Join(dir, "hmnfd.db"))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // TestHeartbeatsDriveHSMState runs a real hsm and a real hbtd: a node that
@@ -36,7 +37,7 @@ func TestHeartbeatsDriveHSMState(t *testing.T) {
 		defer store.Close()
 		mem := bus.NewMemory()
 		hsmh := statemgr.NewAPI(store, discard(), nil).Handler()
-		relay := statemgr.NewRelay(store, statemgr.RelayConfig{Publisher: mem, Topic: bus.TopicSCN, Log: discard()})
+		relay := statemgr.NewRelay(store, scn.RelayConfig{Publisher: mem, Topic: bus.TopicSCN, Log: discard()})
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()

@@ -10,6 +10,7 @@ import (
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // Base is the path prefix of the HSM v2 API.
@@ -49,7 +50,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	a.componentRoutes(mux)
 	a.defaultsRoutes(mux)
 	ethernet.NewAPI(a.store.eth, a.log).Routes(mux)
-	a.subscriptionRoutes(mux)
+	scn.NewAPI(scn.NewStore(a.store.Store), a.log).Routes(mux)
 	a.groupRoutes(mux)
 	a.lockRoutes(mux)
 	a.redfishRoutes(mux)
@@ -110,17 +111,4 @@ func (a *API) defaultsRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+Base+"/Defaults/NodeMaps/{xname}", a.getNodeMap)
 	mux.HandleFunc("PUT "+Base+"/Defaults/NodeMaps/{xname}", a.putNodeMap)
 	mux.HandleFunc("DELETE "+Base+"/Defaults/NodeMaps/{xname}", a.deleteNodeMaps)
-}
-
-// subscriptionRoutes registers /Subscriptions/SCN.
-func (a *API) subscriptionRoutes(mux *httpserver.Mux) {
-	s := Base + "/Subscriptions/SCN"
-	mux.HandleFunc("GET "+s, a.listSubscriptions)
-	mux.HandleFunc("POST "+s, a.postSubscription)
-	mux.HandleFunc("DELETE "+s, a.deleteSubscriptions)
-	mux.HandleFunc("GET "+s+"/{id}", a.getSubscription)
-	mux.HandleFunc("PUT "+s+"/{id}", a.putSubscription)
-	mux.HandleFunc("PATCH "+s+"/{id}", a.patchSubscription)
-	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
-	mux.HandleFunc("GET "+s+"/deadletters", a.listDeadLetters)
 }

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hmsuite/hms/internal/bus"
-	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -75,7 +73,7 @@ func BenchmarkGetComponentsFiltered100k(b *testing.B) {
 
 func benchBulkState(b *testing.B, n int) {
 	s, h, comps := benchAPI(b, n)
-	ids := idsOf(comps)
+	ids := ids(comps)
 	bodies := [2][]byte{}
 	for i, st := range []string{"Off", "Ready"} {
 		bodies[i], _ = json.Marshal(map[string]any{"ComponentIDs": ids, "State": st})
@@ -137,68 +135,6 @@ func BenchmarkPatchStateDataParallel(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 	reportCPU(b, cpu)
 	b.ReportMetric(float64(b.N)/(float64(cpuTime()-cpu)/1e9), "req/cpu-s")
-}
-
-// BenchmarkRelayKafka100k: one BulkStateData of 100,000 IDs relayed to Kafka
-// (kfake on loopback), one message per component.
-func BenchmarkRelayKafka100k(b *testing.B) {
-	s, _, comps := benchAPI(b, 100_000)
-	k, err := bus.NewKafka(bus.KafkaConfig{Brokers: bustest.Kafka(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { k.Close() })
-	ids := idsOf(comps)
-	// Start from all Off with the bus cursor past it, so every round changes
-	// every component.
-	if _, err := s.UpdateState(b.Context(), ids, StateUpdate{State: "Off", Force: true}); err != nil {
-		b.Fatal(err)
-	}
-	rows, _ := s.OutboxAfter(b.Context(), 0, 1000)
-	if err := s.SetCursor(b.Context(), "bus", rows[len(rows)-1].Seq); err != nil {
-		b.Fatal(err)
-	}
-	states := []string{"Ready", "Off"}
-	var cpu time.Duration
-	for i := 0; b.Loop(); i++ {
-		b.StopTimer()
-		if _, err := s.UpdateState(b.Context(), ids, StateUpdate{State: states[i%2], Force: true}); err != nil {
-			b.Fatal(err)
-		}
-		cnt := &countPub{next: k, want: int64(len(ids)), done: make(chan struct{})}
-		ctx, stop := context.WithCancel(b.Context())
-		c0 := cpuTime()
-		b.StartTimer()
-		go NewRelay(s, RelayConfig{Publisher: cnt, After: never}).Run(ctx)
-		<-cnt.done
-		b.StopTimer()
-		cpu += cpuTime() - c0
-		stop()
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(len(ids))*float64(b.N)/b.Elapsed().Seconds(), "scn/s")
-	b.ReportMetric(float64(len(ids))*float64(b.N)/cpu.Seconds(), "scn/cpu-s")
-}
-
-type countPub struct {
-	next bus.Publisher
-	n    atomic.Int64
-	want int64
-	done chan struct{}
-}
-
-func (c *countPub) Publish(ctx context.Context, topic string, msgs ...bus.Message) error {
-	if err := c.next.Publish(ctx, topic, msgs...); err != nil {
-		return err
-	}
-	if c.n.Add(int64(len(msgs))) >= c.want {
-		select {
-		case <-c.done:
-		default:
-			close(c.done)
-		}
-	}
-	return nil
 }
 
 func testingProcs() int { return runtime.GOMAXPROCS(0) }

@@ -11,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // DaemonConfig is what a whole hsm needs: cmd/hsm fills it from its flags,
@@ -46,7 +47,7 @@ type Daemon struct {
 	cfg   DaemonConfig
 	store *Store
 	disc  *Discovery
-	relay *Relay
+	relay *scn.Relay
 	srv   *httpserver.Server
 }
 
@@ -88,7 +89,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	relay := NewRelay(store, RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
+	relay := scn.NewRelay(scn.NewStore(store.Store), scn.RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
 		Registerer: reg, Log: cfg.Log})
 	api := NewAPI(store, cfg.Log, disc)
 	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)

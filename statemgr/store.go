@@ -9,6 +9,7 @@ import (
 
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 //go:embed migrations/*.sql
@@ -45,4 +46,10 @@ func OpenStore(ctx context.Context, path string, cfg StoreConfig) (*Store, error
 		return nil, err
 	}
 	return &Store{Store: cs, eth: ethernet.NewStore(cs.DB, cs.Now)}, nil
+}
+
+// NewRelay returns the SCN relay over store's outbox, for a caller that
+// assembles HSM from a Store instead of running StartDaemon.
+func NewRelay(store *Store, cfg scn.RelayConfig) *scn.Relay {
+	return scn.NewRelay(scn.NewStore(store.Store), cfg)
 }

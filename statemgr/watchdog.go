@@ -85,7 +85,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	}
 	for {
 		wake := w.store.Outbox.Wait()
-		rows, err := w.store.OutboxAfter(ctx, cur, busBatchRows)
+		rows, err := w.store.OutboxAfter(ctx, cur, core.OutboxBatchRows)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -93,7 +93,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 			return err
 		}
 		if len(rows) == 0 {
-			if !idle(ctx, wake) {
+			if !core.Idle(ctx, wake) {
 				return nil
 			}
 			continue

@@ -296,3 +296,16 @@ func (s *Store) OutboxLen(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// Idle waits for new outbox rows; false means ctx ended.
+func Idle(ctx context.Context, wake <-chan struct{}) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+		return true
+	}
+}
+
+// OutboxBatchRows is how many outbox rows a consumer reads at once.
+const OutboxBatchRows = 256

@@ -5,21 +5,25 @@ package hsmtest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// newStore opens a Store on a fresh database in t.TempDir, closed at cleanup,
+// NewStore opens a Store on a fresh database in t.TempDir, closed at cleanup,
 // and returns it with the database's path.
-func newStore(t testing.TB, cfg statemgr.StoreConfig) (*statemgr.Store, string) {
+func NewStore(t testing.TB, cfg statemgr.StoreConfig) (*statemgr.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hsm.db")
 	s, err := statemgr.OpenStore(t.Context(), path, cfg)
@@ -40,7 +44,13 @@ type Server struct {
 // NewServer serves the API over a fresh store (no Redfish routes).
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	s, _ := newStore(t, statemgr.StoreConfig{})
+	s, _ := NewStore(t, statemgr.StoreConfig{})
+	return Serve(t, s)
+}
+
+// Serve serves the API over s (no Redfish routes) until the test ends.
+func Serve(t testing.TB, s *statemgr.Store) *Server {
+	t.Helper()
 	srv := httptest.NewServer(statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
 	t.Cleanup(srv.Close)
 	return &Server{t: t, client: srv.Client(), base: srv.URL}
@@ -99,5 +109,64 @@ func (a *Server) Problem(status int, method, path string, body any, detail strin
 	}
 	if err := json.Unmarshal(out, &p); err != nil || got != status || p.Status != status || p.Detail != detail {
 		a.t.Errorf("%s %s: %d %s, want %d with detail %q", method, path, got, out, status, detail)
+	}
+}
+
+// Clock is a settable clock for stores under test.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a Clock reading t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now reads the clock.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Add moves the clock by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// Nodes returns n Off nodes, eight per slot, starting in cabinet offset.
+func Nodes(n int, offset int) []hsm.Component {
+	out := make([]hsm.Component, n)
+	for i := range out {
+		out[i] = hsm.Component{ID: fmt.Sprintf("x%dc0s0b0n%d", offset+i/8, i%8), State: "Off"}
+	}
+	return out
+}
+
+// IDsOf returns the IDs of cs, in order.
+func IDsOf(cs []hsm.Component) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}
+
+// CPUTime is the CPU time this process has used, for benchmarks that report
+// CPU per operation.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Exact sends body and fails the test unless the answer is status with
+// exactly the body want (a trailing newline included).
+func (a *Server) Exact(status int, method, path string, body any, want string) {
+	a.t.Helper()
+	got, out := a.do(method, path, body)
+	if got != status || string(out) != want {
+		a.t.Errorf("%s %s: %d %q, want %d %q", method, path, got, out, status, want)
 	}
 }

@@ -1,20 +1,22 @@
-package statemgr
+package scn_test
 
 import (
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestSubscriptionsAPI pins HSM's shipped bodies: an integer ID, Roles
 // echoed as sent, a null empty list, PATCH replace touching only the lists
 // it names, and HSM's messages.
 func TestSubscriptionsAPI(t *testing.T) {
-	a := newAPIServer(t)
+	a := hsmtest.NewServer(t)
 	const s, url = "/Subscriptions/SCN", "http://127.0.0.1:28600/hmi/v1/scn"
-	a.exact(200, "GET", s, nil, `{"SubscriptionList":null}`+"\n")
-	a.exact(200, "POST", s, map[string]any{"Subscriber": "hmnfd@host", "Url": url, "States": []string{"ready", "Off"},
+	a.Exact(200, "GET", s, nil, `{"SubscriptionList":null}`+"\n")
+	a.Exact(200, "POST", s, map[string]any{"Subscriber": "hmnfd@host", "Url": url, "States": []string{"ready", "Off"},
 		"Roles": []string{"compute"}, "Enabled": true},
 		`{"ID":1,"Subscriber":"hmnfd@host","Enabled":true,"Roles":["compute"],"States":["Ready","Off"],"Url":"`+url+`"}`+"\n")
-	a.must(409, "POST", s, map[string]any{"Subscriber": "hmnfd@host", "Url": url, "States": []string{"On"}})
+	a.Must(409, "POST", s, map[string]any{"Subscriber": "hmnfd@host", "Url": url, "States": []string{"On"}})
 	for _, tc := range []struct {
 		body   map[string]any
 		detail string
@@ -30,7 +32,7 @@ func TestSubscriptionsAPI(t *testing.T) {
 		{body: map[string]any{"Subscriber": "x", "Url": "http://h/", "Enabled": false},
 			detail: "Missing trigger. Must subscribe to atleast one Enabled, Role, SubRole, SoftwareStatus, or State trigger."},
 	} {
-		a.problem(400, "POST", s, tc.body, tc.detail)
+		a.Problem(400, "POST", s, tc.body, tc.detail)
 	}
 
 	steps := []struct {
@@ -48,25 +50,25 @@ func TestSubscriptionsAPI(t *testing.T) {
 			want: `"Enabled":false,"SoftwareStatus":["AdminDown"],"States":["Halt"]`},
 	}
 	for _, st := range steps {
-		a.must(204, "PATCH", s+"/1", st.patch)
-		a.exact(200, "GET", s+"/1", nil, `{"ID":1,"Subscriber":"hmnfd@host",`+st.want+`,"Url":"`+url+`"}`+"\n")
+		a.Must(204, "PATCH", s+"/1", st.patch)
+		a.Exact(200, "GET", s+"/1", nil, `{"ID":1,"Subscriber":"hmnfd@host",`+st.want+`,"Url":"`+url+`"}`+"\n")
 	}
-	a.problem(400, "PATCH", s+"/1", map[string]any{"States": []string{"On"}}, "Missing Patch Op")
-	a.problem(400, "PATCH", s+"/1", map[string]any{"Op": "merge"}, "Invalid Patch Op - merge")
-	a.problem(400, "PATCH", s+"/1", map[string]any{"Op": "replace", "States": []string{}, "SoftwareStatus": []string{}},
+	a.Problem(400, "PATCH", s+"/1", map[string]any{"States": []string{"On"}}, "Missing Patch Op")
+	a.Problem(400, "PATCH", s+"/1", map[string]any{"Op": "merge"}, "Invalid Patch Op - merge")
+	a.Problem(400, "PATCH", s+"/1", map[string]any{"Op": "replace", "States": []string{}, "SoftwareStatus": []string{}},
 		"Missing trigger. Subscriptions must have atleast one Enabled, Role, SubRole, SoftwareStatus, or State trigger.")
-	a.problem(404, "PATCH", s+"/9", map[string]any{"Op": "add"}, "Subscription not found")
+	a.Problem(404, "PATCH", s+"/9", map[string]any{"Op": "add"}, "Subscription not found")
 	for _, m := range []string{"GET", "PUT", "PATCH", "DELETE"} {
-		a.problem(400, m, s+"/abc", map[string]any{}, "Invalid id - abc")
-		a.problem(400, m, s+"/0", map[string]any{}, "Invalid id - 0")
+		a.Problem(400, m, s+"/abc", map[string]any{}, "Invalid id - abc")
+		a.Problem(400, m, s+"/0", map[string]any{}, "Invalid id - 0")
 	}
-	a.must(204, "PUT", s+"/1", map[string]any{"Subscriber": "bss", "Url": "http://bss/scn", "Roles": []string{"Compute"}})
-	a.exact(200, "GET", s, nil, `{"SubscriptionList":[{"ID":1,"Subscriber":"bss","Roles":["Compute"],"Url":"http://bss/scn"}]}`+"\n")
-	a.exact(200, "DELETE", s+"/1", nil, `{"code":0,"message":"Subscription deleted"}`+"\n")
-	a.problem(404, "GET", s+"/1", nil, "Subscription not found")
-	a.problem(404, "DELETE", s+"/1", nil, "Subscription not found")
-	a.exact(200, "DELETE", s, nil, `{"code":0,"message":"0 Subscriptions deleted"}`+"\n")
-	a.must(200, "POST", s, map[string]any{"Subscriber": "a", "Url": url, "States": []string{"On"}})
-	a.must(200, "POST", s, map[string]any{"Subscriber": "b", "Url": url, "States": []string{"On"}})
-	a.exact(200, "DELETE", s, nil, `{"code":0,"message":"2 Subscriptions deleted"}`+"\n")
+	a.Must(204, "PUT", s+"/1", map[string]any{"Subscriber": "bss", "Url": "http://bss/scn", "Roles": []string{"Compute"}})
+	a.Exact(200, "GET", s, nil, `{"SubscriptionList":[{"ID":1,"Subscriber":"bss","Roles":["Compute"],"Url":"http://bss/scn"}]}`+"\n")
+	a.Exact(200, "DELETE", s+"/1", nil, `{"code":0,"message":"Subscription deleted"}`+"\n")
+	a.Problem(404, "GET", s+"/1", nil, "Subscription not found")
+	a.Problem(404, "DELETE", s+"/1", nil, "Subscription not found")
+	a.Exact(200, "DELETE", s, nil, `{"code":0,"message":"0 Subscriptions deleted"}`+"\n")
+	a.Must(200, "POST", s, map[string]any{"Subscriber": "a", "Url": url, "States": []string{"On"}})
+	a.Must(200, "POST", s, map[string]any{"Subscriber": "b", "Url": url, "States": []string{"On"}})
+	a.Exact(200, "DELETE", s, nil, `{"code":0,"message":"2 Subscriptions deleted"}`+"\n")
 }

@@ -1,4 +1,4 @@
-package statemgr
+package scn
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 const subBatchRows = 64
@@ -38,7 +39,7 @@ func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 			continue
 		}
 		if len(rows) == 0 {
-			if !idle(ctx, wake) {
+			if !core.Idle(ctx, wake) {
 				return
 			}
 			continue

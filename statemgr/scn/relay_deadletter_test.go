@@ -1,4 +1,4 @@
-package statemgr
+package scn_test
 
 import (
 	"context"
@@ -15,8 +15,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // scnSink is a subscriber that answers its first POST with status (0: 200)
@@ -53,7 +56,7 @@ func (s *scnSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // runRelayTo runs a relay over s, with retries that do not wait, delivering
 // to a new subscription of sink for the given states; it returns when the
 // test ends.
-func runRelayTo(t *testing.T, s *Store, sink http.Handler, states ...string) *Relay {
+func runRelayTo(t *testing.T, s *statemgr.Store, sink http.Handler, states ...string) *scn.Relay {
 	t.Helper()
 	srv := httptest.NewServer(sink)
 	t.Cleanup(srv.Close)
@@ -62,8 +65,8 @@ func runRelayTo(t *testing.T, s *Store, sink http.Handler, states ...string) *Re
 		ch <- time.Time{}
 		return ch
 	}
-	relay := NewRelay(s, RelayConfig{After: now, CompactEvery: time.Hour, Log: slog.New(slog.DiscardHandler)})
-	if _, err := s.CreateSubscription(t.Context(), hsm.Subscription{Subscriber: "sink", Url: srv.URL, States: states}); err != nil {
+	relay := statemgr.NewRelay(s, scn.RelayConfig{After: now, CompactEvery: time.Hour, Log: slog.New(slog.DiscardHandler)})
+	if _, err := scn.NewStore(s.Store).CreateSubscription(t.Context(), hsm.Subscription{Subscriber: "sink", Url: srv.URL, States: states}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
@@ -89,9 +92,9 @@ func TestRelayDeadLetters(t *testing.T) {
 		{status: http.StatusBadGateway},
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
-			s, _ := newTestStore(t)
+			s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 			ctx := t.Context()
-			comps := nodes(3, 1)
+			comps := hsmtest.Nodes(3, 1)
 			if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +105,7 @@ func TestRelayDeadLetters(t *testing.T) {
 			sink := &scnSink{status: tc.status, want: want, done: make(chan struct{})}
 			relay := runRelayTo(t, s, sink, "Ready")
 			for _, c := range comps {
-				if _, err := s.UpdateState(ctx, []string{c.ID}, StateUpdate{State: "Ready", Force: true}); err != nil {
+				if _, err := s.UpdateState(ctx, []string{c.ID}, statemgr.StateUpdate{State: "Ready", Force: true}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -114,18 +117,16 @@ func TestRelayDeadLetters(t *testing.T) {
 				got = append(got, scn.Components...)
 			}
 			sink.mu.Unlock()
-			wantIDs := idsOf(comps)
+			wantIDs := hsmtest.IDsOf(comps)
 			if tc.dead {
 				wantIDs = wantIDs[1:]
 			}
 			if diff := cmp.Diff(wantIDs, got); diff != "" {
 				t.Errorf("subscriber got (-want +got):\n%s", diff)
 			}
-			srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
-			t.Cleanup(srv.Close)
-			a := &apiServer{t: t, store: s, srv: srv, client: srv.Client(), base: srv.URL}
+			a := hsmtest.Serve(t, s)
 			var list hsm.DeadLetterList
-			if err := json.Unmarshal(a.must(200, "GET", "/Subscriptions/SCN/deadletters", nil), &list); err != nil {
+			if err := json.Unmarshal(a.Must(200, "GET", "/Subscriptions/SCN/deadletters", nil), &list); err != nil {
 				t.Fatal(err)
 			}
 			wantDead := 0
@@ -137,12 +138,12 @@ func TestRelayDeadLetters(t *testing.T) {
 			}
 			if tc.dead {
 				d := list.DeadLetters[0]
-				if n := counterValue(relay.m.deadLetters.WithLabelValues(strconv.FormatInt(d.SubscriptionID, 10))); n != 1 {
+				if n := counterValue(relay.DeadLetters(strconv.FormatInt(d.SubscriptionID, 10))); n != 1 {
 					t.Errorf("hsm_scn_dead_letters_total = %v, want 1", n)
 				}
 				var scn hsm.SCN
 				if err := json.Unmarshal(d.SCN, &scn); err != nil || d.Subscriber != "sink" ||
-					!slices.Equal(scn.Components, idsOf(comps[:1])) || d.Seq != scn.Seq || d.Epoch != s.Epoch {
+					!slices.Equal(scn.Components, hsmtest.IDsOf(comps[:1])) || d.Seq != scn.Seq || d.Epoch != s.Epoch {
 					t.Errorf("dead letter %+v (SCN %+v, %v); want the first SCN, to sink", d, scn, err)
 				}
 			}
@@ -154,15 +155,15 @@ func TestRelayDeadLetters(t *testing.T) {
 // components is sent as several SCNs of at most that many, with consecutive
 // Seqs, that together carry every component in order.
 func TestBulkChangeSplitsSCNs(t *testing.T) {
-	s, _ := newTestStore(t)
+	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
-	comps := nodes(2*core.SCNMaxComponents+500, 1)
+	comps := hsmtest.Nodes(2*core.SCNMaxComponents+500, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	sink := &scnSink{want: len(comps), done: make(chan struct{})}
 	runRelayTo(t, s, sink, "Ready")
-	if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "Ready", Force: true}); err != nil {
+	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Ready", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, sink.done, "every component of the bulk change")
@@ -183,7 +184,7 @@ func TestBulkChangeSplitsSCNs(t *testing.T) {
 	if diff := cmp.Diff([]int{core.SCNMaxComponents, core.SCNMaxComponents, 500}, sizes); diff != "" {
 		t.Errorf("SCN sizes (-want +got):\n%s", diff)
 	}
-	if !slices.Equal(idsOf(comps), got) {
+	if !slices.Equal(hsmtest.IDsOf(comps), got) {
 		t.Errorf("components arrived out of order or incomplete (%d of %d)", len(got), len(comps))
 	}
 }

@@ -1,4 +1,7 @@
-package statemgr
+// Package scn serves HSM's /Subscriptions/SCN and delivers the state-change
+// notifications of the outbox: to the bus and to each HTTP subscriber, with
+// refused ones kept as dead letters.
+package scn
 
 import (
 	"context"
@@ -15,6 +18,13 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
+
+// Store is the SCN subscriptions and dead letters, over the shared core
+// (whose outbox the relay reads).
+type Store struct{ *core.Store }
+
+// NewStore returns the subscriptions kept in c's database.
+func NewStore(c *core.Store) *Store { return &Store{c} }
 
 // normSubscription validates s with HSM's messages and canonicalises its
 // States. Roles and SubRoles are kept as sent, as HSM echoes them; matching
@@ -75,9 +85,9 @@ func checkLists(vs *core.VocabSet, states, roles, subRoles, sw []string) error {
 	return nil
 }
 
-// ParseSubscriptionID parses the {id} of /Subscriptions/SCN/{id}: an integer
+// parseSubscriptionID parses the {id} of /Subscriptions/SCN/{id}: an integer
 // of at least 1, else ErrInvalid with HSM's "Invalid id - %s".
-func ParseSubscriptionID(s string) (int64, error) {
+func parseSubscriptionID(s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id < 1 {
 		return 0, problem.Invalidf("Invalid id - %s", s)
@@ -88,14 +98,14 @@ func ParseSubscriptionID(s string) (int64, error) {
 // errNoSubscription is HSM's 404 for an unknown subscription ID.
 func errNoSubscription() error { return problem.NotFoundf("Subscription not found") }
 
-// Subscriptions returns every subscription; nil when there is none.
-func (s *Store) Subscriptions(ctx context.Context) ([]hsm.Subscription, error) {
+// subscriptions returns every subscription; nil when there is none.
+func (s *Store) subscriptions(ctx context.Context) ([]hsm.Subscription, error) {
 	return s.querySubs(ctx, `SELECT id, subscriber, url, enabled, roles, sub_roles, software_status, states
 		FROM scn_subscriptions ORDER BY id`)
 }
 
-// Subscription returns the subscription with the given ID.
-func (s *Store) Subscription(ctx context.Context, id int64) (hsm.Subscription, error) {
+// subscription returns the subscription with the given ID.
+func (s *Store) subscription(ctx context.Context, id int64) (hsm.Subscription, error) {
 	subs, err := s.querySubs(ctx, `SELECT id, subscriber, url, enabled, roles, sub_roles, software_status, states
 		FROM scn_subscriptions WHERE id = ?`, id)
 	if err != nil {
@@ -183,12 +193,12 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 
 func subCursor(id int64) string { return "sub:" + strconv.FormatInt(id, 10) }
 
-// ReplaceSubscription overwrites subscription id with sub, keeping its cursor.
-func (s *Store) ReplaceSubscription(ctx context.Context, id int64, sub hsm.Subscription) (hsm.Subscription, error) {
+// replaceSubscription overwrites subscription id with sub, keeping its cursor.
+func (s *Store) replaceSubscription(ctx context.Context, id int64, sub hsm.Subscription) (hsm.Subscription, error) {
 	if err := normSubscription(&sub, s.Vocab().Get()); err != nil {
 		return sub, err
 	}
-	if _, err := s.Subscription(ctx, id); err != nil {
+	if _, err := s.subscription(ctx, id); err != nil {
 		return sub, err
 	}
 	sub.ID = id
@@ -211,9 +221,9 @@ func (s *Store) ReplaceSubscription(ctx context.Context, id int64, sub hsm.Subsc
 	return sub, err
 }
 
-// PatchSubscription adds, removes or replaces filter values of subscription
+// patchSubscription adds, removes or replaces filter values of subscription
 // id; the lists p leaves out stay as they are.
-func (s *Store) PatchSubscription(ctx context.Context, id int64, p hsm.SubscriptionPatch) (hsm.Subscription, error) {
+func (s *Store) patchSubscription(ctx context.Context, id int64, p hsm.SubscriptionPatch) (hsm.Subscription, error) {
 	op := strings.ToLower(p.Op)
 	switch {
 	case p.Op == "":
@@ -230,7 +240,7 @@ func (s *Store) PatchSubscription(ctx context.Context, id int64, p hsm.Subscript
 	if err := checkLists(s.Vocab().Get(), deref(p.States), deref(p.Roles), deref(p.SubRoles), deref(p.SoftwareStatus)); err != nil {
 		return hsm.Subscription{}, err
 	}
-	sub, err := s.Subscription(ctx, id)
+	sub, err := s.subscription(ctx, id)
 	if err != nil {
 		return sub, err
 	}
@@ -247,7 +257,7 @@ func (s *Store) PatchSubscription(ctx context.Context, id int64, p hsm.Subscript
 	if !hasTrigger(&sub) {
 		return sub, problem.Invalidf("Missing trigger. Subscriptions must have atleast one Enabled, Role, SubRole, SoftwareStatus, or State trigger.")
 	}
-	return s.ReplaceSubscription(ctx, id, sub)
+	return s.replaceSubscription(ctx, id, sub)
 }
 
 // patchList applies one PATCH op ("add", "remove", "replace") to cur.

@@ -1,4 +1,4 @@
-package statemgr
+package scn_test
 
 import (
 	"context"
@@ -17,8 +17,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // recorder is a bus.Publisher that keeps what it is given and can stop the
@@ -75,35 +78,19 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-func nodes(n int, offset int) []hsm.Component {
-	out := make([]hsm.Component, n)
-	for i := range out {
-		out[i] = hsm.Component{ID: fmt.Sprintf("x%dc0s0b0n%d", offset+i/8, i%8), State: "Off"}
-	}
-	return out
-}
-
-func idsOf(cs []hsm.Component) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.ID
-	}
-	return out
-}
-
 // TestOutboxCrash kills the relay between a publish and the cursor update,
 // restarts HSM on the same database, and checks every SCN reaches the bus,
 // exactly once after dedupe by (Seq, xname), in order per component.
 func TestOutboxCrash(t *testing.T) {
-	s1, path := newTestStore(t)
+	s1, path := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
-	comps := nodes(20, 1)
+	comps := hsmtest.Nodes(20, 1)
 	if err := s1.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	all := idsOf(comps)
-	write := func(s *Store, st string) {
-		if _, err := s.UpdateState(ctx, all, StateUpdate{State: st}); err != nil {
+	all := hsmtest.IDsOf(comps)
+	write := func(s *statemgr.Store, st string) {
+		if _, err := s.UpdateState(ctx, all, statemgr.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,7 +102,7 @@ func TestOutboxCrash(t *testing.T) {
 	// kill -9 between publish and cursor update: the database goes away
 	// before the relay can record its progress.
 	rec.crashAfter = func() { s1.Close(); crash() }
-	r1 := NewRelay(s1, RelayConfig{Publisher: rec, After: never})
+	r1 := statemgr.NewRelay(s1, scn.RelayConfig{Publisher: rec, After: never})
 	if err := r1.Run(rctx); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +111,7 @@ func TestOutboxCrash(t *testing.T) {
 	}
 	s1.Close()
 
-	s2, err := OpenStore(ctx, path, StoreConfig{})
+	s2, err := statemgr.OpenStore(ctx, path, statemgr.StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +137,7 @@ func TestOutboxCrash(t *testing.T) {
 	rec.mu.Unlock()
 	rctx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	go func() { errc <- NewRelay(s2, RelayConfig{Publisher: rec, After: never}).Run(rctx) }()
+	go func() { errc <- statemgr.NewRelay(s2, scn.RelayConfig{Publisher: rec, After: never}).Run(rctx) }()
 	waitFor(t, done, "every SCN on the bus")
 	stop()
 	if err := <-errc; err != nil {
@@ -180,9 +167,9 @@ func TestOutboxCrash(t *testing.T) {
 // order, once it answers again, after exponentially growing waits; a
 // subscription created while the relay runs takes effect at once.
 func TestRelaySubscriberDownThenUp(t *testing.T) {
-	s, _ := newTestStore(t)
+	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
-	comps := nodes(3, 1)
+	comps := hsmtest.Nodes(3, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -222,14 +209,14 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	}
 	rctx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	relay := NewRelay(s, RelayConfig{After: after, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: 4 * time.Second, Log: slog.New(slog.DiscardHandler)})
+	relay := statemgr.NewRelay(s, scn.RelayConfig{After: after, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: 4 * time.Second, Log: slog.New(slog.DiscardHandler)})
 	go func() { errc <- relay.Run(rctx) }()
 
 	// Before the subscription: not delivered.
-	if _, err := s.UpdateState(ctx, idsOf(comps[:1]), StateUpdate{State: "On"}); err != nil {
+	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps[:1]), statemgr.StateUpdate{State: "On"}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: srv.URL, States: []string{"ready", "Off"}})
+	sub, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: srv.URL, States: []string{"ready", "Off"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +224,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 		t.Fatalf("created %+v", sub)
 	}
 	for _, st := range []string{"Ready", "Standby", "Off"} {
-		if _, err := s.UpdateState(ctx, idsOf(comps[:2]), StateUpdate{State: st, Force: true}); err != nil {
+		if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps[:2]), statemgr.StateUpdate{State: st, Force: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -264,14 +251,14 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 // older than the retention limit are dropped even if a subscriber never got
 // them, and that subscriber's loss is counted.
 func TestRetentionAndCompaction(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, err := OpenStore(t.Context(), t.TempDir()+"/hsm.db", StoreConfig{Now: clock.now})
+	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := statemgr.OpenStore(t.Context(), t.TempDir()+"/hsm.db", statemgr.StoreConfig{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := t.Context()
-	comps := nodes(2, 1)
+	comps := hsmtest.Nodes(2, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -287,15 +274,15 @@ func TestRetentionAndCompaction(t *testing.T) {
 		close(done)
 	}))
 	defer srv.Close()
-	sub, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "late", Url: srv.URL, States: []string{"On", "Off", "Ready"}})
+	sub, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "late", Url: srv.URL, States: []string{"On", "Off", "Ready"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "On"})
-	s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "Off"})
-	clock.add(25 * time.Hour)
-	s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "Ready"})
-	relay := NewRelay(s, RelayConfig{Retention: 24 * time.Hour, After: never})
+	s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "On"})
+	s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Off"})
+	clock.Add(25 * time.Hour)
+	s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Ready"})
+	relay := statemgr.NewRelay(s, scn.RelayConfig{Retention: 24 * time.Hour, After: never})
 	relay.Compact(ctx)
 	if n, _ := s.OutboxLen(ctx); n != 1 {
 		t.Fatalf("outbox has %d rows after expiry, want 1", n)
@@ -311,24 +298,24 @@ func TestRetentionAndCompaction(t *testing.T) {
 		t.Errorf("delivered seqs (-want +got):\n%s", diff)
 	}
 	mu.Unlock()
-	if got := counterValue(relay.m.skipped.WithLabelValues(strconv.FormatInt(sub.ID, 10))); got != 2 {
+	if got := counterValue(relay.Skipped(strconv.FormatInt(sub.ID, 10))); got != 2 {
 		t.Errorf("missed counter = %v, want 2", got)
 	}
-	if got := counterValue(relay.m.expired); got != 2 {
+	if got := counterValue(relay.Expired()); got != 2 {
 		t.Errorf("expired counter = %v, want 2", got)
 	}
 	// Once every cursor (bus and subscriber) is past row 3, it is compacted.
 	if err := s.SetCursor(ctx, "bus", 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetCursor(ctx, subCursor(sub.ID), 2); err != nil {
+	if err := s.SetCursor(ctx, scn.SubCursor(sub.ID), 2); err != nil {
 		t.Fatal(err)
 	}
 	relay.Compact(ctx)
 	if n, _ := s.OutboxLen(ctx); n != 1 {
 		t.Errorf("outbox has %d rows while the subscriber lags, want 1", n)
 	}
-	if err := s.SetCursor(ctx, subCursor(sub.ID), 3); err != nil {
+	if err := s.SetCursor(ctx, scn.SubCursor(sub.ID), 3); err != nil {
 		t.Fatal(err)
 	}
 	relay.Compact(ctx)
@@ -372,22 +359,22 @@ func TestRelayPublishesBigRowsInBoundedCalls(t *testing.T) {
 		}
 		return core.OutboxRow{Seq: seq, SCN: hsm.SCN{Components: ids, State: hsm.StateOff, Seq: seq}}
 	}
-	rows := []core.OutboxRow{row(1, 10), row(2, busMaxMessages+10), row(3, 5)}
+	rows := []core.OutboxRow{row(1, 10), row(2, scn.BusMaxMessages+10), row(3, 5)}
 	pub := &failNth{n: 2}
-	r := NewRelay(nil, RelayConfig{Publisher: pub})
-	done, err := r.publish(t.Context(), rows)
+	r := scn.NewRelay(nil, scn.RelayConfig{Publisher: pub})
+	done, err := r.Publish(t.Context(), rows)
 	if err == nil || done != 1 {
 		t.Fatalf("publish with the second call failing: done %d, err %v; want row 1 done and the error", done, err)
 	}
-	if pub.sizes[0] != busMaxMessages {
-		t.Errorf("first call carried %d messages, want the bound %d", pub.sizes[0], busMaxMessages)
+	if pub.sizes[0] != scn.BusMaxMessages {
+		t.Errorf("first call carried %d messages, want the bound %d", pub.sizes[0], scn.BusMaxMessages)
 	}
 	pub = &failNth{}
-	r = NewRelay(nil, RelayConfig{Publisher: pub})
-	if done, err := r.publish(t.Context(), rows[1:]); err != nil || done != 3 {
+	r = scn.NewRelay(nil, scn.RelayConfig{Publisher: pub})
+	if done, err := r.Publish(t.Context(), rows[1:]); err != nil || done != 3 {
 		t.Fatalf("retry: done %d, err %v; want 3", done, err)
 	}
-	if want := busMaxMessages + 15; pub.accepted != want || len(pub.sizes) != 2 {
+	if want := scn.BusMaxMessages + 15; pub.accepted != want || len(pub.sizes) != 2 {
 		t.Errorf("retry sent %d messages in %d calls, want %d in 2", pub.accepted, len(pub.sizes), want)
 	}
 }

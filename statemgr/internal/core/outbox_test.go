@@ -1,4 +1,4 @@
-package statemgr
+package core_test
 
 import (
 	"fmt"
@@ -7,8 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 func tailRow(seq int64, comps int, at time.Time) core.OutboxRow {
@@ -94,18 +96,18 @@ func TestOutboxTail(t *testing.T) {
 // TestOutboxMemoryMatchesDatabase: what consumers read from the in-memory
 // Tail right after the writes is what a restarted HSM reads from SQLite.
 func TestOutboxMemoryMatchesDatabase(t *testing.T) {
-	s, path := newTestStore(t)
+	s, path := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
-	comps := nodes(4, 1)
+	comps := hsmtest.Nodes(4, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range []string{hsm.StateOn, hsm.StateReady, hsm.StateOff} {
-		if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: st}); err != nil {
+		if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.UpdateState(ctx, idsOf(comps[:1]), StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
+	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps[:1]), statemgr.StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
 		t.Fatal(err)
 	}
 	mem, ok := s.Tail.After(0, 1000)
@@ -113,7 +115,7 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 		t.Fatalf("tail has %d rows (ok %v) after the writes", len(mem), ok)
 	}
 	s.Close()
-	s2, err := OpenStore(ctx, path, StoreConfig{})
+	s2, err := statemgr.OpenStore(ctx, path, statemgr.StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,38 +132,11 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 	}
 }
 
-// TestCursorOfDeletedSubscriptionStaysDeleted: a delivery goroutine saving
-// its position after its subscription was deleted must not bring the cursor
-// back, or the outbox would never be compacted past it.
-func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
-	s, _ := newTestStore(t)
-	ctx := t.Context()
-	sub, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{hsm.StateOn}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DeleteSubscription(ctx, sub.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetCursor(ctx, subCursor(sub.ID), 7); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Cursor(ctx, subCursor(sub.ID)); err == nil {
-		t.Error("saving the position of a deleted subscription created its cursor again")
-	}
-	if err := s.SetCursor(ctx, "bus", 7); err != nil {
-		t.Fatal(err)
-	}
-	if cur, err := s.Cursor(ctx, "bus"); err != nil || cur != 7 {
-		t.Errorf("bus cursor = %d, %v; want 7", cur, err)
-	}
-}
-
 // TestCommitterSurvivesAPanic: a write that panics inside the group commit
 // fails, and the writes after it are committed instead of waiting forever
 // for a leader that is gone.
 func TestCommitterSurvivesAPanic(t *testing.T) {
-	s, _ := newTestStore(t)
+	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	func() {
 		defer func() {
@@ -172,7 +147,7 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 		s.Write(ctx, func(*core.View) (*core.Plan, error) { panic("boom") })
 	}()
 	done := make(chan error, 1)
-	go func() { done <- s.UpsertComponents(ctx, nodes(1, 1), false, nil) }()
+	go func() { done <- s.UpsertComponents(ctx, hsmtest.Nodes(1, 1), false, nil) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -186,11 +161,11 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 // TestEpochIsPerDatabase: a database keeps the epoch it was created with;
 // a new (reset) database gets a later one.
 func TestEpochIsPerDatabase(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	open := func(name string) int64 {
 		t.Helper()
-		s, err := OpenStore(t.Context(), dir+"/"+name, StoreConfig{Now: clock.now})
+		s, err := statemgr.OpenStore(t.Context(), dir+"/"+name, statemgr.StoreConfig{Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +173,7 @@ func TestEpochIsPerDatabase(t *testing.T) {
 		return s.Epoch
 	}
 	first := open("hsm.db")
-	clock.add(time.Hour)
+	clock.Add(time.Hour)
 	if again := open("hsm.db"); again != first {
 		t.Errorf("reopened database has epoch %d, created with %d", again, first)
 	}

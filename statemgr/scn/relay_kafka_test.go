@@ -1,4 +1,4 @@
-package statemgr
+package scn_test
 
 import (
 	"context"
@@ -11,15 +11,18 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/internal/testpeer"
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // TestRelayKafka publishes bulk-update SCNs through a real Kafka client to
 // an in-process Kafka-protocol broker (kfake) and reads them back.
 func TestRelayKafka(t *testing.T) {
-	s, _ := newTestStore(t)
+	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
-	comps := nodes(64, 1)
+	comps := hsmtest.Nodes(64, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -29,13 +32,13 @@ func TestRelayKafka(t *testing.T) {
 	}
 	t.Cleanup(func() { k.Close() })
 	for _, st := range []string{"On", "Ready"} {
-		if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: st}); err != nil {
+		if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go NewRelay(s, RelayConfig{Publisher: k, Topic: "scn-test", After: never}).Run(rctx)
+	go statemgr.NewRelay(s, scn.RelayConfig{Publisher: k, Topic: "scn-test", After: never}).Run(rctx)
 
 	rec := bustest.NewRecorder(2 * len(comps))
 	bustest.StartMember(t, k, "scn-test", "test", rec.Handle)
@@ -64,9 +67,9 @@ func TestRelayKafka(t *testing.T) {
 // a client that shares no code with ours.
 func TestRelayKafkaKcat(t *testing.T) {
 	kcat := testpeer.Require(t, "kcat")
-	s, _ := newTestStore(t)
+	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
-	comps := nodes(5, 1)
+	comps := hsmtest.Nodes(5, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestRelayKafkaKcat(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Close() })
-	if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "On"}); err != nil {
+	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "On"}); err != nil {
 		t.Fatal(err)
 	}
 	rctx, stop := context.WithCancel(ctx)
@@ -84,7 +87,7 @@ func TestRelayKafkaKcat(t *testing.T) {
 	published := make(chan struct{})
 	rec := newRecorder(len(comps))
 	rec.done = published
-	go NewRelay(s, RelayConfig{Publisher: teePub{k, rec}, Topic: bus.TopicSCN, After: never}).Run(rctx)
+	go statemgr.NewRelay(s, scn.RelayConfig{Publisher: teePub{k, rec}, Topic: bus.TopicSCN, After: never}).Run(rctx)
 	waitFor(t, published, "publish to kfake")
 	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", brokers[0], "-t", bus.TopicSCN, "-o", "beginning", "-e",
 		"-q", "-f", "%k %s\n").Output()

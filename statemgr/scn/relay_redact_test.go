@@ -1,4 +1,4 @@
-package statemgr
+package scn_test
 
 import (
 	"context"
@@ -10,15 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
 // TestRelayMasksSubscriberPassword: a password in an SCN subscription URL
 // is masked in the log line of every failed delivery.
 func TestRelayMasksSubscriberPassword(t *testing.T) {
-	s, _ := newTestStore(t)
+	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
-	comps := nodes(1, 1)
+	comps := hsmtest.Nodes(1, 1)
 	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +56,13 @@ func TestRelayMasksSubscriberPassword(t *testing.T) {
 	}), nil))
 	rctx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	relay := NewRelay(s, RelayConfig{After: now, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: time.Second, Log: log})
+	relay := statemgr.NewRelay(s, scn.RelayConfig{After: now, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: time.Second, Log: log})
 	go func() { errc <- relay.Run(rctx) }()
 	url := strings.Replace(srv.URL, "http://", "http://scn:s3cret@", 1)
-	if _, err := s.CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
+	if _, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateState(ctx, idsOf(comps), StateUpdate{State: "Ready", Force: true}); err != nil {
+	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Ready", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, done, "the SCN after two failures")

@@ -1,7 +1,8 @@
-package statemgr
+package scn
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -10,8 +11,30 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
+// API serves /Subscriptions/SCN over a Store.
+type API struct {
+	store *Store
+	log   *slog.Logger
+}
+
+// NewAPI returns the handlers of store.
+func NewAPI(store *Store, log *slog.Logger) *API { return &API{store: store, log: log} }
+
+// Routes registers /Subscriptions/SCN.
+func (a *API) Routes(mux *httpserver.Mux) {
+	s := hsm.Base + "/Subscriptions/SCN"
+	mux.HandleFunc("GET "+s, a.listSubscriptions)
+	mux.HandleFunc("POST "+s, a.postSubscription)
+	mux.HandleFunc("DELETE "+s, a.deleteSubscriptions)
+	mux.HandleFunc("GET "+s+"/{id}", a.getSubscription)
+	mux.HandleFunc("PUT "+s+"/{id}", a.putSubscription)
+	mux.HandleFunc("PATCH "+s+"/{id}", a.patchSubscription)
+	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
+	mux.HandleFunc("GET "+s+"/deadletters", a.listDeadLetters)
+}
+
 func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request) {
-	subs, err := a.store.Subscriptions(r.Context())
+	subs, err := a.store.subscriptions(r.Context())
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -20,10 +43,10 @@ func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getSubscription(w http.ResponseWriter, r *http.Request) {
-	id, err := ParseSubscriptionID(r.PathValue("id"))
+	id, err := parseSubscriptionID(r.PathValue("id"))
 	var sub hsm.Subscription
 	if err == nil {
-		sub, err = a.store.Subscription(r.Context(), id)
+		sub, err = a.store.subscription(r.Context(), id)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -46,13 +69,13 @@ func (a *API) postSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) putSubscription(w http.ResponseWriter, r *http.Request) {
-	id, err := ParseSubscriptionID(r.PathValue("id"))
+	id, err := parseSubscriptionID(r.PathValue("id"))
 	var sub hsm.Subscription
 	if err == nil {
 		err = httpserver.ReadJSON(w, r, 0, &sub)
 	}
 	if err == nil {
-		sub, err = a.store.ReplaceSubscription(r.Context(), id, sub)
+		sub, err = a.store.replaceSubscription(r.Context(), id, sub)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -62,13 +85,13 @@ func (a *API) putSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) patchSubscription(w http.ResponseWriter, r *http.Request) {
-	id, err := ParseSubscriptionID(r.PathValue("id"))
+	id, err := parseSubscriptionID(r.PathValue("id"))
 	var p hsm.SubscriptionPatch
 	if err == nil {
 		err = httpserver.ReadJSON(w, r, 0, &p)
 	}
 	if err == nil {
-		_, err = a.store.PatchSubscription(r.Context(), id, p)
+		_, err = a.store.patchSubscription(r.Context(), id, p)
 	}
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -83,7 +106,7 @@ func (a *API) deleteSubscriptions(w http.ResponseWriter, r *http.Request) {
 	var id int64
 	var err error
 	if s := r.PathValue("id"); s != "" {
-		id, err = ParseSubscriptionID(s)
+		id, err = parseSubscriptionID(s)
 	}
 	var n int64
 	if err == nil {

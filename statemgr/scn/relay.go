@@ -1,4 +1,4 @@
-package statemgr
+package scn
 
 import (
 	"context"
@@ -129,18 +129,6 @@ func (r *Relay) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// idle waits for new outbox rows; false means ctx ended.
-func idle(ctx context.Context, wake <-chan struct{}) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-wake:
-		return true
-	}
-}
-
-const busBatchRows = 256
-
 // busMaxMessages caps the messages of one Publish: a bulk update stores one
 // row naming up to 100,000 components, and 256 of those after an outage
 // would otherwise be one call of millions of messages built in memory.
@@ -156,9 +144,9 @@ func (r *Relay) runBus(ctx context.Context) error {
 	backoff := r.cfg.MinBackoff
 	for {
 		wake := r.store.Outbox.Wait()
-		rows, err := r.store.OutboxAfter(ctx, cur, busBatchRows)
+		rows, err := r.store.OutboxAfter(ctx, cur, core.OutboxBatchRows)
 		if err == nil && len(rows) == 0 {
-			if !idle(ctx, wake) {
+			if !core.Idle(ctx, wake) {
 				return nil
 			}
 			continue
@@ -266,7 +254,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 	defer wg.Wait()
 	for {
 		wake := r.store.Subs.Wait()
-		subs, err := r.store.Subscriptions(ctx)
+		subs, err := r.store.subscriptions(ctx)
 		if err != nil && ctx.Err() == nil {
 			r.cfg.Log.WarnContext(ctx, "scn_subscriptions_read_failed", "err", err)
 		}
@@ -287,7 +275,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 				wg.Go(func() { r.deliver(wctx, s) })
 			}
 		}
-		if !idle(ctx, wake) {
+		if !core.Idle(ctx, wake) {
 			return nil
 		}
 	}
