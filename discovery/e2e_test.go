@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hmsuite/hms/internal/redfishsim"
 	"slices"
 	"testing"
 	"time"
@@ -142,5 +143,26 @@ func TestRiverEndToEnd(t *testing.T) {
 	}
 	if u := s.svc.Unknowns(); len(u) != 0 {
 		t.Errorf("unknown after the move: %+v", u)
+	}
+}
+
+// TestHSMPollFallback: without lease events (another DHCP server that only
+// writes HSM), an Ethernet interface without ComponentID is placed from
+// HSM's list, and the interface then names its BMC.
+func TestHSMPollFallback(t *testing.T) {
+	x := "x3000c0s1b0"
+	mac := redfishsim.MAC(x, "bmc:eth0")
+	_, addr := simSwitch(t, mac)
+	s := newSuite(t, riverLayout(addr, false, 1), []string{x})
+	if err := s.hsm.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: mac,
+		IPAddresses: []hsm.IPAddressMapping{{IPAddress: s.bmcIP(0)}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.startService(NewSNMPWalker(SNMPConfig{}), Config{Switch: SwitchConfig{Community: "public"}})
+	if o := s.waitFor(mac); o.err != nil || o.xname != x {
+		t.Fatalf("outcome %+v (%v)", o, o.err)
+	}
+	if ei, err := s.hsm.EthernetInterface(t.Context(), ethID(mac)); err != nil || ei.ComponentID != x {
+		t.Errorf("interface %+v, %v", ei, err)
 	}
 }

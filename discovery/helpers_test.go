@@ -16,6 +16,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/internal/snmpsim"
 	"github.com/hmsuite/hms/ipxe/lease"
 	"github.com/hmsuite/hms/layout"
 	"github.com/hmsuite/hms/statemgr"
@@ -119,8 +120,9 @@ func (s *suite) startService(w Walker, cfg Config) {
 		t.Fatal(err)
 	}
 	cfg.HSM, cfg.SLS, cfg.Store, cfg.Walker, cfg.Bus = s.hsm, s.sls, s.store, w, s.bus
-	cfg.BMCs = NewBMCs(BMCConfig{DefaultUser: redfishsim.DefaultUser, DefaultPassword: redfishsim.DefaultPassword,
-		Port: s.port, Insecure: true, Timeout: 5 * time.Second})
+	if cfg.BMCs == nil {
+		cfg.BMCs = s.bmcClient(redfishsim.DefaultPassword)
+	}
 	cfg.Done = func(mac, x string, err error) { s.done <- outcome{mac, x, err} }
 	if cfg.PresenceInterval == 0 {
 		cfg.PresenceInterval = time.Hour // the tests call CheckPresence
@@ -133,6 +135,11 @@ func (s *suite) startService(w Walker, cfg Config) {
 	stop := s.stop
 	s.stop = func() { cancel(); stop() }
 	s.run(func() error { defer s.store.Close(); return s.svc.Run(ctx) })
+}
+
+// bmcClient reaches the suite's BMCs with factory password pw.
+func (s *suite) bmcClient(pw string) *BMCs {
+	return NewBMCs(BMCConfig{DefaultUser: redfishsim.DefaultUser, DefaultPassword: pw, Port: s.port, Insecure: true, Timeout: 5 * time.Second})
 }
 
 // lease publishes a commit lease event for mac at ip, as the DHCP server does.
@@ -177,6 +184,18 @@ func freePort(t *testing.T) int {
 	return n
 }
 
+// simSwitch serves, from an in-process agent (v2c "public"), a switch
+// whose port ethernet1/1/<i+1> (bridge port i+1) carries macs[i].
+func simSwitch(t *testing.T, macs ...string) (*snmpsim.Agent, string) {
+	t.Helper()
+	var sw snmpsim.Switch
+	for i, m := range macs {
+		sw.Ports = append(sw.Ports, snmpsim.Port{Bridge: i + 1, IfIndex: 1000 + i + 1, Name: fmt.Sprintf("ethernet1/1/%d", i+1)})
+		sw.FDB = append(sw.FDB, snmpsim.Entry{MAC: m, Bridge: i + 1, VLAN: 1})
+	}
+	return startSim(t, sw)
+}
+
 // riverLayout is an SLS layout: cabinet x3000 with switch x3000c0w14 at
 // switchAddr (v3 user testV3, or v2c when v3 is false), and for each port
 // ethernet1/1/<i+1> a connector cabling BMC x3000c0s<i+1>b0, whose node
@@ -196,8 +215,10 @@ func riverLayout(switchAddr string, v3 bool, bmcs int) map[string]any {
 		bmc := fmt.Sprintf("x3000c0s%db0", i+1)
 		hw[j] = map[string]any{"Xname": j, "Class": "River", "ExtraProperties": map[string]any{
 			"VendorName": fmt.Sprintf("ethernet1/1/%d", i+1), "NodeNics": []string{bmc}}}
+		hw[bmc] = map[string]any{"Xname": bmc, "Class": "River"}
 		hw[bmc+"n0"] = map[string]any{"Xname": bmc + "n0", "Class": "River", "ExtraProperties": map[string]any{
 			"NID": i + 1, "Role": "Compute"}}
 	}
 	return hw
 }
+

@@ -1,0 +1,86 @@
+package discovery
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// newRiver starts a suite with n simulated BMCs x3000c0s<i+1>b0 cabled to
+// an in-process switch, runs the service (cfg), leases every BMC and waits
+// until HSM has walked them all.
+func newRiver(t *testing.T, n int, cfg Config) *suite {
+	t.Helper()
+	xnames, macs := make([]string, n), make([]string, n)
+	for i := range n {
+		xnames[i] = fmt.Sprintf("x3000c0s%db0", i+1)
+		macs[i] = redfishsim.MAC(xnames[i], "bmc:eth0")
+	}
+	_, addr := simSwitch(t, macs...)
+	s := newSuite(t, riverLayout(addr, false, n), xnames)
+	cfg.Switch.Community = "public"
+	s.startService(NewSNMPWalker(SNMPConfig{}), cfg)
+	for i := range n {
+		s.lease(macs[i], s.bmcIP(i))
+	}
+	for range n {
+		if o := s.next(); o.err != nil {
+			t.Fatalf("registration: %+v (%v)", o, o.err)
+		}
+	}
+	for _, x := range xnames {
+		s.walked(x)
+	}
+	return s
+}
+
+// TestRemoval: a registered BMC that stops answering and is gone from SLS
+// is retired (RedfishEndpoint disabled, it and its node Empty in HSM, SCNs
+// sent); one still in SLS is only flagged Alert, and back to OK when it
+// answers again.
+func TestRemoval(t *testing.T) {
+	s := newRiver(t, 2, Config{})
+	scns := s.scns()
+	ctx := t.Context()
+	down := redfishsim.Faults{ErrorPaths: []string{"/redfish/v1"}}
+	for _, m := range s.bmcs {
+		if err := m.BMC.SetFaults(down); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.sls.DeleteHardware(ctx, "x3000c0s1b0"); err != nil {
+		t.Fatal(err)
+	}
+	s.svc.CheckPresence(ctx)
+
+	s.waitSCN(scns, "x3000c0s1b0n0", hsm.StateEmpty)
+	for _, id := range []string{"x3000c0s1b0", "x3000c0s1b0n0"} {
+		if c, err := s.hsm.Component(ctx, id); err != nil || c.State != hsm.StateEmpty {
+			t.Errorf("%s after removal: %+v, %v; want Empty", id, c, err)
+		}
+	}
+	if ep, err := s.hsm.RedfishEndpoint(ctx, "x3000c0s1b0"); err != nil || ep.Enabled == nil || *ep.Enabled {
+		t.Errorf("endpoint after removal: %+v, %v; want disabled", ep, err)
+	}
+	if c, err := s.hsm.Component(ctx, "x3000c0s2b0"); err != nil || c.Flag != "Alert" || c.State == hsm.StateEmpty {
+		t.Errorf("BMC still in SLS: %+v, %v; want Alert, not Empty", c, err)
+	}
+	for x, want := range map[string]string{"x3000c0s1b0": StateRemoved, "x3000c0s2b0": StateMissing} {
+		if e, err := s.store.Get(ctx, x); err != nil || e.State != want {
+			t.Errorf("%s stored as %q, %v; want %q", x, e.State, err, want)
+		}
+	}
+
+	if err := s.bmcs[1].BMC.SetFaults(redfishsim.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	s.svc.CheckPresence(ctx)
+	if c, err := s.hsm.Component(ctx, "x3000c0s2b0"); err != nil || c.Flag != "OK" {
+		t.Errorf("BMC back: %+v, %v; want Flag OK", c, err)
+	}
+	if e, _ := s.store.Get(ctx, "x3000c0s2b0"); e.State != StateRegistered {
+		t.Errorf("BMC back stored as %q", e.State)
+	}
+}
