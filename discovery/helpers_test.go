@@ -221,4 +221,3 @@ func riverLayout(switchAddr string, v3 bool, bmcs int) map[string]any {
 	}
 	return hw
 }
-
