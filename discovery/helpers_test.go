@@ -101,7 +101,8 @@ func (s *suite) startBMCs(ctx context.Context, xnames []string) {
 	}
 	f, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: len(xnames), ByAddress: true,
 		Listen: fmt.Sprintf("127.77.%d.1:%d", s.port%200+1, s.port), Xname: func(i int) string { return xnames[i] },
-		Tree: redfishsim.Template(1), TLS: tlsConf, Log: slog.New(slog.DiscardHandler)})
+		Tree: redfishsim.Template(1), TLS: tlsConf, Log: slog.New(slog.DiscardHandler),
+		PasswordChangeRequired: true}) // as factory BMCs are
 	if err != nil {
 		t.Fatal(err)
 	}

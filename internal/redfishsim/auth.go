@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // sessionsPath is the SessionService collection logins are created in.
@@ -38,6 +39,58 @@ func (b *BMC) checkPassword(user, pass string) *account {
 		}
 	}
 	return nil
+}
+
+// changeRequired reports whether r is refused because its account still
+// has its factory password (Config.PasswordChangeRequired): only reading
+// AccountService, changing that account and logging out are allowed.
+func (b *BMC) changeRequired(r *http.Request) bool {
+	if public(r) {
+		return false
+	}
+	acc := b.accountOf(r)
+	if acc == nil {
+		return false
+	}
+	b.mu.Lock()
+	must, own := acc.mustChange, acc.path
+	b.mu.Unlock()
+	if !must {
+		return false
+	}
+	p := r.URL.Path
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return p != Root+"/AccountService" && !strings.HasPrefix(p, accountsPath)
+	case http.MethodPatch:
+		return p != own
+	case http.MethodDelete:
+		return !strings.HasPrefix(p, sessionsPath+"/")
+	}
+	return true
+}
+
+// accountOf returns the account r authenticates as, or nil.
+func (b *BMC) accountOf(r *http.Request) *account {
+	if tok := r.Header.Get("X-Auth-Token"); tok != "" {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		s, ok := b.sessions[tok]
+		if !ok {
+			return nil
+		}
+		for _, a := range b.accounts {
+			if a.user == s.user {
+				return a
+			}
+		}
+		return nil
+	}
+	user, pass, ok := r.BasicAuth()
+	if !ok {
+		return nil
+	}
+	return b.checkPassword(user, pass)
 }
 
 // login creates a session: 201 with X-Auth-Token and Location.
@@ -170,9 +223,18 @@ func (b *BMC) patchAccount(w http.ResponseWriter, r *http.Request) {
 			return nil, fmt.Errorf("the value for UserName must be a non-empty string: %w", errInvalidValue)
 		}
 		delete(patch, "Password")
+		if hasPW && acc.mustChange {
+			patch["PasswordChangeRequired"] = false
+		}
 		return func() {
 			if hasPW {
-				acc.password = newPW
+				acc.password, acc.mustChange = newPW, false
+				// As on real BMCs, a new password ends the account's sessions.
+				for tok, s := range b.sessions {
+					if s.user == acc.user {
+						delete(b.sessions, tok)
+					}
+				}
 			}
 			if hasName {
 				acc.user = newName

@@ -143,3 +143,45 @@ func TestSessionLimit(t *testing.T) {
 		t.Errorf("Stats().Requests = %d, want 6 (3 logins, a logout, a login, a GET)", got)
 	}
 }
+
+// TestPasswordChangeRequired: a factory account must change its password
+// before anything else; the change ends its sessions and clears the flag.
+func TestPasswordChangeRequired(t *testing.T) {
+	b, srv := startBMC(t, Config{Xname: "x3000c0s1b0", Tree: Generate("x3000c0s1b0", 1), User: testUser, Password: testPass,
+		PasswordChangeRequired: true})
+	acct := "/redfish/v1/AccountService/Accounts/1"
+	resp, _ := do(t, srv, req{method: "POST", path: sessionsPath, body: `{"UserName":"admin","Password":"s3cret"}`})
+	tok := resp.Header.Get("X-Auth-Token")
+	if resp.StatusCode != 201 || tok == "" {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	steps := []struct {
+		name string
+		rq   req
+		want int
+	}{
+		{name: "service root is public", rq: req{method: "GET", path: "/redfish/v1"}, want: 200},
+		{name: "systems refused", rq: req{method: "GET", path: "/redfish/v1/Systems", token: tok}, want: 403},
+		{name: "account readable", rq: req{method: "GET", path: acct, token: tok}, want: 200},
+		{name: "other PATCH refused", rq: req{method: "PATCH", path: "/redfish/v1/Managers/BMC/NetworkProtocol", body: `{"NTP":{}}`, user: testUser, pass: testPass}, want: 403},
+		{name: "change", rq: req{method: "PATCH", path: acct, body: `{"Password":"n3w"}`, token: tok}, want: 200},
+		{name: "session ended by the change", rq: req{method: "GET", path: acct, token: tok}, want: 401},
+		{name: "new password works everywhere", rq: req{method: "GET", path: "/redfish/v1/Systems", user: testUser, pass: "n3w"}, want: 200},
+	}
+	for _, st := range steps {
+		resp, body := do(t, srv, st.rq)
+		if resp.StatusCode != st.want {
+			t.Fatalf("%s: status = %d, want %d; body %s", st.name, resp.StatusCode, st.want, body)
+		}
+		if st.want == 403 && errorCode(body) != "Base.1.8.PasswordChangeRequired" {
+			t.Errorf("%s: error code %q", st.name, errorCode(body))
+		}
+	}
+	_, body := do(t, srv, req{method: "GET", path: acct, user: testUser, pass: "n3w"})
+	if got := jsonMap(t, body)["PasswordChangeRequired"]; got != false {
+		t.Errorf("PasswordChangeRequired after the change = %v", got)
+	}
+	if b.Stats().Sessions != 0 {
+		t.Errorf("%d sessions left", b.Stats().Sessions)
+	}
+}

@@ -35,6 +35,8 @@ type FleetConfig struct {
 	TLS *tls.Config
 	// Faults are injected in every BMC from the start.
 	Faults Faults
+	// PasswordChangeRequired is Config.PasswordChangeRequired for every BMC.
+	PasswordChangeRequired bool
 	// Log receives server errors.
 	Log *slog.Logger
 }
@@ -83,7 +85,7 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 	f := &Fleet{tls: cfg.TLS, members: make([]Member, 0, cfg.Count)}
 	for i, addr := range addrs {
 		b, err := New(Config{Xname: cfg.Xname(i), Tree: cfg.Tree, User: cfg.User, Password: cfg.Password,
-			Faults: cfg.Faults, Seed: uint64(i), Log: cfg.Log})
+			Faults: cfg.Faults, Seed: uint64(i), Log: cfg.Log, PasswordChangeRequired: cfg.PasswordChangeRequired})
 		if err != nil {
 			f.Close()
 			return nil, err

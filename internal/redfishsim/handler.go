@@ -45,6 +45,10 @@ func (b *BMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "InsufficientPrivilege", "There are insufficient privileges for the account or credentials associated with the current session to perform the requested operation.")
 		return
 	}
+	if b.changeRequired(r) {
+		writeError(w, http.StatusForbidden, "PasswordChangeRequired", "The password provided for this account must be changed before access is granted.  PATCH the Password property for this account located at the target URI to complete this process.")
+		return
+	}
 	if b.postAuthFaults(w, r, f) {
 		return
 	}

@@ -50,6 +50,12 @@ type Config struct {
 	// refused with 503 SessionLimitExceeded, which exposes clients that never
 	// log out. Zero means DefaultMaxSessions.
 	MaxSessions int
+	// PasswordChangeRequired makes the login account behave as a factory
+	// account does on real BMCs: the account shows PasswordChangeRequired
+	// true and, until its password is changed, every request but reading
+	// AccountService, changing the account's password and logging out is
+	// refused with 403 PasswordChangeRequired.
+	PasswordChangeRequired bool
 	// Seed seeds the choice of which requests fail under Faults.ErrorRate.
 	Seed uint64
 	// Log receives server errors (TLS handshakes, ...). Nil discards them.
@@ -79,6 +85,7 @@ type BMC struct {
 // account is a login: the Redfish account Id and its credentials.
 type account struct {
 	id, path, user, password string
+	mustChange               bool
 }
 
 // session is a live login session.
@@ -113,7 +120,7 @@ func New(cfg Config) (*BMC, error) {
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 	}
 	b.faults.Store(&cfg.Faults)
-	if err := b.initAccounts(cfg.User, cfg.Password); err != nil {
+	if err := b.initAccounts(cfg.User, cfg.Password, cfg.PasswordChangeRequired); err != nil {
 		return nil, err
 	}
 	b.handler = b.routes()
@@ -159,7 +166,7 @@ const accountsPath = Root + "/AccountService/Accounts"
 
 // initAccounts reads the accounts of the tree and gives the configured user
 // its password, renaming the first account if no account has that name.
-func (b *BMC) initAccounts(user, password string) error {
+func (b *BMC) initAccounts(user, password string, mustChange bool) error {
 	var first *account
 	for _, p := range b.tree.children(accountsPath) {
 		body, _, _ := b.lookupLocked(p)
@@ -177,16 +184,19 @@ func (b *BMC) initAccounts(user, password string) error {
 		}
 	}
 	if first == nil { // a tree without accounts still needs a login
-		b.accounts[""] = &account{user: user, password: password}
+		b.accounts[""] = &account{user: user, password: password, mustChange: mustChange}
 		return nil
 	}
-	first.password = password
-	if first.user != user {
-		first.user = user
-		return b.modifyLocked(first.path, func(m map[string]any) error {
-			m["UserName"] = user
-			return nil
-		})
+	first.password, first.mustChange = password, mustChange
+	if first.user == user && !mustChange {
+		return nil
 	}
-	return nil
+	first.user = user
+	return b.modifyLocked(first.path, func(m map[string]any) error {
+		m["UserName"] = user
+		if mustChange {
+			m["PasswordChangeRequired"] = true
+		}
+		return nil
+	})
 }
