@@ -26,7 +26,7 @@ import (
 // suite is one test's world: a real SLS and HSM on loopback, simulated
 // BMCs, an in-process bus, and the discovery Service under test.
 type suite struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	sls   *layout.Client
 	hsm   *client.Client
@@ -48,7 +48,7 @@ type outcome struct {
 
 // newSuite starts SLS (loaded with hw) and HSM, and n simulated BMCs named
 // by xnames, on 127.77.<k>.x addresses sharing one port.
-func newSuite(t *testing.T, hw map[string]any, xnames []string) *suite {
+func newSuite(t testing.TB, hw map[string]any, xnames []string) *suite {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &suite{t: t, dir: t.TempDir(), bus: bus.NewMemory(), done: make(chan outcome, 1024), stop: cancel}
@@ -173,7 +173,7 @@ func (s *suite) bmcIP(i int) string {
 // bmcMAC is the MAC simulated BMC i's manager reports (and DHCP leases to).
 func (s *suite) bmcMAC(i int) string { return redfishsim.MAC(s.bmcs[i].BMC.Xname(), "bmc:eth0") }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -187,7 +187,7 @@ func freePort(t *testing.T) int {
 
 // simSwitch serves, from an in-process agent (v2c "public"), a switch
 // whose port ethernet1/1/<i+1> (bridge port i+1) carries macs[i].
-func simSwitch(t *testing.T, macs ...string) (*snmpsim.Agent, string) {
+func simSwitch(t testing.TB, macs ...string) (*snmpsim.Agent, string) {
 	t.Helper()
 	var sw snmpsim.Switch
 	for i, m := range macs {

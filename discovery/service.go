@@ -126,6 +126,7 @@ type Service struct {
 	wake     chan struct{}
 	mountain map[string]job // expected Mountain endpoints by MAC
 	logged   map[string]string
+	started  chan struct{} // closed once SLS was first read
 }
 
 // New returns a Service; Run it.
@@ -133,7 +134,7 @@ func New(cfg Config) *Service {
 	cfg.setDefaults()
 	s := &Service{cfg: cfg, log: cfg.Log, jobs: map[string]job{}, running: map[string]bool{},
 		again: map[string]bool{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
-		mountain: map[string]job{}, logged: map[string]string{}}
+		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{})}
 	s.m = newMetrics(cfg.Registerer, s)
 	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
@@ -146,6 +147,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// Switches and chassis are read before the first lease is taken, so
 	// early leases do not fail for want of a switch list.
 	s.refreshSLS(ctx)
+	close(s.started)
 	g, ctx := errgroup.WithContext(ctx)
 	for range s.cfg.Workers {
 		g.Go(func() error { s.work(ctx); return nil })
@@ -162,6 +164,10 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	return g.Wait()
 }
+
+// Started is closed once Run has read SLS the first time (switches, and
+// the Mountain endpoints pre-registered in HSM), successfully or not.
+func (s *Service) Started() <-chan struct{} { return s.started }
 
 // every runs fn (now too if now) and then every d, jittered by ±10 %,
 // until ctx ends.

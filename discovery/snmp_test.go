@@ -76,7 +76,7 @@ func TestSNMPWalkSnmpd(t *testing.T) {
 }
 
 // startSim serves sw from an in-process agent on a loopback port.
-func startSim(t *testing.T, sw snmpsim.Switch) (*snmpsim.Agent, string) {
+func startSim(t testing.TB, sw snmpsim.Switch) (*snmpsim.Agent, string) {
 	t.Helper()
 	a := snmpsim.New("public")
 	if err := a.Set(sw); err != nil {

@@ -233,7 +233,11 @@ func redsComponent(s *suite) component {
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, _ = l.logger(*fl.Level)
 			cfg.Bus = s.bus
-			return discovery.StartDaemon(ctx, cfg)
+			d, err := discovery.StartDaemon(ctx, cfg)
+			if err == nil {
+				s.ready = append(s.ready, d.Service().Started())
+			}
+			return d, err
 		}}
 }
 

@@ -1,0 +1,114 @@
+package discovery
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMountainEndpoints: the expected BMCs of a chassis and their MACs, as
+// hms-meds derives them.
+func TestMountainEndpoints(t *testing.T) {
+	eps := MountainEndpoints("", 1000, 3)
+	if len(eps) != 1+mtnSlots*mtnNodeCards+mtnRouterSlots {
+		t.Fatalf("%d endpoints", len(eps))
+	}
+	byX := map[string]string{}
+	for _, e := range eps {
+		byX[e.Xname] = e.MAC
+	}
+	want := map[string]string{
+		"x1000c3b0":   "02:03:e8:03:00:00",
+		"x1000c3s0b0": "02:03:e8:03:30:00",
+		"x1000c3s7b1": "02:03:e8:03:37:10",
+		"x1000c3r0b0": "02:03:e8:03:60:00",
+		"x1000c3r7b0": "02:03:e8:03:67:00",
+	}
+	for x, mac := range want {
+		if byX[x] != mac {
+			t.Errorf("%s: MAC %q, want %q", x, byX[x], mac)
+		}
+	}
+	if got := MountainEndpoints("0e", 9000, 0)[0].MAC; got != "0e:23:28:00:00:00" {
+		t.Errorf("prefix 0e, cabinet 9000: %s", got)
+	}
+}
+
+// TestMountain: MEDS pre-registers every expected BMC of a Mountain chassis
+// in SLS as an HSM Ethernet interface, and the ones that get an address
+// get their own password and NTP/syslog settings and are registered.
+func TestMountain(t *testing.T) {
+	present := []string{"x1000c0b0", "x1000c0s0b0"}
+	hw := map[string]any{
+		"x1000": map[string]any{"Xname": "x1000", "Class": "Mountain",
+			"ExtraProperties": map[string]any{"Networks": map[string]any{"cn": map[string]any{"HMN": map[string]any{"MACPrefix": "02"}}}}},
+		"x1000c0":       map[string]any{"Xname": "x1000c0", "Class": "Mountain"},
+		"x1000c0s0b0n0": map[string]any{"Xname": "x1000c0s0b0n0", "Class": "Mountain", "ExtraProperties": map[string]any{"NID": 1000, "Role": "Compute"}},
+	}
+	s := newSuite(t, hw, present)
+	s.startService(nil, Config{River: false, Mountain: true, NTP: []string{"10.1.0.1"}, Syslog: "10.1.0.2:514"})
+	ctx := t.Context()
+	<-s.svc.Started()
+	eis, err := s.hsm.EthernetInterfaces(ctx, nil)
+	if err != nil || len(eis) != 25 {
+		t.Fatalf("%d HSM interfaces (%v), want 25", len(eis), err)
+	}
+	macs := map[string]string{}
+	for _, e := range MountainEndpoints("02", 1000, 0) {
+		macs[e.Xname] = e.MAC
+	}
+	for _, ei := range eis {
+		if macs[ei.ComponentID] != ei.MACAddress {
+			t.Errorf("interface %s names %s", ei.MACAddress, ei.ComponentID)
+		}
+	}
+	for i, x := range present {
+		s.lease(macs[x], s.bmcIP(i))
+	}
+	for range present {
+		if o := s.next(); o.err != nil {
+			t.Fatalf("outcome %+v (%v)", o, o.err)
+		}
+	}
+	for i, x := range present {
+		e, err := s.store.Get(ctx, x)
+		if err != nil || e.Kind != KindMountain || e.State != StateRegistered {
+			t.Fatalf("%s stored %+v, %v", x, e, err)
+		}
+		if _, err := s.hsm.RedfishEndpoint(ctx, x); err != nil {
+			t.Errorf("%s not registered: %v", x, err)
+		}
+		np := s.getRedfish(i, "/redfish/v1/Managers/BMC/NetworkProtocol", e.Password)
+		var got struct {
+			NTP struct{ NTPServers []string }
+			Oem struct{ Syslog struct{ Target string } }
+		}
+		if err := json.Unmarshal(np, &got); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"10.1.0.1"}, got.NTP.NTPServers); diff != "" || got.Oem.Syslog.Target != "10.1.0.2:514" {
+			t.Errorf("%s NetworkProtocol: %s", x, np)
+		}
+	}
+	s.walked("x1000c0s0b0")
+}
+
+// getRedfish reads path from simulated BMC i as root with password.
+func (s *suite) getRedfish(i int, path, password string) []byte {
+	s.t.Helper()
+	req, _ := http.NewRequestWithContext(s.t.Context(), "GET", s.bmcs[i].URL+path, nil)
+	req.SetBasicAuth("root", password)
+	resp, err := s.svc.cfg.BMCs.hc.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return b
+}
