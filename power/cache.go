@@ -13,14 +13,18 @@ type entry struct {
 	power, mgmt string
 	err         string
 	supported   []string
-	updated     time.Time
+	updated     string // RFC 3339 with nanoseconds, formatted once
 }
+
+// stamp is how lastUpdated is written (Go's time.Time JSON form, as PCS).
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // statusCache is the power-status cache /power-status answers from: filled
 // by sampling every component, and by every read a task makes.
 type statusCache struct {
-	mu sync.RWMutex
-	m  map[string]*entry
+	mu     sync.RWMutex
+	m      map[string]*entry
+	sorted []string // keys of m in order; nil when a key was added since
 }
 
 func newStatusCache() *statusCache { return &statusCache{m: map[string]*entry{}} }
@@ -34,8 +38,9 @@ func (c *statusCache) observe(x, power string, supported []string) {
 	if e == nil {
 		e = &entry{}
 		c.m[x] = e
+		c.sorted = nil
 	}
-	e.power, e.mgmt, e.err, e.updated = power, MgmtAvailable, "", time.Now().UTC()
+	e.power, e.mgmt, e.err, e.updated = power, MgmtAvailable, "", stamp(time.Now())
 	if supported != nil {
 		e.supported = supported
 	}
@@ -49,8 +54,9 @@ func (c *statusCache) fail(x, msg string) {
 	if e == nil {
 		e = &entry{supported: []string{}}
 		c.m[x] = e
+		c.sorted = nil
 	}
-	e.power, e.mgmt, e.err, e.updated = PowerUndefined, MgmtUnavailable, msg, time.Now().UTC()
+	e.power, e.mgmt, e.err, e.updated = PowerUndefined, MgmtUnavailable, msg, stamp(time.Now())
 }
 
 func (c *statusCache) get(x string) (entry, bool) {
@@ -63,15 +69,31 @@ func (c *statusCache) get(x string) (entry, bool) {
 	return *e, true
 }
 
+func (c *statusCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)
+}
+
 // each calls fn for every entry in xname order, under the read lock.
 func (c *statusCache) each(fn func(x string, e *entry)) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	keys := make([]string, 0, len(c.m))
-	for k := range c.m {
-		keys = append(keys, k)
+	keys := c.sorted
+	c.mu.RUnlock()
+	if keys == nil {
+		c.mu.Lock()
+		if c.sorted == nil {
+			c.sorted = make([]string, 0, len(c.m))
+			for k := range c.m {
+				c.sorted = append(c.sorted, k)
+			}
+			sort.Strings(c.sorted)
+		}
+		keys = c.sorted
+		c.mu.Unlock()
 	}
-	sort.Strings(keys)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	for _, k := range keys {
 		fn(k, c.m[k])
 	}

@@ -107,8 +107,11 @@ func NewBMCClient(creds Credentials, global, perBMC int, timeout time.Duration) 
 		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // BMCs are self-signed, as HSM's default
 		MaxIdleConnsPerHost: perBMC,
 		MaxConnsPerHost:     perBMC,
-		MaxIdleConns:        global,
-		IdleConnTimeout:     90 * time.Second,
+		// No overall idle cap: at 10,000 BMCs a cap below their number
+		// closes and reopens a connection for nearly every request. A
+		// task's requests are sequential, so it is about one per BMC.
+		MaxIdleConns:    0,
+		IdleConnTimeout: 90 * time.Second,
 	}
 	return &BMCClient{hc: &http.Client{Transport: tr, CheckRedirect: noRedirect}, creds: creds,
 		global: make(chan struct{}, global), perBMC: perBMC, timeout: timeout, hosts: map[string]chan struct{}{}}

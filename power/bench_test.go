@@ -1,0 +1,204 @@
+package power
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// The benchmark of issue 14: `on` for 10,000 simulated nodes behind 4
+// fleets of 2,500 BMCs (each fleet its own process, as the file-descriptor
+// limit of one process does not hold 10,000 listeners and both ends of
+// their connections), every BMC answering after 1 s; then power-status of
+// the 10,000 from the cache.
+//
+//	go test ./power -run '^$' -bench BenchmarkOn10k -benchtime 1x
+//
+// HMS_PCS_BENCH_NODES and HMS_PCS_BENCH_LATENCY change the size and the
+// latency (a smaller run: HMS_PCS_BENCH_NODES=400).
+
+const benchFleets = 4
+
+// TestBenchFleet is not a test: it is the child process of BenchmarkOn10k
+// serving one fleet (HMS_PCS_BENCH_FLEET=<first>,<count>,<latency>). It
+// prints "<xname> <addr>" per BMC, then "ready", and serves until stdin
+// closes.
+func TestBenchFleet(t *testing.T) {
+	spec := os.Getenv("HMS_PCS_BENCH_FLEET")
+	if spec == "" {
+		t.Skip("child process of BenchmarkOn10k")
+	}
+	parts := strings.Split(spec, ",")
+	first, _ := strconv.Atoi(parts[0])
+	count, _ := strconv.Atoi(parts[1])
+	latency, _ := time.ParseDuration(parts[2])
+	_ = httpserver.RaiseFileLimit(slog.New(slog.DiscardHandler))
+	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: count, Listen: "127.0.0.1:0", Tree: redfishsim.Template(1),
+		User: "root", Password: simPassword, Faults: redfishsim.Faults{Latency: latency},
+		Xname: func(i int) string { return redfishsim.DefaultXname(first + i) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); cancel() }()
+	w := bufio.NewWriter(os.Stdout)
+	for _, m := range fleet.Members() {
+		fmt.Fprintf(w, "%s %s\n", m.BMC.Xname(), m.Addr)
+	}
+	fmt.Fprintln(w, "ready")
+	w.Flush()
+	_ = fleet.Run(ctx)
+	os.Exit(0)
+}
+
+// startFleets starts the child processes and returns BMC xname -> address.
+func startFleets(b *testing.B, nodes int, latency time.Duration) map[string]string {
+	addrs := map[string]string{}
+	per := nodes / benchFleets
+	for k := range benchFleets {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchFleet$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("HMS_PCS_BENCH_FLEET=%d,%d,%s", k*per, per, latency))
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() && sc.Text() != "ready" {
+			x, addr, _ := strings.Cut(sc.Text(), " ")
+			addrs[x] = addr
+		}
+		go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	}
+	if len(addrs) != per*benchFleets {
+		b.Fatalf("fleets started %d BMCs, want %d", len(addrs), per*benchFleets)
+	}
+	return addrs
+}
+
+func benchEnvInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func BenchmarkOn10k(b *testing.B) {
+	nodes := benchEnvInt("HMS_PCS_BENCH_NODES", 10000)
+	latency := time.Second
+	if v, err := time.ParseDuration(os.Getenv("HMS_PCS_BENCH_LATENCY")); err == nil {
+		latency = v
+	}
+	_ = httpserver.RaiseFileLimit(slog.New(slog.DiscardHandler))
+	ctx := b.Context()
+	addrs := startFleets(b, nodes, latency)
+	dir := b.TempDir()
+	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
+		CredKeyFile: filepath.Join(dir, "cred.key")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hctx, hcancel := context.WithCancel(ctx)
+	hdone := make(chan error, 1)
+	go func() { hdone <- hd.Run(hctx) }()
+	b.Cleanup(func() { hcancel(); <-hdone })
+	hc := client.New(hd.URL(), nil, "bench")
+	var eps []hsm.RedfishEndpoint
+	var comps []hsm.Component
+	var ids []string
+	for x, addr := range addrs {
+		eps = append(eps, hsm.RedfishEndpoint{ID: x, FQDN: addr})
+		comps = append(comps, hsm.Component{ID: x + "n0", Type: "Node", State: "On"})
+		ids = append(ids, x+"n0")
+	}
+	slices.Sort(ids)
+	if err := hc.CreateRedfishEndpoints(ctx, eps...); err != nil {
+		b.Fatal(err)
+	}
+	if err := hc.PostComponents(ctx, comps, false); err != nil {
+		b.Fatal(err)
+	}
+	pd, err := StartDaemon(ctx, DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "pcs.db"), HSMURL: hd.URL(),
+		Credentials: StaticCredentials{"default": {Username: "root", Password: simPassword}},
+		Service:     Config{Scheme: "http", Poll: time.Second, SampleInterval: time.Hour}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pctx, pcancel := context.WithCancel(ctx)
+	pdone := make(chan error, 1)
+	go func() { pdone <- pd.Run(pctx) }()
+	b.Cleanup(func() { pcancel(); <-pdone })
+	svc := pd.Service()
+	run := func(op Operation) (time.Duration, TaskCounts) {
+		start := time.Now()
+		tr, err := svc.Create(ctx, op, 5, locs(ids...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := svc.Wait(ctx, tr.ID); err != nil {
+			b.Fatal(err)
+		}
+		_, counts, _ := svc.Get(tr.ID)
+		return time.Since(start), counts
+	}
+	// Off first (untimed by the target; it also finds each BMC's system).
+	offTook, offCounts := run(OpForceOff)
+	b.ResetTimer()
+	onTook, onCounts := run(OpOn)
+	b.StopTimer()
+	if onCounts.Succeeded != nodes || offCounts.Succeeded != nodes {
+		b.Fatalf("force-off %+v, on %+v; want %d succeeded", offCounts, onCounts, nodes)
+	}
+	b.ReportMetric(offTook.Seconds(), "s-force-off")
+	b.ReportMetric(onTook.Seconds(), "s-on")
+	b.ReportMetric(onTook.Seconds()/30, "on/target")
+	b.ReportMetric(statusP99(b, pd.URL(), nodes).Seconds()*1000, "ms-p99-status")
+}
+
+// statusP99 is the p99 latency of GET /power-status (every node) over 100
+// sequential requests, until the last byte of the answer is read (the
+// answer is decoded once, outside the timing, to check it).
+func statusP99(b *testing.B, url string, nodes int) time.Duration {
+	var took []time.Duration
+	for i := range 100 {
+		start := time.Now()
+		resp, err := http.Get(url + "/power-status")
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		took = append(took, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			var body struct{ Status []statusJSON }
+			if err := json.Unmarshal(raw, &body); err != nil || len(body.Status) != nodes {
+				b.Fatalf("power-status: %d entries, %v", len(body.Status), err)
+			}
+		}
+	}
+	slices.Sort(took)
+	return took[98]
+}
