@@ -215,6 +215,9 @@ func (s *Service) Expire(ctx context.Context) error {
 			drop = append(drop, t.ID)
 		}
 	}
+	if err := s.expireCaps(ctx, now); err != nil {
+		return err
+	}
 	if len(drop) == 0 {
 		return nil
 	}

@@ -26,6 +26,8 @@ func (a *API) capmcRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("POST "+CAPMCBase+"/xname_off", a.capmcPower(OpOff, OpForceOff))
 	mux.HandleFunc("POST "+CAPMCBase+"/xname_reinit", a.capmcPower(OpSoftRestart, OpHardRestart))
 	mux.HandleFunc("POST "+CAPMCBase+"/get_xname_status", a.capmcStatus)
+	mux.HandleFunc("POST "+CAPMCBase+"/get_power_cap", a.capmcGetPowerCap)
+	mux.HandleFunc("POST "+CAPMCBase+"/set_power_cap", a.capmcSetPowerCap)
 	mux.HandleFunc("GET "+CAPMCBase+"/health", a.health)
 	mux.HandleFunc("GET "+CAPMCBase+"/liveness", httpserver.NoContent)
 	mux.HandleFunc("GET "+CAPMCBase+"/readiness", httpserver.Readiness(a.ready...))

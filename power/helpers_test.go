@@ -36,7 +36,7 @@ const simPassword = "pw"
 func newEnv(t *testing.T, n int, faults map[int]redfishsim.Faults) *env {
 	t.Helper()
 	ctx := t.Context()
-	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: n, Listen: "127.0.0.1:0", Tree: redfishsim.Template(1),
+	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: n, Listen: "127.0.0.1:0", Tree: redfishsim.TemplatePower(1),
 		User: "root", Password: simPassword})
 	if err != nil {
 		t.Fatal(err)

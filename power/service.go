@@ -65,14 +65,16 @@ const DefaultDeadline = 5
 
 // Service runs transitions and keeps the power-status cache.
 type Service struct {
-	store   *Store
-	hsm     HSM
-	bmc     *BMCClient
-	targets *targets
-	cache   *statusCache
-	cfg     Config
-	log     *slog.Logger
-	queue   chan *run
+	store    *Store
+	hsm      HSM
+	bmc      *BMCClient
+	targets  *targets
+	cache    *statusCache
+	cfg      Config
+	log      *slog.Logger
+	queue    chan *run
+	caps     capStore
+	capQueue chan *CapTask
 
 	mu   sync.Mutex
 	runs map[string]*run
@@ -82,7 +84,8 @@ type Service struct {
 func New(ctx context.Context, store *Store, h HSM, bmc *BMCClient, cfg Config) (*Service, error) {
 	cfg.defaults()
 	s := &Service{store: store, hsm: h, bmc: bmc, targets: newTargets(h, bmc, cfg.Scheme), cfg: cfg, log: cfg.Log,
-		queue: make(chan *run, 4096), runs: map[string]*run{}}
+		queue: make(chan *run, 4096), runs: map[string]*run{},
+		caps: capStore{tasks: map[string]*CapTask{}}, capQueue: make(chan *CapTask, 1024)}
 	s.cache = newStatusCache()
 	trs, err := store.Load(ctx)
 	if err != nil {
@@ -90,6 +93,9 @@ func New(ctx context.Context, store *Store, h HSM, bmc *BMCClient, cfg Config) (
 	}
 	for _, tr := range trs {
 		s.runs[tr.ID] = newRun(tr)
+	}
+	if err := s.loadCaps(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -284,6 +290,8 @@ func (s *Service) Run(ctx context.Context) error {
 				return nil
 			case r := <-s.queue:
 				g.Go(func() error { s.runTransition(ctx, r); return nil })
+			case t := <-s.capQueue:
+				g.Go(func() error { s.runCap(ctx, t); return nil })
 			}
 		}
 	})

@@ -49,11 +49,12 @@ type targets struct {
 	bmcBase map[string]string              // BMC xname -> base URL, from RedfishEndpoints
 	systems map[string][]string            // BMC xname -> Systems members (fallback)
 	refused map[string]map[string]struct{} // BMC xname -> reset types it refused
+	power   map[string]string              // resource@base -> its chassis Power URI
 }
 
 func newTargets(h HSM, bmc *BMCClient, scheme string) *targets {
 	return &targets{hsm: h, bmc: bmc, scheme: scheme, byXname: map[string]Target{}, bmcBase: map[string]string{},
-		systems: map[string][]string{}, refused: map[string]map[string]struct{}{}}
+		systems: map[string][]string{}, refused: map[string]map[string]struct{}{}, power: map[string]string{}}
 }
 
 // refresh re-reads HSM's ComponentEndpoints and RedfishEndpoints.

@@ -179,12 +179,16 @@ func (g gen) manager(systems int) {
 
 func (g gen) chassis(systems int) {
 	g.collection("/Chassis", "#ChassisCollection.ChassisCollection", "Chassis Collection", links("/Chassis/Enclosure"))
-	g.put("/Chassis/Enclosure", "#Chassis.v1_9_0.Chassis", obj{
+	g.put("/Chassis/Enclosure", "#Chassis.v1_9_0.Chassis", g.enclosure(systems))
+}
+
+func (g gen) enclosure(systems int) obj {
+	return obj{
 		"Id": "Enclosure", "Name": "Enclosure", "ChassisType": "RackMount", "Manufacturer": "HMS Suite",
 		"Model": "SimChassis", "SerialNumber": "@@serial:chassis@@", "PartNumber": "SIM-CH-1",
 		"PowerState": "On", "Status": statusOK(),
 		"Links": obj{"ComputerSystems": systemLinks(systems), "ManagedBy": links("/Managers/BMC")},
-	})
+	}
 }
 
 // system generates Node<i> and its sub-collections and returns its link.

@@ -3,6 +3,7 @@ package redfishsim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -74,4 +75,39 @@ func omitAllowable(body []byte) []byte {
 		return body
 	}
 	return out
+}
+
+// Power limits of the systems of TemplatePower, in watts.
+const (
+	PowerCapMin      = 350
+	PowerCapMax      = 850
+	PowerCapCapacity = 900
+	PowerupWatts     = 250
+)
+
+// TemplatePower is Template with power capping: the chassis links a Power
+// resource whose PowerControl has one "Node Power Control" per system
+// (RelatedItem: the system), PowerLimit.LimitInWatts unset, and the limits
+// as Cray BMCs give them (Oem.Cray.PowerLimit Min and Max,
+// Oem.Cray.PowerResetWatts). A PATCH of the resource sets the limits; the
+// simulator does not check them.
+func TemplatePower(systems int) *Tree {
+	t := Template(systems)
+	g := gen{t: t}
+	ch := g.enclosure(max(systems, 1))
+	ch["Power"] = link("/Chassis/Enclosure/Power")
+	g.put("/Chassis/Enclosure", "#Chassis.v1_9_0.Chassis", ch)
+	var controls []any
+	for i := range max(systems, 1) {
+		controls = append(controls, obj{
+			"@odata.id": Root + fmt.Sprintf("/Chassis/Enclosure/Power#/PowerControl/%d", i),
+			"MemberId":  fmt.Sprint(i), "Name": "Node Power Control",
+			"PowerCapacityWatts": PowerCapCapacity, "PowerConsumedWatts": PowerupWatts,
+			"PowerLimit":  obj{"LimitInWatts": nil, "LimitException": "LogEventOnly"},
+			"RelatedItem": []any{link(fmt.Sprintf("/Systems/Node%d", i))},
+			"Oem":         obj{"Cray": obj{"PowerLimit": obj{"Min": PowerCapMin, "Max": PowerCapMax}, "PowerResetWatts": PowerupWatts}},
+		})
+	}
+	g.put("/Chassis/Enclosure/Power", "#Power.v1_5_0.Power", obj{"Id": "Power", "Name": "Power", "PowerControl": controls})
+	return t
 }

@@ -63,3 +63,26 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestTemplatePower: the chassis links a Power resource whose limits a
+// PATCH changes.
+func TestTemplatePower(t *testing.T) {
+	b, err := New(Config{Xname: "x3000c0s1b0", Tree: TemplatePower(1), User: testUser, Password: testPass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const p = "/redfish/v1/Chassis/Enclosure/Power"
+	if _, ch := call(t, b, "GET", "/redfish/v1/Chassis/Enclosure", ""); mustJSON(ch["Power"]) != `{"@odata.id":"`+p+`"}` {
+		t.Fatalf("chassis Power link = %v", ch["Power"])
+	}
+	_, pw := call(t, b, "GET", p, "")
+	ctl := pw["PowerControl"].([]any)[0].(map[string]any)
+	ctl["PowerLimit"] = map[string]any{"LimitInWatts": 500}
+	if code, _ := call(t, b, "PATCH", p, mustJSON(map[string]any{"PowerControl": []any{ctl}})); code != 200 {
+		t.Fatalf("PATCH: %d", code)
+	}
+	_, pw = call(t, b, "GET", p, "")
+	if got := mustJSON(pw["PowerControl"].([]any)[0].(map[string]any)["PowerLimit"]); got != `{"LimitInWatts":500}` {
+		t.Errorf("PowerLimit after PATCH = %s", got)
+	}
+}
