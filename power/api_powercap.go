@@ -63,7 +63,7 @@ func (a *API) startCap(w http.ResponseWriter, r *http.Request, kind string, comp
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	w.Header().Set("Location", "../power-cap/"+id)
+	w.Header().Set("pcs.Location", "../power-cap/"+id)
 	httpserver.WriteJSON(w, http.StatusOK, map[string]string{"taskID": id})
 }
 

@@ -9,34 +9,17 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/power/pcs"
 )
-
-// statusQuery is the body of POST /power-status (GET takes the same as
-// query parameters, xname repeated).
-type statusQuery struct {
-	Xnames      []string `json:"xname"`
-	PowerFilter string   `json:"powerStateFilter"`
-	MgmtFilter  string   `json:"managementStateFilter"`
-}
-
-// statusJSON is one entry of the answer.
-type statusJSON struct {
-	Xname       string   `json:"xname"`
-	PowerState  string   `json:"powerState"`
-	MgmtState   string   `json:"managementState"`
-	Error       string   `json:"error"`
-	Supported   []string `json:"supportedPowerTransitions"`
-	LastUpdated string   `json:"lastUpdated"`
-}
 
 func (a *API) getPowerStatus(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	a.powerStatus(w, r, statusQuery{Xnames: q["xname"], PowerFilter: q.Get("powerStateFilter"),
+	a.powerStatus(w, r, pcs.PowerStatusRequest{Xnames: q["xname"], PowerFilter: q.Get("powerStateFilter"),
 		MgmtFilter: q.Get("managementStateFilter")})
 }
 
 func (a *API) postPowerStatus(w http.ResponseWriter, r *http.Request) {
-	var q statusQuery
+	var q pcs.PowerStatusRequest
 	if err := httpserver.ReadJSON(w, r, 0, &q); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -44,7 +27,7 @@ func (a *API) postPowerStatus(w http.ResponseWriter, r *http.Request) {
 	a.powerStatus(w, r, q)
 }
 
-func (a *API) powerStatus(w http.ResponseWriter, r *http.Request, q statusQuery) {
+func (a *API) powerStatus(w http.ResponseWriter, r *http.Request, q pcs.PowerStatusRequest) {
 	bp, _ := a.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
@@ -52,12 +35,12 @@ func (a *API) powerStatus(w http.ResponseWriter, r *http.Request, q statusQuery)
 	defer a.bufs.Put(bp)
 	buf := append((*bp)[:0], `{"status":[`...)
 	n := 0
-	err := a.svc.visitStatus(q, func(st statusJSON) {
+	err := a.svc.visitStatus(q, func(st pcs.PowerStatus) {
 		if n > 0 {
 			buf = append(buf, ',')
 		}
 		n++
-		buf = st.appendJSON(buf)
+		buf = appendStatus(buf, &st)
 	})
 	if err != nil {
 		problem.Write(w, r, a.log, err)
@@ -69,9 +52,9 @@ func (a *API) powerStatus(w http.ResponseWriter, r *http.Request, q statusQuery)
 	_, _ = w.Write(buf)
 }
 
-// appendJSON encodes s as encoding/json would, without reflection: a
+// appendStatus encodes s as encoding/json would, without reflection: a
 // power-status answer for 10,000 nodes is written in a few milliseconds.
-func (s *statusJSON) appendJSON(b []byte) []byte {
+func appendStatus(b []byte, s *pcs.PowerStatus) []byte {
 	b = append(b, `{"xname":`...)
 	b = appendString(b, s.Xname)
 	b = append(b, `,"powerState":`...)
@@ -119,34 +102,34 @@ func parsePowerFilter(s string) (string, bool) {
 	case "":
 		return "", true
 	case "on", "poweringoff":
-		return PowerOn, true
+		return pcs.PowerOn, true
 	case "off", "poweringon":
-		return PowerOff, true
+		return pcs.PowerOff, true
 	case "undefined":
-		return PowerUndefined, true
+		return pcs.PowerUndefined, true
 	}
 	return "", false
 }
 
 // PowerStatus answers a power-status query from the cache: every cached
 // component in xname order, or the asked ones in request order.
-func (s *Service) PowerStatus(q statusQuery) ([]statusJSON, error) {
-	var out []statusJSON
-	err := s.visitStatus(q, func(st statusJSON) { out = append(out, st) })
+func (s *Service) PowerStatus(q pcs.PowerStatusRequest) ([]pcs.PowerStatus, error) {
+	var out []pcs.PowerStatus
+	err := s.visitStatus(q, func(st pcs.PowerStatus) { out = append(out, st) })
 	if out == nil && err == nil {
-		out = []statusJSON{}
+		out = []pcs.PowerStatus{}
 	}
 	return out, err
 }
 
 // visitStatus checks q and calls fn with each entry of the answer.
-func (s *Service) visitStatus(q statusQuery, fn func(statusJSON)) error {
+func (s *Service) visitStatus(q pcs.PowerStatusRequest, fn func(pcs.PowerStatus)) error {
 	pf, ok := parsePowerFilter(q.PowerFilter)
 	if !ok {
 		return problem.Invalidf("invalid powerStateFilter type: %s", q.PowerFilter)
 	}
 	mf := strings.ToLower(q.MgmtFilter)
-	if mf != "" && mf != MgmtAvailable && mf != MgmtUnavailable {
+	if mf != "" && mf != pcs.MgmtAvailable && mf != pcs.MgmtUnavailable {
 		return problem.Invalidf("invalid ManagementStateFilter type: %s", q.MgmtFilter)
 	}
 	var bad []string
@@ -180,7 +163,7 @@ func (s *Service) visitStatus(q statusQuery, fn func(statusJSON)) error {
 			if slices.Contains(powerable, string(xname.TypeOf(x))) {
 				msg = "Component not found in component map."
 			}
-			fn(statusJSON{Xname: x, Error: msg})
+			fn(pcs.PowerStatus{Xname: x, Error: msg})
 		case keep(&e):
 			fn(toStatus(x, &e))
 		}
@@ -188,11 +171,11 @@ func (s *Service) visitStatus(q statusQuery, fn func(statusJSON)) error {
 	return nil
 }
 
-func toStatus(x string, e *entry) statusJSON {
+func toStatus(x string, e *entry) pcs.PowerStatus {
 	sup := e.supported
 	if sup == nil {
 		sup = []string{}
 	}
-	return statusJSON{Xname: x, PowerState: e.power, MgmtState: e.mgmt, Error: e.err, Supported: sup,
+	return pcs.PowerStatus{Xname: x, PowerState: e.power, MgmtState: e.mgmt, Error: e.err, Supported: sup,
 		LastUpdated: e.updated}
 }

@@ -2,46 +2,21 @@ package power
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
-// transitionRequest is the body of POST /transitions.
-type transitionRequest struct {
-	Operation string     `json:"operation"`
-	Deadline  *int       `json:"taskDeadlineMinutes"`
-	Location  []Location `json:"location"`
-}
-
-// transitionJSON is a transition on the wire.
-type transitionJSON struct {
-	TransitionID string     `json:"transitionID"`
-	Operation    Operation  `json:"operation"`
-	Created      time.Time  `json:"createTime"`
-	Expires      time.Time  `json:"automaticExpirationTime"`
-	Status       string     `json:"transitionStatus"`
-	Counts       TaskCounts `json:"taskCounts"`
-	Tasks        []taskJSON `json:"tasks,omitempty"`
-}
-
-type taskJSON struct {
-	Xname       string `json:"xname"`
-	Status      string `json:"taskStatus"`
-	Description string `json:"taskStatusDescription"`
-	Error       string `json:"error,omitempty"`
-}
-
 func (a *API) createTransition(w http.ResponseWriter, r *http.Request) {
-	var req transitionRequest
+	var req pcs.TransitionRequest
 	if err := httpserver.ReadJSON(w, r, 0, &req); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	op, ok := ParseOperation(req.Operation)
+	op, ok := pcs.ParseOperation(req.Operation)
 	if !ok {
-		problem.WriteStatus(w, r, http.StatusBadRequest, "invalid Operation type "+req.Operation)
+		problem.WriteStatus(w, r, http.StatusBadRequest, "invalid pcs.Operation type "+req.Operation)
 		return
 	}
 	deadline := DefaultDeadline
@@ -53,18 +28,18 @@ func (a *API) createTransition(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	w.Header().Set("Location", "../transitions/"+tr.ID)
+	w.Header().Set("pcs.Location", "../transitions/"+tr.ID)
 	httpserver.WriteJSON(w, http.StatusOK, struct {
-		TransitionID string    `json:"transitionID"`
-		Operation    Operation `json:"operation"`
+		TransitionID string        `json:"transitionID"`
+		Operation    pcs.Operation `json:"operation"`
 	}{tr.ID, tr.Operation})
 }
 
 func (a *API) listTransitions(w http.ResponseWriter, _ *http.Request) {
 	list := a.svc.List()
-	out := make([]transitionJSON, len(list))
+	out := make([]pcs.Transition, len(list))
 	for i, t := range list {
-		out[i] = transitionJSON{TransitionID: t.ID, Operation: t.Operation, Created: t.Created, Expires: t.Expires,
+		out[i] = pcs.Transition{TransitionID: t.ID, Operation: t.Operation, Created: t.Created, Expires: t.Expires,
 			Status: t.Status, Counts: t.Counts}
 	}
 	httpserver.WriteJSON(w, http.StatusOK, map[string]any{"transitions": out})
@@ -80,10 +55,10 @@ func (a *API) getTransition(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	out := transitionJSON{TransitionID: tr.ID, Operation: tr.Operation, Created: tr.Created, Expires: tr.Expires,
+	out := pcs.Transition{TransitionID: tr.ID, Operation: tr.Operation, Created: tr.Created, Expires: tr.Expires,
 		Status: tr.Status, Counts: counts}
 	for _, t := range tr.Tasks {
-		out.Tasks = append(out.Tasks, taskJSON{Xname: t.Xname, Status: t.Status, Description: t.Description, Error: t.Error})
+		out.Tasks = append(out.Tasks, pcs.Task{Xname: t.Xname, Status: t.Status, Description: t.Description, Error: t.Error})
 	}
 	httpserver.WriteJSON(w, http.StatusOK, out)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -149,7 +150,7 @@ func BenchmarkOn10k(b *testing.B) {
 	go func() { pdone <- pd.Run(pctx) }()
 	b.Cleanup(func() { pcancel(); <-pdone })
 	svc := pd.Service()
-	run := func(op Operation) (time.Duration, TaskCounts) {
+	run := func(op pcs.Operation) (time.Duration, pcs.TaskCounts) {
 		start := time.Now()
 		tr, err := svc.Create(ctx, op, 5, locs(ids...))
 		if err != nil {
@@ -162,9 +163,9 @@ func BenchmarkOn10k(b *testing.B) {
 		return time.Since(start), counts
 	}
 	// Off first (untimed by the target; it also finds each BMC's system).
-	offTook, offCounts := run(OpForceOff)
+	offTook, offCounts := run(pcs.OpForceOff)
 	b.ResetTimer()
-	onTook, onCounts := run(OpOn)
+	onTook, onCounts := run(pcs.OpOn)
 	b.StopTimer()
 	if onCounts.Succeeded != nodes || offCounts.Succeeded != nodes {
 		b.Fatalf("force-off %+v, on %+v; want %d succeeded", offCounts, onCounts, nodes)
@@ -193,7 +194,7 @@ func statusP99(b *testing.B, url string, nodes int) time.Duration {
 			b.Fatal(err)
 		}
 		if i == 0 {
-			var body struct{ Status []statusJSON }
+			var body struct{ Status []pcs.PowerStatus }
 			if err := json.Unmarshal(raw, &body); err != nil || len(body.Status) != nodes {
 				b.Fatalf("power-status: %d entries, %v", len(body.Status), err)
 			}

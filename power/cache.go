@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // entry is one component's cached power status.
@@ -40,7 +42,7 @@ func (c *statusCache) observe(x, power string, supported []string) {
 		c.m[x] = e
 		c.sorted = nil
 	}
-	e.power, e.mgmt, e.err, e.updated = power, MgmtAvailable, "", stamp(time.Now())
+	e.power, e.mgmt, e.err, e.updated = power, pcs.MgmtAvailable, "", stamp(time.Now())
 	if supported != nil {
 		e.supported = supported
 	}
@@ -56,7 +58,7 @@ func (c *statusCache) fail(x, msg string) {
 		c.m[x] = e
 		c.sorted = nil
 	}
-	e.power, e.mgmt, e.err, e.updated = PowerUndefined, MgmtUnavailable, msg, stamp(time.Now())
+	e.power, e.mgmt, e.err, e.updated = pcs.PowerUndefined, pcs.MgmtUnavailable, msg, stamp(time.Now())
 }
 
 func (c *statusCache) get(x string) (entry, bool) {
@@ -205,7 +207,7 @@ func (s *Service) Expire(ctx context.Context) error {
 	now := time.Now()
 	var finished []TransitionSummary
 	for _, t := range s.List() {
-		if t.Status == TransitionCompleted || t.Status == TransitionAborted {
+		if t.Status == pcs.TransitionCompleted || t.Status == pcs.TransitionAborted {
 			finished = append(finished, t)
 		}
 	}

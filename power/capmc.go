@@ -10,6 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -22,9 +23,9 @@ const CAPMCBase = "/capmc/v1"
 // redfish, the default) or from HSM (source hsm). Answers are CAPMC's
 // {e, err_msg} bodies, never problem+json.
 func (a *API) capmcRoutes(mux *httpserver.Mux) {
-	mux.HandleFunc("POST "+CAPMCBase+"/xname_on", a.capmcPower(OpOn, OpOn))
-	mux.HandleFunc("POST "+CAPMCBase+"/xname_off", a.capmcPower(OpOff, OpForceOff))
-	mux.HandleFunc("POST "+CAPMCBase+"/xname_reinit", a.capmcPower(OpSoftRestart, OpHardRestart))
+	mux.HandleFunc("POST "+CAPMCBase+"/xname_on", a.capmcPower(pcs.OpOn, pcs.OpOn))
+	mux.HandleFunc("POST "+CAPMCBase+"/xname_off", a.capmcPower(pcs.OpOff, pcs.OpForceOff))
+	mux.HandleFunc("POST "+CAPMCBase+"/xname_reinit", a.capmcPower(pcs.OpSoftRestart, pcs.OpHardRestart))
 	mux.HandleFunc("POST "+CAPMCBase+"/get_xname_status", a.capmcStatus)
 	mux.HandleFunc("POST "+CAPMCBase+"/get_power_cap", a.capmcGetPowerCap)
 	mux.HandleFunc("POST "+CAPMCBase+"/set_power_cap", a.capmcSetPowerCap)
@@ -73,7 +74,7 @@ func readCAPMC(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-func (a *API) capmcPower(op, forced Operation) http.HandlerFunc {
+func (a *API) capmcPower(op, forced pcs.Operation) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req capmcRequest
 		if err := readCAPMC(w, r, &req); err != nil {
@@ -99,10 +100,10 @@ func (a *API) capmcPower(op, forced Operation) http.HandlerFunc {
 
 // capmcTransition runs a transition to its end and reports its failures
 // per xname, as CAPMC does.
-func (a *API) capmcTransition(ctx context.Context, op Operation, xnames []string) (capmcResponse, error) {
-	locs := make([]Location, len(xnames))
+func (a *API) capmcTransition(ctx context.Context, op pcs.Operation, xnames []string) (capmcResponse, error) {
+	locs := make([]pcs.Location, len(xnames))
 	for i, x := range xnames {
-		locs[i] = Location{Xname: x}
+		locs[i] = pcs.Location{Xname: x}
 	}
 	tr, err := a.svc.Create(ctx, op, DefaultDeadline, locs)
 	if err != nil {
@@ -117,7 +118,7 @@ func (a *API) capmcTransition(ctx context.Context, op Operation, xnames []string
 	}
 	out := capmcResponse{}
 	for _, t := range done.Tasks {
-		if t.Status != TaskSucceeded {
+		if t.Status != pcs.TaskSucceeded {
 			msg := t.Error
 			if msg == "" {
 				msg = t.Description
@@ -184,12 +185,12 @@ func (a *API) xnameStatus(ctx context.Context, req statusRequest) (map[string][]
 	}
 	switch strings.ToLower(req.Source) {
 	case "", "redfish", "hardware":
-		st, err := a.svc.PowerStatus(statusQuery{Xnames: req.Xnames})
+		st, err := a.svc.PowerStatus(pcs.PowerStatusRequest{Xnames: req.Xnames})
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range st {
-			if s.PowerState == PowerOn || s.PowerState == PowerOff {
+			if s.PowerState == pcs.PowerOn || s.PowerState == pcs.PowerOff {
 				add(s.PowerState, s.Xname)
 			}
 		}

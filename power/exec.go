@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -23,8 +24,8 @@ const maxReservation = 15
 // stands, for the next start to resume.
 func (s *Service) runTransition(ctx context.Context, r *run) {
 	r.mu.Lock()
-	if r.tr.Status == TransitionNew {
-		r.tr.Status = TransitionInProgress
+	if r.tr.Status == pcs.TransitionNew {
+		r.tr.Status = pcs.TransitionInProgress
 	}
 	r.mu.Unlock()
 	id := r.tr.ID
@@ -62,9 +63,9 @@ func (s *Service) runTransition(ctx context.Context, r *run) {
 	s.release(ctx, r)
 	s.reportToHSM(ctx, r)
 	r.mu.Lock()
-	r.tr.Status = TransitionCompleted
+	r.tr.Status = pcs.TransitionCompleted
 	if r.aborting() {
-		r.tr.Status = TransitionAborted
+		r.tr.Status = pcs.TransitionAborted
 	}
 	r.mu.Unlock()
 	stopFlush()
@@ -264,7 +265,7 @@ func (s *Service) reportToHSM(ctx context.Context, r *run) {
 	var ids []string
 	r.mu.Lock()
 	for _, t := range r.tr.Tasks {
-		if t.Status == TaskSucceeded {
+		if t.Status == pcs.TaskSucceeded {
 			ids = append(ids, t.Xname)
 		}
 	}
@@ -287,9 +288,9 @@ func (s *Service) pushStates(ctx context.Context, ids []string) {
 		e, ok := s.cache.get(c.ID)
 		switch {
 		case !ok:
-		case e.power == PowerOff && c.State != hsm.StateOff:
+		case e.power == pcs.PowerOff && c.State != hsm.StateOff:
 			off = append(off, c.ID)
-		case e.power == PowerOn && (c.State == hsm.StateOff || c.State == hsm.StateUnknown):
+		case e.power == pcs.PowerOn && (c.State == hsm.StateOff || c.State == hsm.StateUnknown):
 			on = append(on, c.ID)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -24,7 +25,7 @@ type env struct {
 	hsm    *client.Client
 	hsmURL string
 	dir    string
-	pcs    *Daemon
+	daemon *Daemon
 	stop   context.CancelFunc
 	done   chan error
 }
@@ -111,7 +112,7 @@ func (e *env) startPCS() {
 		e.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(e.t.Context()))
-	e.pcs, e.stop, e.done = d, cancel, make(chan error, 1)
+	e.daemon, e.stop, e.done = d, cancel, make(chan error, 1)
 	go func() { e.done <- d.Run(ctx) }()
 	e.t.Cleanup(e.stopPCS)
 }
@@ -139,7 +140,7 @@ func (e *env) call(method, path string, body any) (int, []byte) {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(e.t.Context(), method, e.pcs.URL()+path, rd)
+	req, err := http.NewRequestWithContext(e.t.Context(), method, e.daemon.URL()+path, rd)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func (e *env) call(method, path string, body any) (int, []byte) {
 }
 
 // transition posts a transition, waits for it to end and returns it.
-func (e *env) transition(op string, deadline int, locs ...Location) transitionJSON {
+func (e *env) transition(op string, deadline int, locs ...pcs.Location) pcs.Transition {
 	e.t.Helper()
 	code, b := e.call("POST", "/transitions", map[string]any{"operation": op, "taskDeadlineMinutes": deadline, "location": locs})
 	if code != 200 {
@@ -161,36 +162,36 @@ func (e *env) transition(op string, deadline int, locs ...Location) transitionJS
 	}
 	var created struct{ TransitionID string }
 	_ = json.Unmarshal(b, &created)
-	if err := e.pcs.Service().Wait(e.t.Context(), created.TransitionID); err != nil {
+	if err := e.daemon.Service().Wait(e.t.Context(), created.TransitionID); err != nil {
 		e.t.Fatal(err)
 	}
 	return e.get(created.TransitionID)
 }
 
-func (e *env) get(id string) transitionJSON {
+func (e *env) get(id string) pcs.Transition {
 	e.t.Helper()
 	code, b := e.call("GET", "/v1/transitions/"+id, nil)
 	if code != 200 {
 		e.t.Fatalf("GET transition: %d %s", code, b)
 	}
-	var tr transitionJSON
+	var tr pcs.Transition
 	if err := json.Unmarshal(b, &tr); err != nil {
 		e.t.Fatal(err)
 	}
 	return tr
 }
 
-func locs(xs ...string) []Location {
-	out := make([]Location, len(xs))
+func locs(xs ...string) []pcs.Location {
+	out := make([]pcs.Location, len(xs))
 	for i, x := range xs {
-		out[i] = Location{Xname: x}
+		out[i] = pcs.Location{Xname: x}
 	}
 	return out
 }
 
 // tasks maps xname -> task of a transition.
-func tasks(tr transitionJSON) map[string]taskJSON {
-	out := map[string]taskJSON{}
+func tasks(tr pcs.Transition) map[string]pcs.Task {
+	out := map[string]pcs.Task{}
 	for _, t := range tr.Tasks {
 		out[t.Xname] = t
 	}

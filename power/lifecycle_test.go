@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // TestRestartResumes: pcs stopped while a task waits for its BMC resumes
@@ -33,11 +34,11 @@ func TestRestartResumes(t *testing.T) {
 	}
 	e.stopPCS()
 	e.startPCS()
-	if err := e.pcs.Service().Wait(t.Context(), created.TransitionID); err != nil {
+	if err := e.daemon.Service().Wait(t.Context(), created.TransitionID); err != nil {
 		t.Fatal(err)
 	}
 	tr := e.get(created.TransitionID)
-	if got := tasks(tr)[n]; tr.Status != TransitionCompleted || got.Status != TaskSucceeded || got.Description != "Transition confirmed, forceoff" {
+	if got := tasks(tr)[n]; tr.Status != pcs.TransitionCompleted || got.Status != pcs.TaskSucceeded || got.Description != "Transition confirmed, forceoff" {
 		t.Fatalf("after restart: %s %+v", tr.Status, got)
 	}
 }
@@ -59,11 +60,11 @@ func TestAbort(t *testing.T) {
 	if code, b := e.call("DELETE", "/transitions/"+created.TransitionID, nil); code != 202 || !strings.Contains(string(b), "Accepted - abort initiated") {
 		t.Fatalf("DELETE: %d %s", code, b)
 	}
-	if err := e.pcs.Service().Wait(t.Context(), created.TransitionID); err != nil {
+	if err := e.daemon.Service().Wait(t.Context(), created.TransitionID); err != nil {
 		t.Fatal(err)
 	}
 	tr := e.get(created.TransitionID)
-	if tr.Status != TransitionAborted || tr.Counts != (TaskCounts{Total: 2, Failed: 2}) {
+	if tr.Status != pcs.TransitionAborted || tr.Counts != (pcs.TaskCounts{Total: 2, Failed: 2}) {
 		t.Fatalf("aborted: %s %+v", tr.Status, tr.Counts)
 	}
 	for _, task := range tr.Tasks {
@@ -87,11 +88,11 @@ func TestAbort(t *testing.T) {
 // transitions, with PCS's filters and not-found entries.
 func TestPowerStatus(t *testing.T) {
 	e := newEnv(t, 2, nil)
-	if err := e.pcs.Service().Sample(t.Context()); err != nil {
+	if err := e.daemon.Service().Sample(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	e.transition("force-off", 1, locs(e.node(1))...)
-	var got struct{ Status []statusJSON }
+	var got struct{ Status []pcs.PowerStatus }
 	code, b := e.call("GET", "/power-status?powerStateFilter=Off", nil)
 	if code != 200 || json.Unmarshal(b, &got) != nil || len(got.Status) != 1 || got.Status[0].Xname != e.node(1) {
 		t.Fatalf("off filter: %d %s", code, b)
@@ -104,7 +105,7 @@ func TestPowerStatus(t *testing.T) {
 	if code != 200 || json.Unmarshal(b, &got) != nil || len(got.Status) != 3 {
 		t.Fatalf("by xname: %d %s", code, b)
 	}
-	if got.Status[0].PowerState != PowerOn || got.Status[1].Error != "Component not found in component map." ||
+	if got.Status[0].PowerState != pcs.PowerOn || got.Status[1].Error != "Component not found in component map." ||
 		got.Status[2].Error != "Component can not have power state and managment state data" {
 		t.Errorf("entries: %+v", got.Status)
 	}

@@ -14,5 +14,5 @@ func TestOpenAPIDocument(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("GET /v1/openapi.yaml: %d", code)
 	}
-	routetest.Check(t, NewAPI(e.pcs.Service(), nil).Handler().(*httpserver.Mux), doc)
+	routetest.Check(t, NewAPI(e.daemon.Service(), nil).Handler().(*httpserver.Mux), doc)
 }

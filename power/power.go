@@ -11,58 +11,15 @@
 package power
 
 import (
-	"strings"
 	"time"
-)
 
-// Operation is a transition's operation, spelt as PCS answers it.
-type Operation string
-
-// The operations.
-const (
-	OpOn          Operation = "On"
-	OpOff         Operation = "Off"
-	OpSoftOff     Operation = "Soft-Off"
-	OpSoftRestart Operation = "Soft-Restart"
-	OpHardRestart Operation = "Hard-Restart"
-	OpInit        Operation = "Init"
-	OpForceOff    Operation = "Force-Off"
-)
-
-var operations = []Operation{OpOn, OpOff, OpSoftOff, OpSoftRestart, OpHardRestart, OpInit, OpForceOff}
-
-// ParseOperation reads an operation case-insensitively, as PCS does.
-func ParseOperation(s string) (Operation, bool) {
-	for _, op := range operations {
-		if strings.EqualFold(s, string(op)) {
-			return op, true
-		}
-	}
-	return "", false
-}
-
-// Transition statuses.
-const (
-	TransitionNew           = "new"
-	TransitionInProgress    = "in-progress"
-	TransitionCompleted     = "completed"
-	TransitionAborted       = "aborted"
-	TransitionAbortSignaled = "abort-signaled"
-)
-
-// Task statuses.
-const (
-	TaskNew         = "new"
-	TaskInProgress  = "in-progress"
-	TaskFailed      = "failed"
-	TaskSucceeded   = "succeeded"
-	TaskUnsupported = "unsupported"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // Transition is one request to change the power of a set of components.
 type Transition struct {
 	ID        string
-	Operation Operation
+	Operation pcs.Operation
 	Created   time.Time
 	Expires   time.Time
 	Status    string
@@ -87,43 +44,24 @@ type Task struct {
 }
 
 func (t *Task) final() bool {
-	return t.Status == TaskFailed || t.Status == TaskSucceeded || t.Status == TaskUnsupported
+	return t.Status == pcs.TaskFailed || t.Status == pcs.TaskSucceeded || t.Status == pcs.TaskUnsupported
 }
 
-// TaskCounts is the taskCounts object.
-type TaskCounts struct {
-	Total       int `json:"total"`
-	New         int `json:"new"`
-	InProgress  int `json:"in-progress"`
-	Failed      int `json:"failed"`
-	Succeeded   int `json:"succeeded"`
-	Unsupported int `json:"un-supported"`
-}
-
-func countTasks(tasks []*Task) TaskCounts {
-	c := TaskCounts{Total: len(tasks)}
+func countTasks(tasks []*Task) pcs.TaskCounts {
+	c := pcs.TaskCounts{Total: len(tasks)}
 	for _, t := range tasks {
 		switch t.Status {
-		case TaskNew:
+		case pcs.TaskNew:
 			c.New++
-		case TaskInProgress:
+		case pcs.TaskInProgress:
 			c.InProgress++
-		case TaskFailed:
+		case pcs.TaskFailed:
 			c.Failed++
-		case TaskSucceeded:
+		case pcs.TaskSucceeded:
 			c.Succeeded++
-		case TaskUnsupported:
+		case pcs.TaskUnsupported:
 			c.Unsupported++
 		}
 	}
 	return c
 }
-
-// Power states and management states of /power-status.
-const (
-	PowerOn         = "on"
-	PowerOff        = "off"
-	PowerUndefined  = "undefined"
-	MgmtAvailable   = "available"
-	MgmtUnavailable = "unavailable"
-)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // Power-cap task types and statuses, as PCS spells them.
@@ -32,7 +33,7 @@ type CapTask struct {
 	Created    time.Time      `json:"taskCreateTime"`
 	Expires    time.Time      `json:"automaticExpirationTime"`
 	Status     string         `json:"taskStatus"`
-	Counts     TaskCounts     `json:"taskCounts"`
+	Counts     pcs.TaskCounts `json:"taskCounts"`
 	Components []CapComponent `json:"components,omitempty"`
 }
 
@@ -121,8 +122,8 @@ func (s *Service) saveCap(ctx context.Context, t *CapTask) error {
 	})
 }
 
-func capCounts(cs []CapComponent) TaskCounts {
-	c := TaskCounts{Total: len(cs)}
+func capCounts(cs []CapComponent) pcs.TaskCounts {
+	c := pcs.TaskCounts{Total: len(cs)}
 	for _, x := range cs {
 		switch {
 		case x.unsupported:

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // capTask starts a power-cap task and waits (polling, bounded) for it.
@@ -53,7 +54,7 @@ func TestPowerCap(t *testing.T) {
 	if diff := cmp.Diff(want, snap.Components, cmp.AllowUnexported(CapComponent{})); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
-	if snap.Counts != (TaskCounts{Total: 2, Succeeded: 1, Unsupported: 1}) || snap.Type != CapSnapshot {
+	if snap.Counts != (pcs.TaskCounts{Total: 2, Succeeded: 1, Unsupported: 1}) || snap.Type != CapSnapshot {
 		t.Errorf("snapshot task: %+v", snap)
 	}
 	patch := e.capTask("PATCH", "/v1/power-cap", map[string]any{"components": []any{

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // The Redfish calls are plain net/http decoded into gofish's schemas types,
@@ -76,11 +78,11 @@ func (r *resource) reset() *resetAction {
 func powerOf(s schemas.PowerState) string {
 	switch s {
 	case schemas.OnPowerState, schemas.PoweringOffPowerState:
-		return PowerOn
+		return pcs.PowerOn
 	case schemas.OffPowerState, schemas.PoweringOnPowerState:
-		return PowerOff
+		return pcs.PowerOff
 	}
-	return PowerUndefined
+	return pcs.PowerUndefined
 }
 
 // errRefused is a BMC's 4xx answer to a reset: the reset type is not

@@ -3,6 +3,8 @@ package power
 import (
 	"context"
 	"sync"
+
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // run is a transition in memory: the Service's view of it, shared by its
@@ -20,10 +22,10 @@ type run struct {
 
 func newRun(tr *Transition) *run {
 	r := &run{tr: tr, dirty: map[*Task]struct{}{}, abort: make(chan struct{}), done: make(chan struct{})}
-	if tr.Status == TransitionAborted || tr.Status == TransitionCompleted {
+	if tr.Status == pcs.TransitionAborted || tr.Status == pcs.TransitionCompleted {
 		close(r.done)
 	}
-	if tr.Status == TransitionAbortSignaled || tr.Status == TransitionAborted {
+	if tr.Status == pcs.TransitionAbortSignaled || tr.Status == pcs.TransitionAborted {
 		r.abortOnce.Do(func() { close(r.abort) })
 	}
 	return r
@@ -44,19 +46,19 @@ func (r *run) signalAbort() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch r.tr.Status {
-	case TransitionCompleted:
+	case pcs.TransitionCompleted:
 		return false
-	case TransitionAborted:
+	case pcs.TransitionAborted:
 		return true
 	}
-	r.tr.Status = TransitionAbortSignaled
+	r.tr.Status = pcs.TransitionAbortSignaled
 	r.abortOnce.Do(func() { close(r.abort) })
 	return true
 }
 
 func (r *run) update(t *Task, desc string) {
 	r.mu.Lock()
-	t.Status, t.Description = TaskInProgress, desc
+	t.Status, t.Description = pcs.TaskInProgress, desc
 	r.dirty[t] = struct{}{}
 	r.mu.Unlock()
 }
@@ -117,7 +119,7 @@ func (r *run) snapshot(withTasks bool) Transition {
 	return c
 }
 
-func (r *run) counts() TaskCounts {
+func (r *run) counts() pcs.TaskCounts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return countTasks(r.tr.Tasks)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // Config tunes a Service. Zero fields take the defaults in brackets.
@@ -100,15 +101,9 @@ func New(ctx context.Context, store *Store, h HSM, bmc *BMCClient, cfg Config) (
 	return s, nil
 }
 
-// Location is one component of a transition request.
-type Location struct {
-	Xname     string `json:"xname"`
-	DeputyKey string `json:"deputyKey,omitempty"`
-}
-
 // Create validates a transition request against HSM, stores it and queues
 // it for Run. Bad entries are refused together, by name (ErrInvalid).
-func (s *Service) Create(ctx context.Context, op Operation, deadline int, locs []Location) (Transition, error) {
+func (s *Service) Create(ctx context.Context, op pcs.Operation, deadline int, locs []pcs.Location) (Transition, error) {
 	if deadline <= 0 {
 		return Transition{}, problem.Invalidf("taskDeadlineMinutes %d: must be at least 1", deadline)
 	}
@@ -117,13 +112,13 @@ func (s *Service) Create(ctx context.Context, op Operation, deadline int, locs [
 	}
 	now := time.Now().UTC()
 	tr := &Transition{ID: uuid.NewString(), Operation: op, Created: now, Expires: now.Add(s.cfg.TTL),
-		Status: TransitionNew, Deadline: deadline}
+		Status: pcs.TransitionNew, Deadline: deadline}
 	for _, l := range locs {
-		tr.Tasks = append(tr.Tasks, &Task{Xname: xname.Normalize(l.Xname), DeputyKey: l.DeputyKey, Status: TaskNew,
+		tr.Tasks = append(tr.Tasks, &Task{Xname: xname.Normalize(l.Xname), DeputyKey: l.DeputyKey, Status: pcs.TaskNew,
 			Description: "Gathering data"})
 	}
 	if len(tr.Tasks) == 0 {
-		tr.Status = TransitionCompleted
+		tr.Status = pcs.TransitionCompleted
 	}
 	if err := s.store.Create(ctx, tr); err != nil {
 		return Transition{}, err
@@ -132,7 +127,7 @@ func (s *Service) Create(ctx context.Context, op Operation, deadline int, locs [
 	s.mu.Lock()
 	s.runs[tr.ID] = r
 	s.mu.Unlock()
-	if tr.Status != TransitionCompleted {
+	if tr.Status != pcs.TransitionCompleted {
 		select {
 		case s.queue <- r:
 		default:
@@ -148,7 +143,7 @@ var powerable = []string{"Node", "NodeBMC", "RouterBMC", "ChassisBMC", "Chassis"
 
 // validate refuses bad xnames, duplicates, components HSM does not know
 // and types without power control, naming each.
-func (s *Service) validate(ctx context.Context, locs []Location) error {
+func (s *Service) validate(ctx context.Context, locs []pcs.Location) error {
 	var bad, dup []string
 	seen := map[string]bool{}
 	var ids []string
@@ -204,10 +199,10 @@ func (s *Service) validate(ctx context.Context, locs []Location) error {
 }
 
 // Get returns one transition with its tasks.
-func (s *Service) Get(id string) (Transition, TaskCounts, error) {
+func (s *Service) Get(id string) (Transition, pcs.TaskCounts, error) {
 	r := s.lookup(id)
 	if r == nil {
-		return Transition{}, TaskCounts{}, problem.NotFoundf("Key /transition/%s does not exist", id)
+		return Transition{}, pcs.TaskCounts{}, problem.NotFoundf("Key /transition/%s does not exist", id)
 	}
 	tr := r.snapshot(true)
 	return tr, countTasks(tr.Tasks), nil
@@ -216,7 +211,7 @@ func (s *Service) Get(id string) (Transition, TaskCounts, error) {
 // TransitionSummary is a transition without its tasks, for listings.
 type TransitionSummary struct {
 	Transition
-	Counts TaskCounts
+	Counts pcs.TaskCounts
 }
 
 // List returns every transition kept, oldest first.

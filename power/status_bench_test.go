@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // BenchmarkPowerStatus10k: GET /power-status of 10,000 cached nodes
@@ -13,7 +14,7 @@ func BenchmarkPowerStatus10k(b *testing.B) {
 	svc := &Service{cache: newStatusCache()}
 	sup := supportedTransitions(redfishsim.ResetTypes())
 	for i := range 10000 {
-		svc.cache.observe(redfishsim.DefaultXname(i)+"n0", PowerOn, sup)
+		svc.cache.observe(redfishsim.DefaultXname(i)+"n0", pcs.PowerOn, sup)
 	}
 	h := NewAPI(svc, nil).Handler()
 	b.ReportAllocs()

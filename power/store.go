@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 //go:embed migrations/*.sql
@@ -115,7 +116,7 @@ func (s *Store) Load(ctx context.Context) ([]*Transition, error) {
 			rows.Close()
 			return nil, fmt.Errorf("load transitions: %w", err)
 		}
-		tr.Operation, tr.Created, tr.Expires = Operation(op), time.Unix(0, created).UTC(), time.Unix(0, expires).UTC()
+		tr.Operation, tr.Created, tr.Expires = pcs.Operation(op), time.Unix(0, created).UTC(), time.Unix(0, expires).UTC()
 		out = append(out, &tr)
 		byID[tr.ID] = &tr
 	}

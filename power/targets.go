@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -225,22 +226,22 @@ func supportedTransitions(allowed []string) []string {
 	for _, a := range allowed {
 		switch a {
 		case "ForceOff":
-			add(string(OpForceOff))
+			add(string(pcs.OpForceOff))
 		case "GracefulRestart", "ForceRestart":
-			add(string(OpSoftRestart))
+			add(string(pcs.OpSoftRestart))
 		case "Off", "GracefulShutdown":
-			add(string(OpSoftOff))
-			add(string(OpOff))
+			add(string(pcs.OpSoftOff))
+			add(string(pcs.OpOff))
 			off = true
 		case "On":
-			add(string(OpOn))
+			add(string(pcs.OpOn))
 			on = true
 		}
 	}
 	if on && off {
-		add(string(OpInit))
-		add(string(OpHardRestart))
-		add(string(OpSoftRestart))
+		add(string(pcs.OpInit))
+		add(string(pcs.OpHardRestart))
+		add(string(pcs.OpSoftRestart))
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // step is one Redfish reset of an operation's sequence.
@@ -26,31 +28,31 @@ type step struct {
 func (s step) act() string { return strings.ToLower(s.reset) }
 
 var (
-	planOn       = []step{{reset: "On", want: PowerOn}}
-	planOff      = []step{{reset: "GracefulShutdown", want: PowerOff, graceful: true}, {reset: "ForceOff", want: PowerOff}}
-	planSoftOff  = []step{{reset: "GracefulShutdown", want: PowerOff}}
-	planForceOff = []step{{reset: "ForceOff", want: PowerOff}}
-	planRestart  = []step{{reset: "GracefulRestart", want: PowerOn, always: true, alt: "ForceRestart"}}
+	planOn       = []step{{reset: "On", want: pcs.PowerOn}}
+	planOff      = []step{{reset: "GracefulShutdown", want: pcs.PowerOff, graceful: true}, {reset: "ForceOff", want: pcs.PowerOff}}
+	planSoftOff  = []step{{reset: "GracefulShutdown", want: pcs.PowerOff}}
+	planForceOff = []step{{reset: "ForceOff", want: pcs.PowerOff}}
+	planRestart  = []step{{reset: "GracefulRestart", want: pcs.PowerOn, always: true, alt: "ForceRestart"}}
 	// planCycle is hard-restart's and init's: off (graceful, then forced)
 	// and on again. A step whose state is already reached is skipped, so
 	// init of an off component only sends On.
-	planCycle = []step{{reset: "GracefulShutdown", want: PowerOff, graceful: true}, {reset: "ForceOff", want: PowerOff}, {reset: "On", want: PowerOn}}
+	planCycle = []step{{reset: "GracefulShutdown", want: pcs.PowerOff, graceful: true}, {reset: "ForceOff", want: pcs.PowerOff}, {reset: "On", want: pcs.PowerOn}}
 )
 
 // plan is the Redfish sequence of op (hms-behavior.md section 11). A
 // soft-restart on a BMC without GracefulRestart or ForceRestart cycles the
 // power instead.
-func plan(op Operation, allowed []string) []step {
+func plan(op pcs.Operation, allowed []string) []step {
 	switch op {
-	case OpOn:
+	case pcs.OpOn:
 		return planOn
-	case OpOff:
+	case pcs.OpOff:
 		return planOff
-	case OpSoftOff:
+	case pcs.OpSoftOff:
 		return planSoftOff
-	case OpForceOff:
+	case pcs.OpForceOff:
 		return planForceOff
-	case OpSoftRestart:
+	case pcs.OpSoftRestart:
 		if slices.Contains(allowed, "GracefulRestart") || slices.Contains(allowed, "ForceRestart") {
 			return planRestart
 		}
@@ -69,7 +71,7 @@ type taskRun struct {
 // outcome is how a task ended, as its status, description and error.
 type outcome struct{ status, desc, err string }
 
-func failed(desc, err string) outcome { return outcome{TaskFailed, desc, err} }
+func failed(desc, err string) outcome { return outcome{pcs.TaskFailed, desc, err} }
 
 // execute carries the task out and records its outcome. It returns with
 // the task unfinished only when ctx ends without an abort (the daemon
@@ -79,7 +81,7 @@ func (tr *taskRun) execute(ctx context.Context) {
 	if !done {
 		return
 	}
-	if tr.r.aborting() && o.status != TaskSucceeded {
+	if tr.r.aborting() && o.status != pcs.TaskSucceeded {
 		o = failed("Aborted. Last status - "+tr.r.desc(tr.t), "Transition aborted")
 	}
 	tr.r.finish(tr.t, o)
@@ -101,7 +103,7 @@ func (tr *taskRun) sequence(ctx context.Context) (outcome, bool) {
 	}
 	cur := powerOf(res.PowerState)
 	tr.s.cache.observe(t.Xname, cur, nil)
-	if t.Step == 0 && (op == OpSoftRestart || op == OpHardRestart) && cur != PowerOn {
+	if t.Step == 0 && (op == pcs.OpSoftRestart || op == pcs.OpHardRestart) && cur != pcs.PowerOn {
 		return failed("Component must be in the On state for "+string(op), "Component is in the wrong power state"), true
 	}
 	live := res.reset()
@@ -111,7 +113,7 @@ func (tr *taskRun) sequence(ctx context.Context) (outcome, bool) {
 		uri = live.Target
 	}
 	if uri == "" {
-		return outcome{TaskUnsupported, "Component does not support the specified transition operation, " + string(op),
+		return outcome{pcs.TaskUnsupported, "Component does not support the specified transition operation, " + string(op),
 			"Unsupported for transition operation"}, true
 	}
 	return tr.steps(ctx, tgt, uri, cur, plan(op, allowed), allowed)
@@ -151,7 +153,7 @@ func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps
 			case s.graceful:
 				continue
 			default:
-				return outcome{TaskUnsupported, "Component does not support the specified transition operation, " + string(r.tr.Operation),
+				return outcome{pcs.TaskUnsupported, "Component does not support the specified transition operation, " + string(r.tr.Operation),
 					"Unsupported for transition operation"}, true
 			}
 		}
@@ -196,11 +198,11 @@ func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps
 	}
 	switch {
 	case last == "":
-		return outcome{TaskSucceeded, "Component already in desired state", ""}, true
+		return outcome{pcs.TaskSucceeded, "Component already in desired state", ""}, true
 	case r.tr.Deadline == 0:
-		return outcome{TaskSucceeded, "Transition applied, " + last + ". Not confirming.", ""}, true
+		return outcome{pcs.TaskSucceeded, "Transition applied, " + last + ". Not confirming.", ""}, true
 	}
-	return outcome{TaskSucceeded, "Transition confirmed, " + last, ""}, true
+	return outcome{pcs.TaskSucceeded, "Transition confirmed, " + last, ""}, true
 }
 
 // confirm reads the power state back until it is want or until passes.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/power/pcs"
 )
 
 // TestTransitionsOffOn: off then on, confirmed by reading the BMCs back,
@@ -17,8 +18,8 @@ func TestTransitionsOffOn(t *testing.T) {
 	e := newEnv(t, 2, nil)
 	n0, n1 := e.node(0), e.node(1)
 	tr := e.transition("off", 1, locs(n0, n1)...)
-	want := TaskCounts{Total: 2, Succeeded: 2}
-	if diff := cmp.Diff(want, tr.Counts); diff != "" || tr.Status != TransitionCompleted {
+	want := pcs.TaskCounts{Total: 2, Succeeded: 2}
+	if diff := cmp.Diff(want, tr.Counts); diff != "" || tr.Status != pcs.TransitionCompleted {
 		t.Fatalf("off: status %s counts (-want +got):\n%s\n%+v", tr.Status, diff, tr.Tasks)
 	}
 	if got := tasks(tr)[n0].Description; got != "Transition confirmed, gracefulshutdown" {
@@ -43,7 +44,7 @@ func TestTransitionsOffOn(t *testing.T) {
 func TestGracefulIgnoredThenForced(t *testing.T) {
 	e := newEnv(t, 1, map[int]redfishsim.Faults{0: {IgnoreGraceful: true}})
 	tr := e.transition("off", 1, locs(e.node(0))...)
-	if got := tasks(tr)[e.node(0)]; got.Status != TaskSucceeded || got.Description != "Transition confirmed, forceoff" {
+	if got := tasks(tr)[e.node(0)]; got.Status != pcs.TaskSucceeded || got.Description != "Transition confirmed, forceoff" {
 		t.Fatalf("task = %+v", got)
 	}
 }
@@ -55,7 +56,7 @@ func TestNoAllowableValues(t *testing.T) {
 	e := newEnv(t, 1, map[int]redfishsim.Faults{0: {OmitAllowableValues: true}})
 	n := e.node(0)
 	for _, op := range []string{"force-off", "on", "soft-restart"} {
-		if got := tasks(e.transition(op, 1, locs(n)...))[n]; got.Status != TaskSucceeded {
+		if got := tasks(e.transition(op, 1, locs(n)...))[n]; got.Status != pcs.TaskSucceeded {
 			t.Fatalf("%s: %+v", op, got)
 		}
 	}
@@ -69,10 +70,10 @@ func TestPartialFailure(t *testing.T) {
 	_ = e.fleet.Members()[2].BMC.SetFaults(redfishsim.Faults{ErrorRate: 1})
 	tr := e.transition("force-off", 1, locs(e.node(0), e.node(1), e.node(2))...)
 	got := tasks(tr)
-	if got[e.node(0)].Status != TaskSucceeded || got[e.node(1)].Status != TaskFailed || got[e.node(2)].Status != TaskFailed {
+	if got[e.node(0)].Status != pcs.TaskSucceeded || got[e.node(1)].Status != pcs.TaskFailed || got[e.node(2)].Status != pcs.TaskFailed {
 		t.Fatalf("tasks = %+v", got)
 	}
-	if tr.Counts != (TaskCounts{Total: 3, Succeeded: 1, Failed: 2}) {
+	if tr.Counts != (pcs.TaskCounts{Total: 3, Succeeded: 1, Failed: 2}) {
 		t.Errorf("counts = %+v", tr.Counts)
 	}
 }
@@ -93,15 +94,15 @@ func TestReservations(t *testing.T) {
 	for _, k := range res.Success {
 		dk[k.ID] = k.DeputyKey
 	}
-	tr := e.transition("force-off", 1, Location{Xname: n0}, Location{Xname: n1}, Location{Xname: n2, DeputyKey: dk[n2]})
+	tr := e.transition("force-off", 1, pcs.Location{Xname: n0}, pcs.Location{Xname: n1}, pcs.Location{Xname: n2, DeputyKey: dk[n2]})
 	got := tasks(tr)
-	if got[n0].Status != TaskFailed || !strings.HasPrefix(got[n0].Error, "Unable to reserve component") {
+	if got[n0].Status != pcs.TaskFailed || !strings.HasPrefix(got[n0].Error, "Unable to reserve component") {
 		t.Errorf("locked: %+v", got[n0])
 	}
-	if got[n1].Status != TaskFailed || !strings.HasPrefix(got[n1].Error, "Unable to reserve component") {
+	if got[n1].Status != pcs.TaskFailed || !strings.HasPrefix(got[n1].Error, "Unable to reserve component") {
 		t.Errorf("reserved by another: %+v", got[n1])
 	}
-	if got[n2].Status != TaskSucceeded {
+	if got[n2].Status != pcs.TaskSucceeded {
 		t.Errorf("deputy key: %+v", got[n2])
 	}
 	for _, i := range []int{0, 1} {
@@ -120,7 +121,7 @@ func TestBadInput(t *testing.T) {
 		body any
 		want string
 	}{
-		{name: "operation", body: map[string]any{"operation": "explode"}, want: "invalid Operation type explode"},
+		{name: "operation", body: map[string]any{"operation": "explode"}, want: "invalid pcs.Operation type explode"},
 		{name: "xname", body: map[string]any{"operation": "on", "location": locs("bad1", n)}, want: "invalid xnames: bad1"},
 		{name: "duplicate", body: map[string]any{"operation": "on", "location": locs(n, n)}, want: "duplicate xnames: " + n},
 		{name: "unknown", body: map[string]any{"operation": "on", "location": locs("x9000c0s0b0n0")}, want: "x9000c0s0b0n0"},

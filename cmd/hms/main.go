@@ -18,16 +18,19 @@ const usage = `Usage: hms <command> [flags]
 
 Commands:
   up       run sls, hsm, hbtd, hmnfd, bss, pcs and reds in one process (hms up -help for its flags)
+  power    on|off|reset|status XNAME... or -group G: power components through pcs
   version  print the version of this build
 `
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return &cli.UsageError{Err: fmt.Errorf("a command is required (commands: up, version; see hms -help)")}
+		return &cli.UsageError{Err: fmt.Errorf("a command is required (commands: up, power, version; see hms -help)")}
 	}
 	switch args[0] {
 	case "up":
 		return up(ctx, args[1:], getenv, stdout)
+	case "power":
+		return powerCmd(ctx, args[1:], getenv, stdout)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "hms %s\n", version.String())
 		return nil
@@ -35,6 +38,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return &cli.UsageError{Err: fmt.Errorf("unknown command %q (commands: up, version; see hms -help)", args[0])}
+		return &cli.UsageError{Err: fmt.Errorf("unknown command %q (commands: up, power, version; see hms -help)", args[0])}
 	}
 }

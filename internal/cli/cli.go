@@ -41,6 +41,10 @@ type FlagSet struct {
 	// Environ lists the environment searched for those variables (default
 	// os.Environ); only variables getenv also sees are reported.
 	Environ func() []string
+	// Operands, when set, names the arguments a command takes after its
+	// flags (e.g. "XNAME..."); they are then allowed and shown by -help.
+	// Otherwise any argument is an error.
+	Operands string
 
 	binary string // env scope of the flags declared through this set
 	prefix string // prepended to the names of the flags declared through it
@@ -144,7 +148,7 @@ func (f *FlagSet) Parse(args []string) error {
 		fmt.Fprintf(f.out, "%s %s\n", f.Program, version.String())
 		return ErrHelp
 	}
-	if f.NArg() > 0 {
+	if f.NArg() > 0 && f.Operands == "" {
 		return fmt.Errorf("unexpected argument %q (flags only; see -help)", f.Arg(0))
 	}
 	f.warnUnknownEnv()
@@ -153,7 +157,11 @@ func (f *FlagSet) Parse(args []string) error {
 
 // usage lists every flag with its env twin and default, sorted by name.
 func (f *FlagSet) usage() {
-	fmt.Fprintf(f.out, "Usage: %s [flags]\n\nEvery flag can also be set from the environment variable shown; a flag on the\ncommand line wins.\n\nFlags:\n", f.Program)
+	operands := ""
+	if f.Operands != "" {
+		operands = " " + f.Operands
+	}
+	fmt.Fprintf(f.out, "Usage: %s [flags]%s\n\nEvery flag can also be set from the environment variable shown; a flag on the\ncommand line wins.\n\nFlags:\n", f.Program, operands)
 	var fls []*flag.Flag
 	f.VisitAll(func(fl *flag.Flag) { fls = append(fls, fl) })
 	sort.Slice(fls, func(i, j int) bool { return fls[i].Name < fls[j].Name })
