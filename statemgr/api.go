@@ -8,6 +8,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/ethernet"
+	"github.com/hmsuite/hms/statemgr/group"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/scn"
@@ -51,7 +52,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	a.defaultsRoutes(mux)
 	ethernet.NewAPI(a.store.eth, a.log).Routes(mux)
 	scn.NewAPI(scn.NewStore(a.store.Store), a.log).Routes(mux)
-	a.groupRoutes(mux)
+	group.NewAPI(group.NewStore(a.store.Store), a.log).Routes(mux)
 	a.lockRoutes(mux)
 	a.redfishRoutes(mux)
 }

@@ -18,38 +18,11 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, f core.Filter) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeRawJSON(w, b)
-}
-
-// writeRawJSON sends an encoded JSON body with status 200.
-func writeRawJSON(w http.ResponseWriter, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	_, _ = w.Write(b)
-}
-
-// queryFilter parses the filters named in params from r's query string.
-// Parameters neither in params nor in other are ignored, as shipped HSM
-// ignores them, and logged at debug level. A bad value of a known filter is
-// ErrInvalid "bad query param: <HSM's text>" (hms-messages 1.3).
-func (a *API) queryFilter(r *http.Request, params []string, other ...string) (core.Filter, error) {
-	f, unknown, err := core.ParseQuery(r.URL.Query(), a.store.Vocab(), params, other...)
-	a.logIgnored(r, unknown)
-	if err != nil {
-		return f, problem.Invalidf("bad query param: %v", err)
-	}
-	return f, nil
-}
-
-// logIgnored logs, at debug level, the query parameters a listing ignored.
-func (a *API) logIgnored(r *http.Request, unknown []string) {
-	if len(unknown) > 0 {
-		a.log.DebugContext(r.Context(), "query_params_ignored", "path", r.URL.Path, "params", unknown)
-	}
+	core.WriteRawJSON(w, b)
 }
 
 func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
-	f, err := a.queryFilter(r, core.ListParams)
+	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.ListParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -270,7 +243,7 @@ func (a *API) queryUnder(w http.ResponseWriter, r *http.Request) {
 		}
 		under = xname.Normalize(raw)
 	}
-	f, err := a.queryFilter(r, core.ListParams)
+	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.ListParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

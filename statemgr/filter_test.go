@@ -235,11 +235,13 @@ func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
 	if st, _ := a.do("DELETE", "/State/Components", nil); st != 200 && st != 404 {
 		t.Fatalf("delete components: %d", st)
 	}
-	for _, kind := range []string{core.KindGroup, core.KindPartition} {
-		for _, name := range a.store.groupNames(kind) {
-			if err := a.store.deleteGroup(t.Context(), kind, name); err != nil {
-				t.Fatal(err)
-			}
+	for _, kind := range []struct{ path, names string }{{"/groups", "/labels"}, {"/partitions", "/names"}} {
+		var names []string
+		if err := json.Unmarshal(a.must(200, "GET", kind.path+kind.names, nil), &names); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			a.must(200, "DELETE", kind.path+"/"+name, nil)
 		}
 	}
 	states := []string{"On", "Off", "Ready", "Standby"}

@@ -105,7 +105,7 @@ func (a *API) lockStatusIDs(w http.ResponseWriter, r *http.Request) {
 	err := httpserver.ReadJSON(w, r, 0, &req)
 	var ids []string
 	if err == nil {
-		ids, err = glXnames("ComponentIDs", req.ComponentIDs)
+		ids, err = core.Xnames("ComponentIDs", req.ComponentIDs)
 	}
 	if err == nil && len(ids) == 0 {
 		err = problem.Invalidf("ComponentIDs: must list at least one component")
@@ -125,7 +125,7 @@ func (a *API) lockStatusIDs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
-	f, err := a.queryFilter(r, core.LockStatusParams, "locked", "reserved", "reservationdisabled")
+	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.LockStatusParams, "locked", "reserved", "reservationdisabled")
 	var want core.StatusWant
 	if err == nil {
 		want, err = glParseStatusWant(r.URL.Query())
@@ -134,7 +134,7 @@ func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeRawJSON(w, a.store.StatusJSON(f, want))
+	core.WriteRawJSON(w, a.store.StatusJSON(f, want))
 }
 
 func glNonNilSlice[T any](s []T) []T {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
@@ -97,8 +96,8 @@ func decodeAny(t *testing.T, b []byte) any {
 	return v
 }
 
-// TestHandEncodersMatchEncodingJSON: the hand-written encoders of
-// /memberships and /locks/status write what encoding/json writes.
+// TestHandEncodersMatchEncodingJSON: the hand-written encoder of
+// /locks/status writes what encoding/json writes.
 func TestHandEncodersMatchEncodingJSON(t *testing.T) {
 	now := time.Date(2026, 11, 24, 8, 0, 0, 123_000_000, time.UTC).UnixMilli()
 	recs := []*core.Record{{ID: "x0c0s0b0n0", Locked: true}, {ID: "x0c0s0b0n1", ReservationDisabled: true}, {ID: "x1c0s0b0n0"}}
@@ -112,16 +111,6 @@ func TestHandEncodersMatchEncodingJSON(t *testing.T) {
 			if got := core.AppendLockStatus(nil, r, st, st.Active(now)); string(got) != string(want) {
 				t.Errorf("lock status\n got %s\nwant %s", got, want)
 			}
-		}
-	}
-	for _, cg := range []*core.CompGroups{nil, {Partition: "p1"}, {Groups: []string{"a", "b"}}, {Partition: "p2", Groups: []string{"x"}}} {
-		m := hsm.Membership{ID: "x0c0s0b0n0", PartitionName: cg.PartitionName(), GroupLabels: append([]string{}, cg.GroupList()...)}
-		want, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendMembership(nil, m.ID, cg); string(got) != string(want) {
-			t.Errorf("membership\n got %s\nwant %s", got, want)
 		}
 	}
 }

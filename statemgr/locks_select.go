@@ -31,7 +31,7 @@ func glParseLockRequest(req hsm.LockRequest, v *core.Vocab, needSelector bool) (
 	if l.model, err = glModel(req.ProcessingModel); err != nil {
 		return l, err
 	}
-	if l.ids, err = glXnames("ComponentIDs", req.ComponentIDs); err != nil {
+	if l.ids, err = core.Xnames("ComponentIDs", req.ComponentIDs); err != nil {
 		return l, err
 	}
 	p := map[string][]string{"partition": req.Partition, "group": req.Group, "type": req.Type, "state": req.State,
@@ -76,11 +76,11 @@ func (s *Store) lockTargets(l glLockSelection) (targets, missing []string) {
 // targets is nil and all is set), ordered by ID, and returns the targets that
 // are no longer components. A reservation that expired before now counts as
 // absent, whether or not the reaper has deleted it yet.
-func glLockRows(ctx context.Context, q glQueryer, targets []string, all bool, now time.Time) ([]glLockRow, []string, error) {
+func glLockRows(ctx context.Context, q core.Queryer, targets []string, all bool, now time.Time) ([]glLockRow, []string, error) {
 	base := `SELECT c.id, c.locked, c.reservation_disabled, r.created_at, r.expires_at
 		FROM components c
 		LEFT JOIN reservations r ON r.component_id = c.id AND (r.expires_at IS NULL OR r.expires_at > ?)`
-	chunks := glChunks(targets)
+	chunks := core.Chunks(targets)
 	if all {
 		chunks = [][]string{nil}
 	}
@@ -89,8 +89,8 @@ func glLockRows(ctx context.Context, q glQueryer, targets []string, all bool, no
 	for _, c := range chunks {
 		q2, args := base, []any{now.UnixMilli()}
 		if c != nil {
-			q2 += ` WHERE c.id IN (` + glPlaceholders(len(c)) + `)`
-			args = glArgs(args, c)
+			q2 += ` WHERE c.id IN (` + core.Placeholders(len(c)) + `)`
+			args = core.Args(args, c)
 		}
 		rows, err := glScanLockRows(ctx, q, q2+` ORDER BY c.id`, args)
 		if err != nil {
@@ -109,7 +109,7 @@ func glLockRows(ctx context.Context, q glQueryer, targets []string, all bool, no
 	return out, gone, nil
 }
 
-func glScanLockRows(ctx context.Context, q glQueryer, query string, args []any) ([]glLockRow, error) {
+func glScanLockRows(ctx context.Context, q core.Queryer, query string, args []any) ([]glLockRow, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read lock state: %w", err)

@@ -204,8 +204,8 @@ func glSetLockColumn(ctx context.Context, tx *sql.Tx, col string, v bool, ids []
 	if v {
 		val = 1
 	}
-	for _, c := range glChunks(ids) {
-		if _, err := tx.ExecContext(ctx, `UPDATE components SET `+col+` = ? WHERE id IN (`+glPlaceholders(len(c))+`)`, glArgs([]any{val}, c)...); err != nil {
+	for _, c := range core.Chunks(ids) {
+		if _, err := tx.ExecContext(ctx, `UPDATE components SET `+col+` = ? WHERE id IN (`+core.Placeholders(len(c))+`)`, core.Args([]any{val}, c)...); err != nil {
 			return fmt.Errorf("set %s: %w", col, err)
 		}
 	}
@@ -213,8 +213,8 @@ func glSetLockColumn(ctx context.Context, tx *sql.Tx, col string, v bool, ids []
 }
 
 func glDeleteReservations(ctx context.Context, tx *sql.Tx, ids []string) error {
-	for _, c := range glChunks(ids) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE component_id IN (`+glPlaceholders(len(c))+`)`, glArgs(nil, c)...); err != nil {
+	for _, c := range core.Chunks(ids) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE component_id IN (`+core.Placeholders(len(c))+`)`, core.Args(nil, c)...); err != nil {
 			return fmt.Errorf("delete reservations: %w", err)
 		}
 	}

@@ -83,7 +83,7 @@ func glParseKeys(field string, keys []hsm.KeyedID) ([]hsm.KeyedID, error) {
 	out := make([]hsm.KeyedID, 0, len(keys))
 	seen := map[string]bool{}
 	for i, k := range keys {
-		ids, err := glXnames(fmt.Sprintf("%s[%d].ID", field, i), []string{k.ID})
+		ids, err := core.Xnames(fmt.Sprintf("%s[%d].ID", field, i), []string{k.ID})
 		if err != nil {
 			return nil, err
 		}
@@ -108,15 +108,15 @@ type glActive struct {
 }
 
 // glActiveReservations returns the unexpired reservations of the components in keys.
-func glActiveReservations(ctx context.Context, q glQueryer, keys []hsm.KeyedID, now time.Time) (map[string]glActive, error) {
+func glActiveReservations(ctx context.Context, q core.Queryer, keys []hsm.KeyedID, now time.Time) (map[string]glActive, error) {
 	ids := make([]string, len(keys))
 	for i, k := range keys {
 		ids[i] = k.ID
 	}
 	out := make(map[string]glActive, len(ids))
-	for _, c := range glChunks(ids) {
+	for _, c := range core.Chunks(ids) {
 		rows, err := q.QueryContext(ctx, `SELECT component_id, reservation_key_hash, deputy_key_hash, expires_at FROM reservations
-			WHERE (expires_at IS NULL OR expires_at > ?) AND component_id IN (`+glPlaceholders(len(c))+`)`, glArgs([]any{now.UnixMilli()}, c)...)
+			WHERE (expires_at IS NULL OR expires_at > ?) AND component_id IN (`+core.Placeholders(len(c))+`)`, core.Args([]any{now.UnixMilli()}, c)...)
 		if err != nil {
 			return nil, fmt.Errorf("read reservations: %w", err)
 		}
@@ -168,9 +168,9 @@ func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []hsm.KeyedID, model
 			return glDeleteReservations(ctx, tx, res.ok)
 		}
 		exp := now.Add(dur).UnixMilli()
-		for _, c := range glChunks(res.ok) {
+		for _, c := range core.Chunks(res.ok) {
 			if _, err := tx.ExecContext(ctx, `UPDATE reservations SET expires_at = ? WHERE expires_at IS NOT NULL AND component_id IN (`+
-				glPlaceholders(len(c))+`)`, glArgs([]any{exp}, c)...); err != nil {
+				core.Placeholders(len(c))+`)`, core.Args([]any{exp}, c)...); err != nil {
 				return fmt.Errorf("renew reservations: %w", err)
 			}
 		}

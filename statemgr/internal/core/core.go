@@ -9,7 +9,9 @@ package core
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -57,4 +59,31 @@ func ParseTime(name, v string) (time.Time, error) {
 		return t, problem.Invalidf("query parameter %s: %q is not an RFC 3339 time", name, v)
 	}
 	return t, nil
+}
+
+// WriteRawJSON sends an encoded JSON body with status 200.
+func WriteRawJSON(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+// QueryFilter parses the filters named in params from r's query string.
+// Parameters neither in params nor in other are ignored, as shipped HSM
+// ignores them, and logged at debug level. A bad value of a known filter is
+// ErrInvalid "bad query param: <HSM's text>" (hms-messages 1.3).
+func QueryFilter(r *http.Request, log *slog.Logger, vocab *Vocab, params []string, other ...string) (Filter, error) {
+	f, unknown, err := ParseQuery(r.URL.Query(), vocab, params, other...)
+	LogIgnored(r, log, unknown)
+	if err != nil {
+		return f, problem.Invalidf("bad query param: %v", err)
+	}
+	return f, nil
+}
+
+// LogIgnored logs, at debug level, the query parameters a listing ignored.
+func LogIgnored(r *http.Request, log *slog.Logger, unknown []string) {
+	if len(unknown) > 0 {
+		log.DebugContext(r.Context(), "query_params_ignored", "path", r.URL.Path, "params", unknown)
+	}
 }

@@ -1,7 +1,8 @@
-package statemgr
+package group
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
@@ -22,28 +22,37 @@ func glKindField(kind string) string {
 	return "label"
 }
 
-// groupRoutes registers /groups, /partitions and /memberships.
-func (a *API) groupRoutes(mux *httpserver.Mux) {
-	mux.HandleFunc("GET "+Base+"/groups", a.listGroups(core.KindGroup))
-	mux.HandleFunc("POST "+Base+"/groups", a.createGroup(core.KindGroup))
-	mux.HandleFunc("GET "+Base+"/groups/labels", a.groupNames(core.KindGroup))
-	mux.HandleFunc("GET "+Base+"/groups/{name}", a.getGroup(core.KindGroup))
-	mux.HandleFunc("PATCH "+Base+"/groups/{name}", a.patchGroup(core.KindGroup))
-	mux.HandleFunc("DELETE "+Base+"/groups/{name}", a.deleteGroup(core.KindGroup))
-	mux.HandleFunc("GET "+Base+"/groups/{name}/members", a.groupMembers(core.KindGroup))
-	mux.HandleFunc("POST "+Base+"/groups/{name}/members", a.addGroupMember(core.KindGroup))
-	mux.HandleFunc("DELETE "+Base+"/groups/{name}/members/{xname}", a.removeGroupMember(core.KindGroup))
-	mux.HandleFunc("GET "+Base+"/partitions", a.listGroups(core.KindPartition))
-	mux.HandleFunc("POST "+Base+"/partitions", a.createGroup(core.KindPartition))
-	mux.HandleFunc("GET "+Base+"/partitions/names", a.groupNames(core.KindPartition))
-	mux.HandleFunc("GET "+Base+"/partitions/{name}", a.getGroup(core.KindPartition))
-	mux.HandleFunc("PATCH "+Base+"/partitions/{name}", a.patchGroup(core.KindPartition))
-	mux.HandleFunc("DELETE "+Base+"/partitions/{name}", a.deleteGroup(core.KindPartition))
-	mux.HandleFunc("GET "+Base+"/partitions/{name}/members", a.groupMembers(core.KindPartition))
-	mux.HandleFunc("POST "+Base+"/partitions/{name}/members", a.addGroupMember(core.KindPartition))
-	mux.HandleFunc("DELETE "+Base+"/partitions/{name}/members/{xname}", a.removeGroupMember(core.KindPartition))
-	mux.HandleFunc("GET "+Base+"/memberships", a.listMemberships)
-	mux.HandleFunc("GET "+Base+"/memberships/{xname}", a.getMembership)
+// API serves /groups, /partitions and /memberships over a Store.
+type API struct {
+	store *Store
+	log   *slog.Logger
+}
+
+// NewAPI returns the handlers of store.
+func NewAPI(store *Store, log *slog.Logger) *API { return &API{store: store, log: log} }
+
+// Routes registers /groups, /partitions and /memberships.
+func (a *API) Routes(mux *httpserver.Mux) {
+	mux.HandleFunc("GET "+hsm.Base+"/groups", a.listGroups(core.KindGroup))
+	mux.HandleFunc("POST "+hsm.Base+"/groups", a.createGroup(core.KindGroup))
+	mux.HandleFunc("GET "+hsm.Base+"/groups/labels", a.groupNames(core.KindGroup))
+	mux.HandleFunc("GET "+hsm.Base+"/groups/{name}", a.getGroup(core.KindGroup))
+	mux.HandleFunc("PATCH "+hsm.Base+"/groups/{name}", a.patchGroup(core.KindGroup))
+	mux.HandleFunc("DELETE "+hsm.Base+"/groups/{name}", a.deleteGroup(core.KindGroup))
+	mux.HandleFunc("GET "+hsm.Base+"/groups/{name}/members", a.groupMembers(core.KindGroup))
+	mux.HandleFunc("POST "+hsm.Base+"/groups/{name}/members", a.addGroupMember(core.KindGroup))
+	mux.HandleFunc("DELETE "+hsm.Base+"/groups/{name}/members/{xname}", a.removeGroupMember(core.KindGroup))
+	mux.HandleFunc("GET "+hsm.Base+"/partitions", a.listGroups(core.KindPartition))
+	mux.HandleFunc("POST "+hsm.Base+"/partitions", a.createGroup(core.KindPartition))
+	mux.HandleFunc("GET "+hsm.Base+"/partitions/names", a.groupNames(core.KindPartition))
+	mux.HandleFunc("GET "+hsm.Base+"/partitions/{name}", a.getGroup(core.KindPartition))
+	mux.HandleFunc("PATCH "+hsm.Base+"/partitions/{name}", a.patchGroup(core.KindPartition))
+	mux.HandleFunc("DELETE "+hsm.Base+"/partitions/{name}", a.deleteGroup(core.KindPartition))
+	mux.HandleFunc("GET "+hsm.Base+"/partitions/{name}/members", a.groupMembers(core.KindPartition))
+	mux.HandleFunc("POST "+hsm.Base+"/partitions/{name}/members", a.addGroupMember(core.KindPartition))
+	mux.HandleFunc("DELETE "+hsm.Base+"/partitions/{name}/members/{xname}", a.removeGroupMember(core.KindPartition))
+	mux.HandleFunc("GET "+hsm.Base+"/memberships", a.listMemberships)
+	mux.HandleFunc("GET "+hsm.Base+"/memberships/{xname}", a.getMembership)
 }
 
 // glTags validates and normalises a tag list, dropping duplicates.
@@ -56,23 +65,6 @@ func glTags(field string, tags []string) ([]string, error) {
 		}
 		if !slices.Contains(out, l) {
 			out = append(out, l)
-		}
-	}
-	return out, nil
-}
-
-// glXnames parses and normalises a list of component IDs, dropping duplicates.
-func glXnames(field string, ids []string) ([]string, error) {
-	out := make([]string, 0, len(ids))
-	seen := make(map[string]bool, len(ids))
-	for i, id := range ids {
-		x, err := xname.Parse(id)
-		if err != nil {
-			return nil, problem.Invalidf("%s[%d]: %v", field, i, err)
-		}
-		if s := x.String(); !seen[s] {
-			seen[s] = true
-			out = append(out, s)
 		}
 	}
 	return out, nil
@@ -107,7 +99,7 @@ func glDecodeGroup(w http.ResponseWriter, r *http.Request, kind string) (core.Gr
 	if row.Tags, err = glTags("tags", row.Tags); err != nil {
 		return row, err
 	}
-	row.Members, err = glXnames("members.ids", row.Members)
+	row.Members, err = core.Xnames("members.ids", row.Members)
 	return row, err
 }
 
@@ -136,15 +128,15 @@ func (a *API) createGroup(kind string) http.HandlerFunc {
 
 func glGroupPath(kind, name string) string {
 	if kind == core.KindPartition {
-		return Base + "/partitions/" + url.PathEscape(name)
+		return hsm.Base + "/partitions/" + url.PathEscape(name)
 	}
-	return Base + "/groups/" + url.PathEscape(name)
+	return hsm.Base + "/groups/" + url.PathEscape(name)
 }
 
 func (a *API) listGroups(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		a.logIgnored(r, core.IgnoredParams(q, []string{kind, "tag"}))
+		core.LogIgnored(r, a.log, core.IgnoredParams(q, []string{kind, "tag"}))
 		var names []string
 		for _, v := range q[kind] {
 			n, err := core.Label(kind, v)

@@ -1,4 +1,7 @@
-package statemgr
+// Package group serves HSM's /groups, /partitions and /memberships: labelled
+// sets of components, each component in at most one partition and in at most
+// one group of an exclusive group.
+package group
 
 import (
 	"context"
@@ -14,40 +17,18 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// glChunk bounds the number of values in one SQL IN list.
-const glChunk = 500
+// Store is the groups and partitions with their members, over the shared
+// core (whose membership index it keeps up to date).
+type Store struct{ *core.Store }
 
-// glQueryer is what *sql.DB and *sql.Tx have in common for reads.
-type glQueryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// glChunks splits ids into slices of at most glChunk values.
-func glChunks(ids []string) [][]string {
-	var out [][]string
-	for len(ids) > glChunk {
-		out = append(out, ids[:glChunk])
-		ids = ids[glChunk:]
-	}
-	if len(ids) > 0 {
-		out = append(out, ids)
-	}
-	return out
-}
-
-func glArgs(prefix []any, ids []string) []any {
-	args := append(make([]any, 0, len(prefix)+len(ids)), prefix...)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	return args
-}
+// NewStore returns the groups kept in c's database.
+func NewStore(c *core.Store) *Store { return &Store{c} }
 
 // glExisting returns the subset of ids that are rows of components.
-func glExisting(ctx context.Context, q glQueryer, ids []string) (map[string]bool, error) {
+func glExisting(ctx context.Context, q core.Queryer, ids []string) (map[string]bool, error) {
 	found := make(map[string]bool, len(ids))
-	for _, c := range glChunks(ids) {
-		rows, err := q.QueryContext(ctx, `SELECT id FROM components WHERE id IN (`+glPlaceholders(len(c))+`)`, glArgs(nil, c)...)
+	for _, c := range core.Chunks(ids) {
+		rows, err := q.QueryContext(ctx, `SELECT id FROM components WHERE id IN (`+core.Placeholders(len(c))+`)`, core.Args(nil, c)...)
 		if err != nil {
 			return nil, fmt.Errorf("look up components: %w", err)
 		}
@@ -101,7 +82,7 @@ func insertMembers(ctx context.Context, tx *sql.Tx, g core.GroupRow, ids []strin
 		}
 	}
 	// Multi-row INSERTs: per-statement overhead dominates single-row inserts.
-	for _, c := range glChunks(ids) {
+	for _, c := range core.Chunks(ids) {
 		args := make([]any, 0, 3*len(c))
 		for _, id := range c {
 			args = append(args, g.Name, id, key)
@@ -122,10 +103,10 @@ func insertMembers(ctx context.Context, tx *sql.Tx, g core.GroupRow, ids []strin
 // glCheckExclusive fails with a conflict naming the holder if any of ids is already
 // a member under the same exclusive key (another partition, another exclusive group).
 func glCheckExclusive(ctx context.Context, tx *sql.Tx, g core.GroupRow, key any, ids []string) error {
-	for _, c := range glChunks(ids) {
+	for _, c := range core.Chunks(ids) {
 		var id, holder string
 		err := tx.QueryRowContext(ctx, `SELECT component_id, group_name FROM component_group_members
-			WHERE exclusive_key = ? AND component_id IN (`+glPlaceholders(len(c))+`) LIMIT 1`, glArgs([]any{key}, c)...).Scan(&id, &holder)
+			WHERE exclusive_key = ? AND component_id IN (`+core.Placeholders(len(c))+`) LIMIT 1`, core.Args([]any{key}, c)...).Scan(&id, &holder)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			continue
@@ -221,9 +202,4 @@ func (s *Store) groupNames(kind string) []string {
 		names = append(names, g.Name)
 	}
 	return names
-}
-
-// glPlaceholders returns n comma-separated SQL placeholders.
-func glPlaceholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }

@@ -1,4 +1,4 @@
-package statemgr
+package group_test
 
 import (
 	"bytes"
@@ -9,29 +9,23 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/group"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
-
-// glNodeIDs returns n distinct node xnames.
-func glNodeIDs(n int) []string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("x%dc%ds%db0n%d", 1000+i/512, i/64%8, i/2%32, i%2)
-	}
-	return ids
-}
 
 // glBenchGroups is a test API over 100,000 nodes, all in group "all", the
 // first 50,000 in partition p1.
-func glBenchGroups(b *testing.B) (*Store, *httptest.Server, []string) {
-	s, srv := glNewTestAPI(b, nil)
-	ids := glNodeIDs(100_000)
-	glAddComponents(b, s, ids...)
-	if err := s.createGroup(b.Context(), core.GroupRow{Name: "all", Kind: core.KindGroup, Members: ids}); err != nil {
+func glBenchGroups(b *testing.B) (*statemgr.Store, *httptest.Server, []string) {
+	s, srv := hsmtest.OpenAPI(b, nil)
+	ids := hsmtest.NodeIDs(100_000)
+	hsmtest.AddComponents(b, s, ids...)
+	if err := group.CreateGroup(s.Store, b.Context(), core.GroupRow{Name: "all", Kind: core.KindGroup, Members: ids}); err != nil {
 		b.Fatal(err)
 	}
-	if err := s.createGroup(b.Context(), core.GroupRow{Name: "p1", Kind: core.KindPartition, Members: ids[:50_000]}); err != nil {
+	if err := group.CreateGroup(s.Store, b.Context(), core.GroupRow{Name: "p1", Kind: core.KindPartition, Members: ids[:50_000]}); err != nil {
 		b.Fatal(err)
 	}
 	return s, srv, ids
@@ -43,7 +37,7 @@ func BenchmarkGroupMembership100k(b *testing.B) {
 	s, srv, ids := glBenchGroups(b)
 	get := func(b *testing.B, path string, wantLen int) {
 		for b.Loop() {
-			resp, err := srv.Client().Get(srv.URL + Base + path)
+			resp, err := srv.Client().Get(srv.URL + hsm.Base + path)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -63,11 +57,11 @@ func BenchmarkGroupMembership100k(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			if err := s.createGroup(b.Context(), core.GroupRow{Name: fmt.Sprintf("g%d", i), Kind: core.KindGroup, Exclusive: "ex", Members: ids}); err != nil {
+			if err := group.CreateGroup(s.Store, b.Context(), core.GroupRow{Name: fmt.Sprintf("g%d", i), Kind: core.KindGroup, Exclusive: "ex", Members: ids}); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if err := s.deleteGroup(b.Context(), core.KindGroup, fmt.Sprintf("g%d", i)); err != nil {
+			if err := group.DeleteGroup(s.Store, b.Context(), core.KindGroup, fmt.Sprintf("g%d", i)); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()
@@ -84,7 +78,7 @@ func BenchmarkListings100k(b *testing.B) {
 	_, srv, ids := glBenchGroups(b)
 	post := func(path string, req hsm.LockRequest) {
 		body, _ := json.Marshal(req)
-		resp, err := srv.Client().Post(srv.URL+Base+path, "application/json", bytes.NewReader(body))
+		resp, err := srv.Client().Post(srv.URL+hsm.Base+path, "application/json", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,7 +100,7 @@ func BenchmarkListings100k(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var n int64
 			for b.Loop() {
-				resp, err := srv.Client().Get(srv.URL + Base + c.path)
+				resp, err := srv.Client().Get(srv.URL + hsm.Base + c.path)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package statemgr
+package group
 
 import (
 	"net/http"
@@ -72,12 +72,12 @@ func (a *API) removeGroupMember(kind string) http.HandlerFunc {
 }
 
 func (a *API) listMemberships(w http.ResponseWriter, r *http.Request) {
-	f, err := a.queryFilter(r, core.ComponentParams)
+	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.ComponentParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	writeRawJSON(w, a.store.memberships(f))
+	core.WriteRawJSON(w, a.store.memberships(f))
 }
 
 func (a *API) getMembership(w http.ResponseWriter, r *http.Request) {
