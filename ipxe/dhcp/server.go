@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -58,10 +60,16 @@ type Server struct {
 
 	relayedMu sync.Mutex
 	relayed   chan struct{} // closed and replaced after each relay round
+
+	published atomic.Int64 // last outbox row the bus took; the writer deletes up to it
+
+	outMu  sync.Mutex
+	outbox []outboxRow // committed events for the relay, in order
 }
 
 type pendingChange struct {
 	c    *Change
+	send func()
 	done chan error
 }
 
@@ -96,8 +104,14 @@ func Listen(ctx context.Context, cfg ServerConfig, db *sqldb.DB) (*Server, error
 	if err != nil {
 		return nil, fmt.Errorf("dhcp listen on %s %s: %w", cfg.Interface, cfg.Listen, err)
 	}
+	left, err := store.outbox(ctx)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	growReadBuffer(conn)
 	s := &Server{cfg: cfg, h: h, store: store, wake: make(chan struct{}, 1), stored: make(chan struct{}, 1),
-		relayed: make(chan struct{})}
+		relayed: make(chan struct{}), outbox: left}
 	s.m = newMetrics(cfg.Registerer, h)
 	s.conn = &parsingConn{PacketConn: conn, s: s}
 	return s, nil
@@ -117,7 +131,7 @@ func (s *Server) Close() error { return s.conn.Close() }
 func (s *Server) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	srv, err := server4.NewServer(s.cfg.Interface, nil, func(conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
-		s.serve(gctx, conn, peer, m)
+		s.serve(conn, peer, m)
 	}, server4.WithConn(s.conn))
 	if err != nil {
 		return fmt.Errorf("dhcp server: %w", err)
@@ -136,63 +150,79 @@ func (s *Server) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
-// serve handles one packet: decide, store, answer.
-func (s *Server) serve(ctx context.Context, conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
+// serve handles one packet: decide, then answer at once, or, when the
+// packet changed a lease, once the writer has stored it (the writer sends
+// the reply, so no goroutine waits on a commit).
+func (s *Server) serve(conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
 	s.m.packets.WithLabelValues(m.MessageType().String()).Inc()
 	s.mu.Lock()
 	res := s.h.Handle(m)
-	var done chan error
+	var send func()
+	if res.Reply != nil {
+		send = s.sender(conn, peer, m, res.Reply)
+	}
 	if res.Change != nil {
-		done = s.queue(res.Change)
+		s.queue(res.Change, send, nil)
+		send = nil
 	}
 	s.mu.Unlock()
 	if res.Drop != "" {
 		s.drop(res.Drop, "mac", m.ClientHWAddr.String(), "type", m.MessageType().String())
 		return
 	}
-	if done != nil {
-		select {
-		case err := <-done:
-			if err != nil {
-				return // the writer logged it; the client will retry
-			}
-		case <-ctx.Done():
+	if send != nil {
+		send()
+	}
+}
+
+// sender returns the function that sends reply to req's destination.
+func (s *Server) sender(conn net.PacketConn, peer net.Addr, req, reply *dhcpv4.DHCPv4) func() {
+	return func() {
+		dst := Destination(req, reply, s.cfg.RelayPort, s.cfg.ClientPort)
+		if s.cfg.ReplyToPeer {
+			dst, _ = peer.(*net.UDPAddr)
+		}
+		if _, err := conn.WriteTo(reply.ToBytes(), dst); err != nil {
+			s.m.sendErrors.Inc()
+			s.cfg.Log.Debug("dhcp_send_failed", "to", dst.String(), "err", err)
 			return
 		}
+		s.m.replies.WithLabelValues(reply.MessageType().String()).Inc()
 	}
-	if res.Reply == nil {
-		return
-	}
-	dst := Destination(m, res.Reply, s.cfg.RelayPort, s.cfg.ClientPort)
-	if s.cfg.ReplyToPeer {
-		dst, _ = peer.(*net.UDPAddr)
-	}
-	if _, err := conn.WriteTo(res.Reply.ToBytes(), dst); err != nil {
-		s.m.sendErrors.Inc()
-		s.cfg.Log.Debug("dhcp_send_failed", "to", dst.String(), "err", err)
-		return
-	}
-	s.m.replies.WithLabelValues(res.Reply.MessageType().String()).Inc()
 }
 
 // queue adds c to the next group commit; s.mu is held, so changes are
-// stored in the order they were decided.
-func (s *Server) queue(c *Change) chan error {
-	done := make(chan error, 1)
-	s.pending = append(s.pending, pendingChange{c: c, done: done})
+// stored in the order they were decided. After the commit the writer calls
+// send (if any) and reports to done (if any).
+func (s *Server) queue(c *Change, send func(), done chan error) {
+	if s.cfg.Publisher == nil {
+		c.Event = nil // nobody would ever take it from the outbox
+	}
+	if s.cfg.HSM == nil {
+		c.NewMAC = false
+	}
+	s.pending = append(s.pending, pendingChange{c: c, send: send, done: done})
+	s.wakeWriter()
+}
+
+func (s *Server) wakeWriter() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return done
 }
 
 // writer stores queued changes, many per transaction, and releases their
-// replies.
+// replies; it also drops the outbox rows the relay has published.
 func (s *Server) writer(ctx context.Context) error {
+	var dropped int64 // outbox rows deleted up to here
 	for {
 		select {
 		case <-ctx.Done():
+			if pub := s.published.Load(); pub > dropped {
+				// So a restart does not publish them again.
+				s.store.Apply(context.WithoutCancel(ctx), nil, pub)
+			}
 			return nil
 		case <-s.wake:
 		}
@@ -200,8 +230,12 @@ func (s *Server) writer(ctx context.Context) error {
 		batch := s.pending
 		s.pending = nil
 		s.mu.Unlock()
-		if len(batch) == 0 {
+		pub := s.published.Load()
+		if len(batch) == 0 && pub <= dropped {
 			continue
+		}
+		if pub <= dropped {
+			pub = 0
 		}
 		cs := make([]*Change, len(batch))
 		for i, p := range batch {
@@ -209,17 +243,24 @@ func (s *Server) writer(ctx context.Context) error {
 		}
 		// A commit that has begun finishes even when ctx ends: its replies
 		// are not sent, but what was decided is kept.
-		err := s.store.Apply(context.WithoutCancel(ctx), cs)
+		rows, err := s.store.Apply(context.WithoutCancel(ctx), cs, pub)
+		if err == nil && pub > 0 {
+			dropped = pub
+		}
 		if err != nil {
 			s.m.storeErrors.Inc()
 			s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)
 		}
 		for _, p := range batch {
-			p.done <- err
+			if err == nil && p.send != nil {
+				p.send() // the client retries what failed
+			}
+			if p.done != nil {
+				p.done <- err
+			}
 		}
-		select {
-		case s.stored <- struct{}{}:
-		default:
+		if len(rows) > 0 || len(batch) > 0 {
+			s.handOver(rows)
 		}
 	}
 }
@@ -245,7 +286,8 @@ func (s *Server) Expire() error {
 	cs := s.h.Expire()
 	dones := make([]chan error, len(cs))
 	for i, c := range cs {
-		dones[i] = s.queue(c)
+		dones[i] = make(chan error, 1)
+		s.queue(c, nil, dones[i])
 	}
 	s.mu.Unlock()
 	var errs []error
@@ -285,5 +327,21 @@ func (c *parsingConn) ReadFrom(b []byte) (int, net.Addr, error) {
 			continue
 		}
 		return n, peer, nil
+	}
+}
+
+// readBuffer is the socket receive buffer asked for: a boot storm arrives
+// in bursts, and a packet the kernel drops for want of buffer is a client
+// that waits seconds to retry.
+const readBuffer = 8 << 20
+
+// growReadBuffer raises the socket's receive buffer, past net.core.rmem_max
+// when the process may (SO_RCVBUFFORCE needs CAP_NET_ADMIN).
+func growReadBuffer(c *net.UDPConn) {
+	c.SetReadBuffer(readBuffer)
+	if rc, err := c.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, readBuffer)
+		})
 	}
 }

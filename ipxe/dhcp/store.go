@@ -20,7 +20,8 @@ var migrationFiles embed.FS
 // Store keeps the leases, the lease events not yet published and the
 // unknown MACs not yet written to HSM, in bss's SQLite database.
 type Store struct {
-	db *sqldb.DB
+	db      *sqldb.DB
+	nextSeq int64 // next outbox sequence number; only the writer uses it
 }
 
 // OpenStore applies the DHCP server's migrations to db (bss's database).
@@ -32,7 +33,11 @@ func OpenStore(ctx context.Context, db *sqldb.DB) (*Store, error) {
 	if err := db.Migrate(ctx, sub); err != nil {
 		return nil, err
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db}
+	if err := db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM dhcp_outbox`).Scan(&s.nextSeq); err != nil {
+		return nil, fmt.Errorf("read lease outbox: %w", err)
+	}
+	return s, nil
 }
 
 // Leases reads every stored lease.
@@ -63,22 +68,39 @@ func (s *Store) Leases(ctx context.Context) ([]*Lease, error) {
 }
 
 // Apply stores changes in one transaction: leases, their events in the
-// outbox, and new unknown MACs for HSM.
-func (s *Store) Apply(ctx context.Context, changes []*Change) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+// outbox, and new unknown MACs for HSM; the outbox rows up to published
+// (when positive), which the bus has taken, leave in the same transaction.
+// It returns the outbox rows written, for the relay.
+func (s *Store) Apply(ctx context.Context, changes []*Change, published int64) (rows []outboxRow, err error) {
+	next := s.nextSeq
+	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		rows, s.nextSeq = rows[:0], next // WriteTx may run this again
+		if published > 0 {
+			if err := s.exec(ctx, tx, `DELETE FROM dhcp_outbox WHERE seq <= ?`, published); err != nil {
+				return fmt.Errorf("drop published lease events: %w", err)
+			}
+		}
 		for _, c := range changes {
-			if err := s.apply(ctx, tx, c); err != nil {
+			r, err := s.apply(ctx, tx, c)
+			if err != nil {
 				return fmt.Errorf("store lease: %w", err)
+			}
+			if r != nil {
+				rows = append(rows, *r)
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, c *Change) error {
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, c *Change) (*outboxRow, error) {
 	if c.Delete.IsValid() {
 		if err := s.exec(ctx, tx, `DELETE FROM dhcp_leases WHERE ip = ?`, c.Delete.String()); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if l := c.Put; l != nil {
@@ -87,24 +109,26 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, c *Change) error {
 			expires = excluded.expires, hostname = excluded.hostname, known = excluded.known`,
 			l.IP.String(), l.MAC, l.Subnet.String(), l.State, l.Expires.UnixMilli(), l.Hostname, l.Known)
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if c.Event == nil {
-		return nil
+		return nil, nil
 	}
 	b, err := lease.Encode(*c.Event)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.exec(ctx, tx, `INSERT INTO dhcp_outbox (mac, event) VALUES (?, ?)`, c.Event.MACAddress, string(b)); err != nil {
-		return err
+	r := &outboxRow{seq: s.nextSeq, mac: c.Event.MACAddress, event: b}
+	s.nextSeq++
+	if err := s.exec(ctx, tx, `INSERT INTO dhcp_outbox (seq, mac, event) VALUES (?, ?, ?)`, r.seq, r.mac, string(b)); err != nil {
+		return nil, err
 	}
 	if c.NewMAC {
-		return s.exec(ctx, tx, `INSERT INTO dhcp_hsm_pending (mac, ip) VALUES (?, ?) ON CONFLICT (mac) DO UPDATE SET ip = excluded.ip`,
+		err = s.exec(ctx, tx, `INSERT INTO dhcp_hsm_pending (mac, ip) VALUES (?, ?) ON CONFLICT (mac) DO UPDATE SET ip = excluded.ip`,
 			c.Event.MACAddress, c.Event.IPAddress)
 	}
-	return nil
+	return r, err
 }
 
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
@@ -123,9 +147,9 @@ type outboxRow struct {
 	event []byte
 }
 
-// outbox returns up to n waiting events, oldest first.
-func (s *Store) outbox(ctx context.Context, n int) ([]outboxRow, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, mac, event FROM dhcp_outbox ORDER BY seq LIMIT ?`, n)
+// outbox returns the events left unpublished by the last run, oldest first.
+func (s *Store) outbox(ctx context.Context) ([]outboxRow, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, mac, event FROM dhcp_outbox ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("read lease outbox: %w", err)
 	}
@@ -141,13 +165,6 @@ func (s *Store) outbox(ctx context.Context, n int) ([]outboxRow, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-// published deletes the outbox rows up to seq.
-func (s *Store) published(ctx context.Context, seq int64) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		return s.exec(ctx, tx, `DELETE FROM dhcp_outbox WHERE seq <= ?`, seq)
-	})
 }
 
 // pendingHSM returns up to n unknown MACs (and their leased IPs) not yet in HSM.
