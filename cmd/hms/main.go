@@ -1,30 +1,36 @@
 // Command hms is the suite's all-in-one binary. `hms up` runs sls, hsm, hbtd,
-// hmnfd, bss and pcs in one process, each on its usual port with its own SQLite file
-// under one data directory, joined by an in-process bus instead of Kafka.
+// hmnfd, bss, pcs and reds in one process, each on its usual port with its own
+// SQLite file under one data directory, joined by an in-process bus instead of
+// Kafka. `hms power` drives pcs. Every other command (status, get, describe,
+// ...) is the operator's CLI of package ctl, which talks to the daemons over
+// HTTP.
 package main
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/hmsuite/hms/ctl"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/version"
 )
 
 func main() { cli.Main("hms", run) }
 
-const usage = `Usage: hms <command> [flags]
-
-Commands:
-  up       run sls, hsm, hbtd, hmnfd, bss, pcs and reds in one process (hms up -help for its flags)
-  power    on|off|reset|status XNAME... or -group G: power components through pcs
-  version  print the version of this build
-`
+// own are the commands this binary runs itself; ctl runs the others.
+func own() []ctl.Summary {
+	return []ctl.Summary{
+		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs and reds in one process (hms up -help for its flags)"},
+		{Name: "power", Text: "on|off|reset|status XNAME... or -group G: power components through pcs"},
+		{Name: "version", Text: "print the version of this build"},
+	}
+}
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return &cli.UsageError{Err: fmt.Errorf("a command is required (commands: up, power, version; see hms -help)")}
+		return &cli.UsageError{Err: fmt.Errorf("a command is required (see hms help)")}
 	}
 	switch args[0] {
 	case "up":
@@ -34,10 +40,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "hms %s\n", version.String())
 		return nil
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return nil
 	default:
-		return &cli.UsageError{Err: fmt.Errorf("unknown command %q (commands: up, power, version; see hms -help)", args[0])}
+		return ctl.Run(ctx, args, ctl.Options{Getenv: getenv, Stdout: stdout, Stderr: os.Stderr,
+			SystemConfig: "/etc/hms/config.yaml", Others: own()})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/version"
 )
 
 // DefaultShutdownTimeout bounds how long Run waits for in-flight requests after
@@ -47,10 +48,16 @@ type Server struct {
 }
 
 // NewRegistry returns a Prometheus registry with the Go runtime and process
-// collectors registered; each daemon owns one and passes it around.
+// collectors registered, and hms_build_info (always 1, its version label the
+// build this binary is: `hms status` reads it); each daemon owns one and
+// passes it around.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "hms_build_info",
+		Help:        "Always 1; the version label is the build of the suite this daemon runs.",
+		ConstLabels: prometheus.Labels{"version": version.String()}})
+	build.Set(1)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build)
 	return reg
 }
 

@@ -1,0 +1,193 @@
+package ctl
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+// A service is a daemon the CLI talks to.
+type service struct {
+	name string
+	port int    // its default port
+	path string // its readiness probe, below the URL
+}
+
+// services lists the daemons in the order status shows them. reds and pcs
+// join here once they exist.
+func services() []service {
+	return []service{
+		{name: "sls", port: 8376, path: "/v1/readiness"},
+		{name: "hsm", port: 27779, path: "/hsm/v2/service/ready"},
+		{name: "hbtd", port: 28500, path: "/hmi/v1/readiness"},
+		{name: "hmnfd", port: 28600, path: "/hmi/v2/readiness"},
+		// BSS has no readiness route; /service/status/etcd answers 200 only
+		// when its store answers.
+		{name: "bss", port: 27778, path: "/boot/v1/service/status/etcd"},
+	}
+}
+
+// connection holds the connection flags as parsed.
+type connection struct {
+	urls    map[string]*string // service -> -<service>-url
+	timeout *time.Duration
+}
+
+func declareConnection(fs *flag.FlagSet) connection {
+	c := connection{urls: map[string]*string{}}
+	for _, s := range services() {
+		c.urls[s.name] = fs.String(s.name+"-url", "", fmt.Sprintf("`URL` of %s (env HMS_%s_URL; default http://127.0.0.1:%d)", s.name, strings.ToUpper(s.name), s.port))
+	}
+	c.timeout = fs.Duration("timeout", 30*time.Second, "`DURATION` a single request to a daemon may take")
+	return c
+}
+
+func isConnectionFlag(name string) bool {
+	return name == "timeout" || strings.HasSuffix(name, "-url")
+}
+
+// endpoint is a daemon's URL and where it was found.
+type endpoint struct {
+	URL    string `json:"URL"`
+	Source string `json:"Source"` // "-hsm-url", "HMS_HSM_URL", a file name, or "default"
+}
+
+// resolve finds each daemon's URL: flag, else environment, else the user's
+// config file, else the system's, else the default port on 127.0.0.1.
+func resolve(o Options, c connection) (map[string]endpoint, error) {
+	files, err := readConfigs(o)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]endpoint{}
+	for _, s := range services() {
+		key := s.name + "-url"
+		env := "HMS_" + strings.ToUpper(s.name) + "_URL"
+		e := endpoint{URL: "http://127.0.0.1:" + strconv.Itoa(s.port), Source: "default"}
+		switch {
+		case *c.urls[s.name] != "":
+			e = endpoint{URL: *c.urls[s.name], Source: "-" + key}
+		case o.Getenv(env) != "":
+			e = endpoint{URL: o.Getenv(env), Source: env}
+		default:
+			for _, f := range files {
+				if v, ok := f.values[key]; ok {
+					e = endpoint{URL: v, Source: f.name}
+					break
+				}
+			}
+		}
+		if err := checkURL(e.URL); err != nil {
+			return nil, cli.Usagef("%s %q (%s): %v", key, e.URL, e.Source, err)
+		}
+		out[s.name] = e
+	}
+	return out, nil
+}
+
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("want http://HOST:PORT or https://HOST:PORT")
+	}
+	return nil
+}
+
+// configFile is one config file as read.
+type configFile struct {
+	name   string
+	values map[string]string
+}
+
+// configPaths are the config files, most specific first.
+func configPaths(o Options) []string {
+	var paths []string
+	if x := o.Getenv("XDG_CONFIG_HOME"); x != "" {
+		paths = append(paths, filepath.Join(x, "hms", "config.yaml"))
+	} else if h := o.Getenv("HOME"); h != "" {
+		paths = append(paths, filepath.Join(h, ".config", "hms", "config.yaml"))
+	}
+	if o.SystemConfig != "" {
+		paths = append(paths, o.SystemConfig)
+	}
+	return paths
+}
+
+// readConfigs reads the config files that exist; a file that exists but
+// does not parse, or names a key no flag has, is an error.
+func readConfigs(o Options) ([]configFile, error) {
+	known := map[string]bool{}
+	for _, s := range services() {
+		known[s.name+"-url"] = true
+	}
+	var out []configFile
+	for _, p := range configPaths(o) {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, cli.Usagef("config file: %v", err)
+		}
+		values := map[string]string{}
+		if err := yaml.UnmarshalStrict(b, &values); err != nil {
+			return nil, cli.Usagef("config file %s: %v", p, err)
+		}
+		for k := range values {
+			if !known[k] {
+				return nil, cli.Usagef("config file %s: unknown key %q (keys: %s)", p, k, strings.Join(configKeys(), ", "))
+			}
+		}
+		out = append(out, configFile{name: p, values: values})
+	}
+	return out, nil
+}
+
+func configKeys() []string {
+	var keys []string
+	for _, s := range services() {
+		keys = append(keys, s.name+"-url")
+	}
+	return keys
+}
+
+// configHelp is the end of `hms help config`.
+func configHelp() string {
+	return `Each daemon's URL is the first of:
+  1. its flag, such as -hsm-url http://mgmt1:27779
+  2. its environment variable, such as HMS_HSM_URL
+  3. $XDG_CONFIG_HOME/hms/config.yaml (default ~/.config/hms/config.yaml)
+  4. /etc/hms/config.yaml
+  5. http://127.0.0.1:<the daemon's default port>
+A config file holds the flag names as keys:
+  sls-url: http://mgmt1:8376
+  hsm-url: http://mgmt1:27779
+Keys: ` + strings.Join(configKeys(), ", ") + `
+`
+}
+
+func defineConfig(*flag.FlagSet) execFunc {
+	return func(_ context.Context, s *session, _ []string) error {
+		var rows [][]string
+		for _, svc := range services() {
+			e := s.urls[svc.name]
+			rows = append(rows, []string{svc.name, e.URL, e.Source})
+		}
+		return s.emit(s.urls, table{cols: []column{{name: "DAEMON"}, {name: "URL"}, {name: "SOURCE"}}, rows: rows})
+	}
+}

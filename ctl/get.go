@@ -1,0 +1,218 @@
+package ctl
+
+import (
+	"context"
+	"flag"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+func getCommands() []command {
+	get := func(what, summary string, define func(*flag.FlagSet) execFunc) command {
+		return command{name: "get " + what, summary: summary, maxArgs: 0, output: true, define: define}
+	}
+	return []command{
+		get("nodes", "list the nodes HSM knows, with state, role and NID", defineGetNodes),
+		get("components", "list HSM components of any type", defineGetComponents),
+		get("endpoints", "list HSM's Redfish endpoints (BMCs) and how their discovery went", defineGetEndpoints),
+		get("subscriptions", "list hmnfd's state-change subscriptions", defineGetSubscriptions),
+		get("unknown", "list MAC addresses HSM has seen that belong to no component", defineGetUnknown),
+	}
+}
+
+// componentFilters are the HSM component filters `get nodes` and `get
+// components` pass on: comma-separated values, as many as the API takes.
+type componentFilters map[string]*string
+
+func declareComponentFilters(fs *flag.FlagSet, withType bool) componentFilters {
+	f := componentFilters{
+		"state":     fs.String("state", "", "only these `STATES` (comma-separated: Ready,Standby)"),
+		"flag":      fs.String("flag", "", "only these `FLAGS` (OK, Warning, Alert, Locked)"),
+		"role":      fs.String("role", "", "only these `ROLES` (Compute, Application, ...)"),
+		"subrole":   fs.String("subrole", "", "only these `SUBROLES`"),
+		"group":     fs.String("group", "", "only members of these `GROUPS`"),
+		"partition": fs.String("partition", "", "only members of these `PARTITIONS`"),
+		"arch":      fs.String("arch", "", "only these `ARCHES` (X86, ARM, ...)"),
+		"class":     fs.String("class", "", "only these `CLASSES` (River, Mountain, Hill)"),
+		"enabled":   fs.String("enabled", "", "only enabled (`true`) or disabled (false) components"),
+	}
+	if withType {
+		f["type"] = fs.String("type", "", "only these `TYPES` (Node, NodeBMC, Chassis, ...)")
+	}
+	return f
+}
+
+func (f componentFilters) query() url.Values {
+	q := url.Values{}
+	for k, v := range f {
+		for _, p := range strings.Split(*v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				q.Add(k, p)
+			}
+		}
+	}
+	return q
+}
+
+func defineGetNodes(fs *flag.FlagSet) execFunc {
+	f := declareComponentFilters(fs, false)
+	return func(ctx context.Context, s *session, _ []string) error {
+		q := f.query()
+		q.Set("type", "Node")
+		return listComponents(ctx, s, q, "no nodes match")
+	}
+}
+
+func defineGetComponents(fs *flag.FlagSet) execFunc {
+	f := declareComponentFilters(fs, true)
+	return func(ctx context.Context, s *session, _ []string) error {
+		return listComponents(ctx, s, f.query(), "no components match")
+	}
+}
+
+func listComponents(ctx context.Context, s *session, q url.Values, none string) error {
+	comps, err := s.hsm().Components(ctx, q)
+	if err != nil {
+		return err
+	}
+	if comps == nil {
+		comps = []hsm.Component{}
+	}
+	t := table{none: none, cols: []column{{name: "XNAME"}, {name: "TYPE"}, {name: "STATE"}, {name: "FLAG"},
+		{name: "ROLE"}, {name: "SUBROLE"}, {name: "NID"}, {name: "ENABLED", wide: true}, {name: "ARCH", wide: true},
+		{name: "CLASS", wide: true}, {name: "NETTYPE", wide: true}, {name: "SOFTWARE", wide: true}}}
+	for _, c := range comps {
+		t.rows = append(t.rows, []string{c.ID, c.Type, c.State, c.Flag, c.Role, c.SubRole, intp(c.NID),
+			boolp(c.Enabled), c.Arch, c.Class, c.NetType, c.SoftwareStatus})
+	}
+	return s.emit(comps, t)
+}
+
+func defineGetEndpoints(fs *flag.FlagSet) execFunc {
+	typ := fs.String("type", "", "only this `TYPE` (NodeBMC, ChassisBMC, RouterBMC, ...)")
+	status := fs.String("status", "", "only endpoints whose last discovery ended with `STATUS` (DiscoverOK, HTTPsGetFailed, ...)")
+	return func(ctx context.Context, s *session, _ []string) error {
+		q := url.Values{}
+		if *typ != "" {
+			q.Set("type", *typ)
+		}
+		if *status != "" {
+			q.Set("laststatus", *status)
+		}
+		eps, err := s.hsm().RedfishEndpoints(ctx, q)
+		if err != nil {
+			return err
+		}
+		if eps == nil {
+			eps = []hsm.RedfishEndpoint{}
+		}
+		t := table{none: "no endpoints match", cols: []column{{name: "XNAME"}, {name: "TYPE"}, {name: "FQDN"},
+			{name: "ENABLED"}, {name: "DISCOVERY"}, {name: "LAST ATTEMPT"}, {name: "MAC", wide: true},
+			{name: "IP", wide: true}, {name: "USER", wide: true}, {name: "REDFISH", wide: true}}}
+		for _, e := range eps {
+			t.rows = append(t.rows, []string{e.ID, e.Type, e.FQDN, boolp(e.Enabled), e.DiscoveryInfo.LastDiscoveryStatus,
+				timep(e.DiscoveryInfo.LastDiscoveryAttempt), e.MACAddr, e.IPAddress, e.User, e.DiscoveryInfo.RedfishVersion})
+		}
+		return s.emit(eps, t)
+	}
+}
+
+func defineGetSubscriptions(fs *flag.FlagSet) execFunc {
+	comp := fs.String("component", "", "only the subscriptions of subscriber `XNAME`")
+	return func(ctx context.Context, s *session, _ []string) error {
+		subs, err := s.hmnfd().List(ctx, *comp)
+		if err != nil {
+			return err
+		}
+		t := table{none: "no subscriptions", cols: []column{{name: "SUBSCRIBER"}, {name: "URL"}, {name: "STATES"},
+			{name: "COMPONENTS"}, {name: "ROLES", wide: true}, {name: "SUBROLES", wide: true},
+			{name: "SOFTWARE", wide: true}, {name: "ENABLED", wide: true}}}
+		for _, sub := range subs {
+			t.rows = append(t.rows, []string{sub.Subscriber, sub.Url, strings.Join(sub.States, ","),
+				count(sub.Components), strings.Join(sub.Roles, ","), strings.Join(sub.SubRoles, ","),
+				strings.Join(sub.SoftwareStatus, ","), boolp(sub.Enabled)})
+		}
+		if subs == nil {
+			return s.emit([]any{}, t)
+		}
+		return s.emit(subs, t)
+	}
+}
+
+func defineGetUnknown(fs *flag.FlagSet) execFunc {
+	return func(ctx context.Context, s *session, _ []string) error {
+		unknown, err := unknownMACs(ctx, s)
+		if err != nil {
+			return err
+		}
+		t := table{none: "no unknown MAC addresses", cols: []column{{name: "MAC"}, {name: "IP"}, {name: "LAST SEEN"},
+			{name: "DESCRIPTION", wide: true}}}
+		for _, e := range unknown {
+			var ips []string
+			for _, ip := range e.IPAddresses {
+				ips = append(ips, ip.IPAddress)
+			}
+			t.rows = append(t.rows, []string{e.MACAddress, strings.Join(ips, ","), timev(e.LastUpdate), e.Description})
+		}
+		return s.emit(unknown, t)
+	}
+}
+
+// unknownMACs are HSM's Ethernet interfaces that belong to no component:
+// what DHCP has seen and discovery has not placed yet.
+func unknownMACs(ctx context.Context, s *session) ([]hsm.EthernetInterface, error) {
+	all, err := s.hsm().EthernetInterfaces(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []hsm.EthernetInterface{}
+	for _, e := range all {
+		if e.ComponentID == "" {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func intp(p *int) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.Itoa(*p)
+}
+
+func boolp(p *bool) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatBool(*p)
+}
+
+func timep(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return timev(*t)
+}
+
+func timev(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// count is the length of a list as a cell ("" for none: all components).
+func count(l []string) string {
+	switch len(l) {
+	case 0:
+		return ""
+	case 1:
+		return l[0]
+	}
+	return strconv.Itoa(len(l))
+}

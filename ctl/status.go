@@ -1,0 +1,214 @@
+package ctl
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// Status is what `hms status` reports.
+type Status struct {
+	Daemons []DaemonStatus `json:"Daemons"`
+	// Nodes counts HSM's nodes, in all and by State and Role.
+	Nodes *NodeCounts `json:"Nodes,omitempty"`
+	// BMCs counts HSM's Redfish endpoints by last discovery status.
+	BMCs map[string]int `json:"BMCs,omitempty"`
+	// UnknownMACs counts the Ethernet interfaces that belong to no component.
+	UnknownMACs *int `json:"UnknownMACs,omitempty"`
+	// Transitions are the recent power transitions; there is no PCS yet.
+	Transitions string `json:"Transitions"`
+	// Errors are the queries that failed.
+	Errors []string `json:"Errors,omitempty"`
+}
+
+// DaemonStatus is one daemon's readiness and build.
+type DaemonStatus struct {
+	Name    string `json:"Name"`
+	URL     string `json:"URL"`
+	Ready   bool   `json:"Ready"`
+	Version string `json:"Version,omitempty"`
+	Error   string `json:"Error,omitempty"`
+}
+
+// NodeCounts are HSM's nodes, counted.
+type NodeCounts struct {
+	Total   int            `json:"Total"`
+	ByState map[string]int `json:"ByState"`
+	ByRole  map[string]int `json:"ByRole"`
+}
+
+func defineStatus(*flag.FlagSet) execFunc {
+	return func(ctx context.Context, s *session, _ []string) error {
+		st := Status{Transitions: "n/a until pcs"}
+		var wg sync.WaitGroup
+		st.Daemons = make([]DaemonStatus, len(services()))
+		for i, svc := range services() {
+			wg.Go(func() { st.Daemons[i] = s.daemonStatus(ctx, svc) })
+		}
+		wg.Go(func() { s.machineStatus(ctx, &st) })
+		wg.Wait()
+		if err := s.emit(st, table{text: func(w io.Writer, _ bool) error { return writeStatus(w, st) }}); err != nil {
+			return err
+		}
+		notReady := 0
+		for _, d := range st.Daemons {
+			if !d.Ready {
+				notReady++
+			}
+		}
+		if notReady > 0 || len(st.Errors) > 0 {
+			return failf("status: %d of %d daemons not ready, %d queries failed", notReady, len(st.Daemons), len(st.Errors))
+		}
+		return nil
+	}
+}
+
+// daemonStatus probes one daemon's readiness route and reads its build from
+// the hms_build_info metric.
+func (s *session) daemonStatus(ctx context.Context, svc service) DaemonStatus {
+	e := s.urls[svc.name]
+	d := DaemonStatus{Name: svc.name, URL: e.URL}
+	err := httpclient.New(svc.name, e.URL, "", s.hc[svc.name]).Do(ctx, http.MethodGet, svc.path, nil, nil)
+	if err != nil {
+		d.Error = explain(err).Error()
+		return d
+	}
+	d.Ready = true
+	d.Version = s.buildVersion(ctx, svc.name)
+	return d
+}
+
+// buildVersion is the version label of the daemon's hms_build_info metric,
+// or "" when it has none (a daemon of another suite).
+func (s *session) buildVersion(ctx context.Context, name string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.urls[name].URL, "/")+"/metrics", nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := s.hc[name].Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	defer io.Copy(io.Discard, resp.Body)
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "hms_build_info{") {
+			continue
+		}
+		_, v, ok := strings.Cut(line, `version="`)
+		if v, _, ok2 := strings.Cut(v, `"`); ok && ok2 {
+			return v
+		}
+	}
+	return ""
+}
+
+// machineStatus fills in the counts HSM gives.
+func (s *session) machineStatus(ctx context.Context, st *Status) {
+	fail := func(err error) { st.Errors = append(st.Errors, explain(err).Error()) }
+	h := s.hsm()
+	if nodes, err := h.Components(ctx, map[string][]string{"type": {"Node"}}); err != nil {
+		fail(err)
+	} else {
+		st.Nodes = countNodes(nodes)
+	}
+	if eps, err := h.RedfishEndpoints(ctx, nil); err != nil {
+		fail(err)
+	} else {
+		st.BMCs = map[string]int{}
+		for _, e := range eps {
+			st.BMCs[or(e.DiscoveryInfo.LastDiscoveryStatus, "unknown")]++
+		}
+	}
+	if u, err := unknownMACs(ctx, s); err != nil {
+		fail(err)
+	} else {
+		n := len(u)
+		st.UnknownMACs = &n
+	}
+}
+
+func countNodes(nodes []hsm.Component) *NodeCounts {
+	c := &NodeCounts{Total: len(nodes), ByState: map[string]int{}, ByRole: map[string]int{}}
+	for _, n := range nodes {
+		c.ByState[or(n.State, "unknown")]++
+		c.ByRole[or(n.Role, "none")]++
+	}
+	return c
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// writeStatus is the table form of st.
+func writeStatus(w io.Writer, st Status) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DAEMON\tURL\tREADY\tVERSION")
+	for _, d := range st.Daemons {
+		ready := "yes"
+		if !d.Ready {
+			ready = "NO: " + d.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, d.URL, ready, or(d.Version, "-"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if st.Nodes != nil {
+		fmt.Fprintf(tw, "Nodes:\t%d\n", st.Nodes.Total)
+		fmt.Fprintf(tw, "  by state:\t%s\n", counts(st.Nodes.ByState))
+		fmt.Fprintf(tw, "  by role:\t%s\n", counts(st.Nodes.ByRole))
+	}
+	if st.BMCs != nil {
+		fmt.Fprintf(tw, "BMCs by discovery:\t%s\n", counts(st.BMCs))
+	}
+	if st.UnknownMACs != nil {
+		fmt.Fprintf(tw, "Unknown MACs:\t%d\n", *st.UnknownMACs)
+	}
+	fmt.Fprintf(tw, "Recent transitions:\t%s\n", st.Transitions)
+	for _, e := range st.Errors {
+		fmt.Fprintf(tw, "Error:\t%s\n", e)
+	}
+	return tw.Flush()
+}
+
+// counts is "Ready 60, Standby 3", largest first ("none" when empty).
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + strconv.Itoa(m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,82 @@
+package ipxe
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/hmsuite/hms/internal/httpclient"
+)
+
+// Client is a typed client of the BSS API (/boot/v1), for the CLI and the
+// tools that set or read boot parameters. It speaks only HTTP: it links no
+// store.
+type Client struct {
+	hc *httpclient.Client
+}
+
+// NewClient returns a client of the BSS at base (such as
+// http://127.0.0.1:27778; /boot/v1 is appended, and a base already ending in
+// it is accepted). hc nil means http.DefaultClient.
+func NewClient(base string, hc *http.Client) *Client {
+	base = strings.TrimSuffix(strings.TrimRight(base, "/"), Base)
+	return &Client{hc: httpclient.New("bss", base, Base, hc)}
+}
+
+// BootParams returns the boot parameters BSS would use for each name, MAC or
+// NID of q: an entry of its own, else (for a node HSM knows) the one it
+// boots by MAC, NID, role or Default. Nothing found is a
+// problem.ErrNotFound error.
+func (c *Client) BootParams(ctx context.Context, q ParamsQuery) ([]BootParams, error) {
+	v := url.Values{}
+	if len(q.Names) > 0 {
+		v.Set("name", strings.Join(q.Names, ","))
+	}
+	if len(q.MACs) > 0 {
+		v.Set("mac", strings.Join(q.MACs, ","))
+	}
+	for _, n := range q.NIDs {
+		v.Add("nid", strconv.FormatInt(int64(n), 10))
+	}
+	var out []BootParams
+	err := c.hc.Do(ctx, http.MethodGet, "/bootparameters?"+v.Encode(), nil, &out)
+	return out, err
+}
+
+// AllBootParams returns every record: kernel and initrd images, then one per
+// host, MAC, NID or tag.
+func (c *Client) AllBootParams(ctx context.Context) ([]BootParams, error) {
+	var out []BootParams
+	err := c.hc.Do(ctx, http.MethodGet, "/bootparameters", nil, &out)
+	return out, err
+}
+
+// PutBootParams creates or replaces the entries bp names.
+func (c *Client) PutBootParams(ctx context.Context, bp BootParams) error {
+	return c.hc.Do(ctx, http.MethodPut, "/bootparameters", bp, nil)
+}
+
+// DeleteBootParams deletes the entries bp names.
+func (c *Client) DeleteBootParams(ctx context.Context, bp BootParams) error {
+	return c.hc.Do(ctx, http.MethodDelete, "/bootparameters", bp, nil)
+}
+
+// EndpointHistory returns when name last fetched each boot endpoint
+// (bootscript, user-data); name "" means every node.
+func (c *Client) EndpointHistory(ctx context.Context, name string) ([]EndpointAccess, error) {
+	var out []EndpointAccess
+	p := "/endpoint-history"
+	if name != "" {
+		p += "?name=" + url.QueryEscape(name)
+	}
+	err := c.hc.Do(ctx, http.MethodGet, p, nil, &out)
+	return out, err
+}
+
+// Ready reports whether BSS runs and reaches its store
+// (GET /service/status/etcd: BSS has no readiness route of its own).
+func (c *Client) Ready(ctx context.Context) error {
+	return c.hc.Do(ctx, http.MethodGet, "/service/status/etcd", nil, nil)
+}
