@@ -62,7 +62,7 @@ func TestBadInput(t *testing.T) {
 func TestHelp(t *testing.T) {
 	e := env(t, nil)
 	top := hms(t, e, "help")
-	if top.code() != 0 || !strings.Contains(top.stdout, "get nodes")  {
+	if top.code() != 0 || !strings.Contains(top.stdout, "get nodes") {
 		t.Fatalf("hms help: %q %v", top.stdout, top.err)
 	}
 	for _, cmd := range [][]string{{"get", "nodes"}, {"status"}, {"config"}} {
