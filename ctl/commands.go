@@ -38,6 +38,22 @@ func commands() []command {
 			maxArgs: 0, output: true, define: defineConfig, more: configHelp()},
 	}
 	cmds = append(cmds, getCommands()...)
+	cmds = append(cmds,
+		command{name: "describe node", args: "XNAME", summary: "one node: layout, state, endpoint, interfaces, boot parameters, heartbeat, boot script fetches",
+			minArgs: 1, maxArgs: 1, output: true, define: defineDescribe},
+		command{name: "layout load", args: "FILE", summary: "replace the whole SLS layout with a dump file (- for stdin)",
+			minArgs: 1, maxArgs: 1, define: defineLayoutLoad},
+		command{name: "boot set", summary: "create or replace BSS boot parameters for hosts, roles, MACs or NIDs",
+			maxArgs: 0, define: defineBootSet},
+		command{name: "node add", args: "XNAME...", summary: "add nodes and their BMC (and switch port) to the SLS layout",
+			minArgs: 1, maxArgs: -1, define: defineNodeAdd},
+		command{name: "node remove", args: "XNAME...", summary: "remove nodes from the SLS layout, with their BMC once it has no node left",
+			minArgs: 1, maxArgs: -1, define: defineNodeRemove},
+		command{name: "wait", args: "XNAME...", summary: "wait until every named component is in a state (default Ready) in HSM",
+			minArgs: 1, maxArgs: -1, define: defineWait},
+	)
+	cmds = append(cmds, command{name: "completion", args: "bash|zsh", summary: "print a shell completion script (source <(hms completion bash))",
+		minArgs: 1, maxArgs: 1, define: defineCompletion})
 	return cmds
 }
 

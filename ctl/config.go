@@ -50,12 +50,12 @@ func declareConnection(fs *flag.FlagSet) connection {
 	for _, s := range services() {
 		c.urls[s.name] = fs.String(s.name+"-url", "", fmt.Sprintf("`URL` of %s (env HMS_%s_URL; default http://127.0.0.1:%d)", s.name, strings.ToUpper(s.name), s.port))
 	}
-	c.timeout = fs.Duration("timeout", 30*time.Second, "`DURATION` a single request to a daemon may take")
+	c.timeout = fs.Duration("request-timeout", 30*time.Second, "`DURATION` a single request to a daemon may take")
 	return c
 }
 
 func isConnectionFlag(name string) bool {
-	return name == "timeout" || strings.HasSuffix(name, "-url")
+	return name == "request-timeout" || strings.HasSuffix(name, "-url")
 }
 
 // endpoint is a daemon's URL and where it was found.

@@ -167,8 +167,15 @@ func suiteEnv(t *testing.T, urls map[string]string) func(string) string {
 // hms runs the CLI with args in environment getenv.
 func hms(t *testing.T, getenv func(string) string, args ...string) result {
 	t.Helper()
+	return hmsWith(t, ctl.Options{Getenv: getenv}, args...)
+}
+
+// hmsWith runs the CLI with args and options o (its output captured).
+func hmsWith(t *testing.T, o ctl.Options, args ...string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
-	err := ctl.Run(t.Context(), args, ctl.Options{Getenv: getenv, Stdout: &out, Stderr: &errb})
+	o.Stdout, o.Stderr = &out, &errb
+	err := ctl.Run(t.Context(), args, o)
 	return result{stdout: out.String(), stderr: errb.String(), err: err}
 }
 

@@ -1,0 +1,58 @@
+package ctl
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hmsuite/hms/ipxe"
+)
+
+func defineBootSet(fs *flag.FlagSet) execFunc {
+	hosts := fs.String("hosts", "", "`XNAMES` (comma-separated) the entry is for; also tags such as Default or Unknown-x86_64")
+	roles := fs.String("roles", "", "HSM `ROLES` (Compute, Application, ...) whose nodes boot this unless they have an entry of their own")
+	macs := fs.String("macs", "", "`MACS` the entry is for")
+	nids := fs.String("nids", "", "`NIDS` the entry is for")
+	kernel := fs.String("kernel", "", "kernel image `URL`")
+	initrd := fs.String("initrd", "", "initrd image `URL`")
+	params := fs.String("params", "", "kernel command line `PARAMS`")
+	return func(ctx context.Context, s *session, _ []string) error {
+		bp := ipxe.BootParams{Hosts: append(list(*hosts), list(*roles)...), MACs: list(*macs),
+			Kernel: *kernel, Initrd: *initrd, Params: *params}
+		for _, n := range list(*nids) {
+			v, err := strconv.ParseInt(n, 10, 32)
+			if err != nil || v < 0 {
+				return usagef("boot set: -nids: %q is not a NID", n)
+			}
+			bp.NIDs = append(bp.NIDs, int32(v))
+		}
+		if len(bp.Hosts)+len(bp.MACs)+len(bp.NIDs) == 0 {
+			return usagef("boot set: say whom it is for: -hosts, -roles, -macs or -nids")
+		}
+		if bp.Kernel == "" && bp.Initrd == "" && bp.Params == "" {
+			return usagef("boot set: say what they boot: -kernel, -initrd or -params")
+		}
+		if err := s.bss().PutBootParams(ctx, bp); err != nil {
+			return err
+		}
+		var whom []string
+		for _, w := range [][]string{bp.Hosts, bp.MACs, list(*nids)} {
+			whom = append(whom, w...)
+		}
+		fmt.Fprintf(s.Stdout, "boot parameters set for %s\n", strings.Join(whom, ", "))
+		return nil
+	}
+}
+
+// list splits a comma-separated flag value, dropping empty items.
+func list(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
