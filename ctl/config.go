@@ -25,8 +25,7 @@ type service struct {
 	path string // its readiness probe, below the URL
 }
 
-// services lists the daemons in the order status shows them. reds and pcs
-// join here once they exist.
+// services lists the daemons in the order status shows them.
 func services() []service {
 	return []service{
 		{name: "sls", port: 8376, path: "/v1/readiness"},
@@ -36,6 +35,8 @@ func services() []service {
 		// BSS has no readiness route; /service/status/etcd answers 200 only
 		// when its store answers.
 		{name: "bss", port: 27778, path: "/boot/v1/service/status/etcd"},
+		{name: "pcs", port: 28007, path: "/readiness"},
+		{name: "reds", port: 8269, path: "/v1/readiness"},
 	}
 }
 

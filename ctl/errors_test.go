@@ -65,7 +65,7 @@ func TestHelp(t *testing.T) {
 	if top.code() != 0 || !strings.Contains(top.stdout, "get nodes") {
 		t.Fatalf("hms help: %q %v", top.stdout, top.err)
 	}
-	for _, cmd := range [][]string{{"get", "nodes"}, {"status"}, {"config"}} {
+	for _, cmd := range [][]string{{"get", "nodes"}, {"status"}, {"config"}, {"describe", "node"}, {"wait"}, {"node", "add"}, {"node", "remove"}, {"boot", "set"}, {"layout", "load"}, {"completion"}} {
 		name := strings.Join(cmd, " ")
 		r := hms(t, e, append(cmd, "-help")...)
 		if r.code() != 0 || !strings.HasPrefix(r.stdout, "Usage: hms "+name) {

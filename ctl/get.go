@@ -49,10 +49,8 @@ func declareComponentFilters(fs *flag.FlagSet, withType bool) componentFilters {
 func (f componentFilters) query() url.Values {
 	q := url.Values{}
 	for k, v := range f {
-		for _, p := range strings.Split(*v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				q.Add(k, p)
-			}
+		if l := list(*v); len(l) > 0 {
+			q[k] = l
 		}
 	}
 	return q

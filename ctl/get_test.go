@@ -133,6 +133,8 @@ func TestConfigPrecedence(t *testing.T) {
 		"hbtd":  {URL: "http://user:3", Source: user},
 		"hmnfd": {URL: "http://system:4", Source: system},
 		"bss":   {URL: "http://127.0.0.1:27778", Source: "default"},
+		"pcs":   {URL: "http://127.0.0.1:28007", Source: "default"},
+		"reds":  {URL: "http://127.0.0.1:8269", Source: "default"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

@@ -12,12 +12,14 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/ctl"
+	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/power"
 	"github.com/hmsuite/hms/statemgr"
 )
 
@@ -27,15 +29,17 @@ type daemon interface {
 	Run(ctx context.Context) error
 }
 
-// startSuite runs sls, hsm, hbtd, hmnfd and bss on loopback ports the
+// startSuite runs sls, hsm, hbtd, hmnfd, bss, pcs and reds on loopback ports the
 // kernel picks, each daemon's peers set as `hms up` sets them, and returns
 // each one's URL. Everything stops at the end of the test.
 func startSuite(t *testing.T) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
+	pub := bus.NewUnread()
+	t.Cleanup(func() { pub.Close() }) // after the daemons stopped
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := map[string]string{}
-	errc := make(chan error, 5)
+	errc := make(chan error, 7)
 	n := 0
 	run := func(name string, d daemon, err error) {
 		t.Helper()
@@ -55,7 +59,7 @@ func startSuite(t *testing.T) map[string]string {
 			}
 		}
 	})
-	flags := func(name string, more ...string) *cli.FlagSet {
+	flags := func(name string) *cli.FlagSet {
 		f := cli.NewFlagSet(name, func(string) string { return "" }, io.Discard)
 		f.Environ = func() []string { return nil }
 		return f
@@ -64,8 +68,6 @@ func startSuite(t *testing.T) map[string]string {
 		return append([]string{"-listen", "127.0.0.1:0", "-db", filepath.Join(dir, name+".db")}, more...)
 	}
 	log := slog.New(slog.DiscardHandler)
-	pub := bus.NewUnread()
-	t.Cleanup(func() { pub.Close() })
 
 	f := flags("sls")
 	sls := layout.RegisterFlags(f)
@@ -111,6 +113,24 @@ func startSuite(t *testing.T) map[string]string {
 	bcfg.Log = log
 	d5, err := ipxe.StartDaemon(ctx, bcfg)
 	run("bss", d5, err)
+
+	f = flags("pcs")
+	pf := power.RegisterFlags(f)
+	mustParse(t, f, args("pcs", "-hsm-url", urls["hsm"]))
+	pcfg, err := pf.Config()
+	mustOK(t, err)
+	pcfg.Log = log
+	d6, err := power.StartDaemon(ctx, pcfg)
+	run("pcs", d6, err)
+
+	f = flags("reds")
+	rf := discovery.RegisterFlags(f)
+	mustParse(t, f, args("reds", "-hsm-url", urls["hsm"], "-sls-url", urls["sls"], "-cred-key-file", filepath.Join(dir, "reds-cred.key")))
+	rcfg, err := rf.Config()
+	mustOK(t, err)
+	rcfg.Log, rcfg.Bus = log, pub
+	d7, err := discovery.StartDaemon(ctx, rcfg)
+	run("reds", d7, err)
 	return urls
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -26,8 +27,8 @@ type Status struct {
 	BMCs map[string]int `json:"BMCs,omitempty"`
 	// UnknownMACs counts the Ethernet interfaces that belong to no component.
 	UnknownMACs *int `json:"UnknownMACs,omitempty"`
-	// Transitions are the recent power transitions; there is no PCS yet.
-	Transitions string `json:"Transitions"`
+	// Transitions are PCS's newest power transitions (at most 5), newest first.
+	Transitions []Transition `json:"Transitions"`
 	// Errors are the queries that failed.
 	Errors []string `json:"Errors,omitempty"`
 }
@@ -41,6 +42,23 @@ type DaemonStatus struct {
 	Error   string `json:"Error,omitempty"`
 }
 
+// Transition is a PCS power transition as status shows it. PCS exports no
+// wire type or typed client yet, so these are its wire names, read here.
+type Transition struct {
+	ID        string    `json:"transitionID"`
+	Operation string    `json:"operation"`
+	Status    string    `json:"transitionStatus"`
+	Created   time.Time `json:"createTime"`
+	Counts    struct {
+		Total     int `json:"total"`
+		Failed    int `json:"failed"`
+		Succeeded int `json:"succeeded"`
+	} `json:"taskCounts"`
+}
+
+// recentTransitions is how many transitions status shows.
+const recentTransitions = 5
+
 // NodeCounts are HSM's nodes, counted.
 type NodeCounts struct {
 	Total   int            `json:"Total"`
@@ -50,7 +68,7 @@ type NodeCounts struct {
 
 func defineStatus(*flag.FlagSet) execFunc {
 	return func(ctx context.Context, s *session, _ []string) error {
-		st := Status{Transitions: "n/a until pcs"}
+		st := Status{Transitions: []Transition{}}
 		var wg sync.WaitGroup
 		st.Daemons = make([]DaemonStatus, len(services()))
 		for i, svc := range services() {
@@ -139,6 +157,15 @@ func (s *session) machineStatus(ctx context.Context, st *Status) {
 		n := len(u)
 		st.UnknownMACs = &n
 	}
+	var tl struct {
+		Transitions []Transition `json:"transitions"`
+	}
+	if err := httpclient.New("pcs", s.urls["pcs"].URL, "", s.hc["pcs"]).Do(ctx, http.MethodGet, "/transitions", nil, &tl); err != nil {
+		fail(err)
+		return
+	}
+	sort.Slice(tl.Transitions, func(i, j int) bool { return tl.Transitions[i].Created.After(tl.Transitions[j].Created) })
+	st.Transitions = tl.Transitions[:min(len(tl.Transitions), recentTransitions)]
 }
 
 func countNodes(nodes []hsm.Component) *NodeCounts {
@@ -184,7 +211,17 @@ func writeStatus(w io.Writer, st Status) error {
 	if st.UnknownMACs != nil {
 		fmt.Fprintf(tw, "Unknown MACs:\t%d\n", *st.UnknownMACs)
 	}
-	fmt.Fprintf(tw, "Recent transitions:\t%s\n", st.Transitions)
+	if len(st.Transitions) == 0 {
+		fmt.Fprintf(tw, "Recent transitions:\tnone\n")
+	}
+	for i, t := range st.Transitions {
+		label := ""
+		if i == 0 {
+			label = "Recent transitions:"
+		}
+		fmt.Fprintf(tw, "%s\t%s %s %s (%d of %d succeeded, %d failed) %s\n", label, t.Created.UTC().Format(time.RFC3339),
+			t.Operation, t.Status, t.Counts.Succeeded, t.Counts.Total, t.Counts.Failed, t.ID)
+	}
 	for _, e := range st.Errors {
 		fmt.Fprintf(tw, "Error:\t%s\n", e)
 	}

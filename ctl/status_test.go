@@ -1,6 +1,7 @@
 package ctl_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -20,15 +21,26 @@ func TestStatus(t *testing.T) {
 			t.Errorf("daemon %+v, want ready with a version at %s", d, urls[d.Name])
 		}
 	}
-	if len(st.Daemons) != 5 {
-		t.Errorf("%d daemons, want 5", len(st.Daemons))
+	if len(st.Daemons) != 7 {
+		t.Errorf("%d daemons, want 7", len(st.Daemons))
 	}
 	want := &ctl.NodeCounts{Total: 3, ByState: map[string]int{"Ready": 2, "Standby": 1}, ByRole: map[string]int{"Compute": 2, "Application": 1}}
 	if diff := cmp.Diff(want, st.Nodes); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
-	if st.UnknownMACs == nil || *st.UnknownMACs != 1 || st.Transitions != "n/a until pcs" {
-		t.Errorf("unknown MACs %v, transitions %q", st.UnknownMACs, st.Transitions)
+	if st.UnknownMACs == nil || *st.UnknownMACs != 1 || st.Transitions == nil || len(st.Transitions) != 0 {
+		t.Errorf("unknown MACs %v, transitions %+v", st.UnknownMACs, st.Transitions)
+	}
+
+	// A power transition (of a node without a BMC: it fails) shows up.
+	resp, err := http.Post(urls["pcs"]+"/transitions", "application/json",
+		strings.NewReader(`{"operation":"On","location":[{"xname":"x3000c0s1b0n0"}]}`))
+	mustOK(t, err)
+	resp.Body.Close()
+	st = ctl.Status{}
+	hmsJSON(t, e, &st, "status")
+	if len(st.Transitions) != 1 || st.Transitions[0].ID == "" || st.Transitions[0].Operation != "On" {
+		t.Errorf("transitions %+v, want the one created", st.Transitions)
 	}
 
 	r := hms(t, e, "status")
