@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 )
 
@@ -19,9 +20,9 @@ func defineBootSet(fs *flag.FlagSet) execFunc {
 	initrd := fs.String("initrd", "", "initrd image `URL`")
 	params := fs.String("params", "", "kernel command line `PARAMS`")
 	return func(ctx context.Context, s *session, _ []string) error {
-		bp := ipxe.BootParams{Hosts: append(list(*hosts), list(*roles)...), MACs: list(*macs),
+		bp := ipxe.BootParams{Hosts: append(cli.SplitList(*hosts), cli.SplitList(*roles)...), MACs: cli.SplitList(*macs),
 			Kernel: *kernel, Initrd: *initrd, Params: *params}
-		for _, n := range list(*nids) {
+		for _, n := range cli.SplitList(*nids) {
 			v, err := strconv.ParseInt(n, 10, 32)
 			if err != nil || v < 0 {
 				return usagef("boot set: -nids: %q is not a NID", n)
@@ -38,21 +39,10 @@ func defineBootSet(fs *flag.FlagSet) execFunc {
 			return err
 		}
 		var whom []string
-		for _, w := range [][]string{bp.Hosts, bp.MACs, list(*nids)} {
+		for _, w := range [][]string{bp.Hosts, bp.MACs, cli.SplitList(*nids)} {
 			whom = append(whom, w...)
 		}
 		fmt.Fprintf(s.Stdout, "boot parameters set for %s\n", strings.Join(whom, ", "))
 		return nil
 	}
-}
-
-// list splits a comma-separated flag value, dropping empty items.
-func list(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

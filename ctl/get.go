@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -49,7 +50,7 @@ func declareComponentFilters(fs *flag.FlagSet, withType bool) componentFilters {
 func (f componentFilters) query() url.Values {
 	q := url.Values{}
 	for k, v := range f {
-		if l := list(*v); len(l) > 0 {
+		if l := cli.SplitList(*v); len(l) > 0 {
 			q[k] = l
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
@@ -28,7 +29,7 @@ func defineWait(fs *flag.FlagSet) execFunc {
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after `DURATION` (exit status 1, naming the components not there)")
 	interval := fs.Duration("interval", 2*time.Second, "ask HSM every `DURATION`")
 	return func(ctx context.Context, s *session, args []string) error {
-		w := waitFor{states: list(*state), timeout: *timeout, interval: *interval}
+		w := waitFor{states: cli.SplitList(*state), timeout: *timeout, interval: *interval}
 		for _, a := range args {
 			if !xname.Valid(a) {
 				return usagef("wait: %q is not an xname", a)

@@ -2,7 +2,6 @@ package discovery
 
 import (
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
@@ -77,7 +76,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	sc := Config{FDBTTL: *fl.fdbTTL, FDBRefresh: *fl.fdbEvery, WalkConcurrency: *fl.walkers, Workers: *fl.workers,
 		SLSRefresh: *fl.slsEvery, HSMPoll: *fl.hsmEvery, PresenceInterval: *fl.presence, RetryMax: *fl.retryMax,
 		Syslog: *fl.syslog, Switch: SwitchConfig{Port: *fl.snmpPort, Community: *fl.community}}
-	for _, r := range splitList(*fl.roles) {
+	for _, r := range cli.SplitList(*fl.roles) {
 		switch r {
 		case "river":
 			sc.River = true
@@ -90,7 +89,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if !sc.River && !sc.Mountain {
 		return DaemonConfig{}, cli.Usagef("-%s: name at least one of river, mountain", n("roles"))
 	}
-	sc.NTP = splitList(*fl.ntp)
+	sc.NTP = cli.SplitList(*fl.ntp)
 	if err := fl.check(); err != nil {
 		return DaemonConfig{}, err
 	}
@@ -132,16 +131,6 @@ func (fl *DaemonFlags) check() error {
 		}
 	}
 	return cli.CheckListen(n("listen"), *fl.listen)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func distinct(s string) int {

@@ -2,7 +2,6 @@ package layout
 
 import (
 	"log/slog"
-	"strings"
 
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -41,16 +40,5 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		return DaemonConfig{}, err
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, DumpLimit: *fl.dumpLimit,
-		RedactExtraProperties: splitKeys(*fl.redact), MaxConns: *fl.maxConns}, nil
-}
-
-// splitKeys splits a comma-separated list, dropping blanks.
-func splitKeys(s string) []string {
-	var keys []string
-	for _, k := range strings.Split(s, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	return keys
+		RedactExtraProperties: cli.SplitList(*fl.redact), MaxConns: *fl.maxConns}, nil
 }

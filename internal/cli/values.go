@@ -258,3 +258,15 @@ func CheckFile(name, path string) error {
 	}
 	return nil
 }
+
+// SplitList splits a comma-separated flag value into its items, trimmed,
+// dropping empty ones ("a, b,,c" -> a, b, c; "" -> nil).
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
