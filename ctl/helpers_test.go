@@ -29,28 +29,25 @@ type daemon interface {
 	Run(ctx context.Context) error
 }
 
-// startSuite runs sls, hsm, hbtd, hmnfd, bss, pcs and reds on loopback ports the
-// kernel picks, each daemon's peers set as `hms up` sets them, and returns
-// each one's URL. Everything stops at the end of the test.
+// harness is what starting the daemons of one test shares.
+type harness struct {
+	t    *testing.T
+	dir  string
+	pub  *bus.Memory
+	urls map[string]string // name -> URL of the daemons started so far
+	log  *slog.Logger
+}
+
+// startSuite runs sls, hsm, hbtd, hmnfd, bss, pcs and reds on loopback
+// ports the kernel picks, each daemon's peers set as `hms up` sets them, and
+// returns each one's URL. Everything stops at the end of the test.
 func startSuite(t *testing.T) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	pub := bus.NewUnread()
-	t.Cleanup(func() { pub.Close() }) // after the daemons stopped
+	h := &harness{t: t, dir: t.TempDir(), pub: bus.NewUnread(), urls: map[string]string{}, log: slog.New(slog.DiscardHandler)}
+	t.Cleanup(func() { h.pub.Close() }) // after the daemons stopped
 	ctx, cancel := context.WithCancel(context.Background())
-	urls := map[string]string{}
 	errc := make(chan error, 7)
 	n := 0
-	run := func(name string, d daemon, err error) {
-		t.Helper()
-		if err != nil {
-			cancel()
-			t.Fatalf("start %s: %v", name, err)
-		}
-		urls[name] = d.URL()
-		n++
-		go func() { errc <- d.Run(ctx) }()
-	}
 	t.Cleanup(func() {
 		cancel()
 		for range n {
@@ -59,84 +56,94 @@ func startSuite(t *testing.T) map[string]string {
 			}
 		}
 	})
-	flags := func(name string) *cli.FlagSet {
-		f := cli.NewFlagSet(name, func(string) string { return "" }, io.Discard)
-		f.Environ = func() []string { return nil }
-		return f
+	for _, d := range []struct {
+		name  string
+		start func(context.Context, *harness) (daemon, error)
+	}{{"sls", startSLS}, {"hsm", startHSM}, {"hbtd", startHBTD}, {"hmnfd", startHMNFD}, {"bss", startBSS}, {"pcs", startPCS}, {"reds", startREDS}} {
+		dm, err := d.start(ctx, h)
+		if err != nil {
+			t.Fatalf("start %s: %v", d.name, err)
+		}
+		h.urls[d.name] = dm.URL()
+		n++
+		go func() { errc <- dm.Run(ctx) }()
 	}
-	args := func(name string, more ...string) []string {
-		return append([]string{"-listen", "127.0.0.1:0", "-db", filepath.Join(dir, name+".db")}, more...)
-	}
-	log := slog.New(slog.DiscardHandler)
-
-	f := flags("sls")
-	sls := layout.RegisterFlags(f)
-	mustParse(t, f, args("sls"))
-	scfg, err := sls.Config()
-	mustOK(t, err)
-	scfg.Log = log
-	d1, err := layout.StartDaemon(ctx, scfg)
-	run("sls", d1, err)
-
-	f = flags("hsm")
-	hsmf := statemgr.RegisterFlags(f, func(string) string { return "" })
-	mustParse(t, f, args("hsm", "-sls-url", urls["sls"], "-cred-key-file", filepath.Join(dir, "hsm-cred.key")))
-	hcfg, err := hsmf.Config()
-	mustOK(t, err)
-	hcfg.Log, hcfg.Publisher = log, pub
-	d2, err := statemgr.StartDaemon(ctx, hcfg)
-	run("hsm", d2, err)
-
-	f = flags("hbtd")
-	hbf := heartbeat.RegisterFlags(f)
-	mustParse(t, f, args("hbtd", "-hsm-url", urls["hsm"]))
-	listen, o, err := hbf.Config()
-	mustOK(t, err)
-	o.Log, o.LogLevel, o.Publisher = log, new(slog.LevelVar), pub
-	d3, err := heartbeat.StartDaemon(ctx, listen, o)
-	run("hbtd", d3, err)
-
-	f = flags("hmnfd")
-	nff := fanout.RegisterFlags(f)
-	mustParse(t, f, args("hmnfd", "-hsm-url", urls["hsm"]))
-	ncfg, err := nff.Config()
-	mustOK(t, err)
-	ncfg.Log, ncfg.LogLevel = log, new(slog.LevelVar)
-	d4, err := fanout.StartDaemon(ctx, ncfg)
-	run("hmnfd", d4, err)
-
-	f = flags("bss")
-	bf := ipxe.RegisterFlags(f)
-	mustParse(t, f, args("bss", "-hsm-url", urls["hsm"]))
-	bcfg, err := bf.Config()
-	mustOK(t, err)
-	bcfg.Log = log
-	d5, err := ipxe.StartDaemon(ctx, bcfg)
-	run("bss", d5, err)
-
-	f = flags("pcs")
-	pf := power.RegisterFlags(f)
-	mustParse(t, f, args("pcs", "-hsm-url", urls["hsm"]))
-	pcfg, err := pf.Config()
-	mustOK(t, err)
-	pcfg.Log = log
-	d6, err := power.StartDaemon(ctx, pcfg)
-	run("pcs", d6, err)
-
-	f = flags("reds")
-	rf := discovery.RegisterFlags(f)
-	mustParse(t, f, args("reds", "-hsm-url", urls["hsm"], "-sls-url", urls["sls"], "-cred-key-file", filepath.Join(dir, "reds-cred.key")))
-	rcfg, err := rf.Config()
-	mustOK(t, err)
-	rcfg.Log, rcfg.Bus = log, pub
-	d7, err := discovery.StartDaemon(ctx, rcfg)
-	run("reds", d7, err)
-	return urls
+	return h.urls
 }
 
-func mustParse(t *testing.T, f *cli.FlagSet, args []string) {
-	t.Helper()
-	mustOK(t, f.Parse(args))
+// flags parses the daemon's own command line: a loopback port, its
+// database in the test's directory, and more.
+func (h *harness) flags(name string, register func(*cli.FlagSet), more ...string) {
+	h.t.Helper()
+	f := cli.NewFlagSet(name, func(string) string { return "" }, io.Discard)
+	f.Environ = func() []string { return nil }
+	register(f)
+	mustOK(h.t, f.Parse(append([]string{"-listen", "127.0.0.1:0", "-db", filepath.Join(h.dir, name+".db")}, more...)))
+}
+
+func startSLS(ctx context.Context, h *harness) (daemon, error) {
+	var fl *layout.DaemonFlags
+	h.flags("sls", func(f *cli.FlagSet) { fl = layout.RegisterFlags(f) })
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log = h.log
+	return layout.StartDaemon(ctx, cfg)
+}
+
+func startHSM(ctx context.Context, h *harness) (daemon, error) {
+	var fl *statemgr.DaemonFlags
+	h.flags("hsm", func(f *cli.FlagSet) { fl = statemgr.RegisterFlags(f, func(string) string { return "" }) },
+		"-sls-url", h.urls["sls"], "-cred-key-file", filepath.Join(h.dir, "hsm-cred.key"))
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log, cfg.Publisher = h.log, h.pub
+	return statemgr.StartDaemon(ctx, cfg)
+}
+
+func startHBTD(ctx context.Context, h *harness) (daemon, error) {
+	var fl *heartbeat.DaemonFlags
+	h.flags("hbtd", func(f *cli.FlagSet) { fl = heartbeat.RegisterFlags(f) }, "-hsm-url", h.urls["hsm"])
+	listen, o, err := fl.Config()
+	mustOK(h.t, err)
+	o.Log, o.LogLevel, o.Publisher = h.log, new(slog.LevelVar), h.pub
+	return heartbeat.StartDaemon(ctx, listen, o)
+}
+
+func startHMNFD(ctx context.Context, h *harness) (daemon, error) {
+	var fl *fanout.DaemonFlags
+	h.flags("hmnfd", func(f *cli.FlagSet) { fl = fanout.RegisterFlags(f) }, "-hsm-url", h.urls["hsm"])
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log, cfg.LogLevel = h.log, new(slog.LevelVar)
+	return fanout.StartDaemon(ctx, cfg)
+}
+
+func startBSS(ctx context.Context, h *harness) (daemon, error) {
+	var fl *ipxe.DaemonFlags
+	h.flags("bss", func(f *cli.FlagSet) { fl = ipxe.RegisterFlags(f) }, "-hsm-url", h.urls["hsm"])
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log = h.log
+	return ipxe.StartDaemon(ctx, cfg)
+}
+
+func startPCS(ctx context.Context, h *harness) (daemon, error) {
+	var fl *power.DaemonFlags
+	h.flags("pcs", func(f *cli.FlagSet) { fl = power.RegisterFlags(f) }, "-hsm-url", h.urls["hsm"])
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log = h.log
+	return power.StartDaemon(ctx, cfg)
+}
+
+func startREDS(ctx context.Context, h *harness) (daemon, error) {
+	var fl *discovery.DaemonFlags
+	h.flags("reds", func(f *cli.FlagSet) { fl = discovery.RegisterFlags(f) }, "-hsm-url", h.urls["hsm"],
+		"-sls-url", h.urls["sls"], "-cred-key-file", filepath.Join(h.dir, "reds-cred.key"))
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log, cfg.Bus = h.log, h.pub
+	return discovery.StartDaemon(ctx, cfg)
 }
 
 func mustOK(t *testing.T, err error) {

@@ -21,9 +21,29 @@ import (
 func TestAdminSteps(t *testing.T) {
 	urls := startSuite(t)
 	e := suiteEnv(t, urls)
-	ctx := t.Context()
 	sls := layout.NewClient(urls["sls"], nil)
+	loadLayout(t, e, sls)
+	addNode(t, e, sls)
+	// Discovery would put the node in HSM; HSM takes NID and role from SLS.
+	h := client.New(urls["hsm"], nil, "test")
+	mustOK(t, h.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s30b0n0", State: "On"}}, false))
+	describeNode(t, e)
 
+	if r := hms(t, e, "node", "remove", "x3000c0s30b0n0"); r.err != nil || !strings.Contains(r.stdout, "removed switch port x3000c0w14j30") {
+		t.Fatalf("node remove: %v\n%s", r.err, r.stdout)
+	}
+	for _, x := range []string{"x3000c0s30b0n0", "x3000c0s30b0", "x3000c0w14j30"} {
+		if _, err := sls.GetHardware(t.Context(), x); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("%s after node remove: %v, want not found", x, err)
+		}
+	}
+}
+
+// loadLayout: layout load puts the dump in SLS; a file that is not a dump
+// changes nothing.
+func loadLayout(t *testing.T, e func(string) string, sls *layout.Client) {
+	t.Helper()
+	ctx := t.Context()
 	r := hms(t, e, "layout", "load", filepath.Join("testdata", "river.json"))
 	if r.err != nil || !strings.Contains(r.stdout, "68 hardware objects, 2 networks") || !strings.Contains(r.stderr, "KB sent") {
 		t.Fatalf("layout load: %v\nstdout %q\nstderr %q", r.err, r.stdout, r.stderr)
@@ -36,6 +56,13 @@ func TestAdminSteps(t *testing.T) {
 	if hw, err := sls.ListHardware(ctx); err != nil || len(hw) != 68 {
 		t.Fatalf("SLS after a refused load has %d objects (%v), want the 68 loaded", len(hw), err)
 	}
+}
+
+// addNode: node add writes the node, its BMC and its switch port; bad or
+// repeated commands change nothing.
+func addNode(t *testing.T, e func(string) string, sls *layout.Client) {
+	t.Helper()
+	ctx := t.Context()
 
 	add := []string{"node", "add", "x3000c0s30b0n0", "-nid", "300", "-role", "Application", "-subrole", "UAN",
 		"-switch-port", "x3000c0w14j30", "-vendor-port", "ethernet1/1/30"}
@@ -69,10 +96,12 @@ func TestAdminSteps(t *testing.T) {
 	if hw, _ := sls.ListHardware(ctx); len(hw) != 71 {
 		t.Errorf("SLS has %d objects after the refused commands, want 71 (68 + node, BMC, port)", len(hw))
 	}
+}
 
-	// Discovery would put the node in HSM; HSM takes NID and role from SLS.
-	h := client.New(urls["hsm"], nil, "test")
-	mustOK(t, h.PostComponents(ctx, []hsm.Component{{ID: "x3000c0s30b0n0", State: "On"}}, false))
+// describeNode: the node's role gets boot parameters, and describe shows
+// every daemon's view of it.
+func describeNode(t *testing.T, e func(string) string) {
+	t.Helper()
 	if r := hms(t, e, "boot", "set", "-roles", "Application", "-kernel", "http://images/vmlinuz", "-params", "console=ttyS0"); r.err != nil {
 		t.Fatalf("boot set: %v", r.err)
 	}
@@ -92,14 +121,5 @@ func TestAdminSteps(t *testing.T) {
 	}
 	if r := hms(t, e, "describe", "node", "x3000c0s99b0n0"); r.code() != 1 || !errors.Is(r.err, problem.ErrNotFound) {
 		t.Errorf("describe of an unknown node: code %d, %v", r.code(), r.err)
-	}
-
-	if r := hms(t, e, "node", "remove", "x3000c0s30b0n0"); r.err != nil || !strings.Contains(r.stdout, "removed switch port x3000c0w14j30") {
-		t.Fatalf("node remove: %v\n%s", r.err, r.stdout)
-	}
-	for _, x := range []string{"x3000c0s30b0n0", "x3000c0s30b0", "x3000c0w14j30"} {
-		if _, err := sls.GetHardware(ctx, x); !errors.Is(err, problem.ErrNotFound) {
-			t.Errorf("%s after node remove: %v, want not found", x, err)
-		}
 	}
 }
