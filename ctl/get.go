@@ -39,7 +39,7 @@ func declareComponentFilters(fs *flag.FlagSet, withType bool) componentFilters {
 		"partition": fs.String("partition", "", "only members of these `PARTITIONS`"),
 		"arch":      fs.String("arch", "", "only these `ARCHES` (X86, ARM, ...)"),
 		"class":     fs.String("class", "", "only these `CLASSES` (River, Mountain, Hill)"),
-		"enabled":   fs.String("enabled", "", "only enabled (`true`) or disabled (false) components"),
+		"enabled":   fs.String("enabled", "", "`BOOL`: true for enabled components only, false for disabled ones"),
 	}
 	if withType {
 		f["type"] = fs.String("type", "", "only these `TYPES` (Node, NodeBMC, Chassis, ...)")
