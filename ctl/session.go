@@ -9,6 +9,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	powerclient "github.com/hmsuite/hms/power/client"
 	"github.com/hmsuite/hms/statemgr/client"
 )
 
@@ -58,6 +59,9 @@ func (s *session) hmnfd() *fanout.Client {
 	return fanout.NewClient(s.urls["hmnfd"].URL, s.hc["hmnfd"])
 }
 func (s *session) bss() *ipxe.Client { return ipxe.NewClient(s.urls["bss"].URL, s.hc["bss"]) }
+func (s *session) pcs() *powerclient.Client {
+	return powerclient.New(s.urls["pcs"].URL, s.hc["pcs"], "hms-cli")
+}
 
 // unreachable marks the transport failures of one daemon's requests with
 // the daemon, its URL and where that URL came from, so the one-line error

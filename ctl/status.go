@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -28,7 +29,7 @@ type Status struct {
 	// UnknownMACs counts the Ethernet interfaces that belong to no component.
 	UnknownMACs *int `json:"UnknownMACs,omitempty"`
 	// Transitions are PCS's newest power transitions (at most 5), newest first.
-	Transitions []Transition `json:"Transitions"`
+	Transitions []pcs.Transition `json:"Transitions"`
 	// Errors are the queries that failed.
 	Errors []string `json:"Errors,omitempty"`
 }
@@ -40,20 +41,6 @@ type DaemonStatus struct {
 	Ready   bool   `json:"Ready"`
 	Version string `json:"Version,omitempty"`
 	Error   string `json:"Error,omitempty"`
-}
-
-// Transition is a PCS power transition as status shows it. PCS exports no
-// wire type or typed client yet, so these are its wire names, read here.
-type Transition struct {
-	ID        string    `json:"transitionID"`
-	Operation string    `json:"operation"`
-	Status    string    `json:"transitionStatus"`
-	Created   time.Time `json:"createTime"`
-	Counts    struct {
-		Total     int `json:"total"`
-		Failed    int `json:"failed"`
-		Succeeded int `json:"succeeded"`
-	} `json:"taskCounts"`
 }
 
 // recentTransitions is how many transitions status shows.
@@ -68,7 +55,7 @@ type NodeCounts struct {
 
 func defineStatus(*flag.FlagSet) execFunc {
 	return func(ctx context.Context, s *session, _ []string) error {
-		st := Status{Transitions: []Transition{}}
+		st := Status{Transitions: []pcs.Transition{}}
 		var wg sync.WaitGroup
 		st.Daemons = make([]DaemonStatus, len(services()))
 		for i, svc := range services() {
@@ -157,15 +144,13 @@ func (s *session) machineStatus(ctx context.Context, st *Status) {
 		n := len(u)
 		st.UnknownMACs = &n
 	}
-	var tl struct {
-		Transitions []Transition `json:"transitions"`
-	}
-	if err := httpclient.New("pcs", s.urls["pcs"].URL, "", s.hc["pcs"]).Do(ctx, http.MethodGet, "/transitions", nil, &tl); err != nil {
+	ts, err := s.pcs().Transitions(ctx)
+	if err != nil {
 		fail(err)
 		return
 	}
-	sort.Slice(tl.Transitions, func(i, j int) bool { return tl.Transitions[i].Created.After(tl.Transitions[j].Created) })
-	st.Transitions = tl.Transitions[:min(len(tl.Transitions), recentTransitions)]
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Created.After(ts[j].Created) })
+	st.Transitions = ts[:min(len(ts), recentTransitions)]
 }
 
 func countNodes(nodes []hsm.Component) *NodeCounts {
@@ -220,7 +205,7 @@ func writeStatus(w io.Writer, st Status) error {
 			label = "Recent transitions:"
 		}
 		fmt.Fprintf(tw, "%s\t%s %s %s (%d of %d succeeded, %d failed) %s\n", label, t.Created.UTC().Format(time.RFC3339),
-			t.Operation, t.Status, t.Counts.Succeeded, t.Counts.Total, t.Counts.Failed, t.ID)
+			t.Operation, t.Status, t.Counts.Succeeded, t.Counts.Total, t.Counts.Failed, t.TransitionID)
 	}
 	for _, e := range st.Errors {
 		fmt.Fprintf(tw, "Error:\t%s\n", e)

@@ -39,7 +39,7 @@ func TestStatus(t *testing.T) {
 	resp.Body.Close()
 	st = ctl.Status{}
 	hmsJSON(t, e, &st, "status")
-	if len(st.Transitions) != 1 || st.Transitions[0].ID == "" || st.Transitions[0].Operation != "On" {
+	if len(st.Transitions) != 1 || st.Transitions[0].TransitionID == "" || st.Transitions[0].Operation != "On" {
 		t.Errorf("transitions %+v, want the one created", st.Transitions)
 	}
 
