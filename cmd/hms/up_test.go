@@ -116,8 +116,24 @@ func TestUpRunsTheSuite(t *testing.T) {
 	if c.State != "Ready" || c.NID != 17 || c.Role != "Compute" {
 		t.Errorf("HSM has %+v, want Ready with NID 17 and Role Compute from SLS", c)
 	}
-	// bss follows HSM: the node's Role (from SLS) picks its boot entry. A
-	// node bss's cache has not seen yet is looked up in HSM on the request.
+	// bss follows HSM: the node's Role (from SLS) picks its boot entry. HSM
+	// sends no SCN for a new component; bss reads it on its first change
+	// (Ready, above), in the background: poll, bounded, until it has.
+	for i := 0; ; i++ {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", u["bss"]+"/boot/v1/hosts?name=x3000c0s1b0n0", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if i == 3000 {
+			t.Fatal("bss never learnt the node")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	call(t, "PUT", u["bss"]+"/boot/v1/bootparameters", `{"hosts":["Compute"],"kernel":"http://k/vmlinuz"}`, http.StatusOK)
 	if script := string(call(t, "GET", u["bss"]+"/boot/v1/bootscript?name=x3000c0s1b0n0", "", http.StatusOK)); !strings.Contains(script, "kernel --name kernel http://k/vmlinuz xname=x3000c0s1b0n0 nid=17 ") {
 		t.Errorf("bss script for the node:\n%s", script)
