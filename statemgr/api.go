@@ -11,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/statemgr/group"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/lock"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
 
@@ -53,7 +54,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	ethernet.NewAPI(a.store.eth, a.log).Routes(mux)
 	scn.NewAPI(scn.NewStore(a.store.Store), a.log).Routes(mux)
 	group.NewAPI(group.NewStore(a.store.Store), a.log).Routes(mux)
-	a.lockRoutes(mux)
+	lock.NewAPI(lock.NewStore(a.store.Store), a.log).Routes(mux)
 	a.redfishRoutes(mux)
 }
 

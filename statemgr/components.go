@@ -2,9 +2,6 @@ package statemgr
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
@@ -33,7 +30,7 @@ func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
 // Components returns the components f matches, in ID order.
 func (s *Store) Components(ctx context.Context, f core.Filter) ([]hsm.Component, error) {
 	var out []hsm.Component
-	s.matching(f, func(r *core.Record) { out = append(out, r.Component()) })
+	s.Matching(f, func(r *core.Record) { out = append(out, r.Component()) })
 	return out, nil
 }
 
@@ -47,18 +44,6 @@ func (s *Store) ComponentsJSON(ctx context.Context, f core.Filter) ([]byte, erro
 	var b []byte
 	s.WithGroups(&f, func(all []*core.Record) { b = core.EncodeList(all, &f) })
 	return b, nil
-}
-
-// matching calls fn for each component f selects, in ID order, under the
-// index's read lock.
-func (s *Store) matching(f core.Filter, fn func(r *core.Record)) {
-	s.WithGroups(&f, func(all []*core.Record) {
-		for _, r := range all {
-			if f.Match(r) {
-				fn(r)
-			}
-		}
-	})
 }
 
 // normIDs validates and normalises a list of xnames, dropping duplicates.
@@ -255,39 +240,4 @@ func (s *Store) DeleteAllComponents(ctx context.Context) (int, error) {
 		return &core.Plan{DelAll: true}, nil
 	})
 	return n, err
-}
-
-// LockBitsChanged re-reads the locked and reservation_disabled columns of ids
-// into the in-memory index. The locks code, which owns those columns, calls it
-// after each commit that changes them; until then readers see the old bits.
-func (s *Store) LockBitsChanged(ctx context.Context, ids []string) error {
-	bits := make(map[string][2]bool, len(ids))
-	st, err := s.DB.R.PrepareContext(ctx, `SELECT locked, reservation_disabled FROM components WHERE id = ?`)
-	if err != nil {
-		return fmt.Errorf("read lock bits: %w", err)
-	}
-	defer st.Close()
-	for _, id := range ids {
-		var b [2]bool
-		err := st.QueryRowContext(ctx, id).Scan(&b[0], &b[1])
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read lock bits of %s: %w", id, err)
-		}
-		bits[id] = b
-	}
-	_, err = s.Write(ctx, func(v *core.View) (*core.Plan, error) {
-		p := &core.Plan{}
-		for id, b := range bits {
-			if old := v.Get(id); old != nil && (old.Locked != b[0] || old.ReservationDisabled != b[1]) {
-				nr := *old
-				nr.Locked, nr.ReservationDisabled, nr.NIDChanged = b[0], b[1], false
-				p.Puts = append(p.Puts, &nr)
-			}
-		}
-		return p, nil
-	})
-	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/lock"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
 
@@ -111,7 +112,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.relay.Run(gctx) })
 	g.Go(func() error { return d.disc.Run(gctx) })
 	g.Go(func() error { return NewWatchdog(d.store, d.disc, WatchdogConfig{Log: d.cfg.Log}).Run(gctx) })
-	g.Go(func() error { return RunReservationReaper(gctx, d.store, d.cfg.Reap, d.cfg.Log) })
+	g.Go(func() error {
+		return lock.RunReservationReaper(gctx, lock.NewStore(d.store.Store), d.cfg.Reap, d.cfg.Log)
+	})
 	if d.cfg.HMSConfig != "" {
 		g.Go(func() error {
 			return core.WatchHMSConfig(gctx, d.cfg.HMSConfig, 10*time.Second, d.store.Vocab(), d.cfg.Log)

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -46,4 +47,51 @@ func (s *Store) WithGroups(f *Filter, fn func(all []*Record)) {
 			f.GroupsOf = nil
 		})
 	})
+}
+
+// Matching calls fn for each component f selects, in ID order, under the
+// index's read lock.
+func (s *Store) Matching(f Filter, fn func(r *Record)) {
+	s.WithGroups(&f, func(all []*Record) {
+		for _, r := range all {
+			if f.Match(r) {
+				fn(r)
+			}
+		}
+	})
+}
+
+// LockBitsChanged re-reads the locked and reservation_disabled columns of ids
+// into the in-memory index. The locks code, which owns those columns, calls it
+// after each commit that changes them; until then readers see the old bits.
+func (s *Store) LockBitsChanged(ctx context.Context, ids []string) error {
+	bits := make(map[string][2]bool, len(ids))
+	st, err := s.DB.R.PrepareContext(ctx, `SELECT locked, reservation_disabled FROM components WHERE id = ?`)
+	if err != nil {
+		return fmt.Errorf("read lock bits: %w", err)
+	}
+	defer st.Close()
+	for _, id := range ids {
+		var b [2]bool
+		err := st.QueryRowContext(ctx, id).Scan(&b[0], &b[1])
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read lock bits of %s: %w", id, err)
+		}
+		bits[id] = b
+	}
+	_, err = s.Write(ctx, func(v *View) (*Plan, error) {
+		p := &Plan{}
+		for id, b := range bits {
+			if old := v.Get(id); old != nil && (old.Locked != b[0] || old.ReservationDisabled != b[1]) {
+				nr := *old
+				nr.Locked, nr.ReservationDisabled, nr.NIDChanged = b[0], b[1], false
+				p.Puts = append(p.Puts, &nr)
+			}
+		}
+		return p, nil
+	})
+	return err
 }

@@ -37,6 +37,7 @@ func NewStore(t testing.TB, cfg statemgr.StoreConfig) (*statemgr.Store, string) 
 // Server is the HSM API over a fresh store, served by an httptest server.
 type Server struct {
 	t      testing.TB
+	srv    *httptest.Server
 	client *http.Client
 	base   string
 }
@@ -53,12 +54,12 @@ func Serve(t testing.TB, s *statemgr.Store) *Server {
 	t.Helper()
 	srv := httptest.NewServer(statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
 	t.Cleanup(srv.Close)
-	return &Server{t: t, client: srv.Client(), base: srv.URL}
+	return &Server{t: t, srv: srv, client: srv.Client(), base: srv.URL}
 }
 
-// do sends body (a string is sent as is, anything else as JSON) to path
+// Do sends body (a string is sent as is, anything else as JSON) to path
 // under /hsm/v2 and returns the status and the response body.
-func (a *Server) do(method, path string, body any) (int, []byte) {
+func (a *Server) Do(method, path string, body any) (int, []byte) {
 	a.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -88,10 +89,10 @@ func (a *Server) do(method, path string, body any) (int, []byte) {
 	return resp.StatusCode, out
 }
 
-// Must is do that fails the test unless the status is want.
+// Must is Do that fails the test unless the status is want.
 func (a *Server) Must(want int, method, path string, body any) []byte {
 	a.t.Helper()
-	got, out := a.do(method, path, body)
+	got, out := a.Do(method, path, body)
 	if got != want {
 		a.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, got, want, out)
 	}
@@ -102,7 +103,7 @@ func (a *Server) Must(want int, method, path string, body any) []byte {
 // document of status whose detail is exactly detail.
 func (a *Server) Problem(status int, method, path string, body any, detail string) {
 	a.t.Helper()
-	got, out := a.do(method, path, body)
+	got, out := a.Do(method, path, body)
 	var p struct {
 		Status int    `json:"status"`
 		Detail string `json:"detail"`
@@ -165,8 +166,24 @@ func CPUTime() time.Duration {
 // exactly the body want (a trailing newline included).
 func (a *Server) Exact(status int, method, path string, body any, want string) {
 	a.t.Helper()
-	got, out := a.do(method, path, body)
+	got, out := a.Do(method, path, body)
 	if got != status || string(out) != want {
 		a.t.Errorf("%s %s: %d %q, want %d %q", method, path, got, out, status, want)
 	}
+}
+
+// Close stops serving before the test ends (it stops at cleanup anyway).
+func (a *Server) Close() { a.srv.Close() }
+
+// Seed creates five components (four nodes of two slots and a BMC) with
+// varied State, Flag, Role, SubRole, NID, Arch, Class and Enabled.
+func Seed(t *testing.T, a *Server) {
+	t.Helper()
+	a.Must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]any{
+		{"ID": "x0c0s0b0n0", "State": "Ready", "NID": 1, "Role": "Compute", "Arch": "X86", "Class": "River"},
+		{"ID": "x0c0s0b0n1", "State": "off", "NID": 2, "Role": "compute"},
+		{"ID": "X0c0s1b0n0", "State": "On", "NID": 3, "Role": "Service", "SubRole": "master", "SoftwareStatus": "AdminDown"},
+		{"ID": "x0c0s1b0n1", "State": "Ready", "Flag": "warn", "NID": 4, "Role": "Compute", "Enabled": false},
+		{"ID": "x0c0s0b0", "State": "Ready"},
+	}})
 }

@@ -1,4 +1,7 @@
-package statemgr
+// Package lock serves HSM's /locks: component locks, the reservation-
+// disabled flag, admin and service reservations, and their status; and reaps
+// expired reservations.
+package lock
 
 import (
 	"context"
@@ -15,6 +18,13 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
+
+// Store is the locks and reservations, over the shared core (whose
+// component and reservation indexes it keeps up to date).
+type Store struct{ *core.Store }
+
+// NewStore returns the locks kept in c's database.
+func NewStore(c *core.Store) *Store { return &Store{c} }
 
 // glOp is one of the locks v2 operations.
 type glOp int

@@ -1,4 +1,4 @@
-package statemgr
+package lock
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (s *Store) lockTargets(l glLockSelection) (targets, missing []string) {
 		return nil, nil
 	}
 	if len(l.ids) == 0 {
-		s.matching(l.f, func(r *core.Record) { targets = append(targets, r.ID) })
+		s.Matching(l.f, func(r *core.Record) { targets = append(targets, r.ID) })
 		return targets, nil
 	}
 	f := l.f

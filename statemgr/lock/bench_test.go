@@ -1,4 +1,4 @@
-package statemgr
+package lock_test
 
 import (
 	"encoding/json"
@@ -7,21 +7,22 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // BenchmarkCreateReservations1k measures POST /locks/service/reservations for
 // 1,000 components (rigid), and a lock of the same 1,000, over HTTP.
 func BenchmarkCreateReservations1k(b *testing.B) {
-	s, srv := glNewTestAPI(b, nil)
-	ids := glNodeIDs(1000)
-	glAddComponents(b, s, ids...)
-	glAddComponents(b, s, glNodeIDs(100_000)[1000:]...) // a realistic table around them
+	s, srv := hsmtest.OpenAPI(b, nil)
+	ids := hsmtest.NodeIDs(1000)
+	hsmtest.AddComponents(b, s, ids...)
+	hsmtest.AddComponents(b, s, hsmtest.NodeIDs(100_000)[1000:]...) // a realistic table around them
 	body, err := json.Marshal(hsm.LockRequest{ComponentIDs: ids})
 	if err != nil {
 		b.Fatal(err)
 	}
 	post := func(b *testing.B, path string) {
-		resp, err := srv.Client().Post(srv.URL+Base+path, "application/json", strings.NewReader(string(body)))
+		resp, err := srv.Client().Post(srv.URL+hsm.Base+path, "application/json", strings.NewReader(string(body)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +49,7 @@ func BenchmarkCreateReservations1k(b *testing.B) {
 	})
 	b.Run("status GET 100k", func(b *testing.B) {
 		for b.Loop() {
-			resp, err := srv.Client().Get(srv.URL + Base + "/locks/status")
+			resp, err := srv.Client().Get(srv.URL + hsm.Base + "/locks/status")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -56,7 +57,7 @@ func BenchmarkCreateReservations1k(b *testing.B) {
 			err = json.NewDecoder(resp.Body).Decode(&v)
 			resp.Body.Close()
 			if err != nil || resp.StatusCode != http.StatusOK || len(v.Components) != 100_000 {
-				b.Fatalf("status: %d %v %d", resp.StatusCode, err, len(v.Components))
+				b.Fatalf("Status: %d %v %d", resp.StatusCode, err, len(v.Components))
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package statemgr
+package lock_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 const (
@@ -19,7 +21,7 @@ const (
 )
 
 // glColumns returns components.locked and reservation_disabled of id.
-func glColumns(t *testing.T, s *Store, id string) (locked, disabled bool) {
+func glColumns(t *testing.T, s *statemgr.Store, id string) (locked, disabled bool) {
 	t.Helper()
 	if err := s.DB.R.QueryRow(`SELECT locked, reservation_disabled FROM components WHERE id = ?`, id).Scan(&locked, &disabled); err != nil {
 		t.Fatal(err)
@@ -28,47 +30,47 @@ func glColumns(t *testing.T, s *Store, id string) (locked, disabled bool) {
 }
 
 func TestLockUnlockRepairDisable(t *testing.T) {
-	s, srv := glNewTestAPI(t, nil)
-	glAddComponents(t, s, glN0, glN1, glN2, glN3, "x0c0s0b0")
-	glRunSteps(t, srv, []glStep{
-		{name: "lock", method: "POST", path: "/locks/lock", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0","x0c0s0b0n1"]}`,
-			want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0n0","x0c0s0b0n1"]},"Failure":[]}`},
-		{name: "lock again rigid", method: "POST", path: "/locks/lock", status: 400, detail: "x0c0s0b0n0 (Locked)",
-			body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0"]}`},
-		{name: "rigid applied nothing", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s1b0n0"]}`,
-			want: `{"Components":[{"ID":"x0c0s1b0n0","Locked":false,"Reserved":false,"ReservationDisabled":false}]}`},
-		{name: "lock flexible", method: "POST", path: "/locks/lock", status: 200,
-			body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0","x9c0s0b0n0"],"ProcessingModel":"Flexible"}`,
-			want: `{"Counts":{"Total":3,"Success":1,"Failure":2},"Success":{"ComponentIDs":["x0c0s1b0n0"]},
+	s, srv := hsmtest.OpenAPI(t, nil)
+	hsmtest.AddComponents(t, s, glN0, glN1, glN2, glN3, "x0c0s0b0")
+	hsmtest.RunSteps(t, srv, []hsmtest.Step{
+		{Name: "lock", Method: "POST", Path: "/locks/lock", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n0","x0c0s0b0n1"]}`,
+			Want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0n0","x0c0s0b0n1"]},"Failure":[]}`},
+		{Name: "lock again rigid", Method: "POST", Path: "/locks/lock", Status: 400, Detail: "x0c0s0b0n0 (Locked)",
+			Body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0"]}`},
+		{Name: "rigid applied nothing", Method: "POST", Path: "/locks/status", Status: 200, Body: `{"ComponentIDs":["x0c0s1b0n0"]}`,
+			Want: `{"Components":[{"ID":"x0c0s1b0n0","Locked":false,"Reserved":false,"ReservationDisabled":false}]}`},
+		{Name: "lock flexible", Method: "POST", Path: "/locks/lock", Status: 200,
+			Body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0n0","x9c0s0b0n0"],"ProcessingModel":"Flexible"}`,
+			Want: `{"Counts":{"Total":3,"Success":1,"Failure":2},"Success":{"ComponentIDs":["x0c0s1b0n0"]},
 				"Failure":[{"ID":"x0c0s0b0n0","Reason":"Locked"},{"ID":"x9c0s0b0n0","Reason":"NotFound"}]}`},
-		{name: "unknown id rigid", method: "POST", path: "/locks/lock", status: 400, detail: "NotFound", body: `{"ComponentIDs":["x9c0s0b0n0","x0c0s1b0n1"]}`},
-		{name: "bad model", method: "POST", path: "/locks/lock", status: 400, detail: "ProcessingModel", body: `{"ComponentIDs":["x0c0s1b0n1"],"ProcessingModel":"loose"}`},
-		{name: "bad xname", method: "POST", path: "/locks/lock", status: 400, detail: "ComponentIDs[1]", body: `{"ComponentIDs":["x0c0s1b0n1","n1"]}`},
-		{name: "no selector", method: "POST", path: "/locks/lock", status: 400, detail: "ComponentIDs", body: `{}`},
-		{name: "malformed", method: "POST", path: "/locks/lock", status: 400, body: `{"ComponentIDs":[`},
-		{name: "bad filter value", method: "POST", path: "/locks/lock", status: 400, detail: "State", body: `{"State":["sleepy"]}`},
-		{name: "lock by filter", method: "POST", path: "/locks/lock", status: 200, body: `{"Type":["NodeBMC"]}`,
-			want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0"]},"Failure":[]}`},
-		{name: "unlock", method: "POST", path: "/locks/unlock", status: 200, body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0"]}`,
-			want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0","x0c0s1b0n0"]},"Failure":[]}`},
-		{name: "unlock unlocked", method: "POST", path: "/locks/unlock", status: 400, detail: "Unlocked", body: `{"ComponentIDs":["x0c0s1b0n0"]}`},
-		{name: "disable", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s0b0n1","x0c0s1b0n1"]}`,
-			want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0n1","x0c0s1b0n1"]},"Failure":[]}`},
-		{name: "disable is idempotent", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s1b0n1"]}`},
-		{name: "status get locked", method: "GET", path: "/locks/status?locked=true", status: 200, want: `{"Components":[
+		{Name: "unknown id rigid", Method: "POST", Path: "/locks/lock", Status: 400, Detail: "NotFound", Body: `{"ComponentIDs":["x9c0s0b0n0","x0c0s1b0n1"]}`},
+		{Name: "bad model", Method: "POST", Path: "/locks/lock", Status: 400, Detail: "ProcessingModel", Body: `{"ComponentIDs":["x0c0s1b0n1"],"ProcessingModel":"loose"}`},
+		{Name: "bad xname", Method: "POST", Path: "/locks/lock", Status: 400, Detail: "ComponentIDs[1]", Body: `{"ComponentIDs":["x0c0s1b0n1","n1"]}`},
+		{Name: "no selector", Method: "POST", Path: "/locks/lock", Status: 400, Detail: "ComponentIDs", Body: `{}`},
+		{Name: "malformed", Method: "POST", Path: "/locks/lock", Status: 400, Body: `{"ComponentIDs":[`},
+		{Name: "bad filter value", Method: "POST", Path: "/locks/lock", Status: 400, Detail: "State", Body: `{"State":["sleepy"]}`},
+		{Name: "lock by filter", Method: "POST", Path: "/locks/lock", Status: 200, Body: `{"Type":["NodeBMC"]}`,
+			Want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0"]},"Failure":[]}`},
+		{Name: "unlock", Method: "POST", Path: "/locks/unlock", Status: 200, Body: `{"ComponentIDs":["x0c0s1b0n0","x0c0s0b0"]}`,
+			Want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0","x0c0s1b0n0"]},"Failure":[]}`},
+		{Name: "unlock unlocked", Method: "POST", Path: "/locks/unlock", Status: 400, Detail: "Unlocked", Body: `{"ComponentIDs":["x0c0s1b0n0"]}`},
+		{Name: "disable", Method: "POST", Path: "/locks/disable", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n1","x0c0s1b0n1"]}`,
+			Want: `{"Counts":{"Total":2,"Success":2,"Failure":0},"Success":{"ComponentIDs":["x0c0s0b0n1","x0c0s1b0n1"]},"Failure":[]}`},
+		{Name: "disable is idempotent", Method: "POST", Path: "/locks/disable", Status: 200, Body: `{"ComponentIDs":["x0c0s1b0n1"]}`},
+		{Name: "status get locked", Method: "GET", Path: "/locks/status?locked=true", Status: 200, Want: `{"Components":[
 			{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":false},
 			{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}]}`},
-		{name: "status get disabled nodes", method: "GET", path: "/locks/status?reservationDisabled=true&locked=false&type=Node", status: 200,
-			want: `{"Components":[{"ID":"x0c0s1b0n1","Locked":false,"Reserved":false,"ReservationDisabled":true}]}`},
-		{name: "status get bad bool", method: "GET", path: "/locks/status?locked=maybe", status: 400, detail: "bad 'Locked' query parameter"},
-		{name: "status post", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s0b0n1","x7c0s0b0n0"]}`,
-			want: `{"Components":[{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":["x7c0s0b0n0"]}`},
-		{name: "status post empty", method: "POST", path: "/locks/status", status: 400, detail: "ComponentIDs", body: `{"ComponentIDs":[]}`},
+		{Name: "status get disabled nodes", Method: "GET", Path: "/locks/status?reservationDisabled=true&locked=false&type=Node", Status: 200,
+			Want: `{"Components":[{"ID":"x0c0s1b0n1","Locked":false,"Reserved":false,"ReservationDisabled":true}]}`},
+		{Name: "status get bad bool", Method: "GET", Path: "/locks/status?locked=maybe", Status: 400, Detail: "bad 'Locked' query parameter"},
+		{Name: "status post", Method: "POST", Path: "/locks/status", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n1","x7c0s0b0n0"]}`,
+			Want: `{"Components":[{"ID":"x0c0s0b0n1","Locked":true,"Reserved":false,"ReservationDisabled":true}],"NotFound":["x7c0s0b0n0"]}`},
+		{Name: "status post empty", Method: "POST", Path: "/locks/status", Status: 400, Detail: "ComponentIDs", Body: `{"ComponentIDs":[]}`},
 		// Only unknown IDs: 400, as the shipped HSM answers.
-		{name: "status post unknown", method: "POST", path: "/locks/status", status: 400, detail: "Component not found", body: `{"ComponentIDs":["x7c0s0b0n0"]}`},
-		{name: "status get none", method: "GET", path: "/locks/status?type=CabinetPDU", status: 200, want: `{"Components":[]}`},
-		{name: "repair", method: "POST", path: "/locks/repair", status: 200, body: `{"ComponentIDs":["x0c0s1b0n1"]}`,
-			want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s1b0n1"]},"Failure":[]}`},
+		{Name: "status post unknown", Method: "POST", Path: "/locks/status", Status: 400, Detail: "Component not found", Body: `{"ComponentIDs":["x7c0s0b0n0"]}`},
+		{Name: "status get none", Method: "GET", Path: "/locks/status?type=CabinetPDU", Status: 200, Want: `{"Components":[]}`},
+		{Name: "repair", Method: "POST", Path: "/locks/repair", Status: 200, Body: `{"ComponentIDs":["x0c0s1b0n1"]}`,
+			Want: `{"Counts":{"Total":1,"Success":1,"Failure":0},"Success":{"ComponentIDs":["x0c0s1b0n1"]},"Failure":[]}`},
 	})
 	t.Run("components columns hold the lock state", func(t *testing.T) {
 		for _, c := range []struct {
@@ -89,7 +91,7 @@ func glPost(t *testing.T, s *glServer, path string, status int, v any) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, body := glDo(t, s.srv, "POST", path, string(b))
+	got, body := hsmtest.Do(t, s.srv, "POST", path, string(b))
 	if got != status {
 		t.Fatalf("POST %s %s: status %d, want %d: %s", path, b, got, status, body)
 	}
@@ -106,10 +108,10 @@ func glDecode[T any](t *testing.T, body []byte) T {
 }
 
 func TestReservations(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	s, srv := glNewTestAPI(t, clock.now)
+	clock := hsmtest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	s, srv := hsmtest.OpenAPI(t, clock.Now)
 	gs := &glServer{srv: srv}
-	glAddComponents(t, s, glN0, glN1, glN2, glN3)
+	hsmtest.AddComponents(t, s, glN0, glN1, glN2, glN3)
 	glPost(t, gs, "/locks/lock", 200, hsm.LockRequest{ComponentIDs: []string{glN0}})
 	var svc hsm.ReservationKeys
 
@@ -134,7 +136,7 @@ func TestReservations(t *testing.T) {
 		}
 		res := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
 			hsm.LockRequest{ComponentIDs: []string{glN1, glN0}, ProcessingModel: "flexible", ReservationDuration: 2}))
-		want := clock.now().Add(2 * time.Minute)
+		want := clock.Now().Add(2 * time.Minute)
 		if len(res.Success) != 1 || res.Success[0].ID != glN1 || !res.Success[0].ExpirationTime.Equal(want) {
 			t.Fatalf("Success = %+v, want %s expiring at %v", res.Success, glN1, want)
 		}
@@ -146,15 +148,15 @@ func TestReservations(t *testing.T) {
 			t.Errorf("keys %q %q are not of the expected form", svc.ReservationKey, svc.DeputyKey)
 		}
 	})
-	glRunSteps(t, srv, []glStep{
-		{name: "duration too long", method: "POST", path: "/locks/service/reservations", status: 400, detail: "ReservationDuration",
-			body: `{"ComponentIDs":["x0c0s1b0n0"],"ReservationDuration":16}`},
-		{name: "already reserved", method: "POST", path: "/locks/service/reservations", status: 200,
-			body: `{"ComponentIDs":["x0c0s0b0n1"],"ProcessingModel":"flexible"}`, want: `{"Success":[],"Failure":[{"ID":"x0c0s0b0n1","Reason":"Reserved"}]}`},
-		{name: "lock reserved", method: "POST", path: "/locks/lock", status: 400, detail: "Reserved", body: `{"ComponentIDs":["x0c0s0b0n1"]}`},
-		{name: "release needs keys", method: "POST", path: "/locks/service/reservations/release", status: 400, detail: "ReservationKeys", body: `{}`},
-		{name: "release empty key", method: "POST", path: "/locks/service/reservations/release", status: 400, detail: "ReservationKeys[0].Key",
-			body: `{"ReservationKeys":[{"ID":"x0c0s0b0n1"}]}`},
+	hsmtest.RunSteps(t, srv, []hsmtest.Step{
+		{Name: "duration too long", Method: "POST", Path: "/locks/service/reservations", Status: 400, Detail: "ReservationDuration",
+			Body: `{"ComponentIDs":["x0c0s1b0n0"],"ReservationDuration":16}`},
+		{Name: "already reserved", Method: "POST", Path: "/locks/service/reservations", Status: 200,
+			Body: `{"ComponentIDs":["x0c0s0b0n1"],"ProcessingModel":"flexible"}`, Want: `{"Success":[],"Failure":[{"ID":"x0c0s0b0n1","Reason":"Reserved"}]}`},
+		{Name: "lock reserved", Method: "POST", Path: "/locks/lock", Status: 400, Detail: "Reserved", Body: `{"ComponentIDs":["x0c0s0b0n1"]}`},
+		{Name: "release needs keys", Method: "POST", Path: "/locks/service/reservations/release", Status: 400, Detail: "ReservationKeys", Body: `{}`},
+		{Name: "release empty key", Method: "POST", Path: "/locks/service/reservations/release", Status: 400, Detail: "ReservationKeys[0].Key",
+			Body: `{"ReservationKeys":[{"ID":"x0c0s0b0n1"}]}`},
 	})
 	t.Run("check deputy keys", func(t *testing.T) {
 		res := glDecode[hsm.CheckResult](t, glPost(t, gs, "/locks/service/reservations/check", 200, hsm.DeputyKeysRequest{DeputyKeys: []hsm.KeyedID{
@@ -168,7 +170,7 @@ func TestReservations(t *testing.T) {
 		}
 	})
 	t.Run("renew", func(t *testing.T) {
-		clock.add(time.Minute)
+		clock.Add(time.Minute)
 		glPost(t, gs, "/locks/service/reservations/renew", 400, hsm.ReservationKeysRequest{ReservationKeys: []hsm.KeyedID{{ID: glN1, Key: svc.DeputyKey}}, ReservationDuration: 5})
 		res := glDecode[hsm.LockResult](t, glPost(t, gs, "/locks/service/reservations/renew", 200,
 			hsm.ReservationKeysRequest{ReservationKeys: []hsm.KeyedID{{ID: glN1, Key: svc.ReservationKey}}, ReservationDuration: 5}))
@@ -176,7 +178,7 @@ func TestReservations(t *testing.T) {
 			t.Fatalf("renew counts %+v", res.Counts)
 		}
 		st := glDecode[hsm.LockStatusList](t, glPost(t, gs, "/locks/status", 200, hsm.ComponentIDsRequest{ComponentIDs: []string{glN1}}))
-		if want := clock.now().Add(5 * time.Minute); !st.Components[0].ExpirationTime.Equal(want) {
+		if want := clock.Now().Add(5 * time.Minute); !st.Components[0].ExpirationTime.Equal(want) {
 			t.Errorf("after renew expires %v, want %v", st.Components[0].ExpirationTime, want)
 		}
 	})
@@ -225,17 +227,17 @@ type glServer struct{ srv *httptest.Server }
 // lock bits show in /State/Components at once and survive state updates, and
 // Group/partition filters there see memberships made here.
 func TestLocksWithComponentsAPI(t *testing.T) {
-	_, srv := glNewTestAPI(t, nil)
-	glRunSteps(t, srv, []glStep{
-		{name: "create components", method: "POST", path: "/State/Components", status: 204,
-			body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"},{"ID":"x0c0s0b0n1","State":"Ready"}]}`},
-		{name: "lock", method: "POST", path: "/locks/lock", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
-		{name: "disable", method: "POST", path: "/locks/disable", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
-		{name: "state update", method: "PATCH", path: "/State/Components/x0c0s0b0n0/StateData", status: 204, body: `{"State":"Off"}`},
-		{name: "lock kept", method: "POST", path: "/locks/status", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`,
-			want: `{"Components":[{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":true}]}`},
-		{name: "partition", method: "POST", path: "/partitions", status: 201, body: `{"name":"p1","members":{"ids":["x0c0s0b0n1"]}}`},
-		{name: "group", method: "POST", path: "/groups", status: 201, body: `{"label":"g","members":{"ids":["x0c0s0b0n0"]}}`},
+	_, srv := hsmtest.OpenAPI(t, nil)
+	hsmtest.RunSteps(t, srv, []hsmtest.Step{
+		{Name: "create components", Method: "POST", Path: "/State/Components", Status: 204,
+			Body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"},{"ID":"x0c0s0b0n1","State":"Ready"}]}`},
+		{Name: "lock", Method: "POST", Path: "/locks/lock", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
+		{Name: "disable", Method: "POST", Path: "/locks/disable", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
+		{Name: "state update", Method: "PATCH", Path: "/State/Components/x0c0s0b0n0/StateData", Status: 204, Body: `{"State":"Off"}`},
+		{Name: "lock kept", Method: "POST", Path: "/locks/status", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n0"]}`,
+			Want: `{"Components":[{"ID":"x0c0s0b0n0","Locked":true,"Reserved":false,"ReservationDisabled":true}]}`},
+		{Name: "partition", Method: "POST", Path: "/partitions", Status: 201, Body: `{"name":"p1","members":{"ids":["x0c0s0b0n1"]}}`},
+		{Name: "group", Method: "POST", Path: "/groups", Status: 201, Body: `{"label":"g","members":{"ids":["x0c0s0b0n0"]}}`},
 	})
 	t.Run("components show the bits and honour the filters", func(t *testing.T) {
 		for _, c := range []struct{ path, want string }{
@@ -244,21 +246,21 @@ func TestLocksWithComponentsAPI(t *testing.T) {
 			{"/State/Components?partition=p1", `"x0c0s0b0n1"`},
 			{"/State/Components?group=g", `"x0c0s0b0n0"`},
 		} {
-			status, body := glDo(t, srv, "GET", c.path, "")
+			status, body := hsmtest.Do(t, srv, "GET", c.path, "")
 			if status != 200 || !strings.Contains(string(body), c.want) {
 				t.Errorf("GET %s: %d %s; want it to contain %s", c.path, status, body, c.want)
 			}
 		}
-		_, body := glDo(t, srv, "GET", "/State/Components?partition=p1", "")
+		_, body := hsmtest.Do(t, srv, "GET", "/State/Components?partition=p1", "")
 		if strings.Contains(string(body), `"x0c0s0b0n0"`) {
 			t.Errorf("partition=p1 lists x0c0s0b0n0, which is not in p1: %s", body)
 		}
 	})
-	glRunSteps(t, srv, []glStep{
-		{name: "unlock", method: "POST", path: "/locks/unlock", status: 200, body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
+	hsmtest.RunSteps(t, srv, []hsmtest.Step{
+		{Name: "unlock", Method: "POST", Path: "/locks/unlock", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n0"]}`},
 	})
 	t.Run("unlock shows", func(t *testing.T) {
-		if _, body := glDo(t, srv, "GET", "/State/Components/x0c0s0b0n0", ""); strings.Contains(string(body), `"Locked":true`) {
+		if _, body := hsmtest.Do(t, srv, "GET", "/State/Components/x0c0s0b0n0", ""); strings.Contains(string(body), `"Locked":true`) {
 			t.Errorf("still locked after unlock: %s", body)
 		}
 	})
@@ -268,9 +270,9 @@ func TestLocksWithComponentsAPI(t *testing.T) {
 // from many clients at once leave the components listing agreeing with the
 // table (each op commits and refreshes the index as one step).
 func TestConcurrentLockOpsKeepTheIndexTrue(t *testing.T) {
-	s, srv := glNewTestAPI(t, nil)
-	glRunSteps(t, srv, []glStep{{name: "create", method: "POST", path: "/State/Components", status: 204,
-		body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"}]}`}})
+	s, srv := hsmtest.OpenAPI(t, nil)
+	hsmtest.RunSteps(t, srv, []hsmtest.Step{{Name: "create", Method: "POST", Path: "/State/Components", Status: 204,
+		Body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"}]}`}})
 	for round := range 200 {
 		done := make(chan struct{})
 		for i := range 8 {
@@ -280,7 +282,7 @@ func TestConcurrentLockOpsKeepTheIndexTrue(t *testing.T) {
 			}
 			go func() {
 				defer func() { done <- struct{}{} }()
-				resp, err := srv.Client().Post(srv.URL+Base+path, "application/json",
+				resp, err := srv.Client().Post(srv.URL+hsm.Base+path, "application/json",
 					strings.NewReader(`{"ComponentIDs":["x0c0s0b0n0"],"ProcessingModel":"flexible"}`))
 				if err != nil {
 					t.Error(err)

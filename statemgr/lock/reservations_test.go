@@ -1,4 +1,4 @@
-package statemgr
+package lock_test
 
 import (
 	"context"
@@ -9,14 +9,17 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/lock"
 )
 
 func TestReservationExpiry(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	s, srv := glNewTestAPI(t, clock.now)
+	clock := hsmtest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	s, srv := hsmtest.OpenAPI(t, clock.Now)
 	gs := &glServer{srv: srv}
-	glAddComponents(t, s, glN0, glN1)
+	hsmtest.AddComponents(t, s, glN0, glN1)
 	res := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
 		hsm.LockRequest{ComponentIDs: []string{glN0, glN1}, ReservationDuration: 1}))
 	first := res.Success[0]
@@ -31,7 +34,7 @@ func TestReservationExpiry(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			clock.add(st.advance)
+			clock.Add(st.advance)
 			status := glDecode[hsm.LockStatusList](t, glPost(t, gs, "/locks/status", 200, hsm.ComponentIDsRequest{ComponentIDs: []string{glN0}}))
 			if got := status.Components[0].Reserved; got != st.wantReserved {
 				t.Errorf("Reserved = %v, want %v", got, st.wantReserved)
@@ -54,7 +57,7 @@ func TestReservationExpiry(t *testing.T) {
 		}
 	})
 	t.Run("reaper deletes only expired rows", func(t *testing.T) {
-		n, err := s.reapReservations(t.Context())
+		n, err := lock.ReapReservations(s.Store, t.Context())
 		if err != nil || n != 1 {
 			t.Fatalf("reaped %d, %v; want 1 (the reservation of %s)", n, err, glN1)
 		}
@@ -77,19 +80,20 @@ func TestReservationExpiry(t *testing.T) {
 
 func TestRunReservationReaper(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), StoreConfig{})
+		s, err := statemgr.OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), statemgr.StoreConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		glAddComponents(t, s, glN0, glN1)
+		hsmtest.AddComponents(t, s, glN0, glN1)
 		ctx, cancel := context.WithCancel(t.Context())
-		l := glLockSelection{ids: []string{glN0}, model: hsm.ModelRigid}
-		if _, err := s.runLockOp(ctx, opReserveService, l, time.Minute); err != nil {
+		if err := lock.ReserveService(s.Store, ctx, []string{glN0}, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error)
-		go func() { done <- RunReservationReaper(ctx, s, 30*time.Second, slog.New(slog.DiscardHandler)) }()
+		go func() {
+			done <- lock.RunReservationReaper(ctx, lock.NewStore(s.Store), 30*time.Second, slog.New(slog.DiscardHandler))
+		}()
 		count := func() int {
 			var n int
 			if err := s.DB.R.QueryRow(`SELECT COUNT(*) FROM reservations`).Scan(&n); err != nil {
@@ -115,28 +119,8 @@ func TestRunReservationReaper(t *testing.T) {
 }
 
 func TestRunReservationReaperRejectsBadInterval(t *testing.T) {
-	s, _ := glNewTestAPI(t, nil)
-	if err := RunReservationReaper(t.Context(), s, 0, slog.New(slog.DiscardHandler)); err == nil {
+	s, _ := hsmtest.OpenAPI(t, nil)
+	if err := lock.RunReservationReaper(t.Context(), lock.NewStore(s.Store), 0, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("interval 0 accepted")
-	}
-}
-
-func TestReservationKeysAreUnique(t *testing.T) {
-	ids := make([]string, 200)
-	for i := range ids {
-		ids[i] = "x0c0s0b0n0"
-	}
-	rks, dks, err := glNewKeys(ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for i := range ids {
-		for _, k := range []string{rks[i], dks[i]} {
-			if seen[k] {
-				t.Fatalf("key %s generated twice", k)
-			}
-			seen[k] = true
-		}
 	}
 }

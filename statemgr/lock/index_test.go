@@ -1,15 +1,16 @@
-package statemgr
+package lock_test
 
 import (
 	"encoding/json"
-	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/lock"
 )
 
 // TestIndexesFollowCommits runs group, lock, reservation and component
@@ -17,10 +18,10 @@ import (
 // (memberships, groups, lock status) with what a Store opened afresh on the
 // same database file loads from SQLite.
 func TestIndexesFollowCommits(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
+	clock := hsmtest.NewClock(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "hsm.db")
-	a := openAPIServer(t, path, clock.now)
-	seed(t, a)
+	a := openAPIServer(t, path, clock.Now)
+	hsmtest.Seed(t, a.Server)
 	steps := []struct {
 		name, method, path string
 		body               any
@@ -49,42 +50,44 @@ func TestIndexesFollowCommits(t *testing.T) {
 		{name: "delete everything", method: "DELETE", path: "/State/Components"},
 	}
 	for _, st := range steps {
-		clock.add(st.advance)
+		clock.Add(st.advance)
 		if st.method != "" {
 			// Any success: the status codes are another test's concern.
-			if got, out := a.do(st.method, st.path, st.body); got/100 != 2 {
+			if got, out := a.Do(st.method, st.path, st.body); got/100 != 2 {
 				t.Fatalf("%s: %s %s: %d: %s", st.name, st.method, st.path, got, out)
 			}
 		}
 		if st.name == "expired" {
-			if _, err := a.store.reapReservations(t.Context()); err != nil {
+			if _, err := lock.ReapReservations(a.store.Store, t.Context()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		b := openAPIServer(t, path, clock.now)
+		b := openAPIServer(t, path, clock.Now)
 		for _, get := range []string{"/memberships", "/groups", "/partitions", "/locks/status", "/State/Components"} {
-			if d := cmp.Diff(decodeAny(t, b.must(200, "GET", get, nil)), decodeAny(t, a.must(200, "GET", get, nil))); d != "" {
+			if d := cmp.Diff(decodeAny(t, b.Must(200, "GET", get, nil)), decodeAny(t, a.Must(200, "GET", get, nil))); d != "" {
 				t.Errorf("after %s: GET %s, reopened (-) vs live (+):\n%s", st.name, get, d)
 			}
 		}
-		b.srv.Close()
+		b.Close()
 		b.store.Close()
 	}
 }
 
+// storeServer is a test API over a store the test may close early.
+type storeServer struct {
+	*hsmtest.Server
+	store *statemgr.Store
+}
+
 // openAPIServer is a test API over the store at path.
-func openAPIServer(t *testing.T, path string, now func() time.Time) *apiServer {
+func openAPIServer(t *testing.T, path string, now func() time.Time) storeServer {
 	t.Helper()
-	s, err := OpenStore(t.Context(), path, StoreConfig{Now: now})
+	s, err := statemgr.OpenStore(t.Context(), path, statemgr.StoreConfig{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		s.Close()
-	})
-	return &apiServer{t: t, store: s, srv: srv, client: srv.Client(), base: srv.URL}
+	t.Cleanup(func() { s.Close() })
+	return storeServer{Server: hsmtest.Serve(t, s), store: s}
 }
 
 func decodeAny(t *testing.T, b []byte) any {

@@ -1,6 +1,7 @@
-package statemgr
+package lock
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -11,21 +12,30 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// lockRoutes registers /locks/*.
-func (a *API) lockRoutes(mux *httpserver.Mux) {
-	mux.HandleFunc("POST "+Base+"/locks/reservations", a.createReservations(false))
-	mux.HandleFunc("POST "+Base+"/locks/reservations/remove", a.lockOp(opRemove))
-	mux.HandleFunc("POST "+Base+"/locks/reservations/release", a.keyOp(opRelease))
-	mux.HandleFunc("POST "+Base+"/locks/service/reservations", a.createReservations(true))
-	mux.HandleFunc("POST "+Base+"/locks/service/reservations/renew", a.keyOp(opRenew))
-	mux.HandleFunc("POST "+Base+"/locks/service/reservations/release", a.keyOp(opRelease))
-	mux.HandleFunc("POST "+Base+"/locks/service/reservations/check", a.checkReservations)
-	mux.HandleFunc("GET "+Base+"/locks/status", a.lockStatusQuery)
-	mux.HandleFunc("POST "+Base+"/locks/status", a.lockStatusIDs)
-	mux.HandleFunc("POST "+Base+"/locks/lock", a.lockOp(opLock))
-	mux.HandleFunc("POST "+Base+"/locks/unlock", a.lockOp(opUnlock))
-	mux.HandleFunc("POST "+Base+"/locks/repair", a.lockOp(opRepair))
-	mux.HandleFunc("POST "+Base+"/locks/disable", a.lockOp(opDisable))
+// API serves /locks over a Store.
+type API struct {
+	store *Store
+	log   *slog.Logger
+}
+
+// NewAPI returns the handlers of store.
+func NewAPI(store *Store, log *slog.Logger) *API { return &API{store: store, log: log} }
+
+// Routes registers /locks/*.
+func (a *API) Routes(mux *httpserver.Mux) {
+	mux.HandleFunc("POST "+hsm.Base+"/locks/reservations", a.createReservations(false))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/reservations/remove", a.lockOp(opRemove))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/reservations/release", a.keyOp(opRelease))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/service/reservations", a.createReservations(true))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/service/reservations/renew", a.keyOp(opRenew))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/service/reservations/release", a.keyOp(opRelease))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/service/reservations/check", a.checkReservations)
+	mux.HandleFunc("GET "+hsm.Base+"/locks/status", a.lockStatusQuery)
+	mux.HandleFunc("POST "+hsm.Base+"/locks/status", a.lockStatusIDs)
+	mux.HandleFunc("POST "+hsm.Base+"/locks/lock", a.lockOp(opLock))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/unlock", a.lockOp(opUnlock))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/repair", a.lockOp(opRepair))
+	mux.HandleFunc("POST "+hsm.Base+"/locks/disable", a.lockOp(opDisable))
 }
 
 // glModel validates a ProcessingModel; empty means rigid.
