@@ -105,8 +105,10 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 	if err := b.Login(ctx, e.Addr, e.User, b.cfg.DefaultPassword); !errors.Is(err, errRefused) {
 		return e, stepErr(ReasonBMC, fmt.Errorf("bmc %s: factory password still accepted after the change (%v)", e.Addr, err))
 	}
+	// Stored with the registration: until then the pending password is
+	// what a restart would log in with.
 	e.Password, e.Pending = pw, ""
-	return e, s.cfg.Store.Put(ctx, e)
+	return e, nil
 }
 
 // stepError is a failed step with the reason /v1/unknown shows.
