@@ -33,6 +33,8 @@ type DaemonFlags struct {
 
 type dhcpFlags struct {
 	iface, subnet, rng, router, dns, file *string
+	listen                                *string
+	relayPort                             *int
 	lease                                 *time.Duration
 	proxy                                 *bool
 }
@@ -50,14 +52,16 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		maxConns:  f.MaxConnections(httpserver.DefaultMaxConns),
 		trusted:   f.Prefixes("trusted-proxies", "reverse proxies (`CIDR,...`) whose X-Forwarded-For names the cloud-init caller; default none: the peer address decides whose meta-data it gets"),
 		dhcp: dhcpFlags{
-			iface:  f.String("dhcp-interface", "", "serve DHCP on network interface `IF` (empty: no DHCP server)"),
-			subnet: f.String("dhcp-subnet", "", "the DHCP interface's subnet `CIDR`"),
-			rng:    f.String("dhcp-range", "", "pool `FIRST-LAST` in -dhcp-subnet (default the whole subnet but network, broadcast and router)"),
-			router: f.String("dhcp-router", "", "router `IP` handed out on -dhcp-subnet"),
-			dns:    f.String("dhcp-dns", "", "DNS servers `IP,...` handed out on -dhcp-subnet"),
-			lease:  f.Duration("dhcp-lease", dhcp.DefaultLease, "lease time of known MACs (`DURATION`; unknown MACs get at most 5m)"),
-			proxy:  f.Bool("dhcp-proxy", false, "ProxyDHCP: another server owns the addresses; only add boot options"),
-			file:   f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
+			iface:     f.String("dhcp-interface", "", "serve DHCP on network interface `IF` (empty: no DHCP server unless -dhcp-listen)"),
+			listen:    f.ListenNamed("dhcp-listen", "", "serve DHCP on `HOST:PORT` instead of port 67 (e.g. 127.0.0.1:6767 for hms sim's relayed clients, no root needed); HOST is the server's identifier"),
+			relayPort: f.Int("dhcp-relay-port", dhcp.ServerPort, "UDP `PORT` relays (giaddr) receive replies on"),
+			subnet:    f.String("dhcp-subnet", "", "the DHCP interface's subnet `CIDR`"),
+			rng:       f.String("dhcp-range", "", "pool `FIRST-LAST` in -dhcp-subnet (default the whole subnet but network, broadcast and router)"),
+			router:    f.String("dhcp-router", "", "router `IP` handed out on -dhcp-subnet"),
+			dns:       f.String("dhcp-dns", "", "DNS servers `IP,...` handed out on -dhcp-subnet"),
+			lease:     f.Duration("dhcp-lease", dhcp.DefaultLease, "lease time of known MACs (`DURATION`; unknown MACs get at most 5m)"),
+			proxy:     f.Bool("dhcp-proxy", false, "ProxyDHCP: another server owns the addresses; only add boot options"),
+			file:      f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
 		},
 		tftpListen: f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
 		tftpRoot:   f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
@@ -95,16 +99,21 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 func (fl *DaemonFlags) dhcpConfig() (*dhcp.ServerConfig, error) {
 	d := fl.dhcp
 	name := fl.f.Name
-	if *d.iface == "" {
-		for _, n := range []string{"dhcp-subnet", "dhcp-range", "dhcp-router", "dhcp-dns", "dhcp-proxy", "dhcp-config", "dhcp-lease"} {
+	if *d.iface == "" && *d.listen == "" {
+		for _, n := range []string{"dhcp-subnet", "dhcp-range", "dhcp-router", "dhcp-dns", "dhcp-proxy", "dhcp-config", "dhcp-lease", "dhcp-relay-port"} {
 			if fl.f.IsSet(n) {
 				return nil, cli.Usagef("-%s needs -%s", name(n), name("dhcp-interface"))
 			}
 		}
 		return nil, nil
 	}
-	if _, err := net.InterfaceByName(*d.iface); err != nil {
-		return nil, cli.Usagef("-%s %s: %v", name("dhcp-interface"), *d.iface, err)
+	if *d.iface != "" {
+		if _, err := net.InterfaceByName(*d.iface); err != nil {
+			return nil, cli.Usagef("-%s %s: %v", name("dhcp-interface"), *d.iface, err)
+		}
+	}
+	if *d.relayPort < 1 || *d.relayPort > 65535 {
+		return nil, cli.Usagef("-%s %d: not a port", name("dhcp-relay-port"), *d.relayPort)
 	}
 	if *d.lease < time.Minute {
 		return nil, cli.Usagef("-%s: at least 1m", name("dhcp-lease"))
@@ -138,5 +147,16 @@ func (fl *DaemonFlags) dhcpConfig() (*dhcp.ServerConfig, error) {
 	if err := dhcp.CheckSubnets(subs, *d.proxy); err != nil {
 		return nil, cli.Usagef("-%s: %v", name("dhcp-interface"), err)
 	}
-	return &dhcp.ServerConfig{Interface: *d.iface, Handler: dhcp.Config{Subnets: subs, Proxy: *d.proxy}}, nil
+	sc := &dhcp.ServerConfig{Interface: *d.iface, Handler: dhcp.Config{Subnets: subs, Proxy: *d.proxy}, RelayPort: *d.relayPort}
+	if *d.listen != "" {
+		ap, err := netip.ParseAddrPort(*d.listen)
+		if err != nil || !ap.Addr().Is4() {
+			return nil, cli.Usagef("-%s %s: want IPv4:PORT", name("dhcp-listen"), *d.listen)
+		}
+		sc.Listen = net.UDPAddrFromAddrPort(ap)
+		if *d.iface == "" && !ap.Addr().IsUnspecified() {
+			sc.Handler.ServerID = ap.Addr()
+		}
+	}
+	return sc, nil
 }

@@ -45,6 +45,17 @@ func TestBootChainFlags(t *testing.T) {
 				t.Error("not proxy")
 			}
 		}},
+		{name: "loopback port, no interface", args: "-dhcp-listen 127.0.0.1:6767 -dhcp-relay-port 6768 -dhcp-config " + file,
+			check: func(t *testing.T, c DaemonConfig) {
+				d := c.DHCP
+				if d == nil || d.Interface != "" || d.Listen.String() != "127.0.0.1:6767" || d.RelayPort != 6768 ||
+					d.Handler.ServerID.String() != "127.0.0.1" || len(d.Handler.Subnets) != 1 {
+					t.Errorf("DHCP %+v", d)
+				}
+			}},
+		{name: "relay port without a server", args: "-dhcp-relay-port 6768", wantErr: "-dhcp-relay-port needs -dhcp-interface"},
+		{name: "listen not IPv4", args: "-dhcp-listen [::1]:6767 -dhcp-config " + file, wantErr: "want IPv4:PORT"},
+		{name: "bad relay port", args: "-dhcp-listen 127.0.0.1:6767 -dhcp-relay-port 0 -dhcp-config " + file, wantErr: "not a port"},
 		{name: "tftp", args: "-tftp-listen 127.0.0.1:0 -tftp-root " + dir, check: func(t *testing.T, c DaemonConfig) {
 			if c.TFTP == nil || c.TFTP.Root != dir {
 				t.Errorf("TFTP %+v", c.TFTP)

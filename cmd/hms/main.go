@@ -24,6 +24,7 @@ func own() []ctl.Summary {
 	return []ctl.Summary{
 		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs and reds in one process (hms up -help for its flags)"},
 		{Name: "power", Text: "on|off|reset|status XNAME... or -group G: power components through pcs"},
+		{Name: "sim", Text: "simulate BMCs, switches and nodes against a running suite (hms sim -help; docs/sim.md)"},
 		{Name: "version", Text: "print the version of this build"},
 	}
 }
@@ -37,6 +38,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return up(ctx, args[1:], getenv, stdout)
 	case "power":
 		return powerCmd(ctx, args[1:], getenv, stdout)
+	case "sim":
+		return simCmd(ctx, args[1:], getenv, stdout)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "hms %s\n", version.String())
 		return nil

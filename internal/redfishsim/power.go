@@ -21,10 +21,32 @@ func (b *BMC) settleLocked(p string) {
 		return
 	}
 	delete(b.pending, p)
-	_ = b.modifyLocked(p, func(m map[string]any) error {
-		m["PowerState"] = pp.state
+	_ = b.setPowerLocked(p, func(any) string { return pp.state })
+}
+
+// setPowerLocked sets the PowerState of the system at p to next(current)
+// and tells OnPower when it changed. b.mu is held.
+func (b *BMC) setPowerLocked(p string, next func(cur any) string) error {
+	var old, state string
+	err := b.modifyLocked(p, func(m map[string]any) error {
+		old, _ = m["PowerState"].(string)
+		state = next(m["PowerState"])
+		m["PowerState"] = state
 		return nil
 	})
+	if err == nil && state != old && b.onPower != nil {
+		b.onPower(p, state)
+	}
+	return err
+}
+
+// Reset applies a ComputerSystem.Reset of resetType to the system at path
+// (such as "/redfish/v1/Systems/Node0") as if a client had posted it, without
+// credentials: the simulator's own power button (hms sim power on|off).
+func (b *BMC) Reset(system, resetType string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.resetLocked(Canonical(system), "ComputerSystem.Reset", map[string]any{"ResetType": resetType})
 }
 
 // applyResetLocked changes the system's PowerState as resetType does, now
@@ -45,10 +67,7 @@ func (b *BMC) applyResetLocked(owner, resetType string) error {
 		b.pending[owner] = pendingPower{state: nextPowerState(resetType, cur.PowerState), due: time.Now().Add(f.PowerDelay)}
 		return nil
 	}
-	return b.modifyLocked(owner, func(m map[string]any) error {
-		m["PowerState"] = nextPowerState(resetType, m["PowerState"])
-		return nil
-	})
+	return b.setPowerLocked(owner, func(cur any) string { return nextPowerState(resetType, cur) })
 }
 
 // allowableKey is the annotation OmitAllowableValues hides.

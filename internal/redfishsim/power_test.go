@@ -2,6 +2,7 @@ package redfishsim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,5 +85,30 @@ func TestTemplatePower(t *testing.T) {
 	_, pw = call(t, b, "GET", p, "")
 	if got := mustJSON(pw["PowerControl"].([]any)[0].(map[string]any)["PowerLimit"]); got != `{"LimitInWatts":500}` {
 		t.Errorf("PowerLimit after PATCH = %s", got)
+	}
+}
+
+// TestOnPowerAndReset: Reset presses the power button without credentials
+// and OnPower hears each change of PowerState, not a reset that changes
+// nothing.
+func TestOnPowerAndReset(t *testing.T) {
+	var got []string
+	b, err := New(Config{Xname: "x3000c0s1b0", Tree: Template(1), OnPower: func(sys, state string) {
+		got = append(got, sys+" "+state)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range []string{"ForceOff", "ForceOff", "On"} {
+		if err := b.Reset("/redfish/v1/Systems/Node0", rt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Reset("/redfish/v1/Systems/Node0", "Bogus"); err == nil {
+		t.Error("an unknown reset type was accepted")
+	}
+	want := []string{"/redfish/v1/Systems/Node0 Off", "/redfish/v1/Systems/Node0 On"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("OnPower heard %v, want %v", got, want)
 	}
 }

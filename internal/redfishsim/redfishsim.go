@@ -60,6 +60,12 @@ type Config struct {
 	Seed uint64
 	// Log receives server errors (TLS handshakes, ...). Nil discards them.
 	Log *slog.Logger
+	// OnPower, if not nil, is called with a system's path (such as
+	// "/redfish/v1/Systems/Node0") and its new PowerState each time a reset
+	// changes it (with PowerDelay, when the change settles on the next read).
+	// It runs under the BMC's lock: it must not call the BMC, and should only
+	// hand the change on (hms sim starts and stops its simulated nodes so).
+	OnPower func(system, state string)
 }
 
 // BMC is one simulated Redfish service. It is an http.Handler; Serve runs it
@@ -75,8 +81,9 @@ type BMC struct {
 	mu       sync.Mutex
 	changed  map[string][]byte       // resources changed by PATCH or actions
 	pending  map[string]pendingPower // power changes waiting for Faults.PowerDelay
-	accounts map[string]*account     // by account Id ("" for a tree without accounts)
-	sessions map[string]*session     // by token
+	onPower  func(system, state string)
+	accounts map[string]*account // by account Id ("" for a tree without accounts)
+	sessions map[string]*session // by token
 	nextSess int
 	rng      *rand.Rand
 	handler  http.Handler
@@ -115,7 +122,7 @@ func New(cfg Config) (*BMC, error) {
 		cfg.MaxSessions = DefaultMaxSessions
 	}
 	b := &BMC{
-		xname: cfg.Xname, tree: cfg.Tree, log: log, maxSess: cfg.MaxSessions,
+		xname: cfg.Xname, tree: cfg.Tree, log: log, maxSess: cfg.MaxSessions, onPower: cfg.OnPower,
 		accounts: map[string]*account{},
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 	}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/sim"
+)
+
+const simUsage = `Usage:
+  hms sim [flags]                      simulate -nodes node BMCs, switches and nodes against a running suite
+  hms sim list                         list the simulated BMCs and nodes (phase, addresses, stage times)
+  hms sim add [-layout] XNAME...       add node BMCs (x3000c0s1b0 or x3000c0s1b0n0), powered on
+  hms sim remove XNAME...              power off and take out nodes and their BMCs
+  hms sim power on|off XNAME...        press the power button of nodes' BMCs
+  hms sim kill-bmc XNAME...            make BMCs stop answering
+The commands other than the first talk to the running sim's control API (-control).
+`
+
+// simCmd is `hms sim`: run the simulation, or drive a running one.
+func simCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return simControl(ctx, args, getenv, stdout)
+	}
+	f := cli.NewFlagSet("sim", getenv, stdout)
+	f.Program = "hms sim"
+	nodes := f.Int("nodes", 16, "number of node BMCs (one node each) to simulate, 128 per River cabinet")
+	river := f.Int("river", 0, "number of River cabinets to fill (128 nodes each; overrides -nodes when given)")
+	suite := f.String("suite", "127.0.0.1", "`HOST` the suite (hms up) runs on; its daemons are at their default ports unless -sls-url, -bss-url or -hbtd-url say otherwise")
+	slsURL := f.String("sls-url", "", "SLS base `URL` (default http://<suite>:8376)")
+	bssURL := f.String("bss-url", "", "bss base `URL` (default http://<suite>:27778)")
+	hbtdURL := f.String("hbtd-url", "", "hbtd base `URL` (default http://<suite>:28500)")
+	dhcp := f.String("dhcp-server", "127.0.0.1:6767", "the suite's DHCP server `HOST:PORT` (hms up -bss-dhcp-listen)")
+	relay := f.String("relay", "127.20.0.1:6768", "the simulated relay `GIADDR:PORT` the DHCP server replies to (hms up -bss-dhcp-relay-port; giaddr in a relayed -bss-dhcp-config subnet)")
+	bmcPort := f.Int("bmc-port", 8443, "HTTPS `PORT` of every BMC at its lease address (hms up -reds-bmc-port)")
+	snmpPort := f.Int("snmp-port", 1161, "UDP `PORT` of the simulated switches (127.21.<cabinet>.<chassis+1>)")
+	control := f.String("control", "127.0.0.1:27790", "`HOST:PORT` of the control API")
+	off := f.Bool("powered-off", false, "start the nodes powered off (they boot on a Redfish reset On: pcs, or hms sim power on)")
+	kernel := f.String("kernel", "http://127.0.0.1/sim/vmlinuz", "kernel `URL` of the Default boot entry created in bss when it has none")
+	retry := f.Duration("boot-retry", time.Second, "wait before a node asks bss again for a script that does not name it yet")
+	beat := f.Duration("heartbeat-interval", 10*time.Second, "the nodes' heartbeat interval")
+	level := f.LogLevel()
+	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	if f.IsSet("river") {
+		*nodes = *river * sim.NodesPerCabinet
+	}
+	if *nodes < 0 || *nodes > 64*sim.NodesPerCabinet {
+		return cli.Usagef("-nodes %d: want 0 to %d", *nodes, 64*sim.NodesPerCabinet)
+	}
+	for _, a := range []struct{ name, v string }{{"dhcp-server", *dhcp}, {"relay", *relay}, {"control", *control}} {
+		if ap, err := netip.ParseAddrPort(a.v); err != nil || !ap.Addr().IsLoopback() {
+			return cli.Usagef("-%s %s: want a loopback IPv4:PORT (the sim sends nothing off this host)", a.name, a.v)
+		}
+	}
+	if *retry <= 0 || *beat <= 0 {
+		return cli.Usagef("-boot-retry and -heartbeat-interval must be positive")
+	}
+	orDefault := func(u *string, port int) string {
+		if *u != "" {
+			return strings.TrimRight(*u, "/")
+		}
+		return fmt.Sprintf("http://%s:%d", *suite, port)
+	}
+	s, err := sim.New(sim.Config{Nodes: *nodes, SLSURL: orDefault(slsURL, 8376), BSSURL: orDefault(bssURL, 27778),
+		HBTDURL: orDefault(hbtdURL, 28500), DHCPServer: *dhcp, Relay: *relay, BMCPort: *bmcPort, SNMPPort: *snmpPort,
+		Control: *control, PoweredOff: *off, Kernel: *kernel, BootRetry: *retry, HeartbeatInterval: *beat,
+		Log: cli.NewLogger(io.Discard, *level).With("daemon", "sim")})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sim    %s (%d nodes)\n", s.ControlURL(), *nodes)
+	if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// simControl runs a command against a running sim's control API.
+func simControl(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cmd, rest := args[0], args[1:]
+	route := cmd
+	if cmd == "power" {
+		if len(rest) == 0 || (rest[0] != "on" && rest[0] != "off") {
+			return cli.Usagef("hms sim power on|off XNAME...")
+		}
+		route, rest = "power/"+rest[0], rest[1:]
+	}
+	f := cli.NewFlagSet("sim", getenv, stdout)
+	f.Program = "hms sim " + cmd
+	control := f.String("control", "127.0.0.1:27790", "`HOST:PORT` of the running sim's control API")
+	withLayout := f.Bool("layout", false, "add: also write the new hardware to SLS")
+	flags, xnames := splitArgs(rest)
+	if err := f.ParseOrUsage(flags); err != nil {
+		return err
+	}
+	c := sim.NewClient("http://"+*control, nil)
+	switch cmd {
+	case "list":
+		ds, err := c.Devices(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%-16s %-6s %-5s %-11s %-21s %s\n", "NODE", "NID", "POWER", "PHASE", "BMC", "NODE ADDR")
+		for _, d := range ds {
+			fmt.Fprintf(stdout, "%-16s %-6d %-5s %-11s %-21s %s\n", d.Node, d.NID, d.Power, d.Phase, d.BMCAddr, d.NodeAddr)
+		}
+		return nil
+	case "add", "remove", "power", "kill-bmc":
+		if len(xnames) == 0 {
+			return cli.Usagef("hms sim %s: at least one XNAME", cmd)
+		}
+		return c.Do(ctx, route, sim.Request{XNames: xnames, Layout: *withLayout})
+	default:
+		return cli.Usagef("hms sim: unknown command %q\n%s", cmd, simUsage)
+	}
+}
+
+// splitArgs separates the flags of a control command from its xnames, which
+// may come in any order (cli.FlagSet takes flags only).
+func splitArgs(args []string) (flags, xnames []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case (a == "-control" || a == "--control") && i+1 < len(args):
+			flags = append(flags, a, args[i+1])
+			i++
+		case strings.HasPrefix(a, "-"):
+			flags = append(flags, a)
+		default:
+			xnames = append(xnames, a)
+		}
+	}
+	return flags, xnames
+}

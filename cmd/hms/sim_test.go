@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// freeUDP and freeTCP return a port free on 127.0.0.1 now (the daemons
+// and the sim take fixed ports from each other's flags, as documented).
+func freeUDP(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+func freeTCP(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// simUp runs hms up with a loopback DHCP server for the sim's relay and a
+// fast reds and hbtd, then `hms sim -nodes n` against it; it returns the
+// suite's URLs and the sim's control address.
+func simUp(t *testing.T, n int) (map[string]string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sim-dhcp.json")
+	if err := os.WriteFile(conf, []byte(`{"subnets":[{"subnet":"127.20.0.0/16","range":"127.20.1.0-127.20.255.254","relayed":true}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dhcp, relay, bmc, snmp := freeUDP(t), freeUDP(t), freeTCP(t), freeUDP(t)
+	u := suiteUpWith(t, filepath.Join(dir, "data"), func(string) string { return "" },
+		"-bss-dhcp-listen", fmt.Sprintf("127.0.0.1:%d", dhcp), "-bss-dhcp-relay-port", strconv.Itoa(relay), "-bss-dhcp-config", conf,
+		"-reds-bmc-port", strconv.Itoa(bmc), "-reds-bmc-insecure", "-reds-sls-refresh", "1s", "-reds-presence-interval", "1s",
+		"-hbtd-warntime", "2", "-hbtd-errtime", "3")
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	ctx := t.Context()
+	go func() {
+		done <- run(ctx, []string{"sim", "-nodes", strconv.Itoa(n), "-sls-url", u["sls"], "-bss-url", u["bss"], "-hbtd-url", u["hbtd"],
+			"-dhcp-server", fmt.Sprintf("127.0.0.1:%d", dhcp), "-relay", fmt.Sprintf("127.20.0.1:%d", relay),
+			"-bmc-port", strconv.Itoa(bmc), "-snmp-port", strconv.Itoa(snmp), "-control", "127.0.0.1:0",
+			"-heartbeat-interval", "1s", "-boot-retry", "200ms", "-log-level", "error"}, func(string) string { return "" }, pw)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		if err := <-done; err != nil {
+			t.Errorf("hms sim: %v", err)
+		}
+	})
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "sim ") {
+		t.Fatalf("hms sim printed %q", sc.Text())
+	}
+	control := strings.TrimPrefix(strings.Fields(sc.Text())[1], "http://")
+	go io.Copy(io.Discard, pr)
+	return u, control
+}
+
+// nodeStates reads HSM's components of type typ: xname -> State.
+func nodeStates(t *testing.T, hsmURL, typ string) map[string]string {
+	t.Helper()
+	var cs struct{ Components []struct{ ID, State string } }
+	json.Unmarshal(call(t, "GET", hsmURL+"/hsm/v2/State/Components?type="+typ, "", http.StatusOK), &cs)
+	out := map[string]string{}
+	for _, c := range cs.Components {
+		out[c.ID] = c.State
+	}
+	return out
+}
+
+// waitHSM polls HSM until ok holds of its nodes (typ). The suite runs on
+// real clocks (DHCP, discovery walks, heartbeats), so this is a guard
+// against a hang, not a timing assertion.
+func waitHSM(t *testing.T, hsmURL, typ, what string, ok func(map[string]string) bool) {
+	t.Helper()
+	guard := time.After(3 * time.Minute)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := nodeStates(t, hsmURL, typ)
+		if ok(st) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-guard:
+			t.Fatalf("HSM never showed %s: %v", what, st)
+		}
+	}
+}
+
+func simCtl(t *testing.T, control string, args ...string) {
+	t.Helper()
+	args = append(append([]string{"sim"}, args...), "-control", control)
+	if err := run(t.Context(), args, func(string) string { return "" }, io.Discard); err != nil {
+		t.Fatalf("hms %v: %v", args, err)
+	}
+}
+
+// TestSimNodesGoReadyAndAway: `hms sim -nodes 8` against `hms up` (DHCP on
+// a loopback port, no root): every BMC gets a lease through the sim's relay,
+// reds finds it on the simulated switch's port through SLS and registers it,
+// HSM walks it, every node gets its address and a boot script naming it and
+// heartbeats: 8 nodes Ready. Then a node powered off through its BMC goes
+// Standby, and hardware removed by the sim and deleted from SLS goes Empty.
+func TestSimNodesGoReadyAndAway(t *testing.T) {
+	u, control := simUp(t, 8)
+	waitHSM(t, u["hsm"], "Node", "8 Ready nodes", func(st map[string]string) bool {
+		ready := 0
+		for _, s := range st {
+			if s == "Ready" {
+				ready++
+			}
+		}
+		return ready == 8
+	})
+	// The add-node workflow's side effects: discovery registered each BMC.
+	var eps struct {
+		Endpoints []struct{ Xname, State string }
+	}
+	json.Unmarshal(call(t, "GET", u["reds"]+"/v1/endpoints?state=registered", "", http.StatusOK), &eps)
+	if len(eps.Endpoints) != 8 {
+		t.Errorf("reds registered %d BMCs, want 8: %+v", len(eps.Endpoints), eps)
+	}
+
+	simCtl(t, control, "power", "off", "x3000c0s1b0n0")
+	simCtl(t, control, "remove", "x3000c0s1b1")
+	call(t, "DELETE", u["sls"]+"/v1/hardware/x3000c0s1b1n0", "", http.StatusOK)
+	call(t, "DELETE", u["sls"]+"/v1/hardware/x3000c0s1b1", "", http.StatusOK)
+	waitHSM(t, u["hsm"], "Node", "the powered-off node Standby and the removed one Empty", func(st map[string]string) bool {
+		return st["x3000c0s1b0n0"] == "Standby" && st["x3000c0s1b1n0"] == "Empty" && st["x3000c0s2b0n0"] == "Ready"
+	})
+	if st := nodeStates(t, u["hsm"], "NodeBMC"); st["x3000c0s1b1"] != "Empty" {
+		t.Errorf("removed BMC is %q in HSM, want Empty", st["x3000c0s1b1"])
+	}
+
+	// Power back on: it boots again and heartbeats.
+	simCtl(t, control, "power", "on", "x3000c0s1b0n0")
+	waitHSM(t, u["hsm"], "Node", "the node powered on again Ready", func(st map[string]string) bool {
+		return st["x3000c0s1b0n0"] == "Ready"
+	})
+}

@@ -1,0 +1,271 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/redfishsim"
+)
+
+// systemPath is the Redfish system of a simulated BMC's one node.
+const systemPath = redfishsim.Root + "/Systems/Node0"
+
+// Status is what the sim reports of one simulated BMC and its node.
+type Status struct {
+	BMC      string `json:"bmc"`
+	Node     string `json:"node"`
+	NID      int    `json:"nid"`
+	BMCAddr  string `json:"bmc_addr,omitempty"` // HOST:PORT once leased and listening
+	BMCMAC   string `json:"bmc_mac"`
+	NodeMAC  string `json:"node_mac"`
+	NodeAddr string `json:"node_addr,omitempty"`
+	// Power is the node's PowerState on its BMC: On or Off.
+	Power string `json:"power"`
+	// Phase is the node's progress: off, dhcp, bootscript, heartbeat
+	// (beating), or bmc_killed / removed.
+	Phase string `json:"phase"`
+	// Times of the last power-on and of each stage after it (zero: not yet).
+	PowerOn   time.Time `json:"power_on,omitzero"`
+	Leased    time.Time `json:"leased,omitzero"`
+	Booted    time.Time `json:"booted,omitzero"`
+	Heartbeat time.Time `json:"heartbeat,omitzero"`
+}
+
+// device is one simulated BMC with its node.
+type device struct {
+	p       place
+	bmc     *redfishsim.BMC
+	bmcMAC  net.HardwareAddr
+	nodeMAC net.HardwareAddr
+	power   chan string   // newest PowerState, from the BMC's OnPower
+	kill    chan struct{} // closed by kill-bmc or remove
+
+	mu       sync.Mutex
+	st       Status
+	killOnce sync.Once
+}
+
+func newDevice(p place, nid int) (*device, error) {
+	d := &device{p: p, power: make(chan string, 1), kill: make(chan struct{})}
+	x := p.bmcX()
+	var err error
+	d.bmc, err = redfishsim.New(redfishsim.Config{Xname: x, Tree: redfishsim.Template(1), OnPower: d.onPower})
+	if err != nil {
+		return nil, err
+	}
+	if d.bmcMAC, err = net.ParseMAC(redfishsim.MAC(x, "bmc:eth0")); err != nil {
+		return nil, err
+	}
+	if d.nodeMAC, err = net.ParseMAC(redfishsim.MAC(x, "s0:eth0")); err != nil {
+		return nil, err
+	}
+	d.st = Status{BMC: x, Node: p.nodeX(), NID: nid, BMCMAC: d.bmcMAC.String(), NodeMAC: d.nodeMAC.String(), Power: "On", Phase: "off"}
+	return d, nil
+}
+
+// onPower runs under the BMC's lock: it only hands the newest state on.
+func (d *device) onPower(_, state string) {
+	for {
+		select {
+		case d.power <- state:
+			return
+		default:
+			select {
+			case <-d.power:
+			default:
+			}
+		}
+	}
+}
+
+func (d *device) status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.st
+}
+
+func (d *device) update(fn func(*Status)) {
+	d.mu.Lock()
+	fn(&d.st)
+	d.mu.Unlock()
+}
+
+// stopBMC kills the BMC (kill-bmc, remove): it stops answering and leaves
+// the switch.
+func (d *device) stopBMC() { d.killOnce.Do(func() { close(d.kill) }) }
+
+// runBMC gets the BMC's address over DHCP (cabled on its switch port
+// first, so discovery finds it there), listens on it and serves Redfish
+// until ctx ends or the BMC is killed.
+func (d *device) runBMC(ctx context.Context, s *Sim, sw *mgmtSwitch) error {
+	sw.learn(d.p.port, d.bmcMAC.String())
+	defer sw.learn(d.p.port, "")
+	var ln net.Listener
+	_, err := retry(ctx, d.kill, func() (netip.Addr, error) {
+		return s.relay.lease(ctx, d.bmcMAC, func(ip netip.Addr) (err error) {
+			if ln != nil {
+				ln.Close()
+			}
+			ln, err = net.Listen("tcp", netip.AddrPortFrom(ip, uint16(s.cfg.BMCPort)).String())
+			return err
+		})
+	})
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil // killed or stopped while leasing
+	}
+	d.update(func(st *Status) { st.BMCAddr = ln.Addr().String() })
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-d.kill:
+			cancel()
+		case <-bctx.Done():
+		}
+	}()
+	return d.bmc.Serve(bctx, ln, s.tls)
+}
+
+// runNode follows the BMC's power state: On boots the node, Off stops it.
+func (d *device) runNode(ctx context.Context, s *Sim, on bool) {
+	var stop context.CancelFunc = func() {}
+	var done chan struct{}
+	boot := func() {
+		nctx, cancel := context.WithCancel(ctx)
+		stop, done = cancel, make(chan struct{})
+		d.update(func(st *Status) {
+			st.Power, st.Phase, st.PowerOn = "On", "dhcp", time.Now()
+			st.Leased, st.Booted, st.Heartbeat, st.NodeAddr = time.Time{}, time.Time{}, time.Time{}, ""
+		})
+		go func() { defer close(done); d.boot(nctx, s) }()
+	}
+	halt := func() {
+		stop()
+		if done != nil {
+			<-done
+		}
+		done = nil
+		d.update(func(st *Status) { st.Power, st.Phase = "Off", "off" })
+	}
+	if on {
+		boot()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			halt()
+			return
+		case state := <-d.power:
+			halt()
+			if state == "On" {
+				boot()
+			}
+		}
+	}
+}
+
+var (
+	xnameParam = regexp.MustCompile(`(?:^|\s)xname=(\S+)`)
+	nidParam   = regexp.MustCompile(`(?:^|\s)nid=(\d+)`)
+)
+
+// boot is the node from power-on: DHCP, its boot script from bss until the
+// script names it (bss knows it once HSM has walked its BMC), then
+// heartbeats with the heartbeat agent until ctx ends (power off).
+func (d *device) boot(ctx context.Context, s *Sim) {
+	ip, err := retry(ctx, nil, func() (netip.Addr, error) { return s.relay.lease(ctx, d.nodeMAC, nil) })
+	if err != nil {
+		return
+	}
+	d.update(func(st *Status) { st.NodeAddr, st.Leased, st.Phase = ip.String(), time.Now(), "bootscript" })
+	var xname, nid string
+	for xname == "" {
+		script, err := s.bootscript(ctx, d.nodeMAC.String())
+		if m := xnameParam.FindStringSubmatch(script); err == nil && m != nil {
+			xname = m[1]
+			if n := nidParam.FindStringSubmatch(script); n != nil {
+				nid = n[1]
+			}
+			break
+		}
+		if !sleep(ctx, s.cfg.BootRetry) {
+			return
+		}
+	}
+	d.update(func(st *Status) { st.Booted, st.Phase = time.Now(), "heartbeat" })
+	a := &agent.Agent{Client: s.hbtd, XNames: []string{xname}, Hostname: "nid" + nid, NID: nid,
+		Interval: s.cfg.HeartbeatInterval, Log: s.cfg.Log.With("node", xname)}
+	for a.BeatOnce(ctx) != nil {
+		if !sleep(ctx, s.cfg.BootRetry) {
+			return
+		}
+	}
+	d.update(func(st *Status) { st.Heartbeat = time.Now() })
+	if sleep(ctx, a.Interval) {
+		_ = a.Run(ctx) // returns when ctx ends
+	}
+}
+
+// bootscript fetches the iPXE script bss gives mac.
+func (s *Sim) bootscript(ctx context.Context, mac string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.BSSURL+"/boot/v1/bootscript?mac="+mac, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("bootscript: %d %v", resp.StatusCode, err)
+	}
+	return string(b), nil
+}
+
+// retry calls fn until it succeeds, backing off from 200ms to 5s, until ctx
+// ends or stop is closed.
+func retry[T any](ctx context.Context, stop <-chan struct{}, fn func() (T, error)) (T, error) {
+	wait := 200 * time.Millisecond
+	for {
+		v, err := fn()
+		if err == nil {
+			return v, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, ctx.Err()
+		case <-stop:
+			t.Stop()
+			return v, context.Canceled
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// sleep waits d unless ctx ends first; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

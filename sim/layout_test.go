@@ -1,0 +1,40 @@
+package sim
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// TestPlaces: device i's xnames, switch port and switch address follow
+// slsgen's shape from x3000, and parsePlace reads them back.
+func TestPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		i                 int
+		bmc, sw, port, ip string
+	}{
+		{i: 0, bmc: "x3000c0s1b0", sw: "x3000c0w1", port: "ethernet1/1/1", ip: "127.21.0.1"},
+		{i: 1, bmc: "x3000c0s1b1", sw: "x3000c0w1", port: "ethernet1/1/2", ip: "127.21.0.1"},
+		{i: 31, bmc: "x3000c0s16b1", sw: "x3000c0w1", port: "ethernet1/1/32", ip: "127.21.0.1"},
+		{i: 32, bmc: "x3000c1s1b0", sw: "x3000c1w1", port: "ethernet1/1/1", ip: "127.21.0.2"},
+		{i: 128, bmc: "x3001c0s1b0", sw: "x3001c0w1", port: "ethernet1/1/1", ip: "127.21.1.1"},
+		{i: 256 * 128, bmc: "x3256c0s1b0", sw: "x3256c0w1", port: "ethernet1/1/1", ip: "127.22.0.1"},
+	} {
+		p := placeOf(tc.i)
+		if p.bmcX() != tc.bmc || p.switchX() != tc.sw || p.portName() != tc.port || p.switchAddr().String() != tc.ip {
+			t.Errorf("device %d: %s %s %s %s, want %s %s %s %s", tc.i, p.bmcX(), p.switchX(), p.portName(), p.switchAddr(),
+				tc.bmc, tc.sw, tc.port, tc.ip)
+		}
+		for _, x := range []string{tc.bmc, tc.bmc + "n0"} {
+			if q, err := parsePlace(x); err != nil || q != p {
+				t.Errorf("parsePlace(%s) = %+v, %v; want %+v", x, q, err, p)
+			}
+		}
+	}
+	for _, bad := range []string{"", "x3000", "x3000c0s1b0n1", "x2999c0s1b0", "x3000c4s1b0", "x3000c0s17b0", "x3000c0s1b2", "x3000c0s01b0", "x3000c0s1b0junk"} {
+		if _, err := parsePlace(bad); !errors.Is(err, problem.ErrInvalid) {
+			t.Errorf("parsePlace(%q) = %v, want invalid", bad, err)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+// Package sim simulates the hardware of an HMS machine against a running
+// suite (hms up): an SLS layout for it, River cabinets of node BMCs
+// (internal/redfishsim, factory credentials) cabled to one simulated
+// management switch per chassis (internal/snmpsim, v2c), and a node behind
+// each BMC that boots when the BMC powers it on: a relayed DHCP exchange
+// with the suite's DHCP server, its boot script from bss, then heartbeats to
+// hbtd with the heartbeat agent. Every address is on 127.0.0.0/8 (Linux
+// routes all of it to lo), so it runs without root or namespaces.
+//
+// A running Sim is driven through its control API (api.go): add, remove,
+// power on|off and kill-bmc, as `hms sim` does.
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/layout"
+)
+
+// Config is what a Sim simulates and where the suite is.
+type Config struct {
+	// Nodes is how many node BMCs (one node each) there are at start.
+	Nodes int
+	// SLSURL, BSSURL and HBTDURL are the suite's daemons.
+	SLSURL, BSSURL, HBTDURL string
+	// DHCPServer is the suite's DHCP server (hms up -bss-dhcp-listen).
+	DHCPServer string
+	// Relay is the relay's giaddr:port; the DHCP server must serve a
+	// relayed subnet holding giaddr and reply to the port
+	// (-bss-dhcp-relay-port).
+	Relay string
+	// BMCPort is the HTTPS port every BMC listens on at its lease address
+	// (hms up -reds-bmc-port).
+	BMCPort int
+	// SNMPPort is the UDP port of the switches (127.21.<cab>.<chassis+1>).
+	SNMPPort int
+	// Control is the control API's HOST:PORT.
+	Control string
+	// PoweredOff starts the nodes powered off (they boot on a Redfish
+	// reset On, from pcs or `hms sim power on`).
+	PoweredOff bool
+	// Kernel is the kernel URL of the Default boot entry the sim creates
+	// in bss when there is none (the nodes never fetch it).
+	Kernel string
+	// BootRetry is the wait before a node asks bss again for a script that
+	// does not name it yet.
+	BootRetry time.Duration
+	// HeartbeatInterval is the nodes' heartbeat interval.
+	HeartbeatInterval time.Duration
+	Log               *slog.Logger
+}
+
+// Sim is the simulated machine with its sockets bound. Run it, or Close it.
+type Sim struct {
+	cfg   Config
+	relay *relay
+	tls   *tls.Config
+	sls   *layout.Client
+	hbtd  *agent.Client
+	hc    *http.Client
+	ctl   net.Listener
+
+	mu       sync.Mutex
+	devices  map[string]*device // by BMC xname
+	switches map[string]*mgmtSwitch
+	pending  []func(context.Context) error // goroutines Run starts
+	wake     chan struct{}
+	nextNID  int
+}
+
+// New binds the relay and the control API and creates the starting
+// devices (their layout is written by Run).
+func New(cfg Config) (*Sim, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	tc, err := redfishsim.NewTLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	r, err := listenRelay(cfg.Relay, cfg.DHCPServer)
+	if err != nil {
+		return nil, err
+	}
+	ctl, err := net.Listen("tcp", cfg.Control)
+	if err != nil {
+		r.conn.Close()
+		return nil, fmt.Errorf("control listen on %s: %w", cfg.Control, err)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	s := &Sim{cfg: cfg, relay: r, tls: tc, sls: layout.NewClient(cfg.SLSURL, hc), hbtd: agent.NewClient(cfg.HBTDURL, hc),
+		hc: hc, ctl: ctl, devices: map[string]*device{}, switches: map[string]*mgmtSwitch{}, wake: make(chan struct{}, 1)}
+	for i := range cfg.Nodes {
+		if _, err := s.add(placeOf(i), !cfg.PoweredOff); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ControlURL is the control API's base URL.
+func (s *Sim) ControlURL() string { return "http://" + s.ctl.Addr().String() }
+
+// Close releases the sockets of a Sim that will not be Run.
+func (s *Sim) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	errs := []error{s.relay.conn.Close(), s.ctl.Close()}
+	for _, w := range s.switches {
+		errs = append(errs, w.conn.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Run writes the layout to SLS and a Default boot entry to bss, then runs
+// the devices until ctx ends.
+func (s *Sim) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.relay.run(ctx) })
+	g.Go(func() error { return s.serveControl(ctx) })
+	if err := s.writeLayout(ctx, s.Devices()); err != nil {
+		s.Close()
+		return err
+	}
+	if err := s.bootEntry(ctx); err != nil {
+		s.Close()
+		return err
+	}
+	for {
+		s.mu.Lock()
+		fns := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		for _, fn := range fns {
+			g.Go(func() error { return fn(ctx) })
+		}
+		select {
+		case <-ctx.Done():
+			return g.Wait()
+		case <-s.wake:
+		}
+	}
+}
+
+// spawn has Run start fn; s.mu is held.
+func (s *Sim) spawnLocked(fn func(context.Context) error) {
+	s.pending = append(s.pending, fn)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// add creates the device at p (and its chassis's switch if new); on
+// powers its node on at once.
+func (s *Sim) add(p place, on bool) (*device, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.devices[p.bmcX()]; ok {
+		return d, fmt.Errorf("%s: %w", p.bmcX(), errExists)
+	}
+	sw, ok := s.switches[p.chassisX()]
+	if !ok {
+		var err error
+		if sw, err = listenSwitch(fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort)); err != nil {
+			return nil, err
+		}
+		s.switches[p.chassisX()] = sw
+		s.spawnLocked(sw.run)
+	}
+	s.nextNID++
+	d, err := newDevice(p, s.nextNID)
+	if err != nil {
+		return nil, err
+	}
+	if !on {
+		if err := d.bmc.Reset(systemPath, "ForceOff"); err != nil {
+			return nil, err
+		}
+		<-d.power // the sim's own power-off is not a change to act on
+	}
+	s.devices[p.bmcX()] = d
+	s.spawnLocked(func(ctx context.Context) error { return d.runBMC(ctx, s, sw) })
+	s.spawnLocked(func(ctx context.Context) error { d.runNode(ctx, s, on); return nil })
+	return d, nil
+}
+
+// Devices returns the status of every device, in xname order.
+func (s *Sim) Devices() []Status {
+	s.mu.Lock()
+	out := make([]Status, 0, len(s.devices))
+	for _, d := range s.devices {
+		out = append(out, d.status())
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b Status) int { return a.NID - b.NID })
+	return out
+}
+
+// writeLayout puts the SLS objects of the devices (and their chassis) into
+// SLS, eight at a time; existing objects are replaced, others kept.
+func (s *Sim) writeLayout(ctx context.Context, devs []Status) error {
+	var objs []layout.Hardware
+	seen := map[string]bool{}
+	for _, st := range devs {
+		p, err := parsePlace(st.BMC)
+		if err != nil {
+			return err
+		}
+		if !seen[p.chassisX()] {
+			seen[p.chassisX()] = true
+			objs = append(objs, chassisHardware(p, fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort))...)
+		}
+		objs = append(objs, nodeHardware(p, st.NID)...)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, h := range objs {
+		g.Go(func() error {
+			if _, err := s.sls.PutHardware(gctx, h); err != nil {
+				return fmt.Errorf("sls layout %s: %w", h.Xname, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// bootEntry creates bss's Default boot entry unless there is one, so a node
+// HSM knows gets a script naming it.
+func (s *Sim) bootEntry(ctx context.Context) error {
+	body := fmt.Sprintf(`{"hosts":["Default"],"kernel":%q,"params":"console=ttyS0 hms-sim"}`, s.cfg.Kernel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.BSSURL+"/boot/v1/bootparameters", bytes.NewBufferString(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("bss boot entry: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusBadRequest { // 400: it exists
+		return fmt.Errorf("bss boot entry: status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// parsePlace reads a BMC (x#c#s#b#) or node (x#c#s#b#n0) xname of the
+// simulated shape.
+func parsePlace(x string) (place, error) {
+	var p place
+	var n int
+	if c, _ := fmt.Sscanf(x, "x%dc%ds%db%dn%d", &p.cabinet, &p.chassis, &p.slot, &p.bmc, &n); c < 4 || n != 0 {
+		return p, fmt.Errorf("%q is not a node BMC or node xname (x<cab>c<chassis>s<slot>b<bmc>[n0]): %w", x, errInvalid)
+	}
+	if p.cabinet < FirstCabinet || p.chassis < 0 || p.chassis >= 4 || p.slot < 1 || p.slot > slotsPerChassis || p.bmc < 0 || p.bmc >= bmcsPerSlot {
+		return p, fmt.Errorf("%s: outside the simulated shape (x%d+, c0-3, s1-%d, b0-%d): %w", x, FirstCabinet, slotsPerChassis, bmcsPerSlot-1, errInvalid)
+	}
+	p.port = (p.slot-1)*bmcsPerSlot + p.bmc + 1
+	if got := p.bmcX(); fmt.Sprintf("%sn0", got) != x && got != x {
+		return p, fmt.Errorf("%q: write it as %s: %w", x, got, errInvalid)
+	}
+	return p, nil
+}
+
+var (
+	errExists   = problem.ErrConflict
+	errInvalid  = problem.ErrInvalid
+	errNotFound = problem.ErrNotFound
+)

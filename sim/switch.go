@@ -1,0 +1,63 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/hmsuite/hms/internal/snmpsim"
+)
+
+// switchPorts is the number of ports of a simulated management switch.
+const switchPorts = 48
+
+// mgmtSwitch is one simulated management switch (snmpsim, v2c): its
+// forwarding table holds the MAC of each running BMC on the port SLS's
+// connector names, as a real switch learns it from the BMC's first packet.
+type mgmtSwitch struct {
+	agent *snmpsim.Agent
+	conn  net.PacketConn
+
+	mu   sync.Mutex
+	macs map[int]string // port -> MAC
+}
+
+func listenSwitch(addr string) (*mgmtSwitch, error) {
+	conn, err := net.ListenPacket("udp4", addr)
+	if err != nil {
+		return nil, fmt.Errorf("switch listen on %s: %w", addr, err)
+	}
+	w := &mgmtSwitch{agent: snmpsim.New("public"), conn: conn, macs: map[int]string{}}
+	if err := w.agent.Set(w.table()); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *mgmtSwitch) run(ctx context.Context) error { return w.agent.Serve(ctx, w.conn) }
+
+// learn puts mac on port ("" forgets the port's MAC).
+func (w *mgmtSwitch) learn(port int, mac string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if mac == "" {
+		delete(w.macs, port)
+	} else {
+		w.macs[port] = mac
+	}
+	_ = w.agent.Set(w.table()) // the table is built here and always valid
+}
+
+// table is what the agent serves; w.mu is held (or w not yet shared).
+func (w *mgmtSwitch) table() snmpsim.Switch {
+	sw := snmpsim.Switch{}
+	for p := 1; p <= switchPorts; p++ {
+		sw.Ports = append(sw.Ports, snmpsim.Port{Bridge: p, IfIndex: p, Name: fmt.Sprintf("ethernet1/1/%d", p)})
+		if mac, ok := w.macs[p]; ok {
+			sw.FDB = append(sw.FDB, snmpsim.Entry{MAC: mac, Bridge: p, VLAN: 4})
+		}
+	}
+	return sw
+}
