@@ -25,7 +25,7 @@ func TestDocsLinksResolveInAClone(t *testing.T) {
 		if strings.Contains(text, "../shared") {
 			t.Errorf("%s points into ../shared, which a clone does not have", f)
 		}
-		for _, cmd := range []string{"hms heartbeat", "hms sim"} {
+		for _, cmd := range []string{"hms heartbeat"} {
 			if strings.Contains(text, "`"+cmd) {
 				t.Errorf("%s names %q, which does not exist", f, cmd)
 			}
