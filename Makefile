@@ -19,7 +19,7 @@ NFPM    ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 
 DAEMONS := $(notdir $(wildcard cmd/*))
 
-.PHONY: all build test unit vet lint fmt bench fuzz run peers clean package
+.PHONY: all build test unit vet lint fmt bench fuzz run sim peers clean package
 
 all: build
 
@@ -59,9 +59,17 @@ FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
-# The whole suite in one process; HMS_DATA moves its data directory.
+# The whole suite in one process; HMS_DATA moves its data directory. DHCP
+# listens on a loopback port for hms sim's relayed clients (no root needed;
+# docs/sim.md), reds reaches the simulated BMCs on 8443.
+SIM_UP_FLAGS = -bss-dhcp-listen 127.0.0.1:6767 -bss-dhcp-relay-port 6768 -bss-dhcp-config deploy/sim-dhcp.json \
+	-reds-bmc-port 8443 -reds-bmc-insecure -reds-sls-refresh 10s
 run: build
-	$(BIN)/hms up -data-dir $${HMS_DATA:-./hms-data}
+	$(BIN)/hms up -data-dir $${HMS_DATA:-./hms-data} $(SIM_UP_FLAGS)
+
+# Simulated hardware against `make run` (in another terminal): NODES nodes.
+sim: build
+	$(BIN)/hms sim -nodes $${NODES:-64}
 
 # The .deb (binaries, systemd units, /etc/default/hms, docs) into dist/, then
 # scripts/package-check.sh lists it and checks what it holds.

@@ -21,6 +21,7 @@ const simUsage = `Usage:
   hms sim power on|off XNAME...        press the power button of nodes' BMCs
   hms sim kill-bmc XNAME...            make BMCs stop answering
 The commands other than the first talk to the running sim's control API (-control).
+hms sim -help lists the flags of the first; docs/sim.md tells how to run hms up for it.
 `
 
 // simCmd is `hms sim`: run the simulation, or drive a running one.
@@ -103,6 +104,9 @@ func simControl(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	c := sim.NewClient("http://"+*control, nil)
 	switch cmd {
+	case "help":
+		fmt.Fprint(stdout, simUsage)
+		return nil
 	case "list":
 		ds, err := c.Devices(ctx)
 		if err != nil {
