@@ -24,13 +24,13 @@ type Plan struct {
 	// seqs are the outbox sequence numbers of scns, set at commit.
 	seqs []int64
 	// Cursors are outbox consumer positions to store.
-	Cursors []CursorPos
+	Cursors []cursorPos
 }
 
-// PlanFunc computes a plan against the current state (committed plus the
+// planFunc computes a plan against the current state (committed plus the
 // earlier plans of the same batch). Returning an error rejects this write
 // only; nothing of it is applied.
-type PlanFunc func(v *View) (*Plan, error)
+type planFunc func(v *View) (*Plan, error)
 
 // View is the state a planFunc sees: the index overlaid with the writes
 // already planned in the current batch.
@@ -93,7 +93,7 @@ func (v *View) apply(p *Plan) {
 
 // job is one write waiting for a group commit.
 type job struct {
-	plan PlanFunc
+	plan planFunc
 	got  *Plan
 	err  error
 	done chan struct{}
@@ -120,7 +120,7 @@ type committer struct {
 }
 
 // Write runs p as part of a group commit and returns its plan once committed.
-func (s *Store) Write(ctx context.Context, p PlanFunc) (*Plan, error) {
+func (s *Store) Write(ctx context.Context, p planFunc) (*Plan, error) {
 	j := &job{plan: p, done: make(chan struct{})}
 	c := &s.commit
 	c.mu.Lock()

@@ -73,7 +73,7 @@ func WriteRawJSON(w http.ResponseWriter, b []byte) {
 // ignores them, and logged at debug level. A bad value of a known filter is
 // ErrInvalid "bad query param: <HSM's text>" (hms-messages 1.3).
 func QueryFilter(r *http.Request, log *slog.Logger, vocab *Vocab, params []string, other ...string) (Filter, error) {
-	f, unknown, err := ParseQuery(r.URL.Query(), vocab, params, other...)
+	f, unknown, err := parseQuery(r.URL.Query(), vocab, params, other...)
 	LogIgnored(r, log, unknown)
 	if err != nil {
 		return f, problem.Invalidf("bad query param: %v", err)

@@ -105,13 +105,13 @@ var (
 // Unknown parameters are ignored, as shipped HSM ignores them; a bad value of
 // a known filter is ErrInvalid with HSM's text (hms-messages 1.2).
 func ParseFilter(q url.Values, v *Vocab) (Filter, error) {
-	f, _, err := ParseQuery(q, v, ListParams)
+	f, _, err := parseQuery(q, v, ListParams)
 	return f, err
 }
 
-// ParseQuery parses the parameters of q named in params and returns the
+// parseQuery parses the parameters of q named in params and returns the
 // names of the parameters it ignored (neither in params nor in other).
-func ParseQuery(q url.Values, v *Vocab, params []string, other ...string) (Filter, []string, error) {
+func parseQuery(q url.Values, v *Vocab, params []string, other ...string) (Filter, []string, error) {
 	fields := map[string][]string{}
 	for k, vs := range q {
 		if lk := strings.ToLower(k); slices.Contains(params, lk) {
@@ -297,7 +297,7 @@ func (f *Filter) Match(r *Record) bool {
 	if f.HasNID && (!r.HasNID || !f.nidOK(r.NID)) {
 		return false
 	}
-	if f.ByGroup() {
+	if f.byGroup() {
 		var g *CompGroups
 		if f.GroupsOf != nil {
 			g = f.GroupsOf(r.ID)
@@ -307,8 +307,8 @@ func (f *Filter) Match(r *Record) bool {
 	return true
 }
 
-// ByGroup reports whether f filters on group or partition membership.
-func (f *Filter) ByGroup() bool { return !f.groups.empty() || !f.partitions.empty() }
+// byGroup reports whether f filters on group or partition membership.
+func (f *Filter) byGroup() bool { return !f.groups.empty() || !f.partitions.empty() }
 
 func (f *Filter) nidOK(n int) bool {
 	if slices.Contains(f.nids, n) {

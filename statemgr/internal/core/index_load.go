@@ -37,7 +37,7 @@ func (s *Store) LoadComponents(ctx context.Context) error {
 // and, if f filters on groups, with f able to look memberships up.
 func (s *Store) WithGroups(f *Filter, fn func(all []*Record)) {
 	s.Ix.View(func(all []*Record) {
-		if !f.ByGroup() {
+		if !f.byGroup() {
 			fn(all)
 			return
 		}

@@ -125,7 +125,7 @@ func (s *Store) StatusJSON(f Filter, want StatusWant) []byte {
 			}
 			st := s.Rx.By[r.ID]
 			reserved := st.Active(now)
-			if !want.Accepts(r.Locked, reserved, r.ReservationDisabled) {
+			if !want.accepts(r.Locked, reserved, r.ReservationDisabled) {
 				continue
 			}
 			if !first {

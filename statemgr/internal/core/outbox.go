@@ -209,13 +209,13 @@ func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 // Created again.
 func (s *Store) SetCursor(ctx context.Context, name string, seq int64) error {
 	_, err := s.Write(ctx, func(*View) (*Plan, error) {
-		return &Plan{Cursors: []CursorPos{{Name: name, Seq: seq}}}, nil
+		return &Plan{Cursors: []cursorPos{{Name: name, Seq: seq}}}, nil
 	})
 	return err
 }
 
-// CursorPos is a consumer's new position in the outbox.
-type CursorPos struct {
+// cursorPos is a consumer's new position in the outbox.
+type cursorPos struct {
 	Name string
 	Seq  int64
 }
