@@ -39,7 +39,10 @@ type DaemonConfig struct {
 	CABundle string
 	// HMSConfig, if set, is the site hms_config.json (Roles, SubRoles), re-read on change.
 	HMSConfig string
-	Log       *slog.Logger
+	// MaxConns caps the connections the HTTP server holds open; 0 means
+	// httpserver.DefaultMaxConns.
+	MaxConns int
+	Log      *slog.Logger
 }
 
 // Daemon is an hsm with its database open and its port bound. Run it, or
@@ -96,6 +99,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MaxConns > 0 {
+		srv.MaxConns = cfg.MaxConns
 	}
 	return &Daemon{cfg: cfg, store: store, disc: disc, relay: relay, srv: srv}, nil
 }

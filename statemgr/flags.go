@@ -8,6 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
@@ -19,7 +20,7 @@ type DaemonFlags struct {
 	listen, db, slsURL, topic    *string
 	credKey, caBundle, hmsConfig *string
 	retention, reap, walkTimeout *time.Duration
-	workers                      *int
+	workers, maxConns            *int
 	plainHTTP                    *bool
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
@@ -41,6 +42,7 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 		walkTimeout: f.Seconds("discovery-timeout", 30*time.Second, "time limit of the walk of one BMC, in `SECONDS`"),
 		caBundle:    f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)"),
 		plainHTTP:   f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS"),
+		maxConns:    f.MaxConnections(httpserver.DefaultMaxConns),
 		hmsConfig: f.String("hms-config", getenv("HMS_CONFIG_PATH"),
 			"hms_config.json `FILE` with site Roles and SubRoles (HMSExtendedDefinitions), re-read when it changes (default $HMS_CONFIG_PATH)"),
 	}
@@ -66,7 +68,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic,
 		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
 		Discovery: DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP},
-		CABundle:  *fl.caBundle, HMSConfig: *fl.hmsConfig}, nil
+		CABundle:  *fl.caBundle, HMSConfig: *fl.hmsConfig, MaxConns: *fl.maxConns}, nil
 }
 
 // checkHMSConfig refuses an -hms-config that is missing or not JSON; once
