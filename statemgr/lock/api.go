@@ -77,6 +77,11 @@ func (a *API) lockOp(op glOp) http.HandlerFunc {
 		if err == nil {
 			res, err = a.store.lockOp(r.Context(), op, sel, a.log)
 		}
+		if err == nil && op != opRemove && res.foundNone() {
+			// As shipped HSM: a lock, unlock, repair or disable whose
+			// selection finds no component is 400, not an empty 200.
+			err = problem.Invalidf("Component not found")
+		}
 		if err != nil {
 			problem.Write(w, r, a.log, err)
 			return

@@ -92,6 +92,20 @@ type glOpResult struct {
 	at time.Time
 }
 
+// foundNone says the selection found no component: nothing succeeded and
+// every failure is NotFound.
+func (r glOpResult) foundNone() bool {
+	if len(r.ok) > 0 {
+		return false
+	}
+	for _, f := range r.failed {
+		if f.Reason != hsm.ReasonNotFound {
+			return false
+		}
+	}
+	return true
+}
+
 func (r glOpResult) lockResult() hsm.LockResult {
 	return hsm.LockResult{
 		Counts:  hsm.Counts{Total: r.total, Success: len(r.ok), Failure: len(r.failed)},
