@@ -41,6 +41,9 @@ type DaemonConfig struct {
 	BMCCABundle string
 	BMC         BMCConfig
 	SNMP        SNMPConfig
+	// MaxConns caps the connections the HTTP server holds open; 0 means
+	// httpserver.DefaultMaxConns.
+	MaxConns int
 	// Service holds the roles, intervals and switch settings; its HSM, SLS,
 	// Store, BMCs, Walker, Bus, Registerer and Log are set here.
 	Service Config
@@ -94,8 +97,11 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, store, cfg.Log, token)
-	return &Daemon{store: store, svc: svc,
-		srv: httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)}, nil
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	if cfg.MaxConns > 0 {
+		srv.MaxConns = cfg.MaxConns
+	}
+	return &Daemon{store: store, svc: svc, srv: srv}, nil
 }
 
 // readFiles reads the SNMP secrets and the BMC CA bundle the config names.

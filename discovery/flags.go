@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // DaemonFlags are the reds daemon's flags, declared once for both the reds
@@ -17,7 +18,7 @@ type DaemonFlags struct {
 	community, secrets, ntp, syslog           *string
 	insecure                                  *bool
 	bmcPort, pwLen, snmpPort, snmpRetries     *int
-	walkers, workers                          *int
+	walkers, workers, maxConns                *int
 	bmcTimeout, snmpTimeout, fdbTTL, fdbEvery *time.Duration
 	slsEvery, hsmEvery, presence, retryMax    *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
@@ -43,6 +44,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	fl.workers = f.Int("workers", 32, "`N` MACs placed and registered at once")
 	fl.ntp = f.String("ntp-servers", "", "comma-separated NTP servers set on new Mountain BMCs (`LIST`)")
 	fl.syslog = f.String("syslog-target", "", "syslog `HOST:PORT` set on new Mountain BMCs")
+	fl.maxConns = f.MaxConnections(httpserver.DefaultMaxConns)
 	return fl
 }
 
@@ -97,7 +99,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		TokenFile: *fl.token, SNMPSecretsFile: *fl.secrets, BMCCABundle: *fl.bmcCA, Service: sc,
 		BMC: BMCConfig{DefaultUser: *fl.bmcUser, DefaultPassword: *fl.bmcPass, Port: *fl.bmcPort, Insecure: *fl.insecure,
 			Timeout: *fl.bmcTimeout, PasswordLength: *fl.pwLen, PasswordChars: *fl.pwChars},
-		SNMP: SNMPConfig{Timeout: *fl.snmpTimeout, Retries: *fl.snmpRetries}}
+		SNMP: SNMPConfig{Timeout: *fl.snmpTimeout, Retries: *fl.snmpRetries}, MaxConns: *fl.maxConns}
 	return cfg, nil
 }
 

@@ -31,8 +31,11 @@ type DaemonConfig struct {
 	// requests in flight to one BMC and overall.
 	BMCTimeout          time.Duration
 	PerBMC, MaxRequests int
-	Service             Config
-	Log                 *slog.Logger
+	// MaxConns caps the connections the HTTP server holds open; 0 means
+	// httpserver.DefaultMaxConns.
+	MaxConns int
+	Service  Config
+	Log      *slog.Logger
 }
 
 // Daemon is a pcs with its database open and its port bound. Run it, or
@@ -95,6 +98,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	reg := httpserver.NewRegistry()
 	api := NewAPI(svc, cfg.Log, store.Ping, hc.Ready)
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	if cfg.MaxConns > 0 {
+		srv.MaxConns = cfg.MaxConns
+	}
 	return &Daemon{store: store, svc: svc, bmc: bmc, srv: srv}, nil
 }
 

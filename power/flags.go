@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/httpserver"
 )
 
 // DaemonFlags are pcs's flags, declared once for the pcs binary and for
@@ -15,6 +16,7 @@ type DaemonFlags struct {
 	bmcHTTP                    *bool
 	sample, ttl, timeout, poll *time.Duration
 	maxKept, perBMC, requests  *int
+	maxConns                   *int
 	// Level is -log-level.
 	Level *slog.Level
 }
@@ -33,6 +35,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		maxKept:  f.Int("max-transitions", 20000, "keep at most `N` finished transitions"),
 		perBMC:   f.Int("bmc-concurrency", 4, "at most `N` requests in flight to one BMC"),
 		requests: f.Int("max-requests", 4000, "at most `N` BMC requests in flight overall"),
+		maxConns: f.MaxConnections(httpserver.DefaultMaxConns),
 	}
 }
 
@@ -64,6 +67,6 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		scheme = "http"
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsmURL, CredentialsFile: *fl.creds,
-		BMCTimeout: *fl.timeout, PerBMC: *fl.perBMC, MaxRequests: *fl.requests,
+		BMCTimeout: *fl.timeout, PerBMC: *fl.perBMC, MaxRequests: *fl.requests, MaxConns: *fl.maxConns,
 		Service: Config{TTL: *fl.ttl, MaxKept: *fl.maxKept, Poll: *fl.poll, SampleInterval: *fl.sample, Scheme: scheme}}, nil
 }
