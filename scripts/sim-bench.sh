@@ -1,0 +1,38 @@
+#!/bin/sh
+# Boot storm: hms up (as make run) and hms sim -nodes N on this host; waits
+# until N nodes are Ready in HSM and prints the time from the sim's start
+# and each stage's p50/p99 from the sim's per-node stage times.
+# Usage: scripts/sim-bench.sh [N]  (bin/hms built; ports of make run free)
+set -eu
+N=${1:-1000}
+BIN=${BIN:-bin}
+DATA=$(mktemp -d)
+trap 'kill $SIM $UP 2>/dev/null; wait 2>/dev/null; rm -rf "$DATA"' EXIT
+"$BIN/hms" up -data-dir "$DATA" -log-level error -bss-dhcp-listen 127.0.0.1:6767 -bss-dhcp-relay-port 6768 \
+	-bss-dhcp-config deploy/sim-dhcp.json -reds-bmc-port 8443 -reds-bmc-insecure -reds-sls-refresh 10s >"$DATA/up.out" 2>&1 &
+UP=$!
+i=0
+until grep -q '^ready$' "$DATA/up.out"; do i=$((i + 1)); [ $i -lt 600 ] || { echo "hms up did not start" >&2; exit 1; }; sleep 0.1; done
+start=$(date +%s.%N)
+"$BIN/hms" sim -nodes "$N" -log-level error >"$DATA/sim.out" 2>&1 &
+SIM=$!
+i=0
+while :; do
+	ready=$(curl -s 'http://127.0.0.1:27779/hsm/v2/State/Components?type=Node&state=Ready' | grep -o '"Ready"' | wc -l)
+	[ "$ready" -ge "$N" ] && break
+	i=$((i + 1)); [ $i -lt 3000 ] || { echo "only $ready of $N Ready after 300 s" >&2; exit 1; }
+	sleep 0.1
+done
+end=$(date +%s.%N)
+echo "nodes $N Ready in HSM $(awk "BEGIN{printf \"%.1f\", $end - $start}") s after hms sim started"
+curl -s http://127.0.0.1:27790/sim/v1/devices | python3 -c '
+import json, sys
+from datetime import datetime
+def t(s): return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+ds = json.load(sys.stdin)
+def pct(v, p): v = sorted(v); return v[min(len(v) - 1, int(p * len(v)))]
+for name, a, b in [("power-on -> lease", "power_on", "leased"), ("lease -> boot script naming the node", "leased", "booted"),
+                   ("boot script -> first heartbeat accepted", "booted", "heartbeat"), ("power-on -> first heartbeat", "power_on", "heartbeat")]:
+    v = [t(d[b]) - t(d[a]) for d in ds if d.get(a) and d.get(b)]
+    print(f"{name:42s} n={len(v)} p50={pct(v, .5):.2f}s p99={pct(v, .99):.2f}s")
+'
