@@ -25,6 +25,7 @@ type DaemonFlags struct {
 	trusted                              *[]netip.Prefix
 	dhcp                                 dhcpFlags
 	tftpListen, tftpRoot                 *string
+	tftpPerClient                        *int
 	// Brokers is -kafka-brokers (empty: no Kafka): where the DHCP server's
 	// lease events go. Level is -log-level.
 	Brokers *[]string
@@ -63,8 +64,9 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 			proxy:     f.Bool("dhcp-proxy", false, "ProxyDHCP: another server owns the addresses; only add boot options"),
 			file:      f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
 		},
-		tftpListen: f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
-		tftpRoot:   f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
+		tftpListen:    f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
+		tftpRoot:      f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
+		tftpPerClient: f.Int("tftp-per-client", tftp.DefaultPerClient, "concurrent TFTP transfers allowed per client address (`N`)"),
 	}
 }
 
@@ -90,7 +92,10 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		if fi, err := os.Stat(*fl.tftpRoot); err != nil || !fi.IsDir() {
 			return DaemonConfig{}, cli.Usagef("-%s %s: not a directory", fl.f.Name("tftp-root"), *fl.tftpRoot)
 		}
-		cfg.TFTP = &tftp.Config{Listen: *fl.tftpListen, Root: *fl.tftpRoot}
+		if *fl.tftpPerClient < 1 {
+			return DaemonConfig{}, cli.Usagef("-%s: at least 1", fl.f.Name("tftp-per-client"))
+		}
+		cfg.TFTP = &tftp.Config{Listen: *fl.tftpListen, Root: *fl.tftpRoot, PerClient: *fl.tftpPerClient}
 	}
 	return cfg, nil
 }

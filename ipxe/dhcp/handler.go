@@ -20,6 +20,7 @@ const (
 	DropOtherServer = "other_server" // a REQUEST for another server's offer
 	DropNotPXE      = "not_pxe"      // proxy mode: not a PXE client
 	DropNoLease     = "no_lease"     // RELEASE or DECLINE of a lease that is not this client's
+	DropOverload    = "overload"     // too many packets in hand (Server), DISCOVERs first
 )
 
 // Result is what handling one packet decided: a reply to send once Change

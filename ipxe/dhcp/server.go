@@ -62,6 +62,7 @@ type Server struct {
 	relayed   chan struct{} // closed and replaced after each relay round
 
 	published atomic.Int64 // last outbox row the bus took; the writer deletes up to it
+	inflight  atomic.Int64 // packets being handled (server4 runs a goroutine per packet)
 
 	outMu  sync.Mutex
 	outbox []outboxRow // committed events for the relay, in order
@@ -150,11 +151,27 @@ func (s *Server) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
+// Overload control: server4 starts a goroutine per packet, so under a storm
+// beyond what the server can do, packets would queue in memory for seconds
+// and be answered after the clients gave up. Past these many packets in
+// hand, new ones are dropped, DISCOVERs first: a REQUEST finishes a lease
+// whose OFFER was already paid for. Clients retransmit.
+const (
+	maxInflight         = 512
+	maxInflightDiscover = 64
+)
+
 // serve handles one packet: decide, then answer at once, or, when the
 // packet changed a lease, once the writer has stored it (the writer sends
 // the reply, so no goroutine waits on a commit).
 func (s *Server) serve(conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
 	s.m.packets.WithLabelValues(m.MessageType().String()).Inc()
+	n := s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	if n > maxInflight || n > maxInflightDiscover && m.MessageType() == dhcpv4.MessageTypeDiscover {
+		s.drop(DropOverload, "mac", m.ClientHWAddr.String(), "type", m.MessageType().String())
+		return
+	}
 	s.mu.Lock()
 	res := s.h.Handle(m)
 	var send func()
@@ -330,10 +347,12 @@ func (c *parsingConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	}
 }
 
-// readBuffer is the socket receive buffer asked for: a boot storm arrives
-// in bursts, and a packet the kernel drops for want of buffer is a client
-// that waits seconds to retry.
-const readBuffer = 8 << 20
+// readBuffer is the socket receive buffer asked for: enough for a burst,
+// but not so much that a queue seconds long builds up under overload
+// (clients would time out on replies we still send; better the kernel drops
+// early, as for Kea). 1 MiB holds about 1,300 small packets (the kernel
+// counts per-packet overhead), a few hundred milliseconds of work.
+const readBuffer = 1 << 20
 
 // growReadBuffer raises the socket's receive buffer, past net.core.rmem_max
 // when the process may (SO_RCVBUFFORCE needs CAP_NET_ADMIN).
