@@ -36,8 +36,14 @@ const simPassword = "pw"
 // i from the start (before HSM walks it).
 func newEnv(t *testing.T, n int, faults map[int]redfishsim.Faults) *env {
 	t.Helper()
+	return newEnvTree(t, n, redfishsim.TemplatePower(1), faults)
+}
+
+// newEnvTree is newEnv with BMCs serving tree (a template or a DMTF mockup).
+func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfishsim.Faults) *env {
+	t.Helper()
 	ctx := t.Context()
-	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: n, Listen: "127.0.0.1:0", Tree: redfishsim.TemplatePower(1),
+	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: n, Listen: "127.0.0.1:0", Tree: tree,
 		User: "root", Password: simPassword})
 	if err != nil {
 		t.Fatal(err)
