@@ -127,6 +127,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	}
 	err := g.Wait()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Stopped by the caller, maybe before every loop had started (the
+		// discovery backlog read, the watchdog cursor): not a failure.
+		err = nil
+	}
 	return errors.Join(err, d.store.Close())
 }
 
