@@ -1,11 +1,14 @@
 package discovery
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/snmpsim"
+	"github.com/hmsuite/hms/layout"
 )
 
 // TestUnknownReasons: each way a MAC can fail leaves it unknown with its
@@ -91,5 +94,48 @@ func TestPendingCredentials(t *testing.T) {
 	}
 	if _, err := s.hsm.RedfishEndpoint(t.Context(), x); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSwitchAddedToSLS: a BMC on a switch SLS does not list yet stays
+// unknown; once the switch is added to SLS, reds sees SLS's version move,
+// re-reads the switches and registers the BMC on a retry, without waiting
+// for the periodic re-read (an hour here).
+func TestSwitchAddedToSLS(t *testing.T) {
+	xnames := []string{"x3000c0s1b0"}
+	mac := redfishsim.MAC(xnames[0], "bmc:eth0")
+	_, addr := startSim(t, snmpsim.Switch{Ports: []snmpsim.Port{{Bridge: 1, IfIndex: 1001, Name: "ethernet1/1/1"}},
+		FDB: []snmpsim.Entry{{MAC: mac, Bridge: 1}}})
+	hw := riverLayout(addr, false, 1)
+	sw := hw["x3000c0w14"]
+	delete(hw, "x3000c0w14")
+	s := newSuite(t, hw, xnames)
+	s.startService(NewSNMPWalker(SNMPConfig{Timeout: 200 * time.Millisecond, Retries: 0}), Config{
+		Switch: SwitchConfig{Community: "public"}, SLSRefresh: time.Hour, SLSWatch: 20 * time.Millisecond,
+		RetryMin: 50 * time.Millisecond, RetryMax: time.Hour})
+	<-s.svc.Started()
+	s.lease(mac, s.bmcIP(0))
+	if o := s.waitFor(mac); o.err == nil || !strings.Contains(o.err.Error(), ReasonNotOnSwitch) {
+		t.Fatalf("before the switch is in SLS: %+v, want %s", o, ReasonNotOnSwitch)
+	}
+	b, _ := json.Marshal(sw)
+	var h layout.Hardware
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.sls.CreateHardware(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		o := s.waitFor(mac)
+		if o.err == nil {
+			if o.xname != xnames[0] {
+				t.Fatalf("registered as %s, want %s", o.xname, xnames[0])
+			}
+			return
+		}
+		if !strings.Contains(o.err.Error(), ReasonNotOnSwitch) {
+			t.Fatalf("after the switch was added: %v", o.err)
+		}
 	}
 }

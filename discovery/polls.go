@@ -8,6 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/ipxe/lease"
+	"github.com/hmsuite/hms/layout"
 )
 
 // refreshSLS re-reads the switches (River) and the Mountain chassis.
@@ -24,6 +25,50 @@ func (s *Service) refreshSLS(ctx context.Context) {
 	if s.cfg.Mountain {
 		if err := s.refreshMountain(ctx); err != nil {
 			s.pollFailed(ctx, "sls", err)
+		}
+	}
+}
+
+// slsVersioner is the part of the SLS client that reads /version, a cheap
+// change detector (its counter grows by one on every SLS write).
+type slsVersioner interface {
+	Version(ctx context.Context) (layout.Version, error)
+}
+
+// slsWatch re-reads SLS when its /version counter moves; it is used by one
+// goroutine only.
+type slsWatch struct {
+	sls  slsVersioner
+	last int64 // counter at the last check; -1 before the first
+}
+
+func (w *slsWatch) check(ctx context.Context, s *Service) {
+	v, err := w.sls.Version(ctx)
+	if err != nil {
+		s.pollFailed(ctx, "sls-version", err)
+		return
+	}
+	// The first check also refreshes: SLS may have changed between Run's
+	// first read and this one.
+	if v.Counter != w.last {
+		first := w.last < 0
+		w.last = v.Counter
+		s.refreshSLS(ctx)
+		if !first {
+			s.retrySLSDependent()
+		}
+	}
+}
+
+// retrySLSDependent brings forward the retry of MACs left unknown for want
+// of something SLS provides (a switch, a connector): SLS just changed.
+func (s *Service) retrySLSDependent() {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.unknown {
+		if u.Reason == ReasonNotOnSwitch || u.Reason == ReasonNoConnector {
+			u.NextAttempt = now
 		}
 	}
 }

@@ -40,6 +40,10 @@ type Config struct {
 	// from SLS (5 min); HSMPoll how often HSM's unplaced interfaces are
 	// (60 s; 0 or less: the default, there is no off).
 	SLSRefresh, HSMPoll time.Duration
+	// SLSWatch is how often SLS's /version counter is read (5 s): when it
+	// has moved, switches and chassis are re-read at once, so a switch
+	// added to SLS is walked within seconds, not at the next SLSRefresh.
+	SLSWatch time.Duration
 	// PresenceInterval is how often registered BMCs are checked (30 s, ±10 %).
 	PresenceInterval time.Duration
 	// RetryMin and RetryMax bound the backoff of a MAC that failed (5 s, 5 min).
@@ -65,6 +69,7 @@ func (c *Config) setDefaults() {
 	def(&c.FDBTTL, time.Minute)
 	def(&c.FDBRefresh, 10*time.Minute)
 	def(&c.SLSRefresh, 5*time.Minute)
+	def(&c.SLSWatch, 5*time.Second)
 	def(&c.HSMPoll, time.Minute)
 	def(&c.PresenceInterval, 30*time.Second)
 	def(&c.RetryMin, 5*time.Second)
@@ -153,6 +158,13 @@ func (s *Service) Run(ctx context.Context) error {
 		g.Go(func() error { s.work(ctx); return nil })
 	}
 	g.Go(func() error { s.every(ctx, s.cfg.SLSRefresh, false, s.refreshSLS); return nil })
+	if v, ok := s.cfg.SLS.(slsVersioner); ok {
+		w := &slsWatch{sls: v, last: -1}
+		g.Go(func() error {
+			s.every(ctx, s.cfg.SLSWatch, true, func(ctx context.Context) { w.check(ctx, s) })
+			return nil
+		})
+	}
 	g.Go(func() error { s.every(ctx, s.cfg.PresenceInterval, false, s.checkPresence); return nil })
 	g.Go(func() error { s.retryLoop(ctx); return nil })
 	if s.cfg.River {
