@@ -68,9 +68,6 @@ func NewWatchdog(store *Store, disc *Discovery, cfg WatchdogConfig) *Watchdog {
 func (w *Watchdog) Run(ctx context.Context) error {
 	cur, err := w.start(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped while starting: not a failure
-		}
 		return err
 	}
 	var wg sync.WaitGroup
@@ -81,9 +78,6 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	}
 	standby, err := w.store.Components(ctx, f)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
 		return fmt.Errorf("standby watchdog: %w", err)
 	}
 	for _, c := range standby {
