@@ -48,10 +48,10 @@ test: peers lint
 unit:
 	$(GO) test -timeout $(TEST_TIMEOUT) ./...
 
-# Go benchmarks plus the load-tool benchmarks recorded in docs/benchmarks.md.
+# Go benchmarks plus the load-tool benchmarks recorded in docs/benchmarks.md,
+# then a table of their ratios to same-run ceilings, with CPU and load average.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
-	@scripts/bench.sh
+	GO=$(GO) scripts/bench.sh
 
 # Every fuzz target (HTTP bodies and query strings of every daemon, parsers)
 # for FUZZTIME each; `make test` runs their seeds only.

@@ -2,7 +2,10 @@
 # HSM load benchmark (docs/benchmarks/hsm.md): 100,000 Node components in a
 # fresh database; one POST of all of them; wrk on GET /State/Components (full
 # and filtered); BulkStateData of 10,000 and 100,000 IDs timed with curl;
-# single-component PATCH StateData with wrk, 32 connections.
+# single-component PATCH StateData with wrk, 32 connections, then the same
+# wrk load against the naive durable write (scripts/bench.d/naive-durable: one
+# SQLite commit per request, same durability settings) in the same run: the
+# ratio hsm/naive carries from one machine to the next (issue 20; target >= 1.5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${HSM_BENCH_NODES:-100000}
@@ -11,9 +14,15 @@ DUR=${HSM_BENCH_DURATION:-10s}
 for t in wrk curl awk; do command -v $t >/dev/null || { echo "hsm bench: $t not installed" >&2; exit 1; }; done
 work=$(mktemp -d)
 go build -o "$work/hsm" ./cmd/hsm
+go build -o "$work/naive" ./scripts/bench.d/naive-durable
 "$work/hsm" -listen "127.0.0.1:$PORT" -db "$work/hsm.db" -cred-key-file "$work/hsm-cred.key" -log-level error &
 pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+naive=
+cleanup() {
+  for p in $pid $naive; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 base="http://127.0.0.1:$PORT/hsm/v2"
 for _ in $(seq 100); do curl -sf "$base/service/ready" >/dev/null && break; sleep 0.1; done
 
@@ -53,4 +62,14 @@ request = function()
 end
 LUA
 echo "== PATCH /State/Components/{xname}/StateData, 32 connections"
-wrk -t2 -c32 -d"$DUR" --latency -s "$work/patch.lua" "http://127.0.0.1:$PORT" | sed -n '/Latency Distribution/,/Requests\/sec/p'
+wrk -t2 -c32 -d"$DUR" --latency -s "$work/patch.lua" "http://127.0.0.1:$PORT" | tee "$work/hsm.wrk" | sed -n '/Latency Distribution/,/Requests\/sec/p'
+
+"$work/naive" -listen "127.0.0.1:$((PORT + 1))" -db "$work/naive.db" &
+naive=$!
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$((PORT + 1))/" && break; sleep 0.1; done
+echo "== the same PATCH load on the naive durable write (the ceiling), 32 connections"
+wrk -t2 -c32 -d"$DUR" --latency -s "$work/patch.lua" "http://127.0.0.1:$((PORT + 1))" | tee "$work/naive.wrk" | sed -n '/Latency Distribution/,/Requests\/sec/p'
+rps() { awk '/^Requests\/sec/ {print $2}' "$1"; }
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+awk -v s="$(rps "$work/hsm.wrk")" -v n="$(rps "$work/naive.wrk")" \
+  'BEGIN { printf "ratio hsm PATCH / naive durable write: %.2f (%s / %s req/s; target >= 1.5)\n", s / n, s, n }'
