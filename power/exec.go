@@ -37,7 +37,7 @@ func (s *Service) runTransition(ctx context.Context, r *run) {
 	tasks := r.pending()
 	tasks = s.reserve(ctx, r, tasks)
 	stopRenew := s.renewer(ctx, r)
-	deadline := time.Now().Add(time.Duration(r.tr.Deadline) * s.cfg.Minute)
+	deadline := s.cfg.Now().Add(time.Duration(r.tr.Deadline) * s.cfg.Minute)
 	taskCtx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {
@@ -67,10 +67,12 @@ func (s *Service) runTransition(ctx context.Context, r *run) {
 	if r.aborting() {
 		r.tr.Status = pcs.TransitionAborted
 	}
+	status := r.tr.Status
 	r.mu.Unlock()
 	stopFlush()
 	close(r.done)
-	s.log.InfoContext(ctx, "transition_finished", "transition_id", id, "status", r.tr.Status)
+	s.log.InfoContext(ctx, "transition_finished", "transition_id", id, "status", status)
+	s.emit(Event{Kind: EventTransitionDone, ID: id, Status: status})
 }
 
 // flusher writes the changed tasks every flushEvery; the returned func

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,73 @@ type env struct {
 	daemon *Daemon
 	stop   context.CancelFunc
 	done   chan error
+	events *events
+	// clock, if set, is the engine's clock (from the next startPCS on).
+	clock *skipClock
+}
+
+// skipClock is a clock on which every wait ends at once, moving the time
+// on by what was waited: a deadline passes after as many read-backs as
+// fit in it, without waiting for it on the real clock.
+type skipClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *skipClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *skipClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return ch
+}
+
+// events records what pcs reports through Config.OnEvent, for tests to
+// wait on rather than poll the API.
+type events struct {
+	mu   sync.Mutex
+	all  []Event
+	kick chan struct{} // closed and replaced on every event
+}
+
+func newEvents() *events { return &events{kick: make(chan struct{})} }
+
+func (r *events) record(ev Event) {
+	r.mu.Lock()
+	r.all = append(r.all, ev)
+	close(r.kick)
+	r.kick = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// wait returns the first event recorded that matches ok, waiting for it
+// (go test's -timeout bounds a wait that never ends).
+func (r *events) wait(t *testing.T, ok func(Event) bool) Event {
+	t.Helper()
+	for i := 0; ; {
+		r.mu.Lock()
+		for ; i < len(r.all); i++ {
+			if ok(r.all[i]) {
+				ev := r.all[i]
+				r.mu.Unlock()
+				return ev
+			}
+		}
+		kick := r.kick
+		r.mu.Unlock()
+		select {
+		case <-kick:
+		case <-t.Context().Done():
+			t.Fatal("test ended waiting for a pcs event")
+		}
+	}
 }
 
 const simPassword = "pw"
@@ -67,7 +135,7 @@ func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfi
 	hdone := make(chan error, 1)
 	go func() { hdone <- hd.Run(hctx) }()
 	t.Cleanup(func() { hcancel(); <-hdone })
-	e := &env{t: t, fleet: fleet, hsm: client.New(hd.URL(), nil, "test"), hsmURL: hd.URL(), dir: dir}
+	e := &env{t: t, fleet: fleet, hsm: client.New(hd.URL(), nil, "test"), hsmURL: hd.URL(), dir: dir, events: newEvents()}
 	var eps []hsm.RedfishEndpoint
 	for _, m := range fleet.Members() {
 		eps = append(eps, hsm.RedfishEndpoint{ID: m.BMC.Xname(), FQDN: m.Addr, User: "root", Password: simPassword,
@@ -82,7 +150,9 @@ func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfi
 }
 
 // waitWalked waits (polling, with a generous bound) until HSM has walked
-// every BMC.
+// every BMC. It is the one poll left in pcs's tests: HSM reports the end
+// of a walk only in DiscoveryInfo (statemgr has no walk-done hook), and
+// pcs's own waits go through Config.OnEvent.
 func (e *env) waitWalked() {
 	e.t.Helper()
 	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
@@ -110,10 +180,15 @@ func (e *env) waitWalked() {
 // startPCS starts (or restarts) pcs on the env's database.
 func (e *env) startPCS() {
 	e.t.Helper()
-	d, err := StartDaemon(e.t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "pcs.db"),
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "pcs.db"),
 		HSMURL: e.hsmURL, Credentials: StaticCredentials{"default": {Username: "root", Password: simPassword}},
 		BMCTimeout: 2 * time.Second,
-		Service:    Config{Scheme: "http", Poll: 10 * time.Millisecond, Minute: time.Second, SampleInterval: time.Hour}})
+		Service: Config{Scheme: "http", Poll: 10 * time.Millisecond, Minute: time.Second, SampleInterval: time.Hour,
+			OnEvent: e.events.record}}
+	if e.clock != nil {
+		cfg.Service.Now, cfg.Service.After = e.clock.Now, e.clock.After
+	}
+	d, err := StartDaemon(e.t.Context(), cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -24,14 +24,9 @@ func TestRestartResumes(t *testing.T) {
 	}
 	var created struct{ TransitionID string }
 	_ = json.Unmarshal(b, &created)
-	for end := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		if tasks(e.get(created.TransitionID))[n].Description == "Confirming successful transition, forceoff" {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the task never sent ForceOff")
-		}
-	}
+	e.events.wait(t, func(ev Event) bool {
+		return ev.Kind == EventTask && ev.ID == created.TransitionID && ev.Description == "Confirming successful transition, forceoff"
+	})
 	e.stopPCS()
 	e.startPCS()
 	if err := e.daemon.Service().Wait(t.Context(), created.TransitionID); err != nil {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -13,7 +12,7 @@ import (
 	"github.com/hmsuite/hms/power/pcs"
 )
 
-// capTask starts a power-cap task and waits (polling, bounded) for it.
+// capTask starts a power-cap task and waits for pcs to report it done.
 func (e *env) capTask(method, path string, body any) CapTask {
 	e.t.Helper()
 	code, b := e.call(method, path, body)
@@ -22,19 +21,13 @@ func (e *env) capTask(method, path string, body any) CapTask {
 	}
 	var created struct{ TaskID string }
 	_ = json.Unmarshal(b, &created)
-	for end := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		code, b := e.call("GET", "/power-cap/"+created.TaskID, nil)
-		var t CapTask
-		if code != 200 || json.Unmarshal(b, &t) != nil {
-			e.t.Fatalf("GET power-cap task: %d %s", code, b)
-		}
-		if t.Status == CapCompleted {
-			return t
-		}
-		if time.Now().After(end) {
-			e.t.Fatalf("power-cap task still %s", t.Status)
-		}
+	e.events.wait(e.t, func(ev Event) bool { return ev.Kind == EventCapDone && ev.ID == created.TaskID })
+	code, b = e.call("GET", "/power-cap/"+created.TaskID, nil)
+	var t CapTask
+	if code != 200 || json.Unmarshal(b, &t) != nil || t.Status != CapCompleted {
+		e.t.Fatalf("GET power-cap task: %d %s", code, b)
 	}
+	return t
 }
 
 func ip(n int) *int { return &n }

@@ -18,10 +18,11 @@ type run struct {
 	abortOnce sync.Once
 	abort     chan struct{} // closed by DELETE
 	done      chan struct{} // closed when the transition has ended
+	emit      func(Event)   // the Service's, called without mu held
 }
 
-func newRun(tr *Transition) *run {
-	r := &run{tr: tr, dirty: map[*Task]struct{}{}, abort: make(chan struct{}), done: make(chan struct{})}
+func newRun(tr *Transition, emit func(Event)) *run {
+	r := &run{tr: tr, dirty: map[*Task]struct{}{}, abort: make(chan struct{}), done: make(chan struct{}), emit: emit}
 	if tr.Status == pcs.TransitionAborted || tr.Status == pcs.TransitionCompleted {
 		close(r.done)
 	}
@@ -61,6 +62,7 @@ func (r *run) update(t *Task, desc string) {
 	t.Status, t.Description = pcs.TaskInProgress, desc
 	r.dirty[t] = struct{}{}
 	r.mu.Unlock()
+	r.emit(Event{Kind: EventTask, ID: r.tr.ID, Xname: t.Xname, Status: pcs.TaskInProgress, Description: desc})
 }
 
 func (r *run) advance(t *Task, step int) {
@@ -81,6 +83,7 @@ func (r *run) finish(t *Task, o outcome) {
 	t.Status, t.Description, t.Error = o.status, o.desc, o.err
 	r.dirty[t] = struct{}{}
 	r.mu.Unlock()
+	r.emit(Event{Kind: EventTask, ID: r.tr.ID, Xname: t.Xname, Status: o.status, Description: o.desc})
 }
 
 func (r *run) setResvKey(t *Task, key string) {

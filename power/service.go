@@ -34,7 +34,14 @@ type Config struct {
 	SampleInterval time.Duration
 	// Scheme is how BMCs are reached, "https" or "http" [https].
 	Scheme string
-	Log    *slog.Logger
+	// Now and After are the clock the engine times deadlines and
+	// read-back polls with [time.Now, time.After]; tests inject their own.
+	Now   func() time.Time
+	After func(time.Duration) <-chan time.Time
+	// OnEvent, if set, is told of task progress and of finished
+	// transitions and power-cap tasks (see Event).
+	OnEvent func(Event)
+	Log     *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -58,6 +65,12 @@ func (c *Config) defaults() {
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.After == nil {
+		c.After = time.After
 	}
 }
 
@@ -93,7 +106,7 @@ func New(ctx context.Context, store *Store, h HSM, bmc *BMCClient, cfg Config) (
 		return nil, err
 	}
 	for _, tr := range trs {
-		s.runs[tr.ID] = newRun(tr)
+		s.runs[tr.ID] = newRun(tr, s.emit)
 	}
 	if err := s.loadCaps(ctx); err != nil {
 		return nil, err
@@ -110,7 +123,7 @@ func (s *Service) Create(ctx context.Context, op pcs.Operation, deadline int, lo
 	if err := s.validate(ctx, locs); err != nil {
 		return Transition{}, err
 	}
-	now := time.Now().UTC()
+	now := s.cfg.Now().UTC()
 	tr := &Transition{ID: uuid.NewString(), Operation: op, Created: now, Expires: now.Add(s.cfg.TTL),
 		Status: pcs.TransitionNew, Deadline: deadline}
 	for _, l := range locs {
@@ -123,7 +136,7 @@ func (s *Service) Create(ctx context.Context, op pcs.Operation, deadline int, lo
 	if err := s.store.Create(ctx, tr); err != nil {
 		return Transition{}, err
 	}
-	r := newRun(tr)
+	r := newRun(tr, s.emit)
 	s.mu.Lock()
 	s.runs[tr.ID] = r
 	s.mu.Unlock()

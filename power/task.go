@@ -182,7 +182,8 @@ func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps
 		r.update(t, "Confirming successful transition, "+act)
 		until := tr.deadline
 		if s.graceful {
-			until = time.Now().Add(time.Until(tr.deadline) / 2)
+			now := tr.s.cfg.Now()
+			until = now.Add(tr.deadline.Sub(now) / 2)
 		}
 		ok, stop := tr.confirm(ctx, tgt, s.want, until)
 		if stop {
@@ -219,13 +220,13 @@ func (tr *taskRun) confirm(ctx context.Context, tgt Target, want string, until t
 		if ctx.Err() != nil {
 			return false, true
 		}
-		if !time.Now().Add(tr.s.cfg.Poll).Before(until) {
+		if !tr.s.cfg.Now().Add(tr.s.cfg.Poll).Before(until) {
 			return false, false
 		}
 		select {
 		case <-ctx.Done():
 			return false, true
-		case <-time.After(tr.s.cfg.Poll):
+		case <-tr.s.cfg.After(tr.s.cfg.Poll):
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -40,9 +41,13 @@ func TestTransitionsOffOn(t *testing.T) {
 }
 
 // TestGracefulIgnoredThenForced: a BMC whose OS ignores GracefulShutdown
-// is forced off once the graceful share of the deadline has passed.
+// is forced off once the graceful share of the deadline has passed (on
+// an injected clock: no waiting for it).
 func TestGracefulIgnoredThenForced(t *testing.T) {
 	e := newEnv(t, 1, map[int]redfishsim.Faults{0: {IgnoreGraceful: true}})
+	e.stopPCS()
+	e.clock = &skipClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	e.startPCS()
 	tr := e.transition("off", 1, locs(e.node(0))...)
 	if got := tasks(tr)[e.node(0)]; got.Status != pcs.TaskSucceeded || got.Description != "Transition confirmed, forceoff" {
 		t.Fatalf("task = %+v", got)
