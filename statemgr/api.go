@@ -7,6 +7,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/group"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -49,8 +50,7 @@ func (a *API) Handler() *httpserver.Mux {
 // routes registers every route, one line each; each concern registers its own.
 func (a *API) routes(mux *httpserver.Mux) {
 	a.serviceRoutes(mux)
-	a.componentRoutes(mux)
-	a.defaultsRoutes(mux)
+	component.NewAPI(component.NewStore(a.store.Store), a.log).Routes(mux)
 	ethernet.NewAPI(a.store.eth, a.log).Routes(mux)
 	scn.NewAPI(scn.NewStore(a.store.Store), a.log).Routes(mux)
 	group.NewAPI(group.NewStore(a.store.Store), a.log).Routes(mux)
@@ -76,41 +76,4 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	core.WriteMessage(w, "HSM is healthy")
-}
-
-// componentRoutes registers /State/Components/*.
-func (a *API) componentRoutes(mux *httpserver.Mux) {
-	c := Base + "/State/Components"
-	mux.HandleFunc("GET "+c, a.listComponents)
-	mux.HandleFunc("POST "+c, a.postComponents)
-	mux.HandleFunc("DELETE "+c, a.deleteComponents)
-	mux.HandleFunc("GET "+c+"/{xname}", a.getComponent)
-	mux.HandleFunc("PUT "+c+"/{xname}", a.putComponent)
-	mux.HandleFunc("DELETE "+c+"/{xname}", a.deleteComponent)
-	mux.HandleFunc("GET "+c+"/ByNID/{nid}", a.getComponentByNID)
-	mux.HandleFunc("POST "+c+"/Query", a.queryComponents)
-	mux.HandleFunc("POST "+c+"/ByNID/Query", a.queryByNID)
-	mux.HandleFunc("GET "+c+"/Query/{xname}", a.queryUnder)
-	mux.HandleFunc("PATCH "+c+"/BulkStateData", a.patchState(true))
-	mux.HandleFunc("PATCH "+c+"/{xname}/StateData", a.patchState(false))
-	mux.HandleFunc("PATCH "+c+"/BulkFlagOnly", a.patchFlag(true))
-	mux.HandleFunc("PATCH "+c+"/{xname}/FlagOnly", a.patchFlag(false))
-	mux.HandleFunc("PATCH "+c+"/BulkEnabled", a.patchEnabled(true))
-	mux.HandleFunc("PATCH "+c+"/{xname}/Enabled", a.patchEnabled(false))
-	mux.HandleFunc("PATCH "+c+"/BulkSoftwareStatus", a.patchSoftwareStatus(true))
-	mux.HandleFunc("PATCH "+c+"/{xname}/SoftwareStatus", a.patchSoftwareStatus(false))
-	mux.HandleFunc("PATCH "+c+"/BulkRole", a.patchRole(true))
-	mux.HandleFunc("PATCH "+c+"/{xname}/Role", a.patchRole(false))
-	mux.HandleFunc("PATCH "+c+"/BulkNID", a.patchNIDs)
-	mux.HandleFunc("PATCH "+c+"/{xname}/NID", a.patchNID)
-}
-
-// defaultsRoutes registers /Defaults/NodeMaps.
-func (a *API) defaultsRoutes(mux *httpserver.Mux) {
-	mux.HandleFunc("GET "+Base+"/Defaults/NodeMaps", a.getNodeMaps)
-	mux.HandleFunc("POST "+Base+"/Defaults/NodeMaps", a.postNodeMaps)
-	mux.HandleFunc("DELETE "+Base+"/Defaults/NodeMaps", a.deleteNodeMaps)
-	mux.HandleFunc("GET "+Base+"/Defaults/NodeMaps/{xname}", a.getNodeMap)
-	mux.HandleFunc("PUT "+Base+"/Defaults/NodeMaps/{xname}", a.putNodeMap)
-	mux.HandleFunc("DELETE "+Base+"/Defaults/NodeMaps/{xname}", a.deleteNodeMaps)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/lock"
 	"github.com/hmsuite/hms/statemgr/scn"
@@ -66,7 +67,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	sc := StoreConfig{}
 	if cfg.SLSURL != "" {
-		sc.Layout = NewSLS(cfg.SLSURL, nil)
+		sc.Layout = component.NewSLS(cfg.SLSURL, nil)
 	}
 	// Loading a large database takes a while; say so, and how long it took.
 	cfg.Log.Info("database_loading", "path", cfg.DB)

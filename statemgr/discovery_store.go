@@ -112,7 +112,7 @@ func (d *Discovery) apply(ctx context.Context, res *redfish.Result) error {
 	if len(comps) > 0 {
 		// Discovery sets On, Off, Empty or Populated directly, as HMS does,
 		// but leaves a Ready node found On as it is (see upsertDiscovered).
-		if err := d.store.upsertComponents(ctx, comps, upsertDiscovered, d.log); err != nil {
+		if err := d.store.comp.UpsertDiscovered(ctx, comps, d.log); err != nil {
 			return fmt.Errorf("store discovered components: %w", err)
 		}
 	}

@@ -53,7 +53,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 		t.Errorf("MACAddr = %q, want the BMC's %q", ep.MACAddr, want)
 	}
 
-	node, err := e.store.Component(bmcX + "n0")
+	node, err := e.store.comp.Component(bmcX + "n0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 		{ID: "x1c0s0b0n1", State: hsm.StateOff},
 		{ID: "x1c0s0b0n2", State: hsm.StateReady},
 	}
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := s.comp.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := s.OutboxAfter(ctx, 0, 100)
@@ -407,12 +407,12 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 		{ID: "x1c0s0b0n1", State: hsm.StateOn, Flag: "OK"},
 		{ID: "x1c0s0b0n2", State: hsm.StateOff, Flag: "OK"},
 	}
-	if err := s.upsertComponents(ctx, found, upsertDiscovered, nil); err != nil {
+	if err := s.comp.UpsertDiscovered(ctx, found, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, c := range comps {
-		cur, err := s.Component(c.ID)
+		cur, err := s.comp.Component(c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -432,10 +432,10 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 		t.Errorf("SCNs for (-want +got):\n%s", diff)
 	}
 	// A forced POST /State/Components still sets exactly what it is given.
-	if err := s.UpsertComponents(ctx, found[:1], true, nil); err != nil {
+	if err := s.comp.UpsertComponents(ctx, found[:1], true, nil); err != nil {
 		t.Fatal(err)
 	}
-	if cur, _ := s.Component("x1c0s0b0n0"); cur.State != hsm.StateOn {
+	if cur, _ := s.comp.Component("x1c0s0b0n0"); cur.State != hsm.StateOn {
 		t.Errorf("forced upsert left %s %s, want On", cur.ID, cur.State)
 	}
 }

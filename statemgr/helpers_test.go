@@ -158,3 +158,15 @@ func (a *apiServer) problem(status int, method, path string, body any, detail st
 		a.t.Errorf("%s %s: %d %s, want %d with detail %q", method, path, got, out, status, detail)
 	}
 }
+
+// seed creates the five components hsmtest.Seed does.
+func seed(t *testing.T, a *apiServer) {
+	t.Helper()
+	a.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]any{
+		{"ID": "x0c0s0b0n0", "State": "Ready", "NID": 1, "Role": "Compute", "Arch": "X86", "Class": "River"},
+		{"ID": "x0c0s0b0n1", "State": "off", "NID": 2, "Role": "compute"},
+		{"ID": "X0c0s1b0n0", "State": "On", "NID": 3, "Role": "Service", "SubRole": "master", "SoftwareStatus": "AdminDown"},
+		{"ID": "x0c0s1b0n1", "State": "Ready", "Flag": "warn", "NID": 4, "Role": "Compute", "Enabled": false},
+		{"ID": "x0c0s0b0", "State": "Ready"},
+	}})
+}

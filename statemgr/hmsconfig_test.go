@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
@@ -89,13 +90,13 @@ func TestSLSValueOutsideVocabularyWarns(t *testing.T) {
 		w.Write([]byte(`{"Xname":"x0c0s0b0n1","Type":"comptype_node","ExtraProperties":{"NID":20,"Role":"Application","SubRole":"Login"}}`))
 	}))
 	defer sls.Close()
-	a := newAPIServerWith(t, StoreConfig{Layout: NewSLS(sls.URL, sls.Client())})
+	a := newAPIServerWith(t, StoreConfig{Layout: component.NewSLS(sls.URL, sls.Client())})
 	var logs bytes.Buffer
-	err := a.store.UpsertComponents(t.Context(), []hsm.Component{{ID: "x0c0s0b0n1", State: "On"}}, false, slog.New(slog.NewTextHandler(&logs, nil)))
+	err := a.store.comp.UpsertComponents(t.Context(), []hsm.Component{{ID: "x0c0s0b0n1", State: "On"}}, false, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := a.store.Component("x0c0s0b0n1"); c.Role != "Application" || c.SubRole != "" {
+	if c, _ := a.store.comp.Component("x0c0s0b0n1"); c.Role != "Application" || c.SubRole != "" {
 		t.Errorf("component %+v, want Role Application and no SubRole", c)
 	}
 	if want := "msg=sls_value_not_in_vocabulary xname=x0c0s0b0n1 field=SubRole value=Login"; !strings.Contains(logs.String(), want) {

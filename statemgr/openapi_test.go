@@ -1,10 +1,14 @@
 package statemgr
 
 import (
+	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/internal/httpserver/routetest"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestOpenAPIDocument: the served document lists every route of a daemon
@@ -28,4 +32,23 @@ func TestListingEndsWithNewline(t *testing.T) {
 			t.Errorf("GET %s: %q does not end with a newline", path, out)
 		}
 	}
+}
+
+func TestServiceEndpoints(t *testing.T) {
+	a := newAPIServer(t)
+	if got := a.must(200, "GET", "/service/ready", nil); !strings.Contains(string(got), `{"code":0,"message":"HSM is healthy"}`) {
+		t.Errorf("/service/ready body %s, want the HSM {code, message} body", got)
+	}
+	a.must(204, "GET", "/service/liveness", nil)
+	var v hsm.Values
+	json.Unmarshal(a.must(200, "GET", "/service/values/flag", nil), &v)
+	if diff := cmp.Diff(hsm.Values{Flag: []string{"Unknown", "OK", "Warning", "Alert", "Locked"}}, v); diff != "" {
+		t.Errorf("values/flag (-want +got):\n%s", diff)
+	}
+	v = hsm.Values{}
+	json.Unmarshal(a.must(200, "GET", "/service/values", nil), &v)
+	if len(v.State) != 8 || len(v.Type) < 40 || len(v.Role) == 0 || len(v.Arch) != 4 {
+		t.Errorf("values: %+v", v)
+	}
+	a.must(404, "GET", "/service/values/colour", nil)
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/scn"
@@ -23,6 +24,8 @@ type Store struct {
 	*core.Store
 	// eth is the Ethernet interfaces, which discovery fills.
 	eth *ethernet.Store
+	// comp is the components, which discovery creates and the watchdog reads.
+	comp *component.Store
 }
 
 // StoreConfig holds what a Store depends on besides its database file.
@@ -45,7 +48,7 @@ func OpenStore(ctx context.Context, path string, cfg StoreConfig) (*Store, error
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: cs, eth: ethernet.NewStore(cs.DB, cs.Now)}, nil
+	return &Store{Store: cs, eth: ethernet.NewStore(cs.DB, cs.Now), comp: component.NewStore(cs)}, nil
 }
 
 // NewRelay returns the SCN relay over store's outbox, for a caller that

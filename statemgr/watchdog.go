@@ -12,6 +12,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/redfish"
@@ -76,7 +77,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	standby, err := w.store.Components(ctx, f)
+	standby, err := w.store.comp.Components(ctx, f)
 	if err != nil {
 		return fmt.Errorf("standby watchdog: %w", err)
 	}
@@ -166,7 +167,7 @@ func (w *Watchdog) poll(ctx context.Context, id string) {
 		case <-w.cfg.After(wait):
 		}
 		wait = w.cfg.Every
-		if c, err := w.store.Component(id); err != nil || c.State != hsm.StateStandby {
+		if c, err := w.store.comp.Component(id); err != nil || c.State != hsm.StateStandby {
 			return
 		}
 		state, err := w.powerState(ctx, id)
@@ -181,7 +182,7 @@ func (w *Watchdog) poll(ctx context.Context, id string) {
 		if state != hsm.StateOff {
 			continue
 		}
-		if _, err := w.store.UpdateState(ctx, []string{id}, StateUpdate{State: hsm.StateOff}); err != nil {
+		if _, err := w.store.comp.UpdateState(ctx, []string{id}, component.StateUpdate{State: hsm.StateOff}); err != nil {
 			w.cfg.Log.WarnContext(ctx, "standby_set_off_failed", "xname", id, "err", err)
 			continue
 		}

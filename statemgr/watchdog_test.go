@@ -73,7 +73,7 @@ func TestWatchdogStandby(t *testing.T) {
 		go func() { defer close(done); _ = w.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 		polling := func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.polling[node] }
-		state := func() string { c, _ := e.store.Component(node); return c.State }
+		state := func() string { c, _ := e.store.comp.Component(node); return c.State }
 		setState := func(s string) {
 			e.must(204, "PATCH", "/State/Components/"+node+"/StateData", map[string]string{"State": s})
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
@@ -299,7 +300,7 @@ func TestConcurrentLockOpsKeepTheIndexTrue(t *testing.T) {
 			<-done
 		}
 		locked, _ := glColumns(t, s, glN0)
-		if c, _ := s.Component(glN0); c.Locked != locked {
+		if c, _ := component.NewStore(s.Store).Component(glN0); c.Locked != locked {
 			t.Fatalf("round %d: the table says locked=%v, the components index %v", round, locked, c.Locked)
 		}
 	}

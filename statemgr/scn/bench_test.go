@@ -9,6 +9,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -18,7 +19,7 @@ import (
 func BenchmarkRelayKafka100k(b *testing.B) {
 	s, _ := hsmtest.NewStore(b, statemgr.StoreConfig{})
 	comps := hsmtest.Nodes(100_000, 1000)
-	if err := s.UpsertComponents(b.Context(), comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(b.Context(), comps, false, nil); err != nil {
 		b.Fatal(err)
 	}
 	k, err := bus.NewKafka(bus.KafkaConfig{Brokers: bustest.Kafka(b)})
@@ -29,7 +30,7 @@ func BenchmarkRelayKafka100k(b *testing.B) {
 	ids := hsmtest.IDsOf(comps)
 	// Start from all Off with the bus cursor past it, so every round changes
 	// every component.
-	if _, err := s.UpdateState(b.Context(), ids, statemgr.StateUpdate{State: "Off", Force: true}); err != nil {
+	if _, err := component.NewStore(s.Store).UpdateState(b.Context(), ids, component.StateUpdate{State: "Off", Force: true}); err != nil {
 		b.Fatal(err)
 	}
 	rows, _ := s.OutboxAfter(b.Context(), 0, 1000)
@@ -40,7 +41,7 @@ func BenchmarkRelayKafka100k(b *testing.B) {
 	var cpu time.Duration
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		if _, err := s.UpdateState(b.Context(), ids, statemgr.StateUpdate{State: states[i%2], Force: true}); err != nil {
+		if _, err := component.NewStore(s.Store).UpdateState(b.Context(), ids, component.StateUpdate{State: states[i%2], Force: true}); err != nil {
 			b.Fatal(err)
 		}
 		cnt := &countPub{next: k, want: int64(len(ids)), done: make(chan struct{})}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
@@ -95,7 +96,7 @@ func TestRelayDeadLetters(t *testing.T) {
 			s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 			ctx := t.Context()
 			comps := hsmtest.Nodes(3, 1)
-			if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+			if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 				t.Fatal(err)
 			}
 			want := 3
@@ -105,7 +106,7 @@ func TestRelayDeadLetters(t *testing.T) {
 			sink := &scnSink{status: tc.status, want: want, done: make(chan struct{})}
 			relay := runRelayTo(t, s, sink, "Ready")
 			for _, c := range comps {
-				if _, err := s.UpdateState(ctx, []string{c.ID}, statemgr.StateUpdate{State: "Ready", Force: true}); err != nil {
+				if _, err := component.NewStore(s.Store).UpdateState(ctx, []string{c.ID}, component.StateUpdate{State: "Ready", Force: true}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -158,12 +159,12 @@ func TestBulkChangeSplitsSCNs(t *testing.T) {
 	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(2*core.SCNMaxComponents+500, 1)
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	sink := &scnSink{want: len(comps), done: make(chan struct{})}
 	runRelayTo(t, s, sink, "Ready")
-	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Ready", Force: true}); err != nil {
+	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, sink.done, "every component of the bulk change")

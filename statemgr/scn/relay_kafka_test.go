@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
@@ -23,7 +24,7 @@ func TestRelayKafka(t *testing.T) {
 	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(64, 1)
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	k, err := bus.NewKafka(bus.KafkaConfig{Brokers: bustest.Kafka(t)})
@@ -32,7 +33,7 @@ func TestRelayKafka(t *testing.T) {
 	}
 	t.Cleanup(func() { k.Close() })
 	for _, st := range []string{"On", "Ready"} {
-		if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: st}); err != nil {
+		if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +71,7 @@ func TestRelayKafkaKcat(t *testing.T) {
 	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(5, 1)
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	brokers := bustest.Kafka(t)
@@ -79,7 +80,7 @@ func TestRelayKafkaKcat(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Close() })
-	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "On"}); err != nil {
+	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "On"}); err != nil {
 		t.Fatal(err)
 	}
 	rctx, stop := context.WithCancel(ctx)

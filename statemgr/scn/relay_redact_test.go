@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
@@ -22,7 +23,7 @@ func TestRelayMasksSubscriberPassword(t *testing.T) {
 	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(1, 1)
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -62,7 +63,7 @@ func TestRelayMasksSubscriberPassword(t *testing.T) {
 	if _, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Ready", Force: true}); err != nil {
+	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, done, "the SCN after two failures")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
@@ -85,12 +86,12 @@ func TestOutboxCrash(t *testing.T) {
 	s1, path := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(20, 1)
-	if err := s1.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s1.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	all := hsmtest.IDsOf(comps)
 	write := func(s *statemgr.Store, st string) {
-		if _, err := s.UpdateState(ctx, all, statemgr.StateUpdate{State: st}); err != nil {
+		if _, err := component.NewStore(s.Store).UpdateState(ctx, all, component.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,7 +171,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(3, 1)
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -213,7 +214,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	go func() { errc <- relay.Run(rctx) }()
 
 	// Before the subscription: not delivered.
-	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps[:1]), statemgr.StateUpdate{State: "On"}); err != nil {
+	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps[:1]), component.StateUpdate{State: "On"}); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: srv.URL, States: []string{"ready", "Off"}})
@@ -224,7 +225,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 		t.Fatalf("created %+v", sub)
 	}
 	for _, st := range []string{"Ready", "Standby", "Off"} {
-		if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps[:2]), statemgr.StateUpdate{State: st, Force: true}); err != nil {
+		if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps[:2]), component.StateUpdate{State: st, Force: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -259,7 +260,7 @@ func TestRetentionAndCompaction(t *testing.T) {
 	defer s.Close()
 	ctx := t.Context()
 	comps := hsmtest.Nodes(2, 1)
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -278,10 +279,10 @@ func TestRetentionAndCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "On"})
-	s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Off"})
+	component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "On"})
+	component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Off"})
 	clock.Add(25 * time.Hour)
-	s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: "Ready"})
+	component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready"})
 	relay := statemgr.NewRelay(s, scn.RelayConfig{Retention: 24 * time.Hour, After: never})
 	relay.Compact(ctx)
 	if n, _ := s.OutboxLen(ctx); n != 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
@@ -99,15 +100,15 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 	s, path := hsmtest.NewStore(t, statemgr.StoreConfig{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(4, 1)
-	if err := s.UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range []string{hsm.StateOn, hsm.StateReady, hsm.StateOff} {
-		if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps), statemgr.StateUpdate{State: st}); err != nil {
+		if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.UpdateState(ctx, hsmtest.IDsOf(comps[:1]), statemgr.StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
+	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps[:1]), component.StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
 		t.Fatal(err)
 	}
 	mem, ok := s.Tail.After(0, 1000)
@@ -147,7 +148,7 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 		s.Write(ctx, func(*core.View) (*core.Plan, error) { panic("boom") })
 	}()
 	done := make(chan error, 1)
-	go func() { done <- s.UpsertComponents(ctx, hsmtest.Nodes(1, 1), false, nil) }()
+	go func() { done <- component.NewStore(s.Store).UpsertComponents(ctx, hsmtest.Nodes(1, 1), false, nil) }()
 	select {
 	case err := <-done:
 		if err != nil {

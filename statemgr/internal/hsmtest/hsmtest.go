@@ -36,6 +36,8 @@ func NewStore(t testing.TB, cfg statemgr.StoreConfig) (*statemgr.Store, string) 
 
 // Server is the HSM API over a fresh store, served by an httptest server.
 type Server struct {
+	// Store is the store the API serves.
+	Store  *statemgr.Store
 	t      testing.TB
 	srv    *httptest.Server
 	client *http.Client
@@ -45,7 +47,13 @@ type Server struct {
 // NewServer serves the API over a fresh store (no Redfish routes).
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	s, _ := NewStore(t, statemgr.StoreConfig{})
+	return NewServerWith(t, statemgr.StoreConfig{})
+}
+
+// NewServerWith serves the API over a fresh store opened with cfg.
+func NewServerWith(t testing.TB, cfg statemgr.StoreConfig) *Server {
+	t.Helper()
+	s, _ := NewStore(t, cfg)
 	return Serve(t, s)
 }
 
@@ -54,7 +62,7 @@ func Serve(t testing.TB, s *statemgr.Store) *Server {
 	t.Helper()
 	srv := httptest.NewServer(statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
 	t.Cleanup(srv.Close)
-	return &Server{t: t, srv: srv, client: srv.Client(), base: srv.URL}
+	return &Server{Store: s, t: t, srv: srv, client: srv.Client(), base: srv.URL}
 }
 
 // Do sends body (a string is sent as is, anything else as JSON) to path
@@ -97,6 +105,17 @@ func (a *Server) Must(want int, method, path string, body any) []byte {
 		a.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, got, want, out)
 	}
 	return out
+}
+
+// List GETs a component listing (query is "" or "?...") and returns the
+// components.
+func (a *Server) List(query string) []hsm.Component {
+	a.t.Helper()
+	var l hsm.ComponentList
+	if err := json.Unmarshal(a.Must(200, "GET", "/State/Components"+query, nil), &l); err != nil {
+		a.t.Fatal(err)
+	}
+	return l.Components
 }
 
 // Problem sends body and fails the test unless the answer is a problem

@@ -1,4 +1,7 @@
-package statemgr
+// Package component serves HSM's /State/Components and /Defaults/NodeMaps:
+// the components with their state machine, and the default NIDs, Roles and
+// SubRoles new nodes take from the NodeMaps or from SLS.
+package component
 
 import (
 	"context"
@@ -8,6 +11,13 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
+
+// Store is the components and the NodeMaps, over the shared core (whose
+// component index and commit pipeline hold the components).
+type Store struct{ *core.Store }
+
+// NewStore returns the components kept in c.
+func NewStore(c *core.Store) *Store { return &Store{c} }
 
 // Component returns the component with the given xname.
 func (s *Store) Component(id string) (hsm.Component, error) {

@@ -1,4 +1,4 @@
-package statemgr
+package component_test
 
 import (
 	"encoding/json"
@@ -8,22 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func seed(t *testing.T, a *apiServer) {
-	t.Helper()
-	a.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]any{
-		{"ID": "x0c0s0b0n0", "State": "Ready", "NID": 1, "Role": "Compute", "Arch": "X86", "Class": "River"},
-		{"ID": "x0c0s0b0n1", "State": "off", "NID": 2, "Role": "compute"},
-		{"ID": "X0c0s1b0n0", "State": "On", "NID": 3, "Role": "Service", "SubRole": "master", "SoftwareStatus": "AdminDown"},
-		{"ID": "x0c0s1b0n1", "State": "Ready", "Flag": "warn", "NID": 4, "Role": "Compute", "Enabled": false},
-		{"ID": "x0c0s0b0", "State": "Ready"},
-	}})
-}
-
 func TestComponentFilters(t *testing.T) {
-	a := newAPIServer(t)
-	seed(t, a)
+	a := hsmtest.NewServer(t)
+	hsmtest.Seed(t, a)
 	tests := []struct {
 		name, query string
 		want        []string
@@ -46,7 +36,7 @@ func TestComponentFilters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, ids(a.list(tc.query))); diff != "" {
+			if diff := cmp.Diff(tc.want, hsmtest.IDsOf(a.List(tc.query))); diff != "" {
 				t.Errorf("GET %s (-want +got):\n%s", tc.query, diff)
 			}
 		})
@@ -54,8 +44,8 @@ func TestComponentFilters(t *testing.T) {
 }
 
 func TestComponentProjectionsAndWire(t *testing.T) {
-	a := newAPIServer(t)
-	seed(t, a)
+	a := hsmtest.NewServer(t)
+	hsmtest.Seed(t, a)
 	tests := []struct{ query, want string }{
 		{query: "?id=x0c0s1b0n1", want: `{"Components":[{"ID":"x0c0s1b0n1","Type":"Node","State":"Ready","Flag":"Warning","Enabled":false,"Role":"Compute","NID":4}]}`},
 		{query: "?id=x0c0s1b0n1&stateonly=true", want: `{"Components":[{"ID":"x0c0s1b0n1","Type":"Node","State":"Ready","Flag":"Warning"}]}`},
@@ -65,7 +55,7 @@ func TestComponentProjectionsAndWire(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
-			got := strings.TrimSpace(string(a.must(200, "GET", "/State/Components"+tc.query, nil)))
+			got := strings.TrimSpace(string(a.Must(200, "GET", "/State/Components"+tc.query, nil)))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -73,7 +63,7 @@ func TestComponentProjectionsAndWire(t *testing.T) {
 	}
 	// The hand-written encoder and encoding/json agree on the full component.
 	var one hsm.Component
-	if err := json.Unmarshal(a.must(200, "GET", "/State/Components/x0c0s0b0n0", nil), &one); err != nil {
+	if err := json.Unmarshal(a.Must(200, "GET", "/State/Components/x0c0s0b0n0", nil), &one); err != nil {
 		t.Fatal(err)
 	}
 	want := hsm.Component{ID: "x0c0s0b0n0", Type: "Node", State: "Ready", Flag: "OK", Enabled: ptr(true), Role: "Compute", NID: ptr(1), Arch: "X86", Class: "River"}
@@ -83,49 +73,49 @@ func TestComponentProjectionsAndWire(t *testing.T) {
 }
 
 func TestComponentLookups(t *testing.T) {
-	a := newAPIServer(t)
-	seed(t, a)
+	a := hsmtest.NewServer(t)
+	hsmtest.Seed(t, a)
 	var c hsm.Component
-	json.Unmarshal(a.must(200, "GET", "/State/Components/ByNID/3", nil), &c)
+	json.Unmarshal(a.Must(200, "GET", "/State/Components/ByNID/3", nil), &c)
 	if c.ID != "x0c0s1b0n0" {
 		t.Errorf("ByNID/3 = %s, want x0c0s1b0n0", c.ID)
 	}
-	a.must(404, "GET", "/State/Components/ByNID/99", nil)
-	a.must(404, "GET", "/State/Components/x9c0s0b0n0", nil)
-	a.must(400, "GET", "/State/Components/notanxname", nil)
+	a.Must(404, "GET", "/State/Components/ByNID/99", nil)
+	a.Must(404, "GET", "/State/Components/x9c0s0b0n0", nil)
+	a.Must(400, "GET", "/State/Components/notanxname", nil)
 
 	var l hsm.ComponentList
-	json.Unmarshal(a.must(200, "POST", "/State/Components/Query", map[string]any{
+	json.Unmarshal(a.Must(200, "POST", "/State/Components/Query", map[string]any{
 		"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0"}, "state": []string{"!ready"}, "stateonly": true}), &l)
 	if diff := cmp.Diff([]hsm.Component{{ID: "x0c0s0b0n1", Type: "Node", State: "Off", Flag: "OK"}, {ID: "x0c0s1b0n0", Type: "Node", State: "On", Flag: "OK"}}, l.Components); diff != "" {
 		t.Errorf("POST Query (-want +got):\n%s", diff)
 	}
 	l = hsm.ComponentList{}
-	json.Unmarshal(a.must(200, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"1-2", "4"}, "nidonly": true}), &l)
-	if diff := cmp.Diff([]string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n1"}, ids(l.Components)); diff != "" {
+	json.Unmarshal(a.Must(200, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"1-2", "4"}, "nidonly": true}), &l)
+	if diff := cmp.Diff([]string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n1"}, hsmtest.IDsOf(l.Components)); diff != "" {
 		t.Errorf("ByNID/Query (-want +got):\n%s", diff)
 	}
-	a.must(400, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"4-1"}})
-	if diff := cmp.Diff([]string{"x0c0s0b0", "x0c0s0b0n0", "x0c0s0b0n1"}, ids(a.listPath("/State/Components/Query/x0c0s0b0"))); diff != "" {
+	a.Must(400, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"4-1"}})
+	if diff := cmp.Diff([]string{"x0c0s0b0", "x0c0s0b0n0", "x0c0s0b0n1"}, hsmtest.IDsOf(listPath(t, a, "/State/Components/Query/x0c0s0b0"))); diff != "" {
 		t.Errorf("Query/x0c0s0b0 (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"x0c0s0b0n1"}, ids(a.listPath("/State/Components/Query/x0c0s0?state=Off"))); diff != "" {
+	if diff := cmp.Diff([]string{"x0c0s0b0n1"}, hsmtest.IDsOf(listPath(t, a, "/State/Components/Query/x0c0s0?state=Off"))); diff != "" {
 		t.Errorf("Query/x0c0s0?state=Off (-want +got):\n%s", diff)
 	}
 }
 
-func (a *apiServer) listPath(path string) []hsm.Component {
-	a.t.Helper()
+func listPath(t *testing.T, a *hsmtest.Server, path string) []hsm.Component {
+	t.Helper()
 	var l hsm.ComponentList
-	if err := json.Unmarshal(a.must(200, "GET", path, nil), &l); err != nil {
-		a.t.Fatal(err)
+	if err := json.Unmarshal(a.Must(200, "GET", path, nil), &l); err != nil {
+		t.Fatal(err)
 	}
 	return l.Components
 }
 
 func TestComponentBadInput(t *testing.T) {
-	a := newAPIServer(t)
-	seed(t, a)
+	a := hsmtest.NewServer(t)
+	hsmtest.Seed(t, a)
 	big := `{"ComponentIDs":["` + strings.Repeat("x", 9<<20) + `"],"State":"On"}`
 	tests := []struct {
 		name, method, path string
@@ -150,10 +140,10 @@ func TestComponentBadInput(t *testing.T) {
 		{name: "post type mismatch", method: "POST", path: "/State/Components", body: map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "Type": "NodeBMC", "State": "On"}}}, status: 400, detail: "Components[0].Type"},
 		{name: "oversized body", method: "PATCH", path: "/State/Components/x0c0s0b0n0/StateData", body: big, status: 413, detail: "bytes"},
 	}
-	before := a.list("")
+	before := a.List("")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, body := a.do(tc.method, tc.path, tc.body)
+			got, body := a.Do(tc.method, tc.path, tc.body)
 			if got != tc.status {
 				t.Fatalf("status %d, want %d; body %s", got, tc.status, body)
 			}
@@ -166,7 +156,7 @@ func TestComponentBadInput(t *testing.T) {
 			}
 		})
 	}
-	if diff := cmp.Diff(before, a.list("")); diff != "" {
+	if diff := cmp.Diff(before, a.List("")); diff != "" {
 		t.Errorf("bad requests changed components (-before +after):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package statemgr
+package component_test
 
 import (
 	"bytes"
@@ -10,11 +10,13 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // benchNodes returns n Node components spread over cabinets, 8 per slot,
@@ -32,14 +34,14 @@ func benchNodes(n int) []hsm.Component {
 	return out
 }
 
-func benchAPI(b *testing.B, n int) (*Store, http.Handler, []hsm.Component) {
+func benchAPI(b *testing.B, n int) (*statemgr.Store, http.Handler, []hsm.Component) {
 	b.Helper()
-	s, _ := newTestStore(b)
+	s, _ := hsmtest.NewStore(b, statemgr.StoreConfig{})
 	comps := benchNodes(n)
-	if err := s.UpsertComponents(b.Context(), comps, false, nil); err != nil {
+	if err := component.NewStore(s.Store).UpsertComponents(b.Context(), comps, false, nil); err != nil {
 		b.Fatal(err)
 	}
-	return s, NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler(), comps
+	return s, statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler(), comps
 }
 
 func serve(b *testing.B, h http.Handler, method, path string, body []byte, want int) {
@@ -54,9 +56,9 @@ func serve(b *testing.B, h http.Handler, method, path string, body []byte, want 
 // BenchmarkGetComponents100k: GET /State/Components, full list, 100,000 nodes.
 func BenchmarkGetComponents100k(b *testing.B) {
 	_, h, _ := benchAPI(b, 100_000)
-	cpu := cpuTime()
+	cpu := hsmtest.CPUTime()
 	for b.Loop() {
-		serve(b, h, "GET", Base+"/State/Components", nil, 200)
+		serve(b, h, "GET", hsm.Base+"/State/Components", nil, 200)
 	}
 	reportCPU(b, cpu)
 }
@@ -64,26 +66,26 @@ func BenchmarkGetComponents100k(b *testing.B) {
 // BenchmarkGetComponentsFiltered100k: ?type=Node&state=Ready&stateonly=true.
 func BenchmarkGetComponentsFiltered100k(b *testing.B) {
 	_, h, _ := benchAPI(b, 100_000)
-	cpu := cpuTime()
+	cpu := hsmtest.CPUTime()
 	for b.Loop() {
-		serve(b, h, "GET", Base+"/State/Components?type=Node&state=Ready&stateonly=true", nil, 200)
+		serve(b, h, "GET", hsm.Base+"/State/Components?type=Node&state=Ready&stateonly=true", nil, 200)
 	}
 	reportCPU(b, cpu)
 }
 
 func benchBulkState(b *testing.B, n int) {
 	s, h, comps := benchAPI(b, n)
-	ids := ids(comps)
+	ids := hsmtest.IDsOf(comps)
 	bodies := [2][]byte{}
 	for i, st := range []string{"Off", "Ready"} {
 		bodies[i], _ = json.Marshal(map[string]any{"ComponentIDs": ids, "State": st})
 	}
 	// First call sets everything Off, so every later call changes every ID.
-	serve(b, h, "PATCH", Base+"/State/Components/BulkStateData", bodies[0], 204)
+	serve(b, h, "PATCH", hsm.Base+"/State/Components/BulkStateData", bodies[0], 204)
 	i := 1
-	cpu := cpuTime()
+	cpu := hsmtest.CPUTime()
 	for b.Loop() {
-		serve(b, h, "PATCH", Base+"/State/Components/BulkStateData", bodies[i%2], 204)
+		serve(b, h, "PATCH", hsm.Base+"/State/Components/BulkStateData", bodies[i%2], 204)
 		i++
 	}
 	b.StopTimer()
@@ -105,13 +107,13 @@ func BenchmarkPostComponents100k(b *testing.B) {
 	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		s, _ := newTestStore(b)
-		h := NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler()
-		c0 := cpuTime()
+		s, _ := hsmtest.NewStore(b, statemgr.StoreConfig{})
+		h := statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler()
+		c0 := hsmtest.CPUTime()
 		b.StartTimer()
-		serve(b, h, "POST", Base+"/State/Components", body, 204)
+		serve(b, h, "POST", hsm.Base+"/State/Components", body, 204)
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		cpu += hsmtest.CPUTime() - c0
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
@@ -124,31 +126,24 @@ func BenchmarkPatchStateDataParallel(b *testing.B) {
 	bodies := [2][]byte{[]byte(`{"State":"Off"}`), []byte(`{"State":"Ready"}`)}
 	var next atomic.Int64
 	b.SetParallelism(max(1, 32/testingProcs()))
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), hsmtest.CPUTime()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := next.Add(1)
 			c := comps[int(i)%len(comps)]
-			serve(b, h, "PATCH", Base+"/State/Components/"+c.ID+"/StateData", bodies[(i/int64(len(comps)))%2], 204)
+			serve(b, h, "PATCH", hsm.Base+"/State/Components/"+c.ID+"/StateData", bodies[(i/int64(len(comps)))%2], 204)
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 	reportCPU(b, cpu)
-	b.ReportMetric(float64(b.N)/(float64(cpuTime()-cpu)/1e9), "req/cpu-s")
+	b.ReportMetric(float64(b.N)/(float64(hsmtest.CPUTime()-cpu)/1e9), "req/cpu-s")
 }
 
 func testingProcs() int { return runtime.GOMAXPROCS(0) }
 
-// cpuTime is the user+system CPU this process has used. On the shared, loaded
-// benchmark machine wall time mostly measures the other tenants, so the
-// benchmarks also report CPU per operation.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU reports the CPU used since start per b.N operations.
+// reportCPU reports the CPU used since start per b.N operations. On the
+// shared, loaded benchmark machine wall time mostly measures the other
+// tenants, so the benchmarks also report CPU per operation.
 func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(hsmtest.CPUTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
 }

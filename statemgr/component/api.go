@@ -1,6 +1,7 @@
-package statemgr
+package component
 
 import (
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,49 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
+
+// API serves /State/Components and /Defaults/NodeMaps over a Store.
+type API struct {
+	store *Store
+	log   *slog.Logger
+}
+
+// NewAPI returns the handlers of store.
+func NewAPI(store *Store, log *slog.Logger) *API { return &API{store: store, log: log} }
+
+// Routes registers /State/Components/* and /Defaults/NodeMaps.
+func (a *API) Routes(mux *httpserver.Mux) {
+	c := hsm.Base + "/State/Components"
+	mux.HandleFunc("GET "+c, a.listComponents)
+	mux.HandleFunc("POST "+c, a.postComponents)
+	mux.HandleFunc("DELETE "+c, a.deleteComponents)
+	mux.HandleFunc("GET "+c+"/{xname}", a.getComponent)
+	mux.HandleFunc("PUT "+c+"/{xname}", a.putComponent)
+	mux.HandleFunc("DELETE "+c+"/{xname}", a.deleteComponent)
+	mux.HandleFunc("GET "+c+"/ByNID/{nid}", a.getComponentByNID)
+	mux.HandleFunc("POST "+c+"/Query", a.queryComponents)
+	mux.HandleFunc("POST "+c+"/ByNID/Query", a.queryByNID)
+	mux.HandleFunc("GET "+c+"/Query/{xname}", a.queryUnder)
+	mux.HandleFunc("PATCH "+c+"/BulkStateData", a.patchState(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/StateData", a.patchState(false))
+	mux.HandleFunc("PATCH "+c+"/BulkFlagOnly", a.patchFlag(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/FlagOnly", a.patchFlag(false))
+	mux.HandleFunc("PATCH "+c+"/BulkEnabled", a.patchEnabled(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/Enabled", a.patchEnabled(false))
+	mux.HandleFunc("PATCH "+c+"/BulkSoftwareStatus", a.patchSoftwareStatus(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/SoftwareStatus", a.patchSoftwareStatus(false))
+	mux.HandleFunc("PATCH "+c+"/BulkRole", a.patchRole(true))
+	mux.HandleFunc("PATCH "+c+"/{xname}/Role", a.patchRole(false))
+	mux.HandleFunc("PATCH "+c+"/BulkNID", a.patchNIDs)
+	mux.HandleFunc("PATCH "+c+"/{xname}/NID", a.patchNID)
+	m := hsm.Base + "/Defaults/NodeMaps"
+	mux.HandleFunc("GET "+m, a.getNodeMaps)
+	mux.HandleFunc("POST "+m, a.postNodeMaps)
+	mux.HandleFunc("DELETE "+m, a.deleteNodeMaps)
+	mux.HandleFunc("GET "+m+"/{xname}", a.getNodeMap)
+	mux.HandleFunc("PUT "+m+"/{xname}", a.putNodeMap)
+	mux.HandleFunc("DELETE "+m+"/{xname}", a.deleteNodeMaps)
+}
 
 func (a *API) writeList(w http.ResponseWriter, r *http.Request, f core.Filter) {
 	b, err := a.store.ComponentsJSON(r.Context(), f)

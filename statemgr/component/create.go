@@ -1,4 +1,4 @@
-package statemgr
+package component
 
 import (
 	"context"
@@ -72,6 +72,13 @@ func (s *Store) UpsertComponents(ctx context.Context, comps []hsm.Component, for
 		mode = upsertForce
 	}
 	return s.upsertComponents(ctx, comps, mode, log)
+}
+
+// UpsertDiscovered is UpsertComponents with force for what a Redfish walk
+// found, except that a Ready node found powered On stays Ready with its Flag
+// (see upsertDiscovered).
+func (s *Store) UpsertDiscovered(ctx context.Context, comps []hsm.Component, log *slog.Logger) error {
+	return s.upsertComponents(ctx, comps, upsertDiscovered, log)
 }
 
 // upsertMode is what an upsert does to components that exist.

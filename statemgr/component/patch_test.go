@@ -1,4 +1,4 @@
-package statemgr
+package component_test
 
 import (
 	"testing"
@@ -6,13 +6,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // outbox returns every SCN in the outbox, Timestamp in UTC and Epoch, which
 // must be the store's, cleared.
-func outbox(t *testing.T, s *Store) []hsm.SCN {
+func outbox(t *testing.T, s *statemgr.Store) []hsm.SCN {
 	t.Helper()
 	rows, err := s.OutboxAfter(t.Context(), 0, 1000)
 	if err != nil {
@@ -104,25 +107,25 @@ func TestPatchesAndSCNs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAPIServer(t)
-			seed(t, a)
+			a := hsmtest.NewServer(t)
+			hsmtest.Seed(t, a)
 			for _, r := range tc.reqs {
-				a.must(204, r.method, r.path, r.body)
+				a.Must(204, r.method, r.path, r.body)
 			}
-			if diff := cmp.Diff(tc.want, a.list(tc.query)); diff != "" {
+			if diff := cmp.Diff(tc.want, a.List(tc.query)); diff != "" {
 				t.Errorf("components (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantSCNs, outbox(t, a.store), ignoreSCNTime); diff != "" {
+			if diff := cmp.Diff(tc.wantSCNs, outbox(t, a.Store), ignoreSCNTime); diff != "" {
 				t.Errorf("outbox (-want +got):\n%s", diff)
 			}
 			// The index and the database agree: reopen and compare.
-			reopened, err := OpenStore(t.Context(), a.store.DB.Path, StoreConfig{})
+			reopened, err := statemgr.OpenStore(t.Context(), a.Store.DB.Path, statemgr.StoreConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer reopened.Close()
-			want, _ := a.store.Components(t.Context(), core.Filter{})
-			got, _ := reopened.Components(t.Context(), core.Filter{})
+			want, _ := component.NewStore(a.Store.Store).Components(t.Context(), core.Filter{})
+			got, _ := component.NewStore(reopened.Store).Components(t.Context(), core.Filter{})
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("database differs from memory (-memory +db):\n%s", diff)
 			}
@@ -131,35 +134,35 @@ func TestPatchesAndSCNs(t *testing.T) {
 }
 
 func TestPutPostDelete(t *testing.T) {
-	a := newAPIServer(t)
-	seed(t, a)
+	a := hsmtest.NewServer(t)
+	hsmtest.Seed(t, a)
 	// The cached full listing follows writes.
-	if got := a.list("")[2]; got.ID != "x0c0s0b0n1" || got.State != "Off" {
+	if got := a.List("")[2]; got.ID != "x0c0s0b0n1" || got.State != "Off" {
 		t.Fatalf("full list entry 2: %+v", got)
 	}
-	a.must(204, "PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "On"})
-	if got := a.list("")[2]; got.State != "On" {
+	a.Must(204, "PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "On"})
+	if got := a.List("")[2]; got.State != "On" {
 		t.Errorf("full list after PATCH: %+v", got)
 	}
-	a.must(204, "PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "Off"})
+	a.Must(204, "PATCH", "/State/Components/x0c0s0b0n1/StateData", map[string]any{"State": "Off"})
 	// PUT without Force leaves an existing component alone.
-	a.must(204, "PUT", "/State/Components/x0c0s0b0n1", map[string]any{"Component": map[string]any{"State": "Ready", "Arch": "ARM"}})
-	if got := a.list("?id=x0c0s0b0n1")[0]; got.State != "Off" || got.Arch != "" {
+	a.Must(204, "PUT", "/State/Components/x0c0s0b0n1", map[string]any{"Component": map[string]any{"State": "Ready", "Arch": "ARM"}})
+	if got := a.List("?id=x0c0s0b0n1")[0]; got.State != "Off" || got.Arch != "" {
 		t.Errorf("PUT without Force changed %+v", got)
 	}
-	a.must(204, "PUT", "/State/Components/x0c0s0b0n1", map[string]any{"Component": map[string]any{"State": "Ready", "Arch": "arm"}, "Force": true})
-	if got := a.list("?id=x0c0s0b0n1")[0]; got.State != "Ready" || got.Arch != "ARM" || *got.NID != 2 {
+	a.Must(204, "PUT", "/State/Components/x0c0s0b0n1", map[string]any{"Component": map[string]any{"State": "Ready", "Arch": "arm"}, "Force": true})
+	if got := a.List("?id=x0c0s0b0n1")[0]; got.State != "Ready" || got.Arch != "ARM" || *got.NID != 2 {
 		t.Errorf("PUT with Force: %+v", got)
 	}
-	a.must(204, "PUT", "/State/Components/x7c0s0b0n0", map[string]any{"Component": map[string]any{"ID": "x7c0s0b0n0", "State": "Off"}})
-	a.must(400, "PUT", "/State/Components/x7c0s0b0n0", map[string]any{"Component": map[string]any{"ID": "x8c0s0b0n0", "State": "Off"}})
-	a.must(200, "DELETE", "/State/Components/x7c0s0b0n0", nil)
-	a.must(404, "DELETE", "/State/Components/x7c0s0b0n0", nil)
-	a.must(200, "DELETE", "/State/Components", nil)
-	if got := a.list(""); len(got) != 0 {
-		t.Errorf("after DELETE all: %v", ids(got))
+	a.Must(204, "PUT", "/State/Components/x7c0s0b0n0", map[string]any{"Component": map[string]any{"ID": "x7c0s0b0n0", "State": "Off"}})
+	a.Must(400, "PUT", "/State/Components/x7c0s0b0n0", map[string]any{"Component": map[string]any{"ID": "x8c0s0b0n0", "State": "Off"}})
+	a.Must(200, "DELETE", "/State/Components/x7c0s0b0n0", nil)
+	a.Must(404, "DELETE", "/State/Components/x7c0s0b0n0", nil)
+	a.Must(200, "DELETE", "/State/Components", nil)
+	if got := a.List(""); len(got) != 0 {
+		t.Errorf("after DELETE all: %v", hsmtest.IDsOf(got))
 	}
-	a.must(404, "DELETE", "/State/Components", nil)
+	a.Must(404, "DELETE", "/State/Components", nil)
 	// NIDs are free again after a delete.
-	a.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "NID": 1}}})
+	a.Must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "NID": 1}}})
 }

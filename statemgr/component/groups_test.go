@@ -1,18 +1,19 @@
-package statemgr
+package component_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestComponentGroupFilters: the group= and partition= component filters read
 // the membership the groups code keeps.
 func TestComponentGroupFilters(t *testing.T) {
-	a := newAPIServer(t)
-	seed(t, a)
-	a.must(201, "POST", "/groups", map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}})
-	a.must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{"x0c0s1b0n0", "x0c0s1b0n1"}}})
+	a := hsmtest.NewServer(t)
+	hsmtest.Seed(t, a)
+	a.Must(201, "POST", "/groups", map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}})
+	a.Must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{"x0c0s1b0n0", "x0c0s1b0n1"}}})
 	tests := []struct {
 		query string
 		want  []string
@@ -25,7 +26,7 @@ func TestComponentGroupFilters(t *testing.T) {
 		{query: "?group=nosuch", want: []string{}},
 	}
 	for _, tc := range tests {
-		if diff := cmp.Diff(tc.want, ids(a.list(tc.query))); diff != "" {
+		if diff := cmp.Diff(tc.want, hsmtest.IDsOf(a.List(tc.query))); diff != "" {
 			t.Errorf("GET %s (-want +got):\n%s", tc.query, diff)
 		}
 	}

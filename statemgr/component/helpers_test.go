@@ -1,0 +1,3 @@
+package component_test
+
+func ptr[T any](v T) *T { return &v }
