@@ -3,6 +3,7 @@ module github.com/hmsuite/hms
 go 1.26.0
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0
 	github.com/gosnmp/gosnmp v1.47.0

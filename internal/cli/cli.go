@@ -104,6 +104,10 @@ func (f *FlagSet) EnvName(flagName string) string {
 	return "HMS_" + envPart(f.binary) + "_" + envPart(flagName)
 }
 
+// Stdout is where -help and -version write (NewFlagSet's out); other
+// "print and exit" flags (-help-auth) write there too.
+func (f *FlagSet) Stdout() io.Writer { return f.out }
+
 // IsSet reports whether the flag declared as name through f was given on the
 // command line or by its env twin.
 func (f *FlagSet) IsSet(name string) bool { return f.set[f.prefix+name] }

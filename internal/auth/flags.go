@@ -1,0 +1,131 @@
+package auth
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+// Config is the auth configuration of a daemon: how it checks the tokens of
+// its callers, and the token it sends to its peers.
+type Config struct {
+	// JWKSURL is where the issuer publishes its keys (Keycloak:
+	// <realm>/protocol/openid-connect/certs); KeyFile is a PEM or JWKS file
+	// used instead. Neither: auth is off.
+	JWKSURL, KeyFile string
+	// Issuer and Audience, when set, must match iss and one of aud.
+	Issuer, Audience string
+	// RolesClaims are dotted paths to the claims that carry roles
+	// ("roles", "realm_access.roles", "resource_access.hms.roles").
+	RolesClaims []string
+	// Skew is the clock difference tolerated (0: DefaultSkew).
+	Skew time.Duration
+	// Shadow logs refusals without refusing.
+	Shadow bool
+	// Token is what the daemon sends to its peers.
+	Token TokenConfig
+}
+
+// On reports whether tokens are checked (or, in shadow mode, looked at).
+func (c Config) On() bool { return c.JWKSURL != "" || c.KeyFile != "" }
+
+// Flags are the auth flags every daemon shares; RegisterFlags declares them.
+type Flags struct {
+	f                                               *cli.FlagSet
+	jwksURL, keyFile, issuer, audience, rolesClaims *string
+	skew                                            *time.Duration
+	shadow, help                                    *bool
+	token                                           *TokenFlags
+}
+
+// RegisterFlags declares the auth flags on f: -jwks-url, -jwt-key-file,
+// -jwt-issuer, -jwt-audience, -roles-claim, -jwt-skew, -auth-shadow,
+// -help-auth, and the peer token's -token and -token-file.
+func RegisterFlags(f *cli.FlagSet) *Flags {
+	return &Flags{f: f,
+		jwksURL:  f.String("jwks-url", "", "URL of the JWKS whose keys sign callers' Bearer tokens (Keycloak: .../realms/R/protocol/openid-connect/certs); with it or -jwt-key-file every route but health and liveness needs a token"),
+		keyFile:  f.String("jwt-key-file", "", "PEM public key(s) or JWKS file that sign callers' tokens, instead of -jwks-url"),
+		issuer:   f.String("jwt-issuer", "", "the iss tokens must carry (empty: not checked)"),
+		audience: f.String("jwt-audience", "", "a value the aud of tokens must include (empty: not checked)"),
+		rolesClaims: f.String("roles-claim", "roles",
+			"comma-separated dotted paths of the claims holding roles (admin, operator, viewer, node), e.g. realm_access.roles,resource_access.hms.roles"),
+		skew:   f.Duration("jwt-skew", DefaultSkew, "clock difference tolerated on exp and nbf"),
+		shadow: f.Bool("auth-shadow", false, "check tokens and log what would be refused, but refuse nothing (for rollout)"),
+		help:   f.Bool("help-auth", false, "print which roles may call each route, and exit"),
+		token:  RegisterTokenFlags(f),
+	}
+}
+
+// Config checks the parsed flags and returns the configuration. With
+// -help-auth it prints the tables and returns cli.ErrHelp. Errors are
+// *cli.UsageError.
+func (fl *Flags) Config(tables ...Table) (Config, error) {
+	if *fl.help {
+		for _, t := range tables {
+			t.Print(fl.f.Stdout())
+		}
+		return Config{}, cli.ErrHelp
+	}
+	c := Config{JWKSURL: *fl.jwksURL, KeyFile: *fl.keyFile, Issuer: *fl.issuer, Audience: *fl.audience,
+		RolesClaims: cli.SplitList(*fl.rolesClaims), Skew: *fl.skew, Shadow: *fl.shadow}
+	if c.JWKSURL != "" && c.KeyFile != "" {
+		return Config{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
+	}
+	if c.JWKSURL != "" {
+		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Config{}, cli.Usagef("-%s: want an http or https URL, got %q", fl.f.Name("jwks-url"), c.JWKSURL)
+		}
+	}
+	if c.KeyFile != "" {
+		if _, err := readKeyFile(c.KeyFile); err != nil {
+			return Config{}, cli.Usagef("-%s: %v", fl.f.Name("jwt-key-file"), err)
+		}
+	}
+	if c.Shadow && !c.On() {
+		return Config{}, cli.Usagef("-%s needs -%s or -%s", fl.f.Name("auth-shadow"), fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
+	}
+	if c.Skew < 0 || c.Skew > 10*time.Minute {
+		return Config{}, cli.Usagef("-%s: want 0 to 10m, got %s", fl.f.Name("jwt-skew"), c.Skew)
+	}
+	tc, err := fl.token.Config()
+	if err != nil {
+		return Config{}, err
+	}
+	c.Token = tc
+	return c, nil
+}
+
+// TokenFlags are -token and -token-file, the token a client of the suite
+// sends; RegisterTokenFlags declares them.
+type TokenFlags struct {
+	f           *cli.FlagSet
+	token, file *string
+}
+
+// RegisterTokenFlags declares -token and -token-file on f.
+func RegisterTokenFlags(f *cli.FlagSet) *TokenFlags {
+	return &TokenFlags{f: f,
+		token: f.String("token", "", "Bearer token sent to the suite's daemons (prefer -token-file: a flag shows in ps)"),
+		file:  f.String("token-file", "", "file holding the Bearer token sent to the suite's daemons; re-read when it changes"),
+	}
+}
+
+// Config returns the token the flags give.
+func (fl *TokenFlags) Config() (TokenConfig, error) {
+	if *fl.token != "" && *fl.file != "" {
+		return TokenConfig{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("token"), fl.f.Name("token-file"))
+	}
+	if *fl.file != "" {
+		if err := cli.CheckFile(fl.f.Name("token-file"), *fl.file); err != nil {
+			return TokenConfig{}, err
+		}
+	}
+	return TokenConfig{Token: *fl.token, File: *fl.file}, nil
+}
+
+// String shows the flags' names, for messages.
+func (fl *TokenFlags) String() string {
+	return fmt.Sprintf("-%s/-%s", fl.f.Name("token"), fl.f.Name("token-file"))
+}

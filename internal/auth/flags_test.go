@@ -1,0 +1,95 @@
+package auth
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+func parse(t *testing.T, env map[string]string, args ...string) (Config, string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	f := cli.NewFlagSet("testd", func(k string) string { return env[k] }, &out)
+	f.Environ = func() []string { return nil }
+	fl := RegisterFlags(f)
+	if err := f.Parse(args); err != nil {
+		return Config{}, out.String(), err
+	}
+	c, err := fl.Config(testTable())
+	return c, out.String(), err
+}
+
+func TestFlags(t *testing.T) {
+	c, _, err := parse(t, map[string]string{"HMS_TESTD_JWKS_URL": "https://kc/certs"},
+		"-roles-claim", "realm_access.roles, resource_access.hms.roles", "-auth-shadow", "-token", "t0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.On() || !c.Shadow || c.JWKSURL != "https://kc/certs" || len(c.RolesClaims) != 2 || c.Token.Token != "t0" {
+		t.Errorf("config %+v", c)
+	}
+	if c, _, err := parse(t, nil); err != nil || c.On() {
+		t.Errorf("no flags: %+v, %v; want auth off", c, err)
+	}
+	_, out, err := parse(t, nil, "-help-auth")
+	if !errors.Is(err, cli.ErrHelp) || !strings.Contains(out, "POST /v1/loadstate") {
+		t.Errorf("-help-auth: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"-jwks-url", "kc/certs"},
+		{"-jwks-url", "https://kc/certs", "-jwt-key-file", "/etc/hosts"},
+		{"-jwt-key-file", "/etc/hosts"},
+		{"-auth-shadow"},
+		{"-token", "a", "-token-file", "/etc/hosts"},
+		{"-token-file", "/nonexistent"},
+	} {
+		if _, _, err := parse(t, nil, args...); !errors.As(err, new(*cli.UsageError)) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestTokenClient(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "token")
+	write := func(s string) {
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("first\n")
+	hc := TokenConfig{File: file}.Client(srv.Client())
+	get := func(auth string) {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get("")
+	write("second-longer")
+	get("")
+	get("Bearer mine")
+	want := []string{"Bearer first", "Bearer second-longer", "Bearer mine"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("sent %q, want %q", got, want)
+	}
+	if c := (TokenConfig{}).Client(nil); c != nil {
+		t.Errorf("no token: client %v, want nil (the caller's default)", c)
+	}
+}

@@ -1,0 +1,134 @@
+package auth
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hmsuite/hms/internal/problem"
+)
+
+// guard checks every request against a daemon's table before its handler.
+type guard struct {
+	v      *Verifier
+	shadow bool
+	realm  string
+	routes *http.ServeMux // the table's patterns, each answered by check
+	next   http.Handler
+	log    *slog.Logger
+	// decisions counts requests by outcome (allowed, unauthenticated,
+	// forbidden) and whether they were refused (false in shadow mode).
+	decisions *prometheus.CounterVec
+}
+
+// Wrap returns next guarded by the table t, or next itself when auth is off.
+// Wrap it inside the gateway prefixes (httpserver.WithPrefixes), so the
+// guard sees the daemon's own paths. reg may be nil.
+func (c Config) Wrap(next http.Handler, t Table, log *slog.Logger, reg prometheus.Registerer) (http.Handler, error) {
+	v, err := NewVerifier(c, nil, nil)
+	if err != nil || v == nil {
+		return next, err
+	}
+	return newGuard(v, c.Shadow, t, next, log, reg), nil
+}
+
+func newGuard(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Logger, reg prometheus.Registerer) *guard {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	g := &guard{v: v, shadow: shadow, realm: t.Daemon, routes: http.NewServeMux(), next: next, log: log,
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hms_auth_decisions_total",
+			Help: "Requests checked by the auth guard, by decision and whether the request was refused (not in shadow mode)."},
+			[]string{"decision", "refused"})}
+	if reg != nil {
+		reg.MustRegister(g.decisions)
+	}
+	for _, r := range t.Routes {
+		g.routes.Handle(r.Pattern, g.check(r.Access))
+	}
+	// A route the table lacks is admin-only: the guard fails closed.
+	g.routes.Handle("/", g.check(AdminOnly()))
+	mode := "enforce"
+	if shadow {
+		mode = "shadow"
+	}
+	log.Info("auth_on", "mode", mode, "routes", len(t.Routes))
+	return g
+}
+
+// ServeHTTP routes r through the table's mux, which sets r's path values
+// for the XnameFuncs; the daemon's mux routes it again.
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.routes.ServeHTTP(w, r) }
+
+func (g *guard) check(a Access) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.open {
+			g.pass(w, r)
+			return
+		}
+		p, err := g.authenticate(r)
+		if err == nil {
+			if ok, why := a.allows(p, r); !ok {
+				err = errors.New(why)
+				g.refuse(w, r, http.StatusForbidden, p, err)
+				return
+			}
+			g.decisions.WithLabelValues("allowed", "false").Inc()
+			g.pass(w, r.WithContext(WithPrincipal(r.Context(), p)))
+			return
+		}
+		g.refuse(w, r, http.StatusUnauthorized, p, err)
+	})
+}
+
+// pass hands r to the daemon's handler, clearing the pattern the table's
+// mux set so the daemon's mux and metrics record their own.
+func (g *guard) pass(w http.ResponseWriter, r *http.Request) {
+	r.Pattern = ""
+	g.next.ServeHTTP(w, r)
+}
+
+func (g *guard) authenticate(r *http.Request) (Principal, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return Principal{}, errors.New("no Authorization header")
+	}
+	scheme, raw, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+		return Principal{}, errors.New("the Authorization header is not a Bearer token")
+	}
+	return g.v.Verify(r.Context(), strings.TrimSpace(raw))
+}
+
+// refuse answers 401 or 403 (problem+json, with WWW-Authenticate as RFC 6750
+// says), or in shadow mode logs what it would have answered and passes r on.
+func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, p Principal, err error) {
+	decision := "unauthenticated"
+	if status == http.StatusForbidden {
+		decision = "forbidden"
+	}
+	if g.shadow {
+		g.decisions.WithLabelValues(decision, "false").Inc()
+		g.log.Warn("auth_shadow_refusal", "method", r.Method, "path", r.URL.Path, "status", status,
+			"sub", p.Subject, "remote", r.RemoteAddr, "reason", err.Error())
+		g.pass(w, r)
+		return
+	}
+	g.decisions.WithLabelValues(decision, "true").Inc()
+	g.log.Info("auth_refusal", "method", r.Method, "path", r.URL.Path, "status", status,
+		"sub", p.Subject, "remote", r.RemoteAddr, "reason", err.Error())
+	challenge := `Bearer realm="` + g.realm + `"`
+	detail := "a valid Bearer token is required: " + err.Error()
+	switch {
+	case status == http.StatusForbidden:
+		challenge += `, error="insufficient_scope"`
+		detail = err.Error()
+	case r.Header.Get("Authorization") != "":
+		challenge += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	problem.WriteStatus(w, r, status, detail)
+}

@@ -1,0 +1,183 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// A JWKS is refetched when a token names a key it lacks, but not more often
+// than minRefresh (a stream of tokens with made-up kids must not become a
+// stream of requests to the issuer), and at the first token after maxAge
+// (keys removed from the issuer stop verifying).
+const (
+	minRefresh = 30 * time.Second
+	maxAge     = 10 * time.Minute
+	jwksLimit  = 1 << 20
+)
+
+// keySet holds the verification keys of a static file or a JWKS URL.
+type keySet struct {
+	url  string // empty: static keys
+	hc   *http.Client
+	now  func() time.Time
+	mu   sync.Mutex
+	keys []jose.JSONWebKey
+	// fetched is when keys were last fetched; tried when a fetch was
+	// last attempted, successful or not.
+	fetched, tried time.Time
+}
+
+// key returns the key a token signed with alg and naming kid verifies
+// against, refetching the JWKS when kid is unknown or the keys are old.
+func (s *keySet) key(ctx context.Context, kid, alg string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.url != "" {
+		now := s.now()
+		stale := s.fetched.IsZero() || now.Sub(s.fetched) > maxAge
+		wait := minRefresh
+		if s.fetched.IsZero() {
+			wait = time.Second // the issuer may come up after the daemon
+		}
+		if (stale || find(s.keys, kid, alg) == nil) && now.Sub(s.tried) >= wait {
+			s.tried = now
+			keys, err := fetchJWKS(ctx, s.hc, s.url)
+			if err != nil && s.fetched.IsZero() {
+				return nil, err
+			}
+			if err == nil {
+				s.keys, s.fetched = keys, now
+			}
+		}
+	}
+	k := find(s.keys, kid, alg)
+	if k == nil {
+		return nil, fmt.Errorf("no key for kid %q and alg %s", kid, alg)
+	}
+	return k.Key, nil
+}
+
+// find picks the signing key whose algorithm, if it states one, is alg: the
+// one named kid, else the only key without a kid (a PEM file's), else, for a
+// token naming no kid, the only key there is.
+func find(keys []jose.JSONWebKey, kid, alg string) *jose.JSONWebKey {
+	var named, anon []*jose.JSONWebKey
+	for i := range keys {
+		k := &keys[i]
+		if (k.Use != "" && k.Use != "sig") || (k.Algorithm != "" && k.Algorithm != alg) {
+			continue
+		}
+		switch {
+		case kid != "" && k.KeyID == kid:
+			named = append(named, k)
+		case k.KeyID == "" || kid == "":
+			anon = append(anon, k)
+		}
+	}
+	switch {
+	case len(named) > 0:
+		return named[0]
+	case len(anon) == 1:
+		return anon[0]
+	}
+	return nil
+}
+
+func fetchJWKS(ctx context.Context, hc *http.Client, url string) ([]jose.JSONWebKey, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("jwks %s: %w", url, err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("jwks %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("jwks %s: status %d", url, resp.StatusCode)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, jwksLimit))
+	if err != nil {
+		return nil, fmt.Errorf("jwks %s: %w", url, err)
+	}
+	return parseJWKS(b)
+}
+
+func parseJWKS(b []byte) ([]jose.JSONWebKey, error) {
+	var set jose.JSONWebKeySet
+	if err := json.Unmarshal(b, &set); err != nil {
+		return nil, fmt.Errorf("parse jwks: %w", err)
+	}
+	var keys []jose.JSONWebKey
+	for _, k := range set.Keys {
+		if k.IsPublic() {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("parse jwks: no public key in it")
+	}
+	return keys, nil
+}
+
+// readKeyFile reads a JWKS document or PEM public keys (PKIX "PUBLIC KEY",
+// PKCS#1 "RSA PUBLIC KEY" or a "CERTIFICATE") from path.
+func readKeyFile(path string) ([]jose.JSONWebKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+		keys, err := parseJWKS(t)
+		if err != nil {
+			return nil, fmt.Errorf("key file %s: %w", path, err)
+		}
+		return keys, nil
+	}
+	var keys []jose.JSONWebKey
+	for rest := b; ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			break
+		}
+		k, err := pemKey(blk)
+		if err != nil {
+			return nil, fmt.Errorf("key file %s: %w", path, err)
+		}
+		keys = append(keys, jose.JSONWebKey{Key: k})
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("key file %s: no PEM public key or JWKS in it", path)
+	}
+	return keys, nil
+}
+
+func pemKey(blk *pem.Block) (any, error) {
+	switch blk.Type {
+	case "PUBLIC KEY":
+		return x509.ParsePKIXPublicKey(blk.Bytes)
+	case "RSA PUBLIC KEY":
+		return x509.ParsePKCS1PublicKey(blk.Bytes)
+	case "CERTIFICATE":
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		return c.PublicKey, nil
+	}
+	return nil, fmt.Errorf("PEM block %q is not a public key", blk.Type)
+}
