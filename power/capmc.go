@@ -29,6 +29,7 @@ func (a *API) capmcRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("POST "+CAPMCBase+"/get_xname_status", a.capmcStatus)
 	mux.HandleFunc("POST "+CAPMCBase+"/get_power_cap", a.capmcGetPowerCap)
 	mux.HandleFunc("POST "+CAPMCBase+"/set_power_cap", a.capmcSetPowerCap)
+	mux.HandleFunc("POST "+CAPMCBase+"/get_power_cap_capabilities", a.capmcCapabilities)
 	mux.HandleFunc("GET "+CAPMCBase+"/health", a.health)
 	mux.HandleFunc("GET "+CAPMCBase+"/liveness", httpserver.NoContent)
 	mux.HandleFunc("GET "+CAPMCBase+"/readiness", httpserver.Readiness(a.ready...))

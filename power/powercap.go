@@ -53,6 +53,9 @@ type CapLimits struct {
 	HostLimitMax *int `json:"hostLimitMax,omitempty"`
 	HostLimitMin *int `json:"hostLimitMin,omitempty"`
 	PowerupPower *int `json:"powerupPower,omitempty"`
+	// supply is the node control's PowerCapacityWatts (CAPMC's
+	// capabilities; PCS does not answer it).
+	supply *int
 }
 
 // CapControl is one power control and its limits.

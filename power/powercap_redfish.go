@@ -143,6 +143,7 @@ func (p *powerRes) report() (*CapLimits, []CapControl) {
 		if lim.HostLimitMax == nil {
 			lim.HostLimitMax, lim.HostLimitMin = hi, lo
 			lim.PowerupPower = num(c, "Oem", "Cray", "PowerResetWatts")
+			lim.supply = num(c, "PowerCapacityWatts")
 		}
 	}
 	return lim, out

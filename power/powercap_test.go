@@ -44,7 +44,7 @@ func TestPowerCap(t *testing.T) {
 			Controls: []CapControl{{Name: "Node Power Control", Max: ip(redfishsim.PowerCapMax), Min: ip(redfishsim.PowerCapMin)}}},
 		{Xname: n + "p0", Error: "Type, Processor unsupported for power capping"},
 	}
-	if diff := cmp.Diff(want, snap.Components, cmp.AllowUnexported(CapComponent{})); diff != "" {
+	if diff := cmp.Diff(want, snap.Components, cmp.AllowUnexported(CapComponent{}, CapLimits{})); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 	if snap.Counts != (pcs.TaskCounts{Total: 2, Succeeded: 1, Unsupported: 1}) || snap.Type != CapSnapshot {
@@ -106,5 +106,23 @@ func TestCAPMCPowerCap(t *testing.T) {
 	}
 	if code, b := e.call("POST", "/capmc/v1/get_power_cap", map[string]any{"nids": []int{99}}); code != 400 || !strings.Contains(string(b), "invalid nids: 99") {
 		t.Errorf("unknown nid: %d %s", code, b)
+	}
+	wantCaps := capmcCapabilities{Groups: []capmcCapGroup{{Name: "X86_350_850_900", Desc: "X86",
+		HostLimitMax: redfishsim.PowerCapMax, HostLimitMin: redfishsim.PowerCapMin, Supply: redfishsim.PowerCapCapacity,
+		Powerup: redfishsim.PowerupWatts, NIDs: []int{7},
+		Controls: []capmcCapControl{{Name: "node", Desc: "Node manager control", Min: redfishsim.PowerCapMin, Max: redfishsim.PowerCapMax}}}}}
+	for _, body := range []any{map[string]any{"nids": []int{}}, map[string]any{"nids": []int{7}}, map[string]any{}} {
+		code, b := e.call("POST", "/capmc/v1/get_power_cap_capabilities", body)
+		var got capmcCapabilities
+		if code != 200 || json.Unmarshal(b, &got) != nil {
+			t.Fatalf("get_power_cap_capabilities %v: %d %s", body, code, b)
+		}
+		if diff := cmp.Diff(wantCaps, got); diff != "" {
+			t.Errorf("get_power_cap_capabilities %v (-want +got):\n%s", body, diff)
+		}
+	}
+	code, b = e.call("POST", "/capmc/v1/get_power_cap_capabilities", map[string]any{"nids": []int{99, 7, 7}})
+	if code != 400 || !strings.Contains(string(b), `"err_msg":"Bad Request: invalid nids: 99; duplicate nids: 7"`) {
+		t.Errorf("bad nids: %d %s", code, b)
 	}
 }
