@@ -95,9 +95,13 @@ func (h *Handler) boot(req *dhcpv4.DHCPv4, r *dhcpv4.DHCPv4) bool {
 		if f == "" {
 			return false
 		}
-		if strings.HasPrefix(vc, "PXEClient") {
-			r.UpdateOption(dhcpv4.OptClassIdentifier("PXEClient"))
-		}
+		// No option 60 "PXEClient" back: with it and no option 43, EDK2's
+		// PXE (OVMF, most UEFI firmware) takes the offer for a BINL one and
+		// asks a boot server on port 4011 for the file instead of using it
+		// ("PXE-E16: No valid offer received", seen with OVMF in
+		// TestQEMUBoot). A plain offer with siaddr and a file is what ISC
+		// dhcpd sends, and BIOS PXE ROMs and EDK2 boot from it. ProxyDHCP
+		// (proxy) adds the class, which a proxy offer must carry.
 		r.ServerIPAddr = h.cfg.NextServer.AsSlice()
 		r.UpdateOption(dhcpv4.OptTFTPServerName(h.cfg.NextServer.String()))
 		setFile(r, f)

@@ -82,8 +82,8 @@ func TestBootFiles(t *testing.T) {
 		class    string
 		fileSlot string // BOOTP file field
 	}{
-		{name: "BIOS", mods: []dhcpv4.Modifier{pxe, withArch(iana.INTEL_X86PC)}, file: "undionly.kpxe", siaddr: "10.1.0.5", class: "PXEClient"},
-		{name: "x86-64 UEFI", mods: []dhcpv4.Modifier{pxe, withArch(iana.EFI_X86_64)}, file: "ipxe.efi", siaddr: "10.1.0.5", class: "PXEClient"},
+		{name: "BIOS", mods: []dhcpv4.Modifier{pxe, withArch(iana.INTEL_X86PC)}, file: "undionly.kpxe", siaddr: "10.1.0.5"},
+		{name: "x86-64 UEFI", mods: []dhcpv4.Modifier{pxe, withArch(iana.EFI_X86_64)}, file: "ipxe.efi", siaddr: "10.1.0.5"},
 		{name: "EFI BC", mods: []dhcpv4.Modifier{withArch(iana.EFI_BC)}, file: "ipxe.efi", siaddr: "10.1.0.5"},
 		{name: "arm64 UEFI without snp.efi", mods: []dhcpv4.Modifier{pxe, withArch(iana.EFI_ARM64)}, siaddr: "0.0.0.0"},
 		{name: "iPXE", mods: []dhcpv4.Modifier{withArch(iana.EFI_X86_64), dhcpv4.WithOption(dhcpv4.OptUserClass("iPXE"))},
