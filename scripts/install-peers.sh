@@ -16,7 +16,10 @@ peers=(
   isc-dhcp-client:dhclient
   kcat:kcat
   kea-admin:perfdhcp
+  ovmf:/usr/share/OVMF/OVMF_CODE_4M.fd
   python3:python3
+  qemu-system-x86:qemu-system-x86_64
+  radvd:radvd
   redfishtool:redfishtool
   snmp:snmpwalk
   snmpd:snmpd
