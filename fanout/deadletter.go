@@ -41,20 +41,14 @@ type DeadLetterList struct {
 
 // deadLetter sets p aside after its subscriber refused it for good: stored,
 // counted, logged once, and dropped from the queue so the next SCN goes out.
-// False means the sender should stop.
+// False when it could not be stored (the caller retries the delivery later).
 func (sd *sender) deadLetter(ctx context.Context, p pending, refusal error) bool {
-	for attempt := 0; ; attempt++ {
-		err := sd.svc.store.addDeadLetter(ctx, redact.URL(sd.url), refusal.Error(), sd.svc.cfg.Now(), p.payload)
-		if err == nil {
-			break
+	err := sd.svc.store.addDeadLetter(ctx, redact.URL(sd.url), refusal.Error(), sd.svc.cfg.Now(), p.payload)
+	if err != nil {
+		if ctx.Err() == nil {
+			sd.svc.log.Error("dead_letter_store_failed", "subscriber", redact.URL(sd.url), "err", err)
 		}
-		if ctx.Err() != nil {
-			return false
-		}
-		sd.svc.log.Error("dead_letter_store_failed", "subscriber", redact.URL(sd.url), "err", err)
-		if !sd.wait(ctx, sd.backoff(attempt)) {
-			return false
-		}
+		return false
 	}
 	sd.deadLetters.Inc()
 	sd.svc.log.Warn("delivery_dead_lettered", "subscriber", redact.URL(sd.url), "seq", p.scn.Seq,

@@ -172,7 +172,7 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	senders, backlog := a.svc.stats()
 	h.PruneMap = fmt.Sprintf("no pruning; subscribers expire after %s or %d undelivered SCNs",
 		a.svc.cfg.RetentionAge, a.svc.cfg.RetentionCount)
-	h.WorkerPool = fmt.Sprintf("Senders:%d, Backlog:%d, InFlight:%d", senders, backlog, len(a.svc.sem))
+	h.WorkerPool = fmt.Sprintf("Senders:%d, Backlog:%d, InFlight:%d", senders, backlog, a.svc.inFlight.Load())
 	httpserver.WriteJSON(w, http.StatusOK, h)
 }
 

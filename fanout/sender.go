@@ -30,6 +30,8 @@ type pending struct {
 // sender delivers one subscriber URL's queue in order. The head of the queue
 // is kept in memory (at most MemQueue entries); when more arrive while it is
 // full the sender is "spilled" and reads the rest back from the database.
+// A sender has no goroutine of its own: the scheduler's workers run it (see
+// sched), one batch at a time.
 type sender struct {
 	svc    *Service
 	url    string
@@ -49,14 +51,18 @@ type sender struct {
 	backlog int
 	down    bool // the last attempt failed
 
-	kick     chan struct{}
-	stop     chan struct{}
-	stopOnce sync.Once
+	// scheduled: the sender is in the ready queue, a worker runs it, or a
+	// retry timer will put it back; exactly one of them owns it.
+	scheduled bool
+	closed    bool
+	attempt   int         // failed attempts at the current head
+	single    int         // the next entries go one per POST (a batch was refused)
+	timer     *time.Timer // pending retry
 }
 
 func newSender(svc *Service, url string) *sender {
 	label := svc.m.label(url)
-	sd := &sender{svc: svc, url: url, label: label, kick: make(chan struct{}, 1), stop: make(chan struct{}),
+	sd := &sender{svc: svc, url: url, label: label,
 		delivered: svc.m.delivered.WithLabelValues(label), retries: svc.m.retries.WithLabelValues(label),
 		deadLetters: svc.m.deadLetters.WithLabelValues(label),
 		backlogG:    svc.m.backlog.WithLabelValues(label), tid: svc.store.target(url)}
@@ -79,7 +85,25 @@ func proxied(url string) bool {
 	return err != nil || p != nil
 }
 
-func (sd *sender) close() { sd.stopOnce.Do(func() { close(sd.stop) }) }
+// close stops the sender: it is not run again (a POST in flight finishes).
+func (sd *sender) close() {
+	sd.mu.Lock()
+	sd.closed = true
+	if sd.timer != nil {
+		sd.timer.Stop()
+	}
+	sd.mu.Unlock()
+}
+
+// wakeLocked hands the sender to the scheduler unless it already has an
+// owner; called with sd.mu held.
+func (sd *sender) wakeLocked() {
+	if sd.scheduled || sd.closed {
+		return
+	}
+	sd.scheduled = true
+	sd.svc.sched.add(sd)
+}
 
 // reload tells the sender that n more deliveries wait in the database
 // (moved to its URL), to be read back in order.
@@ -88,83 +112,145 @@ func (sd *sender) reload(n int) {
 	sd.backlog += n
 	sd.spilled = true
 	sd.gen++
+	sd.wakeLocked()
 	sd.mu.Unlock()
 	sd.backlogG.Add(float64(n))
-	select {
-	case sd.kick <- struct{}{}:
-	default:
-	}
 }
 
-// push appends freshly committed deliveries.
-func (sd *sender) push(ps []pending) {
+// push appends freshly queued deliveries; committed says whether they are
+// in the database yet. Deliveries that do not fit in memory spill to the
+// database, so before the commit they are refused (pushed false) and the
+// caller pushes them again after it. wake reports that the sender must be
+// handed to the scheduler (sched.addAll) by the caller, who wakes many
+// senders at once.
+func (sd *sender) push(ps []pending, committed bool) (wake, pushed bool) {
 	sd.mu.Lock()
+	fits := !sd.spilled && len(sd.buf)+len(ps) <= sd.svc.cfg.MemQueue
+	if !fits && !committed {
+		sd.mu.Unlock()
+		return false, false
+	}
 	sd.backlog += len(ps)
-	if !sd.spilled && len(sd.buf)+len(ps) <= sd.svc.cfg.MemQueue {
+	if fits {
 		sd.buf = append(sd.buf, ps...)
 		sd.cursor = ps[len(ps)-1].id
 	} else {
 		sd.spilled = true
 		sd.gen++
 	}
+	if !sd.scheduled && !sd.closed {
+		sd.scheduled, wake = true, true
+	}
 	sd.mu.Unlock()
 	sd.backlogG.Add(float64(len(ps)))
-	select {
-	case sd.kick <- struct{}{}:
+	return wake, true
+}
+
+// step sends the next batch, once, and then hands the sender back: to the
+// tail of the ready queue if more is queued, to a retry timer after a
+// failure, or to nobody when the queue is empty (the next push wakes it).
+func (sd *sender) step(ctx context.Context) {
+	batch := sd.head(ctx)
+	if batch == nil {
+		return
+	}
+	err := sd.post(ctx, body(batch))
+	switch {
+	case err == nil:
+		sd.attempt = 0
+		sd.acked(batch)
+		sd.again()
+	case ctx.Err() != nil:
+		// Shutting down: the batch stays queued in the database.
+	case errors.Is(err, httpclient.ErrRefused):
+		sd.refused(ctx, batch, err)
 	default:
+		sd.retries.Inc()
+		sd.failed(err, sd.attempt)
+		if sd.expired(batch[0]) {
+			sd.svc.expire(ctx, sd.url)
+			return
+		}
+		sd.retryAfter(sd.backoff(sd.attempt))
+		sd.attempt++
 	}
 }
 
-// run delivers until ctx is cancelled or the sender is stopped.
-func (sd *sender) run(ctx context.Context) {
-	for {
-		batch := sd.head(ctx)
-		if batch == nil {
-			return
-		}
-		if !sd.deliver(ctx, batch) {
-			return
-		}
-	}
-}
-
-// head waits for the next batch: the first queued entry and the consecutive
-// entries with the same attributes after it, up to BatchMax. It returns nil
-// when the sender should stop.
+// head returns the next batch: the first queued entry and the consecutive
+// entries with the same attributes after it, up to BatchMax. When nothing is
+// queued it gives the sender up and returns nil.
 func (sd *sender) head(ctx context.Context) []pending {
 	for {
 		sd.mu.Lock()
+		if sd.closed {
+			sd.mu.Unlock()
+			return nil
+		}
 		if len(sd.buf) > 0 {
-			n := batchLen(sd.buf, int(sd.svc.batchMax.Load()))
+			maxN := int(sd.svc.batchMax.Load())
+			if sd.single > 0 {
+				maxN = 1
+			}
+			n := batchLen(sd.buf, maxN)
 			b := sd.buf[:n:n]
 			sd.mu.Unlock()
 			return b
 		}
-		spilled, gen, cursor := sd.spilled, sd.gen, sd.cursor
-		sd.mu.Unlock()
-		if spilled {
-			if !sd.load(ctx, gen, cursor) {
-				return nil
-			}
-			continue
-		}
-		select {
-		case <-sd.kick:
-		case <-sd.stop:
+		if !sd.spilled {
+			sd.scheduled = false // in the same critical section as the check: a push now wakes it again
+			sd.mu.Unlock()
 			return nil
-		case <-ctx.Done():
+		}
+		gen, cursor := sd.gen, sd.cursor
+		sd.mu.Unlock()
+		if !sd.load(ctx, gen, cursor) {
 			return nil
 		}
 	}
 }
 
-// load reads the next part of a spilled backlog from the database.
+// again puts the sender back at the tail of the ready queue, or gives it up
+// when nothing is queued.
+func (sd *sender) again() {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	if sd.closed {
+		return
+	}
+	if len(sd.buf) == 0 && !sd.spilled {
+		sd.scheduled = false
+		return
+	}
+	sd.svc.sched.add(sd)
+}
+
+// retryAfter puts the sender back in the ready queue after d.
+func (sd *sender) retryAfter(d time.Duration) {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	if sd.closed {
+		return
+	}
+	sd.timer = time.AfterFunc(d, func() {
+		sd.mu.Lock()
+		defer sd.mu.Unlock()
+		if !sd.closed {
+			sd.svc.sched.add(sd)
+		}
+	})
+}
+
+// load reads the next part of a spilled backlog from the database; false
+// when it failed (a retry is scheduled).
 func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 	limit := sd.svc.cfg.MemQueue
 	rows, err := sd.svc.store.loadQueue(ctx, sd.tid, cursor, limit)
 	if err != nil {
-		sd.svc.log.Error("backlog_load_failed", "subscriber", redact.URL(sd.url), "err", err)
-		return sd.wait(ctx, sd.svc.cfg.RetryMax)
+		if ctx.Err() == nil {
+			sd.svc.log.Error("backlog_load_failed", "subscriber", redact.URL(sd.url), "err", err)
+			sd.retryAfter(sd.svc.cfg.RetryMax)
+		}
+		return false
 	}
 	ps := make([]pending, 0, len(rows))
 	for _, r := range rows {
@@ -218,47 +304,26 @@ func body(batch []pending) []byte {
 	return b
 }
 
-// deliver POSTs batch until it is acknowledged, the subscriber expires, or the
-// sender stops; it reports whether the sender should go on.
-func (sd *sender) deliver(ctx context.Context, batch []pending) bool {
-	b := body(batch)
-	for attempt := 0; ; attempt++ {
-		err := sd.post(ctx, b)
-		if err == nil {
-			sd.acked(batch)
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		if errors.Is(err, httpclient.ErrRefused) {
-			return sd.refused(ctx, batch, err)
-		}
-		sd.retries.Inc()
-		sd.failed(err, attempt)
-		if sd.expired(batch[0]) {
-			sd.svc.expire(ctx, sd.url)
-			return false
-		}
-		if !sd.wait(ctx, sd.backoff(attempt)) {
-			return false
-		}
-	}
-}
-
 // refused handles a batch the subscriber refused for good. A batch of
 // several SCNs may have been refused as a whole (too large, say), so its
 // SCNs are sent again one by one; a single SCN refused becomes a dead letter.
-func (sd *sender) refused(ctx context.Context, batch []pending, err error) bool {
-	if len(batch) == 1 {
-		return sd.deadLetter(ctx, batch[0], err)
+func (sd *sender) refused(ctx context.Context, batch []pending, err error) {
+	if len(batch) > 1 {
+		sd.mu.Lock()
+		sd.single = len(batch)
+		sd.mu.Unlock()
+		sd.again()
+		return
 	}
-	for i := range batch {
-		if !sd.deliver(ctx, batch[i:i+1]) {
-			return false
-		}
+	if sd.deadLetter(ctx, batch[0], err) {
+		sd.attempt = 0
+		sd.again()
+		return
 	}
-	return true
+	if ctx.Err() == nil {
+		sd.retryAfter(sd.backoff(sd.attempt))
+		sd.attempt++
+	}
 }
 
 func (sd *sender) failed(err error, attempt int) {
@@ -284,20 +349,6 @@ func (sd *sender) backoff(attempt int) time.Duration {
 	return lo/2 + rand.N(d-lo/2+1)
 }
 
-// wait sleeps d; false if the sender should stop instead.
-func (sd *sender) wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-sd.stop:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // expired reports whether the backlog passed a retention limit.
 func (sd *sender) expired(head pending) bool {
 	sd.mu.Lock()
@@ -307,13 +358,10 @@ func (sd *sender) expired(head pending) bool {
 	return n > sd.svc.cfg.RetentionCount || time.Duration(age) > sd.svc.cfg.RetentionAge
 }
 
+// post sends b once. The scheduler's workers bound the POSTs in flight.
 func (sd *sender) post(ctx context.Context, b []byte) error {
-	select {
-	case sd.svc.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-sd.svc.sem }()
+	sd.svc.inFlight.Add(1)
+	defer sd.svc.inFlight.Add(-1)
 	if sd.target != nil {
 		return sd.svc.h1.post(ctx, sd.target, b)
 	}
@@ -360,6 +408,7 @@ func (sd *sender) drop(batch []pending) {
 		sd.buf = nil // let the old backing array go
 	}
 	sd.backlog -= len(batch)
+	sd.single = max(0, sd.single-len(batch))
 	wasDown := sd.down
 	sd.down = false
 	sd.mu.Unlock()

@@ -120,15 +120,14 @@ type Service struct {
 	nextID int64
 	marks  map[string]seqMark
 
-	smu       sync.Mutex // guards senders and toStart
-	senders   map[string]*sender
-	toStart   []*sender
-	startKick chan struct{}
-	filterCh  chan struct{} // subscription attributes changed (HSM callback mode)
+	smu      sync.Mutex // guards senders
+	senders  map[string]*sender
+	sched    *sched
+	filterCh chan struct{} // subscription attributes changed (HSM callback mode)
 
-	acks chan []qkey
-	sem  chan struct{}
-	h1   *h1Client // nil when Config.Client was given
+	acks     chan []qkey
+	h1       *h1Client    // nil when Config.Client was given
+	inFlight atomic.Int64 // POSTs being sent
 
 	hsmStatus atomic.Value // string
 	// hsmSubscribed is closed once SubscribeHSM first has its subscription.
@@ -142,8 +141,8 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	cfg = cfg.withDefaults()
 	s := &Service{
 		cfg: cfg, store: store, log: log, m: newMetrics(reg, cfg.MetricSubscribers),
-		ix: newIndex(), senders: map[string]*sender{}, startKick: make(chan struct{}, 1),
-		filterCh: make(chan struct{}, 1), acks: make(chan []qkey, 4096), sem: make(chan struct{}, cfg.MaxInFlight),
+		ix: newIndex(), senders: map[string]*sender{}, sched: newSched(),
+		filterCh: make(chan struct{}, 1), acks: make(chan []qkey, 4096),
 	}
 	if ownClient {
 		s.h1 = newH1Client(cfg.Timeout, cfg.MaxInFlight)
@@ -169,42 +168,27 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	}
 	s.nextID = maxID
 	for url, n := range backlogs {
-		snd := s.senderFor(url)
-		snd.spilled, snd.backlog = true, n
-		snd.backlogG.Add(float64(n))
+		s.senderFor(url).reload(n)
 	}
 	return s, nil
 }
 
-// Run starts the senders and the acknowledgement writer and returns when ctx
-// is cancelled and every sender has stopped.
+// Run delivers with MaxInFlight workers and the acknowledgement writer, and
+// returns when ctx is cancelled and every worker has stopped.
 func (s *Service) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	// The acknowledgement writer outlives the senders so their last acks are written.
+	// The acknowledgement writer outlives the workers so their last acks are written.
 	ackCtx, stopAcks := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAcks()
 	ackDone := make(chan struct{})
 	go func() { defer close(ackDone); s.runAcks(ackCtx) }()
-	for {
-		s.smu.Lock()
-		start := s.toStart
-		s.toStart = nil
-		s.smu.Unlock()
-		for _, snd := range start {
-			wg.Go(func() { snd.run(ctx) })
+	s.sched.run(ctx, s.cfg.MaxInFlight, func() {
+		if s.h1 != nil {
+			s.h1.close() // ends requests in flight, as cancelling ctx does for net/http
 		}
-		select {
-		case <-s.startKick:
-		case <-ctx.Done():
-			if s.h1 != nil {
-				s.h1.close() // ends requests in flight, as cancelling ctx does for net/http
-			}
-			wg.Wait()
-			stopAcks()
-			<-ackDone
-			return nil
-		}
-	}
+	})
+	stopAcks()
+	<-ackDone
+	return nil
 }
 
 // senderFor returns the sender of url, creating it if needed.
@@ -216,11 +200,6 @@ func (s *Service) senderFor(url string) *sender {
 	}
 	snd := newSender(s, url)
 	s.senders[url] = snd
-	s.toStart = append(s.toStart, snd)
-	select {
-	case s.startKick <- struct{}{}:
-	default:
-	}
 	return snd
 }
 
@@ -282,14 +261,41 @@ func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (i
 	}
 	// In key order the inserts append to the B-trees instead of splitting pages all over them.
 	slices.SortFunc(rows, qkey.compare)
-	if err := s.store.enqueue(ctx, bodies, rows, marks); err != nil {
+	// Senders get their deliveries as soon as the transaction has begun,
+	// while it writes and commits, rather than after: the store has one
+	// writer connection, which the transaction holds, so no acknowledgement
+	// of them can be written before the rows are; and if the commit fails,
+	// the SCNs were not acknowledged to their source, which sends them again
+	// (a duplicate delivery, as at-least-once allows). Only deliveries that
+	// fit in a sender's memory go early: a spilled sender reads its backlog
+	// from the database, so it gets them after the commit.
+	var late []string
+	handOff := func() {
+		woken := make([]*sender, 0, len(per))
+		for url, ps := range per {
+			sd := s.senderFor(url)
+			wake, pushed := sd.push(ps, false)
+			if !pushed {
+				late = append(late, url)
+			} else if wake {
+				woken = append(woken, sd)
+			}
+		}
+		s.sched.addAll(woken)
+	}
+	if err := s.store.enqueue(ctx, bodies, rows, marks, handOff); err != nil {
 		return 0, err
 	}
+	woken := make([]*sender, 0, len(late))
+	for _, url := range late {
+		sd := s.senderFor(url)
+		if wake, _ := sd.push(per[url], true); wake {
+			woken = append(woken, sd)
+		}
+	}
+	s.sched.addAll(woken)
 	for c, m := range marks {
 		s.marks[c] = m
-	}
-	for url, ps := range per {
-		s.senderFor(url).push(ps)
 	}
 	return n, nil
 }

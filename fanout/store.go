@@ -287,9 +287,15 @@ func (s *Store) targetIDs(ctx context.Context, urls []string) ([]int64, error) {
 }
 
 // enqueue stores SCN bodies, deliveries and sequence marks in one
-// transaction; when it returns nil the SCNs are durable.
-func (s *Store) enqueue(ctx context.Context, bodies []scnRow, rows []qkey, marks map[string]seqMark) error {
+// transaction; when it returns nil the SCNs are durable. begun, if not nil,
+// is called once, as soon as the transaction holds the database's only
+// writer connection (see Service.Enqueue).
+func (s *Store) enqueue(ctx context.Context, bodies []scnRow, rows []qkey, marks map[string]seqMark, begun func()) error {
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if begun != nil {
+			begun()
+			begun = nil // WriteTx may run the transaction again
+		}
 		args := make([]any, 0, 3*maxChunk)
 		err := chunks(len(bodies), func(lo, hi int) error {
 			args = args[:0]

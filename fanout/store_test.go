@@ -47,7 +47,7 @@ func TestSCNBodyKeptUntilEveryTargetHasIt(t *testing.T) {
 	bodies := []scnRow{{id: 1, body: []byte(`{"Seq":1}`), enqueued: 5}, {id: 2, body: []byte(`{"Seq":1,"c":1}`), enqueued: 5},
 		{id: 3, body: []byte(`{"Seq":2}`), enqueued: 6}}
 	rows := []qkey{{a, 1}, {b, 1}, {c, 2}, {a, 3}, {c, 3}}
-	if err := store.enqueue(ctx, bodies, rows, nil); err != nil {
+	if err := store.enqueue(ctx, bodies, rows, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	again, err := store.targetIDs(ctx, []string{"http://c/", "http://a/"})
