@@ -141,7 +141,7 @@ func subBody(sub Subscription) string {
 	return string(b)
 }
 
-// insertSubscription stores a new subscription; an existing key is ErrConflict.
+// insertSubscription stores a new subscription; an existing key is a 400 as in Subscribe.
 func (s *Store) insertSubscription(ctx context.Context, k Key, sub Subscription, now time.Time) (int64, error) {
 	var id int64
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
@@ -150,7 +150,7 @@ func (s *Store) insertSubscription(ctx context.Context, k Key, sub Subscription,
 			k.Component, k.Agent, sub.Url, subBody(sub), now.UTC().Format(time.RFC3339Nano)).Scan(&id)
 	})
 	if sqldb.IsUniqueViolation(err) {
-		return 0, problem.Conflictf("subscription for %s already exists; PATCH it or DELETE it first", k)
+		return 0, problem.Invalidf("Subscription exists, cannot modify in POST operation") // shipped wording and 400; see Subscribe
 	}
 	if err != nil {
 		return 0, fmt.Errorf("store subscription %s: %w", k, err)

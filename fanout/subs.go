@@ -14,7 +14,7 @@ var errNoMatch = problem.Invalidf("No matching subscription for DELETE")
 
 // Subscribe stores a new subscription for k. Repeating an identical
 // subscription succeeds without change (subscribers re-subscribe after a
-// reboot); a different one for the same subscriber and agent is ErrConflict.
+// reboot); a different one for the same subscriber and agent is refused (400).
 func (s *Service) Subscribe(ctx context.Context, k Key, sub Subscription) error {
 	if err := sub.validate(); err != nil {
 		return err
@@ -30,7 +30,11 @@ func (s *Service) Subscribe(ctx context.Context, k Key, sub Subscription) error 
 		if subBody(cur) == subBody(sub) {
 			return nil
 		}
-		return problem.Conflictf("subscription for %s already exists with other filters or URL; PATCH it or DELETE it first", k)
+		// Shipped hmnfd answers any POST for an existing subscriber and
+		// agent 400 with this text (not 409), and clients that PATCH after
+		// it look for a 400. An identical one succeeds here: it changes
+		// nothing, and agents re-subscribe after every reboot.
+		return problem.Invalidf("Subscription exists, cannot modify in POST operation")
 	}
 	id, err := s.store.insertSubscription(ctx, k, sub, s.cfg.Now())
 	if err != nil {
@@ -46,18 +50,23 @@ func (s *Service) Subscribe(ctx context.Context, k Key, sub Subscription) error 
 	return nil
 }
 
-// Update applies a PATCH to k's subscription.
+// Update applies a PATCH to k's subscription. A PATCH of a subscription that
+// does not exist changes nothing and is no error: shipped hmnfd answers it
+// 200 (v1) or 204 (v2), "ok, or no match", and clients expect that.
+// qmu and mu are held from the read of the current subscription to the
+// write of the new one, so concurrent PATCHes cannot lose each other's
+// changes.
 func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
-	s.mu.RLock()
+	s.qmu.Lock() // see Unsubscribe
+	defer s.qmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	id, ok := s.ix.byKey[k]
-	var cur Subscription
-	if ok {
-		cur = s.ix.subs[id].sub
-	}
-	s.mu.RUnlock()
 	if !ok {
-		return problem.NotFoundf("no subscription for %s", k)
+		s.log.Info("subscription_patch_no_match", "subscriber", k.String())
+		return nil
 	}
+	cur := s.ix.subs[id].sub
 	if patch.Url != "" {
 		if err := validURL(patch.Url); err != nil {
 			return err
@@ -67,10 +76,6 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 	if err := next.validate(); err != nil {
 		return err
 	}
-	s.qmu.Lock() // see Unsubscribe
-	defer s.qmu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if next.Url != cur.Url && s.ix.urlCount[cur.Url] == 1 && s.ix.urlCount[next.Url] == 0 {
 		// The subscriber moved: what it has not received yet follows it.
 		moved, err := s.store.moveSubscription(ctx, id, next, cur.Url)
