@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
 )
 
@@ -23,7 +24,9 @@ type DaemonConfig struct {
 	RedactExtraProperties []string
 	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
 	MaxConns int
-	Log      *slog.Logger
+	// Auth says how callers' tokens are checked (zero: not at all).
+	Auth auth.Config
+	Log  *slog.Logger
 }
 
 // Daemon is an sls with its database open and its port bound. Run it, or
@@ -52,7 +55,12 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if cfg.DumpLimit > 0 {
 		api.DumpLimit = cfg.DumpLimit
 	}
-	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
@@ -34,6 +35,7 @@ type suite struct {
 	getenv func(string) string
 	dir    *string
 	level  *slog.Level
+	auth   auth.Config // every daemon's: checks callers' tokens, sends its own
 	bus    *bus.Memory
 	urls   map[string]string // name -> URL of the daemons started so far
 	ready  []<-chan struct{} // all closed once the suite is connected
@@ -96,6 +98,7 @@ func slsComponent(s *suite) component {
 		start: func(ctx context.Context) (daemon, error) {
 			cfg.DB = l.file("db", cfg.DB, "sls.db")
 			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Auth = s.auth
 			return layout.StartDaemon(ctx, cfg)
 		}}
 }
@@ -239,6 +242,12 @@ func redsComponent(s *suite) component {
 			}
 			return d, err
 		}}
+}
+
+// authTables are the route tables of the daemons of hms up, which
+// -help-auth prints.
+func authTables() []auth.Table {
+	return []auth.Table{layout.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.

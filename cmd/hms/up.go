@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 )
@@ -30,9 +31,14 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	s := &suite{f: f, getenv: getenv, urls: map[string]string{},
 		dir:   f.String("data-dir", "./hms-data", "`DIR` holding each daemon's SQLite file and hsm's credential key (created if absent)"),
 		level: f.LogLevel()}
+	af := auth.RegisterFlags(f) // one set for every daemon: -jwks-url, HMS_UP_JWKS_URL
 	// The order is the start order: each daemon's peers start before it.
 	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s), redsComponent(s)}
 	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	var err error
+	if s.auth, err = af.Config(authTables()...); err != nil {
 		return err
 	}
 	for _, p := range parts {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/layout"
 )
@@ -16,11 +17,15 @@ func main() { cli.Main("sls", run) }
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("sls", getenv, stdout)
 	fl := layout.RegisterFlags(f)
+	af := auth.RegisterFlags(f)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
 	cfg, err := fl.Config()
 	if err != nil {
+		return err
+	}
+	if cfg.Auth, err = af.Config(layout.AuthTable()); err != nil {
 		return err
 	}
 	cfg.Log = cli.NewLogger(os.Stderr, *fl.Level)
