@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/hmsuite/hms/internal/redfishsim"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -92,12 +95,17 @@ func TestRiverEndToEnd(t *testing.T) {
 	s := newSuite(t, riverLayout(sw.addr, true, 2), xnames)
 	mac0, mac1 := s.bmcMAC(0), s.bmcMAC(1)
 	sw.setFDB(t, testPorts, []fdbEntry{{MAC: mac0, Port: 1, VLAN: 1}, {MAC: mac1, Port: 48, VLAN: 1}})
-	s.startService(NewSNMPWalker(SNMPConfig{Timeout: 2 * time.Second, Retries: 1}), Config{RetryMin: 100 * time.Millisecond})
+	reg := prometheus.NewRegistry()
+	s.startService(NewSNMPWalker(SNMPConfig{Timeout: 2 * time.Second, Retries: 1}), Config{RetryMin: 100 * time.Millisecond, Registerer: reg})
 	ctx := t.Context()
 
 	s.lease(mac0, s.bmcIP(0))
 	if o := s.waitFor(mac0); o.err != nil || o.xname != "x3000c0s1b0" {
 		t.Fatalf("outcome %+v (%v), want x3000c0s1b0 registered", o, o.err)
+	}
+	want := map[string]uint64{StageQueued: 1, StageSwitch: 1, StageSLS: 1, StageCredentials: 1, StageHSM: 1}
+	if diff := cmp.Diff(want, stageCounts(t, reg)); diff != "" {
+		t.Errorf("reds_stage_seconds samples by stage (-want +got):\n%s", diff)
 	}
 	e, err := s.store.Get(ctx, "x3000c0s1b0")
 	if err != nil || e.State != StateRegistered || e.Password == "" || e.Pending != "" {
@@ -144,6 +152,29 @@ func TestRiverEndToEnd(t *testing.T) {
 	if u := s.svc.Unknowns(); len(u) != 0 {
 		t.Errorf("unknown after the move: %+v", u)
 	}
+}
+
+// stageCounts returns the sample count of reds_stage_seconds by stage.
+func stageCounts(t *testing.T, reg *prometheus.Registry) map[string]uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "reds_stage_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "stage" {
+					out[l.GetValue()] = m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestHSMPollFallback: without lease events (another DHCP server that only

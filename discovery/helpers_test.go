@@ -44,6 +44,7 @@ type suite struct {
 type outcome struct {
 	mac, xname string
 	err        error
+	timing     Timing
 }
 
 // newSuite starts SLS (loaded with hw) and HSM, and n simulated BMCs named
@@ -124,7 +125,7 @@ func (s *suite) startService(w Walker, cfg Config) {
 	if cfg.BMCs == nil {
 		cfg.BMCs = s.bmcClient(redfishsim.DefaultPassword)
 	}
-	cfg.Done = func(mac, x string, err error) { s.done <- outcome{mac, x, err} }
+	cfg.Done = func(o Outcome) { s.done <- outcome{o.MAC, o.Xname, o.Err, o.Timing} }
 	if cfg.PresenceInterval == 0 {
 		cfg.PresenceInterval = time.Hour // the tests call CheckPresence
 	}

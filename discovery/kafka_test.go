@@ -37,7 +37,7 @@ func TestLeasesFromKafka(t *testing.T) {
 	done := make(chan outcome, 4)
 	svc := New(Config{HSM: client.New("http://127.0.0.1:1", nil, "reds"), SLS: layout.NewClient("http://127.0.0.1:1", nil),
 		Store: store, BMCs: NewBMCs(BMCConfig{}), Walker: NewSNMPWalker(SNMPConfig{}), Bus: k, River: true,
-		HSMPoll: time.Hour, PresenceInterval: time.Hour, Done: func(mac, x string, err error) { done <- outcome{mac, x, err} }})
+		HSMPoll: time.Hour, PresenceInterval: time.Hour, Done: func(o Outcome) { done <- outcome{mac: o.MAC, xname: o.Xname, err: o.Err} }})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- svc.Run(ctx) }()

@@ -141,38 +141,56 @@ func (l *Locator) Switches() []Switch {
 // several switches is placed by the one port SLS has a connector for (the
 // others are uplinks); two such ports, or none, leave it unknown.
 func (l *Locator) Locate(ctx context.Context, mac string, since time.Time) (Location, error) {
+	hits, err := l.Ports(ctx, mac, since)
+	if err != nil {
+		return Location{}, err
+	}
+	return l.Place(ctx, mac, hits)
+}
+
+// Hit is a switch port whose forwarding table holds a MAC.
+type Hit struct{ Switch, Port string }
+
+// Ports returns the switch ports whose forwarding tables, read at or after
+// since, hold mac; none is an error.
+func (l *Locator) Ports(ctx context.Context, mac string, since time.Time) ([]Hit, error) {
 	sws := l.Switches()
 	if len(sws) == 0 {
-		return Location{}, &locateError{reason: ReasonNotOnSwitch, detail: errNoSwitches.Error()}
+		return nil, &locateError{reason: ReasonNotOnSwitch, detail: errNoSwitches.Error()}
 	}
-	type hit struct{ sw, port string }
-	var hits []hit
+	var hits []Hit
 	var walkErrs []string
 	for _, sw := range sws {
 		t, err := l.fdb.Table(ctx, sw, since)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Location{}, ctx.Err()
+				return nil, ctx.Err()
 			}
 			walkErrs = append(walkErrs, walkErr(sw.Xname, err))
 			continue
 		}
 		for _, p := range t[mac] {
-			hits = append(hits, hit{sw.Xname, p})
+			hits = append(hits, Hit{sw.Xname, p})
 		}
 	}
 	if len(hits) == 0 {
 		if len(walkErrs) > 0 {
-			return Location{}, &locateError{reason: ReasonSNMP, detail: strings.Join(walkErrs, "; ")}
+			return nil, &locateError{reason: ReasonSNMP, detail: strings.Join(walkErrs, "; ")}
 		}
-		return Location{}, &locateError{reason: ReasonNotOnSwitch, detail: fmt.Sprintf("%s is in no forwarding table of %d switches", mac, len(sws))}
+		return nil, &locateError{reason: ReasonNotOnSwitch, detail: fmt.Sprintf("%s is in no forwarding table of %d switches", mac, len(sws))}
 	}
+	return hits, nil
+}
+
+// Place returns the BMC SLS cables to the one port of hits it has a
+// connector for.
+func (l *Locator) Place(ctx context.Context, mac string, hits []Hit) (Location, error) {
 	var found []Location
 	for _, h := range hits {
-		loc, err := l.connector(ctx, h.sw, h.port)
+		loc, err := l.connector(ctx, h.Switch, h.Port)
 		if err != nil {
 			if problem.Status(err) != 404 {
-				return Location{}, &locateError{reason: ReasonSLS, detail: err.Error(), sw: h.sw, port: h.port}
+				return Location{}, &locateError{reason: ReasonSLS, detail: err.Error(), sw: h.Switch, port: h.Port}
 			}
 			continue
 		}
@@ -182,8 +200,8 @@ func (l *Locator) Locate(ctx context.Context, mac string, since time.Time) (Loca
 	case 1:
 		return found[0], nil
 	case 0:
-		return Location{}, &locateError{reason: ReasonNoConnector, sw: hits[0].sw, port: hits[0].port,
-			detail: fmt.Sprintf("no MgmtSwitchConnector with VendorName %s under %s names a BMC", hits[0].port, hits[0].sw)}
+		return Location{}, &locateError{reason: ReasonNoConnector, sw: hits[0].Switch, port: hits[0].Port,
+			detail: fmt.Sprintf("no MgmtSwitchConnector with VendorName %s under %s names a BMC", hits[0].Port, hits[0].Switch)}
 	}
 	return Location{}, &locateError{reason: ReasonTwoPorts, sw: found[0].Switch, port: found[0].Port,
 		detail: fmt.Sprintf("%s is on %s %s and %s %s", mac, found[0].Switch, found[0].Port, found[1].Switch, found[1].Port)}

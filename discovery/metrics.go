@@ -14,6 +14,7 @@ type metrics struct {
 	removed    prometheus.Counter
 	missing    prometheus.Counter
 	polls      *prometheus.CounterVec
+	stages     *prometheus.HistogramVec
 }
 
 func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
@@ -35,7 +36,8 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 			Help: "BMCs gone and no longer in SLS: RedfishEndpoint disabled, components marked Empty."}),
 		missing: prometheus.NewCounter(prometheus.CounterOpts{Name: "reds_missing_total",
 			Help: "BMCs gone but still in SLS: flagged Alert in HSM."}),
-		polls: cv("reds_polls_total", "Polls of HSM (EthernetInterfaces without ComponentID) and SLS, by target and result.", "target", "result"),
+		polls:  cv("reds_polls_total", "Polls of HSM (EthernetInterfaces without ComponentID) and SLS, by target and result.", "target", "result"),
+		stages: newStageHistogram(),
 	}
 	if reg == nil {
 		return m
@@ -43,6 +45,6 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 	unknown := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reds_unknown_macs",
 		Help: "MACs discovery could not place yet (GET /v1/unknown)."}, func() float64 { return float64(s.unknownCount()) })
 	reg.MustRegister(m.leases, m.registered, m.failures, m.walks, m.walkTime, m.badEntries, m.latency,
-		m.removed, m.missing, m.polls, unknown)
+		m.removed, m.missing, m.polls, m.stages, unknown)
 	return m
 }

@@ -9,38 +9,48 @@ import (
 )
 
 // process places j's MAC (River: switch port and SLS; Mountain: known),
-// gives its BMC its own credentials and registers it in HSM.
-func (s *Service) process(ctx context.Context, j job) (string, error) {
+// gives its BMC its own credentials and registers it in HSM; c times the
+// stages.
+func (s *Service) process(ctx context.Context, j job, c *clock) (string, error) {
 	if prev, err := s.cfg.Store.ByMAC(ctx, j.mac); err == nil && prev.State == StateRegistered && prev.IP == j.ip {
 		return prev.Xname, nil // a renewal of a BMC registered already
 	}
 	x := j.xname
 	if x == "" {
-		loc, err := s.loc.Locate(ctx, j.mac, j.since)
+		hits, err := s.loc.Ports(ctx, j.mac, j.since)
+		c.lap(&c.t.Switch)
+		if err != nil {
+			return "", err
+		}
+		loc, err := s.loc.Place(ctx, j.mac, hits)
+		c.lap(&c.t.SLS)
 		if err != nil {
 			return "", err
 		}
 		x = loc.Xname
 	}
-	return x, s.configure(ctx, x, j)
+	return x, s.configure(ctx, x, j, c)
 }
 
 // configure sets credentials (and, on Mountain BMCs, NTP and syslog) on
 // the BMC of xname and registers it in HSM.
-func (s *Service) configure(ctx context.Context, x string, j job) error {
+func (s *Service) configure(ctx context.Context, x string, j job, c *clock) error {
 	e, err := s.provision(ctx, x, j)
+	if err == nil && j.kind == KindMountain && (len(s.cfg.NTP) > 0 || s.cfg.Syslog != "") {
+		if err = s.cfg.BMCs.SetNetworkProtocol(ctx, e.Addr, e.User, e.Password, s.cfg.NTP, s.cfg.Syslog); err != nil {
+			err = stepErr(ReasonBMC, err)
+		}
+	}
+	c.lap(&c.t.Credentials)
 	if err != nil {
 		return err
 	}
-	if j.kind == KindMountain && (len(s.cfg.NTP) > 0 || s.cfg.Syslog != "") {
-		if err := s.cfg.BMCs.SetNetworkProtocol(ctx, e.Addr, e.User, e.Password, s.cfg.NTP, s.cfg.Syslog); err != nil {
-			return stepErr(ReasonBMC, err)
-		}
+	err = pointInterface(ctx, s.cfg.HSM, j.mac, j.ip, x)
+	if err == nil {
+		err = registerEndpoint(ctx, s.cfg.HSM, e)
 	}
-	if err := pointInterface(ctx, s.cfg.HSM, j.mac, j.ip, x); err != nil {
-		return stepErr(ReasonHSM, err)
-	}
-	if err := registerEndpoint(ctx, s.cfg.HSM, e); err != nil {
+	c.lap(&c.t.HSM)
+	if err != nil {
 		return stepErr(ReasonHSM, err)
 	}
 	e.State = StateRegistered

@@ -55,7 +55,7 @@ type Config struct {
 	Now func() time.Time
 	// Done, if set, is told the outcome of every MAC processed: the BMC
 	// xname registered, or the error that left it unknown (tests, benchmarks).
-	Done       func(mac, xname string, err error)
+	Done       func(Outcome)
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
 }
@@ -296,10 +296,13 @@ func (s *Service) work(ctx context.Context) {
 				continue
 			}
 		}
-		x, err := s.process(ctx, j)
+		c := newClock(s.cfg.Now, j.since)
+		c.lap(&c.t.Queued)
+		x, err := s.process(ctx, j, c)
 		s.finish(j, err)
+		s.m.observe(c.t)
 		if s.cfg.Done != nil && ctx.Err() == nil {
-			s.cfg.Done(j.mac, x, err)
+			s.cfg.Done(Outcome{MAC: j.mac, Xname: x, Err: err, Timing: c.t})
 		}
 		if ctx.Err() != nil {
 			return
