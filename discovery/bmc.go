@@ -165,20 +165,41 @@ func (b *BMCs) Login(ctx context.Context, addr, user, password string) error {
 	return problem.Unavailablef("bmc %s: AccountService: %s", addr, resp.Status)
 }
 
+// accountsURI is where Redfish 1.6 and later put the account collection
+// (the schema's URIs); older BMCs are reached through the service root.
+const accountsURI = "/redfish/v1/AccountService/Accounts"
+
+// CheckChanged checks that the BMC at addr now takes user/password and
+// refuses user/old, with one request each. They go one after the other on
+// the connection the change was made on: at once, the second would cost a
+// new connection and TLS handshake.
+func (b *BMCs) CheckChanged(ctx context.Context, addr, user, old, password string) error {
+	if err := b.Login(ctx, addr, user, password); err != nil {
+		return fmt.Errorf("new password does not log in: %w", err)
+	}
+	if err := b.Login(ctx, addr, user, old); !errors.Is(err, errRefused) {
+		return fmt.Errorf("bmc %s: factory password still accepted after the change (%v)", addr, err)
+	}
+	return nil
+}
+
 // SetPassword logs in as user with old and changes that account's password
-// to password (AccountService PATCH).
+// to password (PATCH of the account's Password).
 func (b *BMCs) SetPassword(ctx context.Context, addr, user, old, password string) error {
 	c, err := b.connect(ctx, addr, user, old)
 	if err != nil {
 		return err
 	}
-	as, err := c.Service.AccountService()
+	accs, err := schemas.ListReferencedManagerAccounts(c, accountsURI)
 	if err != nil {
-		return classify(addr, err)
-	}
-	accs, err := as.Accounts()
-	if err != nil {
-		return classify(addr, err)
+		// Not at the standard place: follow the links.
+		as, err := c.Service.AccountService()
+		if err != nil {
+			return classify(addr, err)
+		}
+		if accs, err = as.Accounts(); err != nil {
+			return classify(addr, err)
+		}
 	}
 	for _, a := range accs {
 		if a.UserName != user {

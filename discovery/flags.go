@@ -41,7 +41,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	fl.hsmEvery = f.Duration("hsm-poll", time.Minute, "read HSM's Ethernet interfaces without ComponentID every `DURATION` (the fallback when another DHCP server writes them)")
 	fl.presence = f.Duration("presence-interval", 30*time.Second, "check each registered BMC's service root every `DURATION` (jittered ±10 %)")
 	fl.retryMax = f.Duration("retry-max", 5*time.Minute, "longest backoff before a MAC that failed is tried again (`DURATION`)")
-	fl.workers = f.Int("workers", 32, "`N` MACs placed and registered at once")
+	fl.workers = f.Int("workers", defaultWorkers, "`N` MACs placed and registered at once")
 	fl.ntp = f.String("ntp-servers", "", "comma-separated NTP servers set on new Mountain BMCs (`LIST`)")
 	fl.syslog = f.String("syslog-target", "", "syslog `HOST:PORT` set on new Mountain BMCs")
 	fl.maxConns = f.MaxConnections(httpserver.DefaultMaxConns)

@@ -121,7 +121,10 @@ func (s *suite) startService(w Walker, cfg Config) {
 	if s.store, err = OpenStore(context.Background(), filepath.Join(s.dir, "reds.db"), box, nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg.HSM, cfg.SLS, cfg.Store, cfg.Walker, cfg.Bus = s.hsm, s.sls, s.store, w, s.bus
+	if cfg.HSM == nil {
+		cfg.HSM = s.hsm
+	}
+	cfg.SLS, cfg.Store, cfg.Walker, cfg.Bus = s.sls, s.store, w, s.bus
 	if cfg.BMCs == nil {
 		cfg.BMCs = s.bmcClient(redfishsim.DefaultPassword)
 	}

@@ -3,7 +3,6 @@ package discovery
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/hmsuite/hms/internal/problem"
 )
@@ -47,7 +46,7 @@ func (s *Service) configure(ctx context.Context, x string, j job, c *clock) erro
 	}
 	err = pointInterface(ctx, s.cfg.HSM, j.mac, j.ip, x)
 	if err == nil {
-		err = registerEndpoint(ctx, s.cfg.HSM, e)
+		err = s.reg.register(ctx, e)
 	}
 	c.lap(&c.t.HSM)
 	if err != nil {
@@ -109,11 +108,8 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 		}
 		return e, stepErr(ReasonBMCDown, err)
 	}
-	if err := b.Login(ctx, e.Addr, e.User, pw); err != nil {
-		return e, stepErr(ReasonBMC, fmt.Errorf("new password does not log in: %w", err))
-	}
-	if err := b.Login(ctx, e.Addr, e.User, b.cfg.DefaultPassword); !errors.Is(err, errRefused) {
-		return e, stepErr(ReasonBMC, fmt.Errorf("bmc %s: factory password still accepted after the change (%v)", e.Addr, err))
+	if err := b.CheckChanged(ctx, e.Addr, e.User, b.cfg.DefaultPassword, pw); err != nil {
+		return e, stepErr(ReasonBMC, err)
 	}
 	// Stored with the registration: until then the pending password is
 	// what a restart would log in with.

@@ -46,11 +46,16 @@ func pointInterface(ctx context.Context, h HSM, mac, ip, xname string) error {
 	return nil
 }
 
-// registerEndpoint POSTs the RedfishEndpoint of e (PATCH on 409), with
-// RediscoverOnUpdate so HSM walks it at once.
-func registerEndpoint(ctx context.Context, h HSM, e Endpoint) error {
-	ep := hsm.RedfishEndpoint{ID: e.Xname, FQDN: e.Addr, IPAddress: e.IP, MACAddr: e.MAC,
+// endpointOf is the RedfishEndpoint of e, with RediscoverOnUpdate so HSM
+// walks it at once.
+func endpointOf(e Endpoint) hsm.RedfishEndpoint {
+	return hsm.RedfishEndpoint{ID: e.Xname, FQDN: e.Addr, IPAddress: e.IP, MACAddr: e.MAC,
 		User: e.User, Password: e.Password, RediscoverOnUpdate: true}
+}
+
+// registerEndpoint POSTs the RedfishEndpoint of e (PATCH on 409).
+func registerEndpoint(ctx context.Context, h HSM, e Endpoint) error {
+	ep := endpointOf(e)
 	err := h.CreateRedfishEndpoints(ctx, ep)
 	if errors.Is(err, problem.ErrConflict) {
 		on, yes := true, true
@@ -58,9 +63,17 @@ func registerEndpoint(ctx context.Context, h HSM, e Endpoint) error {
 			IPAddress: &ep.IPAddress, MACAddr: &ep.MACAddr, User: &ep.User, Password: &ep.Password, RediscoverOnUpdate: &yes})
 	}
 	if err != nil {
-		return fmt.Errorf("hsm: register %s: %w", e.Xname, err)
+		return fmtRegister(e.Xname, err)
 	}
 	return nil
+}
+
+// fmtRegister wraps a failed registration of xname ("" for a batch).
+func fmtRegister(xname string, err error) error {
+	if xname == "" {
+		return fmt.Errorf("hsm: register a batch of endpoints: %w", err)
+	}
+	return fmt.Errorf("hsm: register %s: %w", xname, err)
 }
 
 // retire disables the RedfishEndpoint of xname and marks the BMC and every

@@ -34,7 +34,7 @@ type Config struct {
 	// FDBRefresh the slow periodic walk of every switch (10 min).
 	FDBTTL, FDBRefresh time.Duration
 	// WalkConcurrency bounds the switches walked at once (8); Workers the
-	// MACs processed at once (32).
+	// MACs processed at once (defaultWorkers).
 	WalkConcurrency, Workers int
 	// SLSRefresh is how often switches and Mountain chassis are re-read
 	// from SLS (5 min); HSMPoll how often HSM's unplaced interfaces are
@@ -75,7 +75,7 @@ func (c *Config) setDefaults() {
 	def(&c.RetryMin, 5*time.Second)
 	def(&c.RetryMax, 5*time.Minute)
 	if c.Workers <= 0 {
-		c.Workers = 32
+		c.Workers = defaultWorkers
 	}
 	if c.Group == "" {
 		c.Group = "reds"
@@ -90,6 +90,13 @@ func (c *Config) setDefaults() {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 }
+
+// defaultWorkers is how many MACs are processed at once. A worker spends
+// nearly all its time waiting (on a BMC's HTTPS answers, on HSM's and our
+// own SQLite commits), so the count bounds a burst's throughput, not CPU:
+// with 32, 500 leases at once queued for up to 7 s; with 128 the 500-BMC
+// benchmark's p99 halves (docs/benchmarks/discovery.md).
+const defaultWorkers = 128
 
 // Unknown is a MAC discovery could not place or register yet, and why.
 type Unknown struct {
@@ -120,6 +127,7 @@ type Service struct {
 	log *slog.Logger
 	fdb *FDB
 	loc *Locator
+	reg *registrar
 	m   *metrics
 
 	mu       sync.Mutex
@@ -143,6 +151,7 @@ func New(cfg Config) *Service {
 	s.m = newMetrics(cfg.Registerer, s)
 	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
+	s.reg = newRegistrar(cfg.HSM)
 	return s
 }
 
@@ -154,6 +163,7 @@ func (s *Service) Run(ctx context.Context) error {
 	s.refreshSLS(ctx)
 	close(s.started)
 	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { s.reg.run(ctx); return nil })
 	for range s.cfg.Workers {
 		g.Go(func() error { s.work(ctx); return nil })
 	}
