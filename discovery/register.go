@@ -18,7 +18,7 @@ type HSM interface {
 	PatchEthernetInterface(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error)
 	CreateRedfishEndpoints(ctx context.Context, eps ...hsm.RedfishEndpoint) error
 	PatchRedfishEndpoint(ctx context.Context, xname string, p hsm.RedfishEndpointPatch) (hsm.RedfishEndpoint, error)
-	Components(ctx context.Context, query url.Values) ([]hsm.Component, error)
+	ComponentsUnder(ctx context.Context, xname string, query url.Values) ([]hsm.Component, error)
 	BulkStateData(ctx context.Context, ids []string, state, flag string, force bool, info *hsm.ExtendedInfo) error
 	BulkFlagOnly(ctx context.Context, ids []string, flag string) error
 }
@@ -93,25 +93,16 @@ func retire(ctx context.Context, h HSM, xname string) error {
 	return nil
 }
 
-// below lists xname and the components HSM has under it.
+// below lists xname and the components HSM has under it (one query of
+// that subtree, not a listing of every component).
 func below(ctx context.Context, h HSM, xname string) ([]string, error) {
-	comps, err := h.Components(ctx, url.Values{})
+	comps, err := h.ComponentsUnder(ctx, xname, nil)
 	if err != nil {
 		return nil, fmt.Errorf("hsm: components under %s: %w", xname, err)
 	}
-	var ids []string
-	for _, c := range comps {
-		if c.ID == xname || isBelow(c.ID, xname) {
-			ids = append(ids, c.ID)
-		}
+	ids := make([]string, len(comps))
+	for i, c := range comps {
+		ids[i] = c.ID
 	}
 	return ids, nil
-}
-
-// isBelow reports whether id names a component under parent: parent
-// followed by a letter (x3000c0s1b0n0 is under x3000c0s1b0; x3000c0s10 is
-// not under x3000c0s1).
-func isBelow(id, parent string) bool {
-	rest, ok := strings.CutPrefix(id, parent)
-	return ok && rest != "" && rest[0] >= 'a' && rest[0] <= 'z'
 }

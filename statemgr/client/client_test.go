@@ -77,6 +77,13 @@ func TestComponents(t *testing.T) {
 	if err != nil || len(queried) != 1 || queried[0].ID != "x0c0s0b0n1" {
 		t.Errorf("QueryComponents = %+v, %v", queried, err)
 	}
+	under, err := c.ComponentsUnder(ctx, "x0c0s0b0", url.Values{"state": {"Ready"}})
+	if err != nil || len(under) != 2 || under[0].ID != "x0c0s0b0n0" || under[1].ID != "x0c0s0b0n1" {
+		t.Errorf("ComponentsUnder(x0c0s0b0) = %+v, %v; want its two nodes", under, err)
+	}
+	if under, err := c.ComponentsUnder(ctx, "x0c0s1", nil); err != nil || len(under) != 0 {
+		t.Errorf("ComponentsUnder(x0c0s1) = %+v, %v; want none", under, err)
+	}
 	if _, err := c.Component(ctx, "x9c0s0b0n0"); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("missing component: %v, want ErrNotFound", err)
 	}

@@ -23,6 +23,14 @@ func (c *Client) Components(ctx context.Context, query url.Values) ([]hsm.Compon
 	return out.Components, err
 }
 
+// ComponentsUnder returns xname and the components below it (GET
+// /State/Components/Query/{xname}); query holds the GET filters, nil for none.
+func (c *Client) ComponentsUnder(ctx context.Context, xname string, query url.Values) ([]hsm.Component, error) {
+	var out hsm.ComponentList
+	err := c.do(ctx, http.MethodGet, withQuery("/State/Components/Query/"+url.PathEscape(xname), query), nil, &out)
+	return out.Components, err
+}
+
 // QueryComponents returns the listed components (POST /State/Components/Query),
 // for lists too long for a URL.
 func (c *Client) QueryComponents(ctx context.Context, ids []string) ([]hsm.Component, error) {
