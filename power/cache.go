@@ -122,6 +122,7 @@ func (s *Service) sampleLoop(ctx context.Context) error {
 // Sample reads the power state of every node HSM knows and every
 // component with a Redfish endpoint, then reports changes to HSM.
 func (s *Service) Sample(ctx context.Context) error {
+	start := time.Now()
 	if err := s.targets.refresh(ctx); err != nil {
 		return err
 	}
@@ -164,6 +165,8 @@ func (s *Service) Sample(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	s.m.sampleTime.Observe(time.Since(start).Seconds())
+	s.m.lastSample.Store(s.cfg.Now().UnixNano())
 	s.pushStates(ctx, ids)
 	return nil
 }

@@ -88,14 +88,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	hc := client.New(cfg.HSMURL, nil, "pcs")
-	bmc := NewBMCClient(creds, cfg.MaxRequests, cfg.PerBMC, cfg.BMCTimeout)
-	cfg.Service.Log = cfg.Log
+	reg := httpserver.NewRegistry()
+	bmc := NewBMCClient(creds, cfg.MaxRequests, cfg.PerBMC, cfg.BMCTimeout, reg)
+	cfg.Service.Log, cfg.Service.Registerer = cfg.Log, reg
 	svc, err := New(ctx, store, hc, bmc, cfg.Service)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	reg := httpserver.NewRegistry()
 	api := NewAPI(svc, cfg.Log, store.Ping, hc.Ready)
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
 	if cfg.MaxConns > 0 {

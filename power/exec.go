@@ -71,6 +71,7 @@ func (s *Service) runTransition(ctx context.Context, r *run) {
 	r.mu.Unlock()
 	stopFlush()
 	close(r.done)
+	s.m.transitions.WithLabelValues(string(r.tr.Operation), status).Inc()
 	s.log.InfoContext(ctx, "transition_finished", "transition_id", id, "status", status)
 	s.emit(Event{Kind: EventTransitionDone, ID: id, Status: status})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -277,4 +278,33 @@ func tasks(tr pcs.Transition) map[string]pcs.Task {
 		out[t.Xname] = t
 	}
 	return out
+}
+
+// wantMetrics checks that pcs's /metrics has each of the lines; a line
+// ending in a space stands for that metric with any value.
+func (e *env) wantMetrics(lines ...string) {
+	e.t.Helper()
+	code, b := e.call("GET", "/metrics", nil)
+	if code != 200 {
+		e.t.Fatalf("GET /metrics: %d", code)
+	}
+	for _, l := range lines {
+		end := "\n"
+		if strings.HasSuffix(l, " ") {
+			end = ""
+		}
+		if !strings.Contains("\n"+string(b), "\n"+l+end) {
+			e.t.Errorf("/metrics lacks %q in:\n%s", l, grepLines(string(b), "pcs_"))
+		}
+	}
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for l := range strings.Lines(s) {
+		if strings.HasPrefix(l, prefix) && !strings.Contains(l, "_bucket") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
 }

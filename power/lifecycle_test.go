@@ -86,6 +86,7 @@ func TestPowerStatus(t *testing.T) {
 	if err := e.daemon.Service().Sample(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	e.wantMetrics("pcs_power_status_sample_seconds_count ", "pcs_power_status_cache_age_seconds ", "pcs_power_status_components ")
 	e.transition("force-off", 1, locs(e.node(1))...)
 	var got struct{ Status []pcs.PowerStatus }
 	code, b := e.call("GET", "/power-status?powerStateFilter=Off", nil)

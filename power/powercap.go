@@ -207,6 +207,7 @@ func (s *Service) runCap(ctx context.Context, t *CapTask) {
 	if err := s.saveCap(context.WithoutCancel(ctx), t); err != nil {
 		s.log.ErrorContext(ctx, "powercap_save_failed", "task_id", t.ID, "err", err)
 	}
+	s.m.capTasks.WithLabelValues(t.Type).Inc()
 	s.emit(Event{Kind: EventCapDone, ID: t.ID, Status: CapCompleted})
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stmcginnis/gofish/schemas"
 
 	"github.com/hmsuite/hms/power/pcs"
@@ -97,14 +98,16 @@ type BMCClient struct {
 	global  chan struct{}
 	perBMC  int
 	timeout time.Duration
+	m       *bmcMetrics
 
 	mu    sync.Mutex
 	hosts map[string]chan struct{}
 }
 
-// NewBMCClient returns a client. BMC certificates are not checked, as in
-// HMS (BMCs ship self-signed ones).
-func NewBMCClient(creds Credentials, global, perBMC int, timeout time.Duration) *BMCClient {
+// NewBMCClient returns a client that registers its metrics with reg
+// (nil: nowhere). BMC certificates are not checked, as in HMS (BMCs ship
+// self-signed ones).
+func NewBMCClient(creds Credentials, global, perBMC int, timeout time.Duration, reg prometheus.Registerer) *BMCClient {
 	tr := &http.Transport{
 		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // BMCs are self-signed, as HSM's default
 		MaxIdleConnsPerHost: perBMC,
@@ -116,7 +119,8 @@ func NewBMCClient(creds Credentials, global, perBMC int, timeout time.Duration) 
 		IdleConnTimeout: 90 * time.Second,
 	}
 	return &BMCClient{hc: &http.Client{Transport: tr, CheckRedirect: noRedirect}, creds: creds,
-		global: make(chan struct{}, global), perBMC: perBMC, timeout: timeout, hosts: map[string]chan struct{}{}}
+		global: make(chan struct{}, global), perBMC: perBMC, timeout: timeout, hosts: map[string]chan struct{}{},
+		m: newBMCMetrics(reg)}
 }
 
 // noRedirect keeps credentials at the BMC's own origin.
@@ -147,11 +151,24 @@ func (c *BMCClient) acquire(ctx context.Context, host string) (func(), error) {
 	return func() { <-c.global; <-sem }, nil
 }
 
-// do sends one request to t's BMC and returns the body of a 2xx answer.
+// do sends one request to t's BMC and returns the body of a 2xx answer,
+// counting it and its failure.
 func (c *BMCClient) do(ctx context.Context, t Target, method, path string, body any) ([]byte, error) {
+	start := time.Now()
+	b, status, err := c.send(ctx, t, method, path, body)
+	c.m.requests.WithLabelValues(method).Inc()
+	c.m.latency.Observe(time.Since(start).Seconds())
+	if err != nil {
+		c.m.errors.WithLabelValues(method, errReason(ctx, err, status)).Inc()
+	}
+	return b, err
+}
+
+// send is do without the metrics; status is the BMC's answer (0: none).
+func (c *BMCClient) send(ctx context.Context, t Target, method, path string, body any) ([]byte, int, error) {
 	release, err := c.acquire(ctx, t.Base)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -160,13 +177,13 @@ func (c *BMCClient) do(ctx context.Context, t Target, method, path string, body 
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.Base+path, rd)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -177,21 +194,21 @@ func (c *BMCClient) do(ctx context.Context, t Target, method, path string, body 
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if resp.StatusCode >= 300 {
 		err := fmt.Errorf("bad status code: %d", resp.StatusCode)
 		if resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusUnauthorized {
 			err = fmt.Errorf("%w: %w", err, errRefused)
 		}
-		return nil, err
+		return nil, resp.StatusCode, err
 	}
-	return b, nil
+	return b, resp.StatusCode, nil
 }
 
 // read GETs the component's resource.

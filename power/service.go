@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/internal/problem"
@@ -41,7 +42,9 @@ type Config struct {
 	// OnEvent, if set, is told of task progress and of finished
 	// transitions and power-cap tasks (see Event).
 	OnEvent func(Event)
-	Log     *slog.Logger
+	// Registerer receives the engine's metrics; nil registers nowhere.
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -89,6 +92,7 @@ type Service struct {
 	queue    chan *run
 	caps     capStore
 	capQueue chan *CapTask
+	m        *metrics
 
 	mu   sync.Mutex
 	runs map[string]*run
@@ -101,6 +105,7 @@ func New(ctx context.Context, store *Store, h HSM, bmc *BMCClient, cfg Config) (
 		queue: make(chan *run, 4096), runs: map[string]*run{},
 		caps: capStore{tasks: map[string]*CapTask{}}, capQueue: make(chan *CapTask, 1024)}
 	s.cache = newStatusCache()
+	s.m = newMetrics(cfg.Registerer, s)
 	trs, err := store.Load(ctx)
 	if err != nil {
 		return nil, err

@@ -77,6 +77,7 @@ func failed(desc, err string) outcome { return outcome{pcs.TaskFailed, desc, err
 // the task unfinished only when ctx ends without an abort (the daemon
 // stops), so a restart resumes it.
 func (tr *taskRun) execute(ctx context.Context) {
+	start := time.Now()
 	o, done := tr.sequence(ctx)
 	if !done {
 		return
@@ -85,6 +86,9 @@ func (tr *taskRun) execute(ctx context.Context) {
 		o = failed("Aborted. Last status - "+tr.r.desc(tr.t), "Transition aborted")
 	}
 	tr.r.finish(tr.t, o)
+	op := string(tr.r.tr.Operation)
+	tr.s.m.tasks.WithLabelValues(op, o.status).Inc()
+	tr.s.m.taskTime.WithLabelValues(op, o.status).Observe(time.Since(start).Seconds())
 }
 
 func (tr *taskRun) sequence(ctx context.Context) (outcome, bool) {

@@ -81,6 +81,13 @@ func TestPartialFailure(t *testing.T) {
 	if tr.Counts != (pcs.TaskCounts{Total: 3, Succeeded: 1, Failed: 2}) {
 		t.Errorf("counts = %+v", tr.Counts)
 	}
+	e.wantMetrics(`pcs_transitions_total{operation="Force-Off",result="completed"} 1`,
+		`pcs_tasks_total{operation="Force-Off",status="failed"} 2`,
+		`pcs_tasks_total{operation="Force-Off",status="succeeded"} 1`,
+		`pcs_task_duration_seconds_count{operation="Force-Off",status="failed"} 2`,
+		`pcs_bmc_request_errors_total{method="GET",reason="timeout"} `,
+		`pcs_bmc_request_errors_total{method="GET",reason="status_5xx"} `,
+		`pcs_transitions_running 0`)
 }
 
 // TestReservations: a component locked by an admin, or reserved by
