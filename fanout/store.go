@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -297,22 +296,22 @@ func (s *Store) enqueue(ctx context.Context, bodies []scnRow, rows []qkey, marks
 			begun = nil // WriteTx may run the transaction again
 		}
 		args := make([]any, 0, 3*maxChunk)
-		err := chunks(len(bodies), func(lo, hi int) error {
+		err := sqldb.Chunks(len(bodies), maxChunk, func(lo, hi int) error {
 			args = args[:0]
 			for _, b := range bodies[lo:hi] {
 				args = append(args, b.id, b.body, b.enqueued)
 			}
-			return s.exec(ctx, tx, `INSERT INTO scns (id, body, enqueued_at) VALUES `+placeholders(hi-lo, 3), args)
+			return s.exec(ctx, tx, `INSERT INTO scns (id, body, enqueued_at) VALUES `+sqldb.Placeholders(hi-lo, 3), args)
 		})
 		if err != nil {
 			return err
 		}
-		err = chunks(len(rows), func(lo, hi int) error {
+		err = sqldb.Chunks(len(rows), maxChunk, func(lo, hi int) error {
 			args = args[:0]
 			for _, r := range rows[lo:hi] {
 				args = append(args, r.target, r.scn)
 			}
-			return s.exec(ctx, tx, `INSERT INTO deliveries (target, scn) VALUES `+placeholders(hi-lo, 2), args)
+			return s.exec(ctx, tx, `INSERT INTO deliveries (target, scn) VALUES `+sqldb.Placeholders(hi-lo, 2), args)
 		})
 		if err != nil {
 			return err
@@ -345,27 +344,6 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args []any) 
 
 // maxChunk is the most rows one multi-row statement carries.
 const maxChunk = 256
-
-// chunks calls fn on consecutive parts [lo, hi) of n items, sized maxChunk
-// and then halving, so that few distinct statement texts are ever prepared.
-func chunks(n int, fn func(lo, hi int) error) error {
-	for lo := 0; lo < n; {
-		size := maxChunk
-		for size > n-lo {
-			size /= 2
-		}
-		if err := fn(lo, lo+size); err != nil {
-			return err
-		}
-		lo += size
-	}
-	return nil
-}
-
-func placeholders(rows, cols int) string {
-	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
-	return strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ")
-}
 
 // ack deletes delivered rows, and the SCN bodies nobody is owed any more.
 func (s *Store) ack(ctx context.Context, keys []qkey) error {

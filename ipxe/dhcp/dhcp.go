@@ -7,9 +7,9 @@
 // is written to HSM's EthernetInterfaces, so discovery can place it.
 //
 // The decisions are made by Handler, a function of the packet, the lease
-// table and the HSM lookup; Server around it does the socket (through
-// github.com/insomniacslk/dhcp's server4), the group-committed writes and the
-// outbox relays. Shape after coredhcp: one handler chain, state injected.
+// table and the HSM lookup; Server around it does the socket (its own
+// batched read loop; github.com/insomniacslk/dhcp's codec), the
+// group-committed writes and the outbox relays. Shape after coredhcp: one handler chain, state injected.
 package dhcp
 
 import (

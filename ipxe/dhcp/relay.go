@@ -75,7 +75,7 @@ func (s *Server) handOver(rows []outboxRow) {
 }
 
 // publish sends the oldest committed events to the bus; the writer deletes
-// their rows in its next transaction (one fsync for both), so a crash in
+// the outbox rows whose events all went in its next transaction (one fsync for both), so a crash in
 // between publishes them again: at least once, never lost.
 func (s *Server) publish(ctx context.Context) (bool, error) {
 	if s.cfg.Publisher == nil {
@@ -101,7 +101,14 @@ func (s *Server) publish(ctx context.Context) (bool, error) {
 	s.outbox = s.outbox[len(rows):]
 	busy := len(s.outbox) > 0
 	s.outMu.Unlock()
-	s.published.Store(rows[len(rows)-1].seq)
+	// An outbox row holds the events of one commit; it may go once all of
+	// them are published.
+	last := rows[len(rows)-1]
+	if pub := last.seq - 1; last.last {
+		s.published.Store(last.seq)
+	} else if pub > 0 {
+		s.published.Store(pub)
+	}
 	s.wakeWriter()
 	return busy, nil
 }

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/ipv4"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
@@ -48,7 +48,8 @@ type Server struct {
 	cfg   ServerConfig
 	h     *Handler
 	store *Store
-	conn  net.PacketConn
+	conn  *net.UDPConn
+	pc    *ipv4.PacketConn // conn, for batched reads and writes
 	m     *metrics
 
 	mu      sync.Mutex // orders Handle and the queueing of its change
@@ -62,16 +63,15 @@ type Server struct {
 	relayed   chan struct{} // closed and replaced after each relay round
 
 	published atomic.Int64 // last outbox row the bus took; the writer deletes up to it
-	inflight  atomic.Int64 // packets being handled (server4 runs a goroutine per packet)
 
 	outMu  sync.Mutex
 	outbox []outboxRow // committed events for the relay, in order
 }
 
 type pendingChange struct {
-	c    *Change
-	send func()
-	done chan error
+	c     *Change
+	reply *datagram // sent once c is stored (nil: none)
+	done  chan error
 }
 
 // Listen loads the leases from db (bss's database) and binds the port.
@@ -114,7 +114,7 @@ func Listen(ctx context.Context, cfg ServerConfig, db *sqldb.DB) (*Server, error
 	s := &Server{cfg: cfg, h: h, store: store, wake: make(chan struct{}, 1), stored: make(chan struct{}, 1),
 		relayed: make(chan struct{}), outbox: left}
 	s.m = newMetrics(cfg.Registerer, h)
-	s.conn = &parsingConn{PacketConn: conn, s: s}
+	s.conn, s.pc = conn, ipv4.NewPacketConn(conn)
 	return s, nil
 }
 
@@ -131,19 +131,7 @@ func (s *Server) Close() error { return s.conn.Close() }
 // stored events go to the bus and unknown MACs to HSM in the background.
 func (s *Server) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	srv, err := server4.NewServer(s.cfg.Interface, nil, func(conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
-		s.serve(conn, peer, m)
-	}, server4.WithConn(s.conn))
-	if err != nil {
-		return fmt.Errorf("dhcp server: %w", err)
-	}
-	g.Go(func() error {
-		err := srv.Serve()
-		if gctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("dhcp serve: %w", err)
-	})
+	g.Go(func() error { return s.read(gctx) })
 	g.Go(func() error { <-gctx.Done(); return s.conn.Close() })
 	g.Go(func() error { return s.writer(gctx) })
 	g.Go(func() error { return s.expirer(gctx) })
@@ -151,74 +139,17 @@ func (s *Server) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
-// Overload control: server4 starts a goroutine per packet, so under a storm
-// beyond what the server can do, packets would queue in memory for seconds
-// and be answered after the clients gave up. Past these many packets in
-// hand, new ones are dropped, DISCOVERs first: a REQUEST finishes a lease
-// whose OFFER was already paid for. Clients retransmit.
-const (
-	maxInflight         = 512
-	maxInflightDiscover = 64
-)
-
-// serve handles one packet: decide, then answer at once, or, when the
-// packet changed a lease, once the writer has stored it (the writer sends
-// the reply, so no goroutine waits on a commit).
-func (s *Server) serve(conn net.PacketConn, peer net.Addr, m *dhcpv4.DHCPv4) {
-	s.m.packets.WithLabelValues(m.MessageType().String()).Inc()
-	n := s.inflight.Add(1)
-	defer s.inflight.Add(-1)
-	if n > maxInflight || n > maxInflightDiscover && m.MessageType() == dhcpv4.MessageTypeDiscover {
-		s.drop(DropOverload, "mac", m.ClientHWAddr.String(), "type", m.MessageType().String())
-		return
-	}
-	s.mu.Lock()
-	res := s.h.Handle(m)
-	var send func()
-	if res.Reply != nil {
-		send = s.sender(conn, peer, m, res.Reply)
-	}
-	if res.Change != nil {
-		s.queue(res.Change, send, nil)
-		send = nil
-	}
-	s.mu.Unlock()
-	if res.Drop != "" {
-		s.drop(res.Drop, "mac", m.ClientHWAddr.String(), "type", m.MessageType().String())
-		return
-	}
-	if send != nil {
-		send()
-	}
-}
-
-// sender returns the function that sends reply to req's destination.
-func (s *Server) sender(conn net.PacketConn, peer net.Addr, req, reply *dhcpv4.DHCPv4) func() {
-	return func() {
-		dst := Destination(req, reply, s.cfg.RelayPort, s.cfg.ClientPort)
-		if s.cfg.ReplyToPeer {
-			dst, _ = peer.(*net.UDPAddr)
-		}
-		if _, err := conn.WriteTo(reply.ToBytes(), dst); err != nil {
-			s.m.sendErrors.Inc()
-			s.cfg.Log.Debug("dhcp_send_failed", "to", dst.String(), "err", err)
-			return
-		}
-		s.m.replies.WithLabelValues(reply.MessageType().String()).Inc()
-	}
-}
-
 // queue adds c to the next group commit; s.mu is held, so changes are
-// stored in the order they were decided. After the commit the writer calls
-// send (if any) and reports to done (if any).
-func (s *Server) queue(c *Change, send func(), done chan error) {
+// stored in the order they were decided. After the commit the writer sends
+// reply (if any) and reports to done (if any).
+func (s *Server) queue(c *Change, reply *datagram, done chan error) {
 	if s.cfg.Publisher == nil {
 		c.Event = nil // nobody would ever take it from the outbox
 	}
 	if s.cfg.HSM == nil {
 		c.NewMAC = false
 	}
-	s.pending = append(s.pending, pendingChange{c: c, send: send, done: done})
+	s.pending = append(s.pending, pendingChange{c: c, reply: reply, done: done})
 	s.wakeWriter()
 }
 
@@ -268,14 +199,16 @@ func (s *Server) writer(ctx context.Context) error {
 			s.m.storeErrors.Inc()
 			s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)
 		}
+		var replies outbound
 		for _, p := range batch {
-			if err == nil && p.send != nil {
-				p.send() // the client retries what failed
+			if err == nil && p.reply != nil {
+				replies.add(p.reply) // the client retries what failed
 			}
 			if p.done != nil {
 				p.done <- err
 			}
 		}
+		s.send(&replies)
 		if len(rows) > 0 || len(batch) > 0 {
 			s.handOver(rows)
 		}
@@ -324,27 +257,6 @@ func (s *Server) drop(reason string, attrs ...any) {
 		level = slog.LevelWarn
 	}
 	s.cfg.Log.Log(context.Background(), level, "dhcp_dropped", append([]any{"reason", reason}, attrs...)...)
-}
-
-// parsingConn drops what does not parse as DHCPv4 before server4 sees it
-// (server4 drops it silently; we count and log it).
-type parsingConn struct {
-	net.PacketConn
-	s *Server
-}
-
-func (c *parsingConn) ReadFrom(b []byte) (int, net.Addr, error) {
-	for {
-		n, peer, err := c.PacketConn.ReadFrom(b)
-		if err != nil {
-			return n, peer, err
-		}
-		if _, perr := dhcpv4.FromBytes(b[:n]); perr != nil {
-			c.s.drop(DropMalformed, "from", peer.String(), "err", perr)
-			continue
-		}
-		return n, peer, nil
-	}
 }
 
 // readBuffer is the socket receive buffer asked for: enough for a burst,

@@ -67,84 +67,166 @@ func (s *Store) Leases(ctx context.Context) ([]*Lease, error) {
 	return out, rows.Err()
 }
 
-// Apply stores changes in one transaction: leases, their events in the
-// outbox, and new unknown MACs for HSM; the outbox rows up to published
-// (when positive), which the bus has taken, leave in the same transaction.
-// It returns the outbox rows written, for the relay.
-func (s *Store) Apply(ctx context.Context, changes []*Change, published int64) (rows []outboxRow, err error) {
-	next := s.nextSeq
+// leaseChunk is the most lease rows one multi-row statement carries (7
+// parameters a row, well under SQLite's limit).
+const leaseChunk = 128
+
+// Apply stores changes in one transaction with a few multi-row statements
+// whatever their number: the leases' net effect (an address written twice
+// in the batch is written once), one outbox row holding all their events,
+// and the new unknown MACs for HSM; the outbox rows up to published (when
+// positive), which the bus has taken, leave in the same transaction. It
+// returns the events written, one outboxRow each, for the relay.
+func (s *Store) Apply(ctx context.Context, changes []*Change, published int64) ([]outboxRow, error) {
+	puts, dels, macs := netEffect(changes)
+	blob, rows, err := encodeEvents(changes)
+	if err != nil {
+		return nil, fmt.Errorf("store lease: %w", err)
+	}
+	seq := s.nextSeq
+	for i := range rows {
+		rows[i].seq = seq
+	}
+	// modernc.org/sqlite watches a cancellable context with a goroutine per
+	// statement; the transaction keeps ctx.
+	sctx := context.WithoutCancel(ctx)
 	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		rows, s.nextSeq = rows[:0], next // WriteTx may run this again
 		if published > 0 {
-			if err := s.exec(ctx, tx, `DELETE FROM dhcp_outbox WHERE seq <= ?`, published); err != nil {
+			if err := s.exec(sctx, tx, `DELETE FROM dhcp_outbox WHERE seq <= ?`, published); err != nil {
 				return fmt.Errorf("drop published lease events: %w", err)
 			}
 		}
-		for _, c := range changes {
-			r, err := s.apply(ctx, tx, c)
-			if err != nil {
-				return fmt.Errorf("store lease: %w", err)
+		if err := s.deleteLeases(sctx, tx, dels); err != nil {
+			return fmt.Errorf("store lease: %w", err)
+		}
+		if err := s.putLeases(sctx, tx, puts); err != nil {
+			return fmt.Errorf("store lease: %w", err)
+		}
+		if blob != nil {
+			if err := s.exec(sctx, tx, `INSERT INTO dhcp_outbox (seq, mac, event) VALUES (?, '', ?)`, seq, blob); err != nil {
+				return fmt.Errorf("store lease events: %w", err)
 			}
-			if r != nil {
-				rows = append(rows, *r)
-			}
+		}
+		if err := s.putPendingHSM(sctx, tx, macs); err != nil {
+			return fmt.Errorf("store unknown MACs: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if blob != nil {
+		s.nextSeq++
+	}
 	return rows, nil
 }
 
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, c *Change) (*outboxRow, error) {
-	if c.Delete.IsValid() {
-		if err := s.exec(ctx, tx, `DELETE FROM dhcp_leases WHERE ip = ?`, c.Delete.String()); err != nil {
-			return nil, err
+// netEffect folds changes, in order, into the leases to write, the
+// addresses to delete, and the unknown MACs (with their addresses) to queue
+// for HSM.
+func netEffect(changes []*Change) (puts []*Lease, dels []string, macs [][2]string) {
+	final := map[netip.Addr]*Lease{} // nil: deleted
+	var order []netip.Addr
+	set := func(a netip.Addr, l *Lease) {
+		if _, seen := final[a]; !seen {
+			order = append(order, a)
+		}
+		final[a] = l
+	}
+	var macOrder []string
+	macIP := map[string]string{}
+	for _, c := range changes {
+		if c.Delete.IsValid() {
+			set(c.Delete, nil)
+		}
+		if c.Put != nil {
+			set(c.Put.IP, c.Put)
+		}
+		if c.NewMAC && c.Event != nil {
+			if _, seen := macIP[c.Event.MACAddress]; !seen {
+				macOrder = append(macOrder, c.Event.MACAddress)
+			}
+			macIP[c.Event.MACAddress] = c.Event.IPAddress
 		}
 	}
-	if l := c.Put; l != nil {
-		err := s.exec(ctx, tx, `INSERT INTO dhcp_leases (ip, mac, subnet, state, expires, hostname, known) VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (ip) DO UPDATE SET mac = excluded.mac, subnet = excluded.subnet, state = excluded.state,
-			expires = excluded.expires, hostname = excluded.hostname, known = excluded.known`,
-			l.IP.String(), l.MAC, l.Subnet.String(), l.State, l.Expires.UnixMilli(), l.Hostname, l.Known)
-		if err != nil {
-			return nil, err
+	for _, a := range order {
+		if l := final[a]; l != nil {
+			puts = append(puts, l)
+		} else {
+			dels = append(dels, a.String())
 		}
 	}
-	if c.Event == nil {
-		return nil, nil
+	for _, m := range macOrder {
+		macs = append(macs, [2]string{m, macIP[m]})
 	}
-	b, err := lease.Encode(*c.Event)
-	if err != nil {
-		return nil, err
-	}
-	r := &outboxRow{seq: s.nextSeq, mac: c.Event.MACAddress, event: b}
-	s.nextSeq++
-	if err := s.exec(ctx, tx, `INSERT INTO dhcp_outbox (seq, mac, event) VALUES (?, ?, ?)`, r.seq, r.mac, string(b)); err != nil {
-		return nil, err
-	}
-	if c.NewMAC {
-		err = s.exec(ctx, tx, `INSERT INTO dhcp_hsm_pending (mac, ip) VALUES (?, ?) ON CONFLICT (mac) DO UPDATE SET ip = excluded.ip`,
-			c.Event.MACAddress, c.Event.IPAddress)
-	}
-	return r, err
+	return puts, dels, macs
 }
 
-func (s *Store) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
-	st, err := s.db.Stmt(ctx, tx, q)
-	if err != nil {
-		return err
+// encodeEvents renders the changes' events as JSON lines (nil: none) and
+// returns one outboxRow per event, its bytes a part of the blob, the last
+// one marked.
+func encodeEvents(changes []*Change) ([]byte, []outboxRow, error) {
+	var blob []byte
+	var rows []outboxRow
+	for _, c := range changes {
+		if c.Event == nil {
+			continue
+		}
+		b, err := lease.Encode(*c.Event)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, outboxRow{mac: c.Event.MACAddress, event: b})
+		blob = append(append(blob, b...), '\n')
 	}
-	_, err = st.ExecContext(ctx, args...)
-	return err
+	if len(rows) > 0 {
+		rows[len(rows)-1].last = true
+	}
+	return blob, rows, nil
+}
+
+func (s *Store) putLeases(ctx context.Context, tx *sql.Tx, ls []*Lease) error {
+	args := make([]any, 0, 7*min(len(ls), leaseChunk))
+	return sqldb.Chunks(len(ls), leaseChunk, func(lo, hi int) error {
+		args = args[:0]
+		for _, l := range ls[lo:hi] {
+			args = append(args, l.IP.String(), l.MAC, l.Subnet.String(), int64(l.State), l.Expires.UnixMilli(), l.Hostname, l.Known)
+		}
+		return s.exec(ctx, tx, `INSERT INTO dhcp_leases (ip, mac, subnet, state, expires, hostname, known) VALUES `+
+			sqldb.Placeholders(hi-lo, 7)+` ON CONFLICT (ip) DO UPDATE SET mac = excluded.mac, subnet = excluded.subnet,
+			state = excluded.state, expires = excluded.expires, hostname = excluded.hostname, known = excluded.known`, args...)
+	})
+}
+
+func (s *Store) deleteLeases(ctx context.Context, tx *sql.Tx, ips []string) error {
+	args := make([]any, 0, min(len(ips), leaseChunk))
+	return sqldb.Chunks(len(ips), leaseChunk, func(lo, hi int) error {
+		args = args[:0]
+		for _, ip := range ips[lo:hi] {
+			args = append(args, ip)
+		}
+		return s.exec(ctx, tx, `DELETE FROM dhcp_leases WHERE ip IN (`+strings.TrimSuffix(strings.Repeat("?, ", hi-lo), ", ")+`)`, args...)
+	})
+}
+
+func (s *Store) putPendingHSM(ctx context.Context, tx *sql.Tx, macs [][2]string) error {
+	args := make([]any, 0, 2*min(len(macs), leaseChunk))
+	return sqldb.Chunks(len(macs), leaseChunk, func(lo, hi int) error {
+		args = args[:0]
+		for _, m := range macs[lo:hi] {
+			args = append(args, m[0], m[1])
+		}
+		return s.exec(ctx, tx, `INSERT INTO dhcp_hsm_pending (mac, ip) VALUES `+sqldb.Placeholders(hi-lo, 2)+
+			` ON CONFLICT (mac) DO UPDATE SET ip = excluded.ip`, args...)
+	})
 }
 
 // outboxRow is one lease event waiting for the bus.
 type outboxRow struct {
-	seq   int64
+	seq   int64 // of the outbox row that holds it
 	mac   string
 	event []byte
+	last  bool // the last event of its outbox row
 }
 
 // outbox returns the events left unpublished by the last run, oldest first.
@@ -156,15 +238,35 @@ func (s *Store) outbox(ctx context.Context) ([]outboxRow, error) {
 	defer rows.Close()
 	var out []outboxRow
 	for rows.Next() {
-		var r outboxRow
-		var ev string
-		if err := rows.Scan(&r.seq, &r.mac, &ev); err != nil {
+		var seq int64
+		var mac, ev string
+		if err := rows.Scan(&seq, &mac, &ev); err != nil {
 			return nil, fmt.Errorf("read lease outbox: %w", err)
 		}
-		r.event = []byte(ev)
-		out = append(out, r)
+		out = append(out, splitOutbox(seq, mac, ev)...)
 	}
 	return out, rows.Err()
+}
+
+// splitOutbox returns the events of one outbox row: JSON lines, each with
+// its MAC (a row of the first schema holds one event, its mac beside it).
+func splitOutbox(seq int64, mac, ev string) []outboxRow {
+	var out []outboxRow
+	for line := range strings.Lines(ev) {
+		b := []byte(strings.TrimSuffix(line, "\n"))
+		if len(b) == 0 {
+			continue
+		}
+		r := outboxRow{seq: seq, mac: mac, event: b}
+		if e, err := lease.Decode(b); err == nil {
+			r.mac = e.MACAddress
+		}
+		out = append(out, r)
+	}
+	if len(out) > 0 {
+		out[len(out)-1].last = true
+	}
+	return out
 }
 
 // pendingHSM returns up to n unknown MACs (and their leased IPs) not yet in HSM.
@@ -203,3 +305,12 @@ func (s *Store) writtenHSM(ctx context.Context, done map[string]string) error {
 
 // hsmID is HSM's EthernetInterface ID for a MAC: its hex digits, lower case.
 func hsmID(mac string) string { return strings.ReplaceAll(strings.ToLower(mac), ":", "") }
+
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
+	st, err := s.db.Stmt(ctx, tx, q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return err
+}
