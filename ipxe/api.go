@@ -21,15 +21,17 @@ const Base = "/boot/v1"
 // API serves the BSS REST API and the cloud-init endpoints over a Service.
 type API struct {
 	svc     *Service
+	leases  LeaseReader // nil: no DHCP server
 	log     *slog.Logger
 	version string
 	// style is hms-bss's problem shape: hms-base's, without instance.
 	style problem.Style
 }
 
-// NewAPI returns the API for svc; version is what /service/version reports.
-func NewAPI(svc *Service, log *slog.Logger, version string) *API {
-	return &API{svc: svc, log: log, version: version, style: problem.Style{NoInstance: true}}
+// NewAPI returns the API for svc; version is what /service/version reports;
+// leases are the DHCP server's (nil when bss runs none).
+func NewAPI(svc *Service, leases LeaseReader, log *slog.Logger, version string) *API {
+	return &API{svc: svc, leases: leases, log: log, version: version, style: problem.Style{NoInstance: true}}
 }
 
 // apiDoc holds openapi.yaml, the document of this API, served at
@@ -67,6 +69,8 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc(Base+"/dumpstate", a.notAllowed("GET"))
 	mux.HandleFunc("GET "+Base+"/endpoint-history", a.endpointHistory)
 	mux.HandleFunc(Base+"/endpoint-history", a.notAllowed("GET"))
+	mux.HandleFunc("GET "+Base+"/dhcp/leases", a.dhcpLeases)
+	mux.HandleFunc(Base+"/dhcp/leases", a.notAllowed("GET"))
 	mux.HandleFunc("POST "+Base+"/scn", a.scn)
 	mux.HandleFunc(Base+"/scn", a.notAllowed("POST"))
 	mux.HandleFunc("GET "+Base+"/service/", a.service)

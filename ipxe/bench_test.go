@@ -20,7 +20,7 @@ func BenchmarkBootscript(b *testing.B) {
 	h.nodes(nodes...)
 	h.mustDo(b, http.MethodPut, "/boot/v1/bootparameters",
 		`{"hosts":["Compute"],"kernel":"http://k/vmlinuz","initrd":"http://k/initrd","params":"console=ttyS0 quiet"}`, 200)
-	handler := NewAPI(h.svc, nil, Version).Handler()
+	handler := NewAPI(h.svc, nil, nil, Version).Handler()
 	reqs := make([]*http.Request, n)
 	for i := range reqs {
 		reqs[i] = httptest.NewRequest(http.MethodGet, fmt.Sprintf("/boot/v1/bootscript?mac=02:00:00:00:%02x:%02x", i/256, i%256), nil)

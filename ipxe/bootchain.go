@@ -110,6 +110,14 @@ func (bc *bootChain) handler(api http.Handler) http.Handler {
 	return mux
 }
 
+// leases is the DHCP server's lease table for the API (nil without one).
+func (bc *bootChain) leases() LeaseReader {
+	if bc.dhcp == nil {
+		return nil
+	}
+	return bc.dhcp.Handler()
+}
+
 // runners are the servers' Run functions.
 func (bc *bootChain) runners() []func(context.Context) error {
 	var out []func(context.Context) error

@@ -41,29 +41,7 @@ func TestBootChainWithHSM(t *testing.T) {
 	})
 	ask := func(typ dhcpv4.MessageType, mac string, mods ...dhcpv4.Modifier) *dhcpv4.DHCPv4 {
 		t.Helper()
-		hw, _ := net.ParseMAC(mac)
-		m, err := dhcpv4.New(append([]dhcpv4.Modifier{dhcpv4.WithMessageType(typ), dhcpv4.WithHwAddr(hw),
-			withArch(iana.EFI_X86_64)}, mods...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := net.DialUDP("udp4", nil, bss.DHCP().Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.Write(m.ToBytes())
-		c.SetReadDeadline(time.Now().Add(5 * time.Second)) // bounds a lost reply, times nothing
-		buf := make([]byte, 1500)
-		n, err := c.Read(buf)
-		if err != nil {
-			t.Fatalf("%s from %s: %v", typ, mac, err)
-		}
-		r, err := dhcpv4.FromBytes(buf[:n])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return askDHCP(t, bss.DHCP().Addr(), typ, mac, append([]dhcpv4.Modifier{withArch(iana.EFI_X86_64)}, mods...)...)
 	}
 	// aa:bb:cc:00:00:01 is x3000c0s1b0n0 with 10.0.0.1 in HSM (withHSM).
 	known := ask(dhcpv4.MessageTypeDiscover, "aa:bb:cc:00:00:01")
@@ -109,6 +87,46 @@ func TestBootChainWithHSM(t *testing.T) {
 	if string(b) != "not really an EFI binary" {
 		t.Errorf("GET /ipxe/ipxe.efi: %d %q", resp.StatusCode, b)
 	}
+}
+
+// askDHCP sends one message from mac to the server at addr and returns its
+// answer.
+func askDHCP(t *testing.T, addr *net.UDPAddr, typ dhcpv4.MessageType, mac string, mods ...dhcpv4.Modifier) *dhcpv4.DHCPv4 {
+	t.Helper()
+	hw, _ := net.ParseMAC(mac)
+	m, err := dhcpv4.New(append([]dhcpv4.Modifier{dhcpv4.WithMessageType(typ), dhcpv4.WithHwAddr(hw)}, mods...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialUDP("udp4", nil, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(m.ToBytes())
+	c.SetReadDeadline(time.Now().Add(5 * time.Second)) // bounds a lost reply, times nothing
+	buf := make([]byte, 1500)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatalf("%s from %s: %v", typ, mac, err)
+	}
+	r, err := dhcpv4.FromBytes(buf[:n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// dora leases an address to mac from the server at addr.
+func dora(t *testing.T, addr *net.UDPAddr, mac string) *dhcpv4.DHCPv4 {
+	t.Helper()
+	offer := askDHCP(t, addr, dhcpv4.MessageTypeDiscover, mac)
+	ack := askDHCP(t, addr, dhcpv4.MessageTypeRequest, mac, dhcpv4.WithOption(dhcpv4.OptRequestedIPAddress(offer.YourIPAddr)),
+		dhcpv4.WithOption(dhcpv4.OptServerIdentifier(offer.ServerIdentifier())))
+	if ack.MessageType() != dhcpv4.MessageTypeAck {
+		t.Fatalf("%s: %v", mac, ack)
+	}
+	return ack
 }
 
 func withArch(a iana.Arch) dhcpv4.Modifier { return dhcpv4.WithOption(dhcpv4.OptClientArch(a)) }

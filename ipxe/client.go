@@ -75,6 +75,31 @@ func (c *Client) EndpointHistory(ctx context.Context, name string) ([]EndpointAc
 	return out, err
 }
 
+// LeaseQuery filters Leases: each field is a list of values any of which
+// may match; an empty field matches every lease.
+type LeaseQuery struct {
+	MACs, IPs, Names, States []string
+}
+
+// Leases returns the DHCP server's leases that q matches, sorted by
+// address (GET /dhcp/leases, an extension of the hms-bss API). A bss that
+// runs no DHCP server answers a problem.ErrNotFound error.
+func (c *Client) Leases(ctx context.Context, q LeaseQuery) ([]DHCPLease, error) {
+	v := url.Values{}
+	for k, vals := range map[string][]string{"mac": q.MACs, "ip": q.IPs, "name": q.Names, "state": q.States} {
+		if len(vals) > 0 {
+			v.Set(k, strings.Join(vals, ","))
+		}
+	}
+	p := "/dhcp/leases"
+	if len(v) > 0 {
+		p += "?" + v.Encode()
+	}
+	var out []DHCPLease
+	err := c.hc.Do(ctx, http.MethodGet, p, nil, &out)
+	return out, err
+}
+
 // Ready reports whether BSS runs and reaches its store
 // (GET /service/status/etcd: BSS has no readiness route of its own).
 func (c *Client) Ready(ctx context.Context) error {

@@ -118,7 +118,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		store.Close()
 		return nil, err
 	}
-	api := NewAPI(svc, cfg.Log, cfg.Version)
+	api := NewAPI(svc, bc.leases(), cfg.Log, cfg.Version)
 	h := bc.handler(httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...))
 	srv := httpserver.Serve(ln, h, cfg.Log, reg)
 	if cfg.MaxConns > 0 {

@@ -43,7 +43,7 @@ func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(NewAPI(svc, nil, Version).Handler())
+	srv := httptest.NewServer(NewAPI(svc, nil, nil, Version).Handler())
 	t.Cleanup(srv.Close)
 	return &harness{svc: svc, srv: srv}
 }

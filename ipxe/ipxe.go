@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Tags are host names that stand for a group of nodes rather than one.
@@ -97,6 +98,19 @@ type EndpointAccess struct {
 	Name      string `json:"name"`
 	Endpoint  string `json:"endpoint"`
 	LastEpoch int64  `json:"last_epoch"`
+}
+
+// DHCPLease is one lease of bss's DHCP server, as GET /boot/v1/dhcp/leases
+// shows it (an extension of the hms-bss API).
+type DHCPLease struct {
+	MACAddress  string    `json:"MACAddress"` // empty for a declined address
+	IPAddress   string    `json:"IPAddress"`
+	Subnet      string    `json:"Subnet"`
+	State       string    `json:"State"` // offered, bound, declined, expired
+	Expires     time.Time `json:"Expires"`
+	Hostname    string    `json:"Hostname,omitempty"`    // the host name the client sent (option 12)
+	ComponentID string    `json:"ComponentID,omitempty"` // the HSM node with this MAC now (bss's cache)
+	Known       bool      `json:"Known"`                 // HSM knew the MAC when it was leased
 }
 
 // The endpoints endpoint-history records.

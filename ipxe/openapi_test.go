@@ -14,5 +14,5 @@ func TestOpenAPIDocument(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("GET %s/openapi.yaml: %d", Base, code)
 	}
-	routetest.Check(t, NewAPI(h.svc, nil, Version).Handler().(*httpserver.Mux), []byte(doc))
+	routetest.Check(t, NewAPI(h.svc, nil, nil, Version).Handler().(*httpserver.Mux), []byte(doc))
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/testpeer"
-	"github.com/hmsuite/hms/ipxe/dhcp"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -148,15 +147,11 @@ func qemuBootInNS(t *testing.T) {
 	if err := images.await(t, "/discovery/vmlinuz"); err != nil {
 		fail("the discovery kernel was never fetched: %v", err)
 	}
-	var leased string
-	for _, l := range bss.DHCP().Handler().Leases() {
-		if l.MAC == qemuMAC && l.State == dhcp.Bound {
-			leased = l.IP.String()
-		}
+	leases, err := bc.Leases(t.Context(), LeaseQuery{MACs: []string{qemuMAC}, States: []string{LeaseBound}})
+	if err != nil || len(leases) != 1 {
+		fail("DHCP leases of %s: %+v, %v", qemuMAC, leases, err)
 	}
-	if leased == "" {
-		fail("no DHCP lease for %s: %+v", qemuMAC, bss.DHCP().Handler().Leases())
-	}
+	leased := leases[0].IPAddress
 	m := metricsText(t, bss.URL())
 	for _, want := range []string{`tftp_transfers_total{result="ok"}`, `bss_bootscripts_total{kind="chain"}`, `bss_bootscripts_total{kind="unknown"}`} {
 		if metricValue(m, want) < 1 {

@@ -107,7 +107,7 @@ func FuzzBootscriptQuery(f *testing.F) {
 		}
 		req.URL.RawQuery = q
 		rec := newRecorder()
-		NewAPI(h.svc, nil, Version).Handler().ServeHTTP(rec, req)
+		NewAPI(h.svc, nil, nil, Version).Handler().ServeHTTP(rec, req)
 		if st := rec.Code; st != 200 && st != 400 && st != 404 {
 			t.Fatalf("query %q: status %d", q, st)
 		}
