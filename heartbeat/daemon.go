@@ -41,7 +41,13 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 		return nil, err
 	}
 	o.Log.Info("database_loaded", "path", o.DBPath, "took", time.Since(t0).Round(time.Millisecond))
-	srv := httpserver.Serve(ln, httpserver.WithPrefixes(NewAPI(svc, o.Log).Handler(), GatewayPrefixes()...), o.Log, reg)
+	h, err := o.Auth.Wrap(NewAPI(svc, o.Log).Handler(), AuthTable(), o.Log, reg)
+	if err != nil {
+		ln.Close()
+		svc.Close()
+		return nil, err
+	}
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), o.Log, reg)
 	if o.MaxConns > 0 {
 		srv.MaxConns = o.MaxConns
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 )
 
@@ -40,6 +41,9 @@ type Options struct {
 	// MaxConns caps the connections StartDaemon's HTTP server holds open;
 	// 0 means httpserver.DefaultMaxConns.
 	MaxConns int
+	// Auth says how StartDaemon's server checks callers' tokens, and the
+	// token HTTPClient sends to HSM (zero: neither).
+	Auth auth.Config
 }
 
 // Service is a whole heartbeat tracker: the Tracker, the Store it persists
@@ -66,7 +70,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	}
 	store.now = o.Now
 	s := &Service{Store: store, log: o.Log}
-	s.HSM = NewHSMNotifier(o.HSMURL, o.HTTPClient, o.Log, o.Registerer)
+	s.HSM = NewHSMNotifier(o.HSMURL, o.Auth.Token.Client(o.HTTPClient), o.Log, o.Registerer)
 	s.HSM.q.done = func(cs []Change) { store.Ack(context.WithoutCancel(ctx), "hsm", cs) }
 	sinks := []Sink{store, s.HSM}
 	receivers := []string{"hsm"}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/xname"
 )
@@ -26,7 +27,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	nameFile := f.String("xname-file", "/etc/cray/xname", "`FILE` holding this node's xname")
 	interval := f.Seconds("interval", 3*time.Second, "`SECONDS` between heartbeats")
 	level := f.LogLevel()
+	tf := token.Register(f) // a node token whose sub is this node's xname, when hbtd checks tokens
 	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	tok, err := tf.ConfigOrEnv(getenv)
+	if err != nil {
 		return err
 	}
 	xnames, err := agentXnames(*names, *nameFile)
@@ -35,7 +41,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	host, _ := os.Hostname()
 	a := &agent.Agent{
-		Client: agent.NewClient(*url, nil), XNames: xnames, Hostname: host,
+		Client: agent.NewClient(*url, tok.Client(nil)), XNames: xnames, Hostname: host,
 		Interval: *interval, Log: cli.NewLogger(os.Stderr, *level),
 	}
 	return a.Run(ctx)

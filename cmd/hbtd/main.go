@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 )
@@ -18,11 +19,15 @@ func main() { cli.Main("hbtd", run) }
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("hbtd", getenv, stdout)
 	fl := heartbeat.RegisterFlags(f)
+	af := auth.RegisterFlags(f)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
 	listen, o, err := fl.Config()
 	if err != nil {
+		return err
+	}
+	if o.Auth, err = af.Config(heartbeat.AuthTable()); err != nil {
 		return err
 	}
 	o.LogLevel = new(slog.LevelVar)

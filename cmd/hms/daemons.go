@@ -141,6 +141,7 @@ func hbtdComponent(s *suite) component {
 			o.HSMURL = l.peer("hsm-url", o.HSMURL, "hsm")
 			o.Log, o.LogLevel = l.logger(*fl.Level)
 			o.Publisher = s.bus
+			o.Auth = s.auth
 			return heartbeat.StartDaemon(ctx, listen, o)
 		}}
 }
@@ -247,7 +248,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable()}
+	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.

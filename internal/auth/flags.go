@@ -1,10 +1,10 @@
 package auth
 
 import (
-	"fmt"
 	"net/url"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
 )
 
@@ -25,7 +25,7 @@ type Config struct {
 	// Shadow logs refusals without refusing.
 	Shadow bool
 	// Token is what the daemon sends to its peers.
-	Token TokenConfig
+	Token token.Config
 }
 
 // On reports whether tokens are checked (or, in shadow mode, looked at).
@@ -37,7 +37,7 @@ type Flags struct {
 	jwksURL, keyFile, issuer, audience, rolesClaims *string
 	skew                                            *time.Duration
 	shadow, help                                    *bool
-	token                                           *TokenFlags
+	token                                           *token.Flags
 }
 
 // RegisterFlags declares the auth flags on f: -jwks-url, -jwt-key-file,
@@ -54,7 +54,7 @@ func RegisterFlags(f *cli.FlagSet) *Flags {
 		skew:   f.Duration("jwt-skew", DefaultSkew, "clock difference tolerated on exp and nbf"),
 		shadow: f.Bool("auth-shadow", false, "check tokens and log what would be refused, but refuse nothing (for rollout)"),
 		help:   f.Bool("help-auth", false, "print which roles may call each route, and exit"),
-		token:  RegisterTokenFlags(f),
+		token:  token.Register(f),
 	}
 }
 
@@ -95,37 +95,4 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 	}
 	c.Token = tc
 	return c, nil
-}
-
-// TokenFlags are -token and -token-file, the token a client of the suite
-// sends; RegisterTokenFlags declares them.
-type TokenFlags struct {
-	f           *cli.FlagSet
-	token, file *string
-}
-
-// RegisterTokenFlags declares -token and -token-file on f.
-func RegisterTokenFlags(f *cli.FlagSet) *TokenFlags {
-	return &TokenFlags{f: f,
-		token: f.String("token", "", "Bearer token sent to the suite's daemons (prefer -token-file: a flag shows in ps)"),
-		file:  f.String("token-file", "", "file holding the Bearer token sent to the suite's daemons; re-read when it changes"),
-	}
-}
-
-// Config returns the token the flags give.
-func (fl *TokenFlags) Config() (TokenConfig, error) {
-	if *fl.token != "" && *fl.file != "" {
-		return TokenConfig{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("token"), fl.f.Name("token-file"))
-	}
-	if *fl.file != "" {
-		if err := cli.CheckFile(fl.f.Name("token-file"), *fl.file); err != nil {
-			return TokenConfig{}, err
-		}
-	}
-	return TokenConfig{Token: *fl.token, File: *fl.file}, nil
-}
-
-// String shows the flags' names, for messages.
-func (fl *TokenFlags) String() string {
-	return fmt.Sprintf("-%s/-%s", fl.f.Name("token"), fl.f.Name("token-file"))
 }

@@ -3,10 +3,6 @@ package auth
 import (
 	"bytes"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,43 +49,5 @@ func TestFlags(t *testing.T) {
 		if _, _, err := parse(t, nil, args...); !errors.As(err, new(*cli.UsageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
-	}
-}
-
-func TestTokenClient(t *testing.T) {
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.Header.Get("Authorization"))
-	}))
-	defer srv.Close()
-	file := filepath.Join(t.TempDir(), "token")
-	write := func(s string) {
-		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("first\n")
-	hc := TokenConfig{File: file}.Client(srv.Client())
-	get := func(auth string) {
-		req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL, nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	get("")
-	write("second-longer")
-	get("")
-	get("Bearer mine")
-	want := []string{"Bearer first", "Bearer second-longer", "Bearer mine"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("sent %q, want %q", got, want)
-	}
-	if c := (TokenConfig{}).Client(nil); c != nil {
-		t.Errorf("no token: client %v, want nil (the caller's default)", c)
 	}
 }

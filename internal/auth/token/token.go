@@ -1,0 +1,148 @@
+// Package token is the client side of the suite's authentication: the
+// Bearer token a daemon or a tool of the suite sends to the daemons it
+// calls, given by -token or -token-file (re-read when it changes). It is a
+// leaf package: node-side binaries (hbagent) link nothing of the server side.
+package token
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+// Config is the Bearer token a client of the suite sends: Token as it
+// is, or the content of File, re-read when the file changes (a rotating
+// issuer rewrites it). Neither: no Authorization header.
+type Config struct {
+	Token, File string
+}
+
+// Set reports whether a token is configured.
+func (c Config) Set() bool { return c.Token != "" || c.File != "" }
+
+// Client returns a copy of hc (nil: a new client) whose requests carry the
+// token, or hc itself when none is configured. A request that already has
+// an Authorization header keeps it.
+func (c Config) Client(hc *http.Client) *http.Client {
+	if !c.Set() {
+		return hc
+	}
+	var cp http.Client
+	if hc != nil {
+		cp = *hc
+	}
+	base := cp.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cp.Transport = &transport{base: base, src: &tokenSource{cfg: c}}
+	return &cp
+}
+
+// transport adds the Bearer token to each request.
+type transport struct {
+	base http.RoundTripper
+	src  *tokenSource
+}
+
+func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") != "" {
+		return t.base.RoundTrip(r)
+	}
+	tok, err := t.src.token()
+	if err != nil {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, err
+	}
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+tok)
+	return t.base.RoundTrip(r2)
+}
+
+// tokenSource reads a token file again when its size or modification time
+// changed.
+type tokenSource struct {
+	cfg   Config
+	mu    sync.Mutex
+	tok   string
+	mtime time.Time
+	size  int64
+}
+
+func (s *tokenSource) token() (string, error) {
+	if s.cfg.File == "" {
+		return s.cfg.Token, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fi, err := os.Stat(s.cfg.File)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	if s.tok != "" && fi.ModTime().Equal(s.mtime) && fi.Size() == s.size {
+		return s.tok, nil
+	}
+	b, err := os.ReadFile(s.cfg.File)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	tok := string(bytes.TrimSpace(b))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s is empty", s.cfg.File)
+	}
+	s.tok, s.mtime, s.size = tok, fi.ModTime(), fi.Size()
+	return tok, nil
+}
+
+// Flags are -token and -token-file, the token a client of the suite
+// sends; Register declares them.
+type Flags struct {
+	f           *cli.FlagSet
+	token, file *string
+}
+
+// Register declares -token and -token-file on f.
+func Register(f *cli.FlagSet) *Flags {
+	return &Flags{f: f,
+		token: f.String("token", "", "Bearer token sent to the suite's daemons (prefer -token-file: a flag shows in ps)"),
+		file:  f.String("token-file", "", "file holding the Bearer token sent to the suite's daemons; re-read when it changes"),
+	}
+}
+
+// Config returns the token the flags give.
+func (fl *Flags) Config() (Config, error) {
+	if *fl.token != "" && *fl.file != "" {
+		return Config{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("token"), fl.f.Name("token-file"))
+	}
+	if *fl.file != "" {
+		if err := cli.CheckFile(fl.f.Name("token-file"), *fl.file); err != nil {
+			return Config{}, err
+		}
+	}
+	return Config{Token: *fl.token, File: *fl.file}, nil
+}
+
+// Env is the variable the suite's tools (hms, hbagent) read a token from
+// when neither flag is given.
+const Env = "HMS_TOKEN"
+
+// ConfigOrEnv is Config, falling back to the token in $HMS_TOKEN.
+func (fl *Flags) ConfigOrEnv(getenv func(string) string) (Config, error) {
+	c, err := fl.Config()
+	if err == nil && !c.Set() {
+		c.Token = getenv(Env)
+	}
+	return c, err
+}
+
+// String shows the flags' names, for messages.
+func (fl *Flags) String() string {
+	return fmt.Sprintf("-%s/-%s", fl.f.Name("token"), fl.f.Name("token-file"))
+}
