@@ -17,6 +17,7 @@ import (
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/inventory"
 )
 
 // env is the one harness of pcs's tests: a fleet of simulated BMCs, a real
@@ -128,7 +129,7 @@ func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfi
 	}
 	dir := t.TempDir()
 	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
-		CredKeyFile: filepath.Join(dir, "cred.key"), Discovery: statemgr.DiscoveryConfig{PlainHTTP: true, Timeout: 10 * time.Second}})
+		CredKeyFile: filepath.Join(dir, "cred.key"), Discovery: inventory.DiscoveryConfig{PlainHTTP: true, Timeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/statemgr/group"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/inventory"
 	"github.com/hmsuite/hms/statemgr/lock"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -30,13 +31,13 @@ var apiDoc embed.FS
 type API struct {
 	store *Store
 	log   *slog.Logger
-	rf    *Discovery // nil: no Redfish routes
+	rf    *inventory.Discovery // nil: no Redfish routes
 }
 
 // NewAPI returns the API for store. With disc it also serves
 // RedfishEndpoints, discovery and the Redfish inventory (ComponentEndpoints,
 // ServiceEndpoints, Hardware); without (nil) those routes answer 404.
-func NewAPI(store *Store, log *slog.Logger, disc *Discovery) *API {
+func NewAPI(store *Store, log *slog.Logger, disc *inventory.Discovery) *API {
 	return &API{store: store, log: log, rf: disc}
 }
 
@@ -51,11 +52,13 @@ func (a *API) Handler() *httpserver.Mux {
 func (a *API) routes(mux *httpserver.Mux) {
 	a.serviceRoutes(mux)
 	component.NewAPI(component.NewStore(a.store.Store), a.log).Routes(mux)
-	ethernet.NewAPI(a.store.eth, a.log).Routes(mux)
+	ethernet.NewAPI(ethernet.NewStore(a.store.DB, a.store.Now), a.log).Routes(mux)
 	scn.NewAPI(scn.NewStore(a.store.Store), a.log).Routes(mux)
 	group.NewAPI(group.NewStore(a.store.Store), a.log).Routes(mux)
 	lock.NewAPI(lock.NewStore(a.store.Store), a.log).Routes(mux)
-	a.redfishRoutes(mux)
+	if a.rf != nil {
+		inventory.NewAPI(a.rf, a.log).Routes(mux)
+	}
 }
 
 // serviceRoutes registers /service/*.

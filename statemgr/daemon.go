@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/inventory"
 	"github.com/hmsuite/hms/statemgr/lock"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -35,7 +36,7 @@ type DaemonConfig struct {
 	// CredKeyFile holds the key that seals BMC credentials (created if absent).
 	CredKeyFile string
 	// Discovery configures the Redfish walks (its Registerer and Log are set here).
-	Discovery DiscoveryConfig
+	Discovery inventory.DiscoveryConfig
 	// CABundle, if set, is the PEM file BMC certificates are checked against.
 	CABundle string
 	// HMSConfig, if set, is the site hms_config.json (Roles, SubRoles), re-read on change.
@@ -51,7 +52,7 @@ type DaemonConfig struct {
 type Daemon struct {
 	cfg   DaemonConfig
 	store *Store
-	disc  *Discovery
+	disc  *inventory.Discovery
 	relay *scn.Relay
 	srv   *httpserver.Server
 }
@@ -90,7 +91,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	reg := httpserver.NewRegistry()
 	dc := cfg.Discovery
 	dc.Registerer, dc.Log = reg, cfg.Log
-	disc, err := LoadDiscovery(store, cfg.CredKeyFile, cfg.CABundle, dc)
+	disc, err := inventory.LoadDiscovery(inventory.NewStore(store.Store), cfg.CredKeyFile, cfg.CABundle, dc)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.srv.Run(gctx) })
 	g.Go(func() error { return d.relay.Run(gctx) })
 	g.Go(func() error { return d.disc.Run(gctx) })
-	g.Go(func() error { return NewWatchdog(d.store, d.disc, WatchdogConfig{Log: d.cfg.Log}).Run(gctx) })
+	g.Go(func() error { return inventory.NewWatchdog(d.disc, inventory.WatchdogConfig{Log: d.cfg.Log}).Run(gctx) })
 	g.Go(func() error {
 		return lock.RunReservationReaper(gctx, lock.NewStore(d.store.Store), d.cfg.Reap, d.cfg.Log)
 	})

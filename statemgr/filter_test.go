@@ -1,4 +1,4 @@
-package statemgr
+package statemgr_test
 
 import (
 	"bytes"
@@ -15,27 +15,29 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // seedGroups is seed plus group blue {n0 of s0, n0 of s1}, group red {n1 of
 // s1} and partition p1 {both nodes of s1}.
-func seedGroups(t *testing.T, a *apiServer) {
+func seedGroups(t *testing.T, a *hsmtest.Server) {
 	t.Helper()
-	seed(t, a)
-	a.must(201, "POST", "/groups", map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}})
-	a.must(201, "POST", "/groups", map[string]any{"label": "red", "members": map[string]any{"ids": []string{"x0c0s1b0n1"}}})
-	a.must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{"x0c0s1b0n0", "x0c0s1b0n1"}}})
+	hsmtest.Seed(t, a)
+	a.Must(201, "POST", "/groups", map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}})
+	a.Must(201, "POST", "/groups", map[string]any{"label": "red", "members": map[string]any{"ids": []string{"x0c0s1b0n1"}}})
+	a.Must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{"x0c0s1b0n0", "x0c0s1b0n1"}}})
 }
 
 // listingIDs returns the IDs each listing answers for query: components,
 // memberships.
-func listingIDs(t *testing.T, a *apiServer, query string) (comps, members []string) {
+func listingIDs(t *testing.T, a *hsmtest.Server, query string) (comps, members []string) {
 	t.Helper()
-	comps = ids(a.list(query))
+	comps = hsmtest.IDsOf(a.List(query))
 	var ms []hsm.Membership
-	if err := json.Unmarshal(a.must(200, "GET", "/memberships"+query, nil), &ms); err != nil {
+	if err := json.Unmarshal(a.Must(200, "GET", "/memberships"+query, nil), &ms); err != nil {
 		t.Fatal(err)
 	}
 	members = []string{}
@@ -50,7 +52,7 @@ func listingIDs(t *testing.T, a *apiServer, query string) (comps, members []stri
 // group and partition repeat and negate with "!", /memberships takes the same
 // filters, unknown parameters are ignored).
 func TestFilterListingsAgree(t *testing.T) {
-	a := newAPIServer(t)
+	a := newServer(t, core.Config{})
 	seedGroups(t, a)
 	all := []string{"x0c0s0b0", "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1"}
 	tests := []struct {
@@ -90,7 +92,7 @@ func TestFilterListingsAgree(t *testing.T) {
 // TestFilterBadValues: a known filter with a bad value is 400 on every
 // listing, with HSM's detail (hms-messages 1.2, 1.3).
 func TestFilterBadValues(t *testing.T) {
-	a := newAPIServer(t)
+	a := newServer(t, core.Config{})
 	seedGroups(t, a)
 	tests := []struct{ query, detail string }{
 		{query: "?role=NoSuchRole", detail: "bad query param: Argument was not a valid HMS Role"},
@@ -110,7 +112,7 @@ func TestFilterBadValues(t *testing.T) {
 		for _, path := range []string{"/State/Components", "/memberships", "/State/Components/Query/all"} {
 			t.Run(path+tc.query, func(t *testing.T) {
 				var p struct{ Detail string }
-				if err := json.Unmarshal(a.must(400, "GET", path+tc.query, nil), &p); err != nil {
+				if err := json.Unmarshal(a.Must(400, "GET", path+tc.query, nil), &p); err != nil {
 					t.Fatal(err)
 				}
 				if p.Detail != tc.detail {
@@ -124,25 +126,25 @@ func TestFilterBadValues(t *testing.T) {
 // TestFilterBodies: the JSON forms (POST /State/Components/Query, the locks
 // calls) parse with the same parser and select the same components.
 func TestFilterBodies(t *testing.T) {
-	a := newAPIServer(t)
+	a := newServer(t, core.Config{})
 	seedGroups(t, a)
 	var l hsm.ComponentList
 	body := map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n1"}, "group": "!blue"}
-	if err := json.Unmarshal(a.must(200, "POST", "/State/Components/Query", body), &l); err != nil {
+	if err := json.Unmarshal(a.Must(200, "POST", "/State/Components/Query", body), &l); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]string{"x0c0s0b0n1", "x0c0s1b0n1"}, ids(l.Components)); d != "" {
+	if d := cmp.Diff([]string{"x0c0s0b0n1", "x0c0s1b0n1"}, hsmtest.IDsOf(l.Components)); d != "" {
 		t.Errorf("POST Query group !blue (-want +got):\n%s", d)
 	}
 	var res hsm.LockResult
 	lock := map[string]any{"Group": []string{"NULL"}, "Type": []string{"Node"}, "ProcessingModel": "flexible"}
-	if err := json.Unmarshal(a.must(200, "POST", "/locks/lock", lock), &res); err != nil {
+	if err := json.Unmarshal(a.Must(200, "POST", "/locks/lock", lock), &res); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"x0c0s0b0n1"}, res.Success.ComponentIDs); d != "" {
 		t.Errorf("lock Group NULL (-want +got):\n%s", d)
 	}
-	_, out := a.do("POST", "/locks/lock", map[string]any{"Role": []string{"NoSuchRole"}})
+	_, out := a.Do("POST", "/locks/lock", map[string]any{"Role": []string{"NoSuchRole"}})
 	if !strings.Contains(string(out), `"detail":"Argument was not a valid HMS Role"`) {
 		t.Errorf("lock with a bad role: %s", out)
 	}
@@ -152,7 +154,7 @@ func TestFilterBodies(t *testing.T) {
 // shipped HSM gives it (type, state, role, subrole) with the same parser and
 // ignores the others.
 func TestLockStatusFilters(t *testing.T) {
-	a := newAPIServer(t)
+	a := newServer(t, core.Config{})
 	seedGroups(t, a)
 	tests := []struct {
 		query string
@@ -165,7 +167,7 @@ func TestLockStatusFilters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var st hsm.LockStatusList
-		if err := json.Unmarshal(a.must(200, "GET", "/locks/status"+tc.query, nil), &st); err != nil {
+		if err := json.Unmarshal(a.Must(200, "GET", "/locks/status"+tc.query, nil), &st); err != nil {
 			t.Fatal(err)
 		}
 		got := []string{}
@@ -176,7 +178,7 @@ func TestLockStatusFilters(t *testing.T) {
 			t.Errorf("GET /locks/status%s (-want +got):\n%s", tc.query, d)
 		}
 	}
-	a.must(400, "GET", "/locks/status?role=NoSuchRole", nil)
+	a.Must(400, "GET", "/locks/status?role=NoSuchRole", nil)
 }
 
 // FuzzFilterListingsAgree draws random filters over random components,
@@ -188,18 +190,18 @@ func FuzzFilterListingsAgree(f *testing.F) {
 	f.Add(uint64(2), "state=!on&group=g1&group=!g2")
 	f.Add(uint64(3), "nid_start=2&nid_end=5&role=!compute")
 	f.Add(uint64(4), "partition=p2&partition=null&enabled=false&bogus=1")
-	shared := newAPIServer(f)
+	shared := newServer(f, core.Config{})
 	f.Fuzz(func(t *testing.T, seed uint64, raw string) {
 		q, err := url.ParseQuery(raw)
 		if err != nil {
 			return
 		}
-		a := &apiServer{t: t, store: shared.store, srv: shared.srv, client: shared.client, base: shared.base}
+		a := shared.For(t)
 		fuzzPopulate(t, a, seed)
-		flt, err := core.ParseFilter(q, a.store.Vocab())
+		flt, err := core.ParseFilter(q, a.Store.Vocab())
 		path := "?" + q.Encode()
-		cs, cbody := a.do("GET", "/State/Components"+path, nil)
-		ms, mbody := a.do("GET", "/memberships"+path, nil)
+		cs, cbody := a.Do("GET", "/State/Components"+path, nil)
+		ms, mbody := a.Do("GET", "/memberships"+path, nil)
 		if cs != ms || (err == nil) != (cs == 200) {
 			t.Fatalf("%s: components %d, memberships %d, parse error %v", path, cs, ms, err)
 		}
@@ -216,7 +218,7 @@ func FuzzFilterListingsAgree(f *testing.F) {
 		if json.Unmarshal(cbody, &l) != nil || json.Unmarshal(mbody, &m) != nil {
 			t.Fatalf("%s: undecodable:\n%s\n%s", path, cbody, mbody)
 		}
-		got := ids(l.Components)
+		got := hsmtest.IDsOf(l.Components)
 		var gotM []string
 		for _, x := range m {
 			gotM = append(gotM, x.ID)
@@ -229,19 +231,19 @@ func FuzzFilterListingsAgree(f *testing.F) {
 
 // fuzzPopulate replaces every component, group and partition of a with a
 // small random set drawn from seed.
-func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
+func fuzzPopulate(t *testing.T, a *hsmtest.Server, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed>>7))
-	if st, _ := a.do("DELETE", "/State/Components", nil); st != 200 && st != 404 {
+	if st, _ := a.Do("DELETE", "/State/Components", nil); st != 200 && st != 404 {
 		t.Fatalf("delete components: %d", st)
 	}
 	for _, kind := range []struct{ path, names string }{{"/groups", "/labels"}, {"/partitions", "/names"}} {
 		var names []string
-		if err := json.Unmarshal(a.must(200, "GET", kind.path+kind.names, nil), &names); err != nil {
+		if err := json.Unmarshal(a.Must(200, "GET", kind.path+kind.names, nil), &names); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range names {
-			a.must(200, "DELETE", kind.path+"/"+name, nil)
+			a.Must(200, "DELETE", kind.path+"/"+name, nil)
 		}
 	}
 	states := []string{"On", "Off", "Ready", "Standby"}
@@ -254,7 +256,7 @@ func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
 		comps = append(comps, map[string]any{"ID": id, "State": states[rng.IntN(4)], "Role": roles[rng.IntN(3)],
 			"NID": 1 + i, "Enabled": rng.IntN(4) > 0})
 	}
-	a.must(204, "POST", "/State/Components", map[string]any{"Components": comps})
+	a.Must(204, "POST", "/State/Components", map[string]any{"Components": comps})
 	for _, g := range []string{"g1", "g2"} {
 		var members []string
 		for _, id := range nodes {
@@ -262,7 +264,7 @@ func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
 				members = append(members, id)
 			}
 		}
-		a.must(201, "POST", "/groups", map[string]any{"label": g, "members": map[string]any{"ids": members}})
+		a.Must(201, "POST", "/groups", map[string]any{"label": g, "members": map[string]any{"ids": members}})
 	}
 	perm := rng.Perm(len(nodes))
 	cut := rng.IntN(len(nodes))
@@ -273,7 +275,7 @@ func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
 				members = append(members, nodes[j])
 			}
 		}
-		a.must(201, "POST", "/partitions", map[string]any{"name": part, "members": map[string]any{"ids": members}})
+		a.Must(201, "POST", "/partitions", map[string]any{"name": part, "members": map[string]any{"ids": members}})
 	}
 }
 
@@ -283,10 +285,10 @@ func fuzzPopulate(t *testing.T, a *apiServer, seed uint64) {
 // nid values are ORed with the nid_start/nid_end ranges, parameter names
 // are matched without regard to case and unknown ones are ignored. It
 // assumes q parses.
-func refSelect(t *testing.T, a *apiServer, q url.Values) []string {
+func refSelect(t *testing.T, a *hsmtest.Server, q url.Values) []string {
 	t.Helper()
 	var ms []hsm.Membership
-	if err := json.Unmarshal(a.must(200, "GET", "/memberships", nil), &ms); err != nil {
+	if err := json.Unmarshal(a.Must(200, "GET", "/memberships", nil), &ms); err != nil {
 		t.Fatal(err)
 	}
 	groupsOf := map[string]hsm.Membership{}
@@ -298,7 +300,7 @@ func refSelect(t *testing.T, a *apiServer, q url.Values) []string {
 		p[strings.ToLower(k)] = append(p[strings.ToLower(k)], vs...)
 	}
 	var out []string
-	for _, c := range a.list("") {
+	for _, c := range a.List("") {
 		if refMatch(p, c, groupsOf[c.ID]) {
 			out = append(out, c.ID)
 		}
@@ -390,13 +392,13 @@ func refEqual(name, v, have string) bool {
 
 // TestIgnoredParamsLogged: an ignored query parameter is named in a debug log line.
 func TestIgnoredParamsLogged(t *testing.T) {
-	s, _ := newTestStore(t)
+	c, _ := hsmtest.NewStore(t, core.Config{})
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httptest.NewServer(NewAPI(s, log, nil).Handler())
+	srv := httptest.NewServer(statemgr.NewAPI(&statemgr.Store{Store: c}, log, nil).Handler())
 	t.Cleanup(srv.Close)
 	for _, path := range []string{"/State/Components?bogus=1&type=Node", "/memberships?Colour=red", "/groups?tagg=x"} {
-		resp, err := srv.Client().Get(srv.URL + Base + path)
+		resp, err := srv.Client().Get(srv.URL + statemgr.Base + path)
 		if err != nil {
 			t.Fatal(err)
 		}

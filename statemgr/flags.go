@@ -10,6 +10,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/inventory"
 )
 
 // DaemonFlags are the hsm daemon's flags, declared once for both the hsm binary and
@@ -67,7 +68,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic,
 		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
-		Discovery: DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP},
+		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP},
 		CABundle:  *fl.caBundle, HMSConfig: *fl.hmsConfig, MaxConns: *fl.maxConns}, nil
 }
 

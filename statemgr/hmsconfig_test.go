@@ -1,4 +1,4 @@
-package statemgr
+package statemgr_test
 
 import (
 	"bytes"
@@ -25,34 +25,34 @@ import (
 // SubRoles (and Roles) that components, filters and /service/values accept;
 // a broken file is refused and changes nothing.
 func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
-	a := newAPIServer(t)
+	a := newServer(t, core.Config{})
 	node := map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "Role": "Application", "SubRole": "login"}}}
-	a.must(400, "POST", "/State/Components", node)
+	a.Must(400, "POST", "/State/Components", node)
 
 	path := filepath.Join(t.TempDir(), "hms_config.json")
 	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":{"Role":["Gateway"],"SubRole":["Login","master",""]}}`), 0o644)
-	if err := core.LoadHMSConfig(path, a.store.Vocab()); err != nil {
+	if err := core.LoadHMSConfig(path, a.Store.Vocab()); err != nil {
 		t.Fatal(err)
 	}
-	a.must(204, "POST", "/State/Components", node)
+	a.Must(204, "POST", "/State/Components", node)
 	if _, ok := core.NewVocab().Get().SubRoles.Normalize("Login"); ok {
 		t.Error("one store's site values leaked into the built-ins")
 	}
-	if got := a.list("?subrole=LOGIN"); len(got) != 1 || got[0].SubRole != "Login" {
+	if got := a.List("?subrole=LOGIN"); len(got) != 1 || got[0].SubRole != "Login" {
 		t.Fatalf("?subrole=LOGIN = %+v, want the node with SubRole Login", got)
 	}
 	var v hsm.Values
-	json.Unmarshal(a.must(200, "GET", "/service/values/subrole", nil), &v)
+	json.Unmarshal(a.Must(200, "GET", "/service/values/subrole", nil), &v)
 	// The site file replaces CSM's default extras, as on CSM.
 	if diff := cmp.Diff([]string{"Master", "Worker", "Storage", "Login"}, v.SubRole); diff != "" {
 		t.Errorf("subroles (-want +got):\n%s", diff)
 	}
 
 	os.WriteFile(path, []byte(`{"HMSExtendedDefinitions":`), 0o644)
-	if err := core.LoadHMSConfig(path, a.store.Vocab()); err == nil {
+	if err := core.LoadHMSConfig(path, a.Store.Vocab()); err == nil {
 		t.Error("a truncated file was accepted")
 	}
-	if _, ok := a.store.Vocab().Get().SubRoles.Normalize("Login"); !ok {
+	if _, ok := a.Store.Vocab().Get().SubRoles.Normalize("Login"); !ok {
 		t.Error("a broken file removed the values in force")
 	}
 }
@@ -90,13 +90,13 @@ func TestSLSValueOutsideVocabularyWarns(t *testing.T) {
 		w.Write([]byte(`{"Xname":"x0c0s0b0n1","Type":"comptype_node","ExtraProperties":{"NID":20,"Role":"Application","SubRole":"Login"}}`))
 	}))
 	defer sls.Close()
-	a := newAPIServerWith(t, StoreConfig{Layout: component.NewSLS(sls.URL, sls.Client())})
+	a := newServer(t, core.Config{Layout: component.NewSLS(sls.URL, sls.Client())})
 	var logs bytes.Buffer
-	err := a.store.comp.UpsertComponents(t.Context(), []hsm.Component{{ID: "x0c0s0b0n1", State: "On"}}, false, slog.New(slog.NewTextHandler(&logs, nil)))
+	err := component.NewStore(a.Store).UpsertComponents(t.Context(), []hsm.Component{{ID: "x0c0s0b0n1", State: "On"}}, false, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := a.store.comp.Component("x0c0s0b0n1"); c.Role != "Application" || c.SubRole != "" {
+	if c, _ := component.NewStore(a.Store).Component("x0c0s0b0n1"); c.Role != "Application" || c.SubRole != "" {
 		t.Errorf("component %+v, want Role Application and no SubRole", c)
 	}
 	if want := "msg=sls_value_not_in_vocabulary xname=x0c0s0b0n1 field=SubRole value=Login"; !strings.Contains(logs.String(), want) {

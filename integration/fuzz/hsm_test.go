@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/inventory"
 )
 
 const hsmBase = "/hsm/v2"
@@ -38,7 +39,7 @@ func startHSM(f *testing.F, setup ...[3]string) *target {
 	dir := f.TempDir()
 	d, err := statemgr.StartDaemon(f.Context(), statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
 		CredKeyFile: filepath.Join(dir, "cred.key"), Reap: 24 * time.Hour,
-		Discovery: statemgr.DiscoveryConfig{HTTPClient: loopbackOnly(), Timeout: 2 * time.Second}})
+		Discovery: inventory.DiscoveryConfig{HTTPClient: loopbackOnly(), Timeout: 2 * time.Second}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -58,8 +59,8 @@ func hsmSettle(t *testing.T, tg *target) {
 	t.Helper()
 	for range 100000 {
 		_, out := tg.do(t, "GET", hsmBase+"/Inventory/DiscoveryStatus/0", "", "", nil)
-		var st statemgr.DiscoveryStatus
-		if json.Unmarshal([]byte(out), &st) == nil && (st.Status == statemgr.DiscoveryComplete || st.Status == statemgr.DiscoveryNotStarted) {
+		var st inventory.DiscoveryStatus
+		if json.Unmarshal([]byte(out), &st) == nil && (st.Status == inventory.DiscoveryComplete || st.Status == inventory.DiscoveryNotStarted) {
 			return
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/inventory"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -28,11 +29,11 @@ func newHSM(t *testing.T) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	creds, err := statemgr.LoadCredKey(filepath.Join(t.TempDir(), "cred.key"))
+	creds, err := inventory.LoadCredKey(filepath.Join(t.TempDir(), "cred.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := statemgr.NewAPI(s, slog.New(slog.DiscardHandler), statemgr.NewDiscovery(s, creds, statemgr.DiscoveryConfig{}))
+	api := statemgr.NewAPI(s, slog.New(slog.DiscardHandler), inventory.NewDiscovery(inventory.NewStore(s.Store), creds, inventory.DiscoveryConfig{}))
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	return client.New(srv.URL+"/hsm/v2/", srv.Client(), "tester")

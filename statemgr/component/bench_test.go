@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -13,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
@@ -34,14 +33,14 @@ func benchNodes(n int) []hsm.Component {
 	return out
 }
 
-func benchAPI(b *testing.B, n int) (*statemgr.Store, http.Handler, []hsm.Component) {
+func benchAPI(b *testing.B, n int) (*core.Store, http.Handler, []hsm.Component) {
 	b.Helper()
-	s, _ := hsmtest.NewStore(b, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(b, core.Config{})
 	comps := benchNodes(n)
-	if err := component.NewStore(s.Store).UpsertComponents(b.Context(), comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(b.Context(), comps, false, nil); err != nil {
 		b.Fatal(err)
 	}
-	return s, statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler(), comps
+	return s, hsmtest.Mux(s), comps
 }
 
 func serve(b *testing.B, h http.Handler, method, path string, body []byte, want int) {
@@ -107,8 +106,8 @@ func BenchmarkPostComponents100k(b *testing.B) {
 	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		s, _ := hsmtest.NewStore(b, statemgr.StoreConfig{})
-		h := statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler()
+		s, _ := hsmtest.NewStore(b, core.Config{})
+		h := hsmtest.Mux(s)
 		c0 := hsmtest.CPUTime()
 		b.StartTimer()
 		serve(b, h, "POST", hsm.Base+"/State/Components", body, 204)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
@@ -28,7 +28,7 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 		}
 	}))
 	defer sls.Close()
-	a := hsmtest.NewServerWith(t, statemgr.StoreConfig{Layout: component.NewSLS(sls.URL, sls.Client())})
+	a := hsmtest.NewServerWith(t, core.Config{Layout: component.NewSLS(sls.URL, sls.Client())})
 
 	a.Must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []map[string]any{
 		{"ID": "x0c0s0b0n0", "NID": 10, "Role": "compute"}, {"ID": "x0c0s0b0n1", "NID": 11}}})

@@ -6,16 +6,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
 // outbox returns every SCN in the outbox, Timestamp in UTC and Epoch, which
 // must be the store's, cleared.
-func outbox(t *testing.T, s *statemgr.Store) []hsm.SCN {
+func outbox(t *testing.T, s *core.Store) []hsm.SCN {
 	t.Helper()
 	rows, err := s.OutboxAfter(t.Context(), 0, 1000)
 	if err != nil {
@@ -119,13 +119,13 @@ func TestPatchesAndSCNs(t *testing.T) {
 				t.Errorf("outbox (-want +got):\n%s", diff)
 			}
 			// The index and the database agree: reopen and compare.
-			reopened, err := statemgr.OpenStore(t.Context(), a.Store.DB.Path, statemgr.StoreConfig{})
+			reopened, err := core.Open(t.Context(), a.Store.DB.Path, migrations.FS, core.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer reopened.Close()
-			want, _ := component.NewStore(a.Store.Store).Components(t.Context(), core.Filter{})
-			got, _ := component.NewStore(reopened.Store).Components(t.Context(), core.Filter{})
+			want, _ := component.NewStore(a.Store).Components(t.Context(), core.Filter{})
+			got, _ := component.NewStore(reopened).Components(t.Context(), core.Filter{})
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("database differs from memory (-memory +db):\n%s", diff)
 			}

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/group"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -18,14 +17,14 @@ import (
 
 // glBenchGroups is a test API over 100,000 nodes, all in group "all", the
 // first 50,000 in partition p1.
-func glBenchGroups(b *testing.B) (*statemgr.Store, *httptest.Server, []string) {
+func glBenchGroups(b *testing.B) (*core.Store, *httptest.Server, []string) {
 	s, srv := hsmtest.OpenAPI(b, nil)
 	ids := hsmtest.NodeIDs(100_000)
 	hsmtest.AddComponents(b, s, ids...)
-	if err := group.CreateGroup(s.Store, b.Context(), core.GroupRow{Name: "all", Kind: core.KindGroup, Members: ids}); err != nil {
+	if err := group.CreateGroup(s, b.Context(), core.GroupRow{Name: "all", Kind: core.KindGroup, Members: ids}); err != nil {
 		b.Fatal(err)
 	}
-	if err := group.CreateGroup(s.Store, b.Context(), core.GroupRow{Name: "p1", Kind: core.KindPartition, Members: ids[:50_000]}); err != nil {
+	if err := group.CreateGroup(s, b.Context(), core.GroupRow{Name: "p1", Kind: core.KindPartition, Members: ids[:50_000]}); err != nil {
 		b.Fatal(err)
 	}
 	return s, srv, ids
@@ -57,11 +56,11 @@ func BenchmarkGroupMembership100k(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			if err := group.CreateGroup(s.Store, b.Context(), core.GroupRow{Name: fmt.Sprintf("g%d", i), Kind: core.KindGroup, Exclusive: "ex", Members: ids}); err != nil {
+			if err := group.CreateGroup(s, b.Context(), core.GroupRow{Name: fmt.Sprintf("g%d", i), Kind: core.KindGroup, Exclusive: "ex", Members: ids}); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if err := group.DeleteGroup(s.Store, b.Context(), core.KindGroup, fmt.Sprintf("g%d", i)); err != nil {
+			if err := group.DeleteGroup(s, b.Context(), core.KindGroup, fmt.Sprintf("g%d", i)); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

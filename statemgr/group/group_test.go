@@ -190,7 +190,7 @@ func TestMembershipsAPI(t *testing.T) {
 		{Name: "one bad", Method: "GET", Path: "/memberships/nope", Status: 400, Detail: "xname"},
 	})
 	t.Run("deleted component leaves its groups", func(t *testing.T) {
-		if err := component.NewStore(s.Store).DeleteComponent(t.Context(), "x0c0s0b0n0"); err != nil {
+		if err := component.NewStore(s).DeleteComponent(t.Context(), "x0c0s0b0n0"); err != nil {
 			t.Fatal(err)
 		}
 		_, body := hsmtest.Do(t, srv, "GET", "/groups/a/members", "")

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/lock"
+	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
 // TestIndexesFollowCommits runs group, lock, reservation and component
@@ -58,7 +58,7 @@ func TestIndexesFollowCommits(t *testing.T) {
 			}
 		}
 		if st.name == "expired" {
-			if _, err := lock.ReapReservations(a.store.Store, t.Context()); err != nil {
+			if _, err := lock.ReapReservations(a.store, t.Context()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -76,13 +76,13 @@ func TestIndexesFollowCommits(t *testing.T) {
 // storeServer is a test API over a store the test may close early.
 type storeServer struct {
 	*hsmtest.Server
-	store *statemgr.Store
+	store *core.Store
 }
 
 // openAPIServer is a test API over the store at path.
 func openAPIServer(t *testing.T, path string, now func() time.Time) storeServer {
 	t.Helper()
-	s, err := statemgr.OpenStore(t.Context(), path, statemgr.StoreConfig{Now: now})
+	s, err := core.Open(t.Context(), path, migrations.FS, core.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

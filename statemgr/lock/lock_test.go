@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
@@ -22,7 +22,7 @@ const (
 )
 
 // glColumns returns components.locked and reservation_disabled of id.
-func glColumns(t *testing.T, s *statemgr.Store, id string) (locked, disabled bool) {
+func glColumns(t *testing.T, s *core.Store, id string) (locked, disabled bool) {
 	t.Helper()
 	if err := s.DB.R.QueryRow(`SELECT locked, reservation_disabled FROM components WHERE id = ?`, id).Scan(&locked, &disabled); err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestConcurrentLockOpsKeepTheIndexTrue(t *testing.T) {
 			<-done
 		}
 		locked, _ := glColumns(t, s, glN0)
-		if c, _ := component.NewStore(s.Store).Component(glN0); c.Locked != locked {
+		if c, _ := component.NewStore(s).Component(glN0); c.Locked != locked {
 			t.Fatalf("round %d: the table says locked=%v, the components index %v", round, locked, c.Locked)
 		}
 	}

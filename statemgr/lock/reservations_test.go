@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/lock"
+	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
 func TestReservationExpiry(t *testing.T) {
@@ -57,7 +58,7 @@ func TestReservationExpiry(t *testing.T) {
 		}
 	})
 	t.Run("reaper deletes only expired rows", func(t *testing.T) {
-		n, err := lock.ReapReservations(s.Store, t.Context())
+		n, err := lock.ReapReservations(s, t.Context())
 		if err != nil || n != 1 {
 			t.Fatalf("reaped %d, %v; want 1 (the reservation of %s)", n, err, glN1)
 		}
@@ -80,19 +81,19 @@ func TestReservationExpiry(t *testing.T) {
 
 func TestRunReservationReaper(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := statemgr.OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), statemgr.StoreConfig{})
+		s, err := core.Open(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), migrations.FS, core.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
 		hsmtest.AddComponents(t, s, glN0, glN1)
 		ctx, cancel := context.WithCancel(t.Context())
-		if err := lock.ReserveService(s.Store, ctx, []string{glN0}, time.Minute); err != nil {
+		if err := lock.ReserveService(s, ctx, []string{glN0}, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error)
 		go func() {
-			done <- lock.RunReservationReaper(ctx, lock.NewStore(s.Store), 30*time.Second, slog.New(slog.DiscardHandler))
+			done <- lock.RunReservationReaper(ctx, lock.NewStore(s), 30*time.Second, slog.New(slog.DiscardHandler))
 		}()
 		count := func() int {
 			var n int
@@ -120,7 +121,7 @@ func TestRunReservationReaper(t *testing.T) {
 
 func TestRunReservationReaperRejectsBadInterval(t *testing.T) {
 	s, _ := hsmtest.OpenAPI(t, nil)
-	if err := lock.RunReservationReaper(t.Context(), lock.NewStore(s.Store), 0, slog.New(slog.DiscardHandler)); err == nil {
+	if err := lock.RunReservationReaper(t.Context(), lock.NewStore(s), 0, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("interval 0 accepted")
 	}
 }

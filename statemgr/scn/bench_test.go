@@ -8,8 +8,8 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -17,9 +17,9 @@ import (
 // BenchmarkRelayKafka100k: one BulkStateData of 100,000 IDs relayed to Kafka
 // (kfake on loopback), one message per component.
 func BenchmarkRelayKafka100k(b *testing.B) {
-	s, _ := hsmtest.NewStore(b, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(b, core.Config{})
 	comps := hsmtest.Nodes(100_000, 1000)
-	if err := component.NewStore(s.Store).UpsertComponents(b.Context(), comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(b.Context(), comps, false, nil); err != nil {
 		b.Fatal(err)
 	}
 	k, err := bus.NewKafka(bus.KafkaConfig{Brokers: bustest.Kafka(b)})
@@ -30,7 +30,7 @@ func BenchmarkRelayKafka100k(b *testing.B) {
 	ids := hsmtest.IDsOf(comps)
 	// Start from all Off with the bus cursor past it, so every round changes
 	// every component.
-	if _, err := component.NewStore(s.Store).UpdateState(b.Context(), ids, component.StateUpdate{State: "Off", Force: true}); err != nil {
+	if _, err := component.NewStore(s).UpdateState(b.Context(), ids, component.StateUpdate{State: "Off", Force: true}); err != nil {
 		b.Fatal(err)
 	}
 	rows, _ := s.OutboxAfter(b.Context(), 0, 1000)
@@ -41,14 +41,14 @@ func BenchmarkRelayKafka100k(b *testing.B) {
 	var cpu time.Duration
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		if _, err := component.NewStore(s.Store).UpdateState(b.Context(), ids, component.StateUpdate{State: states[i%2], Force: true}); err != nil {
+		if _, err := component.NewStore(s).UpdateState(b.Context(), ids, component.StateUpdate{State: states[i%2], Force: true}); err != nil {
 			b.Fatal(err)
 		}
 		cnt := &countPub{next: k, want: int64(len(ids)), done: make(chan struct{})}
 		ctx, stop := context.WithCancel(b.Context())
 		c0 := hsmtest.CPUTime()
 		b.StartTimer()
-		go statemgr.NewRelay(s, scn.RelayConfig{Publisher: cnt, After: never}).Run(ctx)
+		go scn.NewRelay(scn.NewStore(s), scn.RelayConfig{Publisher: cnt, After: never}).Run(ctx)
 		<-cnt.done
 		b.StopTimer()
 		cpu += hsmtest.CPUTime() - c0

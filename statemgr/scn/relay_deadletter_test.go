@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -57,7 +56,7 @@ func (s *scnSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // runRelayTo runs a relay over s, with retries that do not wait, delivering
 // to a new subscription of sink for the given states; it returns when the
 // test ends.
-func runRelayTo(t *testing.T, s *statemgr.Store, sink http.Handler, states ...string) *scn.Relay {
+func runRelayTo(t *testing.T, s *core.Store, sink http.Handler, states ...string) *scn.Relay {
 	t.Helper()
 	srv := httptest.NewServer(sink)
 	t.Cleanup(srv.Close)
@@ -66,8 +65,8 @@ func runRelayTo(t *testing.T, s *statemgr.Store, sink http.Handler, states ...st
 		ch <- time.Time{}
 		return ch
 	}
-	relay := statemgr.NewRelay(s, scn.RelayConfig{After: now, CompactEvery: time.Hour, Log: slog.New(slog.DiscardHandler)})
-	if _, err := scn.NewStore(s.Store).CreateSubscription(t.Context(), hsm.Subscription{Subscriber: "sink", Url: srv.URL, States: states}); err != nil {
+	relay := scn.NewRelay(scn.NewStore(s), scn.RelayConfig{After: now, CompactEvery: time.Hour, Log: slog.New(slog.DiscardHandler)})
+	if _, err := scn.NewStore(s).CreateSubscription(t.Context(), hsm.Subscription{Subscriber: "sink", Url: srv.URL, States: states}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
@@ -93,10 +92,10 @@ func TestRelayDeadLetters(t *testing.T) {
 		{status: http.StatusBadGateway},
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
-			s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+			s, _ := hsmtest.NewStore(t, core.Config{})
 			ctx := t.Context()
 			comps := hsmtest.Nodes(3, 1)
-			if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+			if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 				t.Fatal(err)
 			}
 			want := 3
@@ -106,7 +105,7 @@ func TestRelayDeadLetters(t *testing.T) {
 			sink := &scnSink{status: tc.status, want: want, done: make(chan struct{})}
 			relay := runRelayTo(t, s, sink, "Ready")
 			for _, c := range comps {
-				if _, err := component.NewStore(s.Store).UpdateState(ctx, []string{c.ID}, component.StateUpdate{State: "Ready", Force: true}); err != nil {
+				if _, err := component.NewStore(s).UpdateState(ctx, []string{c.ID}, component.StateUpdate{State: "Ready", Force: true}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -156,15 +155,15 @@ func TestRelayDeadLetters(t *testing.T) {
 // components is sent as several SCNs of at most that many, with consecutive
 // Seqs, that together carry every component in order.
 func TestBulkChangeSplitsSCNs(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(2*core.SCNMaxComponents+500, 1)
-	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	sink := &scnSink{want: len(comps), done: make(chan struct{})}
 	runRelayTo(t, s, sink, "Ready")
-	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready", Force: true}); err != nil {
+	if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, sink.done, "every component of the bulk change")

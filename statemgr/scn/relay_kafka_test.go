@@ -11,9 +11,9 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/internal/testpeer"
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -21,10 +21,10 @@ import (
 // TestRelayKafka publishes bulk-update SCNs through a real Kafka client to
 // an in-process Kafka-protocol broker (kfake) and reads them back.
 func TestRelayKafka(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(64, 1)
-	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	k, err := bus.NewKafka(bus.KafkaConfig{Brokers: bustest.Kafka(t)})
@@ -33,13 +33,13 @@ func TestRelayKafka(t *testing.T) {
 	}
 	t.Cleanup(func() { k.Close() })
 	for _, st := range []string{"On", "Ready"} {
-		if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: st}); err != nil {
+		if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go statemgr.NewRelay(s, scn.RelayConfig{Publisher: k, Topic: "scn-test", After: never}).Run(rctx)
+	go scn.NewRelay(scn.NewStore(s), scn.RelayConfig{Publisher: k, Topic: "scn-test", After: never}).Run(rctx)
 
 	rec := bustest.NewRecorder(2 * len(comps))
 	bustest.StartMember(t, k, "scn-test", "test", rec.Handle)
@@ -68,10 +68,10 @@ func TestRelayKafka(t *testing.T) {
 // a client that shares no code with ours.
 func TestRelayKafkaKcat(t *testing.T) {
 	kcat := testpeer.Require(t, "kcat")
-	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(5, 1)
-	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	brokers := bustest.Kafka(t)
@@ -80,7 +80,7 @@ func TestRelayKafkaKcat(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Close() })
-	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "On"}); err != nil {
+	if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "On"}); err != nil {
 		t.Fatal(err)
 	}
 	rctx, stop := context.WithCancel(ctx)
@@ -88,7 +88,7 @@ func TestRelayKafkaKcat(t *testing.T) {
 	published := make(chan struct{})
 	rec := newRecorder(len(comps))
 	rec.done = published
-	go statemgr.NewRelay(s, scn.RelayConfig{Publisher: teePub{k, rec}, Topic: bus.TopicSCN, After: never}).Run(rctx)
+	go scn.NewRelay(scn.NewStore(s), scn.RelayConfig{Publisher: teePub{k, rec}, Topic: bus.TopicSCN, After: never}).Run(rctx)
 	waitFor(t, published, "publish to kfake")
 	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", brokers[0], "-t", bus.TopicSCN, "-o", "beginning", "-e",
 		"-q", "-f", "%k %s\n").Output()

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -20,10 +20,10 @@ import (
 // TestRelayMasksSubscriberPassword: a password in an SCN subscription URL
 // is masked in the log line of every failed delivery.
 func TestRelayMasksSubscriberPassword(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(1, 1)
-	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -57,13 +57,13 @@ func TestRelayMasksSubscriberPassword(t *testing.T) {
 	}), nil))
 	rctx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	relay := statemgr.NewRelay(s, scn.RelayConfig{After: now, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: time.Second, Log: log})
+	relay := scn.NewRelay(scn.NewStore(s), scn.RelayConfig{After: now, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: time.Second, Log: log})
 	go func() { errc <- relay.Run(rctx) }()
 	url := strings.Replace(srv.URL, "http://", "http://scn:s3cret@", 1)
-	if _, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
+	if _, err := scn.NewStore(s).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: url, States: []string{"Ready"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready", Force: true}); err != nil {
+	if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, done, "the SCN after two failures")

@@ -17,11 +17,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hmsuite/hms/internal/bus"
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/migrations"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
 
@@ -83,15 +83,15 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 // restarts HSM on the same database, and checks every SCN reaches the bus,
 // exactly once after dedupe by (Seq, xname), in order per component.
 func TestOutboxCrash(t *testing.T) {
-	s1, path := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s1, path := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(20, 1)
-	if err := component.NewStore(s1.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s1).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	all := hsmtest.IDsOf(comps)
-	write := func(s *statemgr.Store, st string) {
-		if _, err := component.NewStore(s.Store).UpdateState(ctx, all, component.StateUpdate{State: st}); err != nil {
+	write := func(s *core.Store, st string) {
+		if _, err := component.NewStore(s).UpdateState(ctx, all, component.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -103,7 +103,7 @@ func TestOutboxCrash(t *testing.T) {
 	// kill -9 between publish and cursor update: the database goes away
 	// before the relay can record its progress.
 	rec.crashAfter = func() { s1.Close(); crash() }
-	r1 := statemgr.NewRelay(s1, scn.RelayConfig{Publisher: rec, After: never})
+	r1 := scn.NewRelay(scn.NewStore(s1), scn.RelayConfig{Publisher: rec, After: never})
 	if err := r1.Run(rctx); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestOutboxCrash(t *testing.T) {
 	}
 	s1.Close()
 
-	s2, err := statemgr.OpenStore(ctx, path, statemgr.StoreConfig{})
+	s2, err := core.Open(ctx, path, migrations.FS, core.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,9 @@ func TestOutboxCrash(t *testing.T) {
 	rec.mu.Unlock()
 	rctx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	go func() { errc <- statemgr.NewRelay(s2, scn.RelayConfig{Publisher: rec, After: never}).Run(rctx) }()
+	go func() {
+		errc <- scn.NewRelay(scn.NewStore(s2), scn.RelayConfig{Publisher: rec, After: never}).Run(rctx)
+	}()
 	waitFor(t, done, "every SCN on the bus")
 	stop()
 	if err := <-errc; err != nil {
@@ -168,10 +170,10 @@ func TestOutboxCrash(t *testing.T) {
 // order, once it answers again, after exponentially growing waits; a
 // subscription created while the relay runs takes effect at once.
 func TestRelaySubscriberDownThenUp(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(3, 1)
-	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -210,14 +212,14 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 	}
 	rctx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	relay := statemgr.NewRelay(s, scn.RelayConfig{After: after, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: 4 * time.Second, Log: slog.New(slog.DiscardHandler)})
+	relay := scn.NewRelay(scn.NewStore(s), scn.RelayConfig{After: after, CompactEvery: time.Hour, MinBackoff: time.Second, MaxBackoff: 4 * time.Second, Log: slog.New(slog.DiscardHandler)})
 	go func() { errc <- relay.Run(rctx) }()
 
 	// Before the subscription: not delivered.
-	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps[:1]), component.StateUpdate{State: "On"}); err != nil {
+	if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps[:1]), component.StateUpdate{State: "On"}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: srv.URL, States: []string{"ready", "Off"}})
+	sub, err := scn.NewStore(s).CreateSubscription(ctx, hsm.Subscription{Subscriber: "test", Url: srv.URL, States: []string{"ready", "Off"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +227,7 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 		t.Fatalf("created %+v", sub)
 	}
 	for _, st := range []string{"Ready", "Standby", "Off"} {
-		if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps[:2]), component.StateUpdate{State: st, Force: true}); err != nil {
+		if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps[:2]), component.StateUpdate{State: st, Force: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,14 +255,14 @@ func TestRelaySubscriberDownThenUp(t *testing.T) {
 // them, and that subscriber's loss is counted.
 func TestRetentionAndCompaction(t *testing.T) {
 	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := statemgr.OpenStore(t.Context(), t.TempDir()+"/hsm.db", statemgr.StoreConfig{Now: clock.Now})
+	s, err := core.Open(t.Context(), t.TempDir()+"/hsm.db", migrations.FS, core.Config{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := t.Context()
 	comps := hsmtest.Nodes(2, 1)
-	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -275,15 +277,15 @@ func TestRetentionAndCompaction(t *testing.T) {
 		close(done)
 	}))
 	defer srv.Close()
-	sub, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "late", Url: srv.URL, States: []string{"On", "Off", "Ready"}})
+	sub, err := scn.NewStore(s).CreateSubscription(ctx, hsm.Subscription{Subscriber: "late", Url: srv.URL, States: []string{"On", "Off", "Ready"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "On"})
-	component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Off"})
+	component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "On"})
+	component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Off"})
 	clock.Add(25 * time.Hour)
-	component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready"})
-	relay := statemgr.NewRelay(s, scn.RelayConfig{Retention: 24 * time.Hour, After: never})
+	component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: "Ready"})
+	relay := scn.NewRelay(scn.NewStore(s), scn.RelayConfig{Retention: 24 * time.Hour, After: never})
 	relay.Compact(ctx)
 	if n, _ := s.OutboxLen(ctx); n != 1 {
 		t.Fatalf("outbox has %d rows after expiry, want 1", n)

@@ -3,8 +3,8 @@ package scn_test
 import (
 	"testing"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -13,13 +13,13 @@ import (
 // its position after its subscription was deleted must not bring the cursor
 // back, or the outbox would never be compacted past it.
 func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
-	sub, err := scn.NewStore(s.Store).CreateSubscription(ctx, hsm.Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{hsm.StateOn}})
+	sub, err := scn.NewStore(s).CreateSubscription(ctx, hsm.Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{hsm.StateOn}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scn.NewStore(s.Store).DeleteSubscription(ctx, sub.ID); err != nil {
+	if _, err := scn.NewStore(s).DeleteSubscription(ctx, sub.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetCursor(ctx, scn.SubCursor(sub.ID), 7); err != nil {

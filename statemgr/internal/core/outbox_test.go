@@ -7,11 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
 func tailRow(seq int64, comps int, at time.Time) core.OutboxRow {
@@ -97,18 +97,18 @@ func TestOutboxTail(t *testing.T) {
 // TestOutboxMemoryMatchesDatabase: what consumers read from the in-memory
 // Tail right after the writes is what a restarted HSM reads from SQLite.
 func TestOutboxMemoryMatchesDatabase(t *testing.T) {
-	s, path := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, path := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(4, 1)
-	if err := component.NewStore(s.Store).UpsertComponents(ctx, comps, false, nil); err != nil {
+	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range []string{hsm.StateOn, hsm.StateReady, hsm.StateOff} {
-		if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: st}); err != nil {
+		if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps), component.StateUpdate{State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := component.NewStore(s.Store).UpdateState(ctx, hsmtest.IDsOf(comps[:1]), component.StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
+	if _, err := component.NewStore(s).UpdateState(ctx, hsmtest.IDsOf(comps[:1]), component.StateUpdate{State: hsm.StateOn, Flag: "Warning"}); err != nil {
 		t.Fatal(err)
 	}
 	mem, ok := s.Tail.After(0, 1000)
@@ -116,7 +116,7 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 		t.Fatalf("tail has %d rows (ok %v) after the writes", len(mem), ok)
 	}
 	s.Close()
-	s2, err := statemgr.OpenStore(ctx, path, statemgr.StoreConfig{})
+	s2, err := core.Open(ctx, path, migrations.FS, core.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 // fails, and the writes after it are committed instead of waiting forever
 // for a leader that is gone.
 func TestCommitterSurvivesAPanic(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, statemgr.StoreConfig{})
+	s, _ := hsmtest.NewStore(t, core.Config{})
 	ctx := t.Context()
 	func() {
 		defer func() {
@@ -148,7 +148,7 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 		s.Write(ctx, func(*core.View) (*core.Plan, error) { panic("boom") })
 	}()
 	done := make(chan error, 1)
-	go func() { done <- component.NewStore(s.Store).UpsertComponents(ctx, hsmtest.Nodes(1, 1), false, nil) }()
+	go func() { done <- component.NewStore(s).UpsertComponents(ctx, hsmtest.Nodes(1, 1), false, nil) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -166,7 +166,7 @@ func TestEpochIsPerDatabase(t *testing.T) {
 	dir := t.TempDir()
 	open := func(name string) int64 {
 		t.Helper()
-		s, err := statemgr.OpenStore(t.Context(), dir+"/"+name, statemgr.StoreConfig{Now: clock.Now})
+		s, err := core.Open(t.Context(), dir+"/"+name, migrations.FS, core.Config{Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

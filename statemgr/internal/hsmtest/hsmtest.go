@@ -1,5 +1,7 @@
-// Package hsmtest is the test harness HSM's packages share: a Store over a
-// temporary SQLite database and the whole HSM API served over it.
+// Package hsmtest is the test harness HSM's packages share: the shared core
+// over a temporary SQLite database, the resource families' routes served over
+// it, a settable clock and seed data. It imports the families but not
+// statemgr nor inventory, so statemgr's and inventory's own tests use it too.
 package hsmtest
 
 import (
@@ -17,16 +19,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/component"
+	"github.com/hmsuite/hms/statemgr/ethernet"
+	"github.com/hmsuite/hms/statemgr/group"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/lock"
+	"github.com/hmsuite/hms/statemgr/migrations"
+	"github.com/hmsuite/hms/statemgr/scn"
 )
 
-// NewStore opens a Store on a fresh database in t.TempDir, closed at cleanup,
-// and returns it with the database's path.
-func NewStore(t testing.TB, cfg statemgr.StoreConfig) (*statemgr.Store, string) {
+// NewStore opens the shared core over HSM's migrations on a fresh database
+// in t.TempDir, closed at cleanup, and returns it with the database's path.
+func NewStore(t testing.TB, cfg core.Config) (*core.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hsm.db")
-	s, err := statemgr.OpenStore(t.Context(), path, cfg)
+	s, err := core.Open(t.Context(), path, migrations.FS, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +44,10 @@ func NewStore(t testing.TB, cfg statemgr.StoreConfig) (*statemgr.Store, string) 
 	return s, path
 }
 
-// Server is the HSM API over a fresh store, served by an httptest server.
+// Server is an HSM API over a store, served by an httptest server.
 type Server struct {
 	// Store is the store the API serves.
-	Store  *statemgr.Store
+	Store  *core.Store
 	t      testing.TB
 	srv    *httptest.Server
 	client *http.Client
@@ -47,22 +57,57 @@ type Server struct {
 // NewServer serves the API over a fresh store (no Redfish routes).
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	return NewServerWith(t, statemgr.StoreConfig{})
+	return NewServerWith(t, core.Config{})
 }
 
 // NewServerWith serves the API over a fresh store opened with cfg.
-func NewServerWith(t testing.TB, cfg statemgr.StoreConfig) *Server {
+func NewServerWith(t testing.TB, cfg core.Config) *Server {
 	t.Helper()
 	s, _ := NewStore(t, cfg)
 	return Serve(t, s)
 }
 
-// Serve serves the API over s (no Redfish routes) until the test ends.
-func Serve(t testing.TB, s *statemgr.Store) *Server {
+// Mux returns the routes of the resource families over s, as the daemon
+// mounts them, less /service and the Redfish inventory (which needs a
+// discovery; its tests add it to this mux).
+func Mux(s *core.Store) *httpserver.Mux {
+	log := slog.New(slog.DiscardHandler)
+	mux := httpserver.NewMux(problem.Style{NoInstance: true})
+	component.NewAPI(component.NewStore(s), log).Routes(mux)
+	ethernet.NewAPI(ethernet.NewStore(s.DB, s.Now), log).Routes(mux)
+	scn.NewAPI(scn.NewStore(s), log).Routes(mux)
+	group.NewAPI(group.NewStore(s), log).Routes(mux)
+	lock.NewAPI(lock.NewStore(s), log).Routes(mux)
+	return mux
+}
+
+// Serve serves Mux(s) until the test ends.
+func Serve(t testing.TB, s *core.Store) *Server {
 	t.Helper()
-	srv := httptest.NewServer(statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
+	return ServeHandler(t, s, Mux(s))
+}
+
+// ServeHandler serves h, an API over s, until the test ends.
+func ServeHandler(t testing.TB, s *core.Store, h http.Handler) *Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &Server{Store: s, t: t, srv: srv, client: srv.Client(), base: srv.URL}
+}
+
+// InProcess is a Server that reaches h without a socket, through client's
+// transport (inside a synctest bubble, where sockets cannot be used); base is
+// the URL client answers at.
+func InProcess(t testing.TB, s *core.Store, client *http.Client, base string) *Server {
+	return &Server{Store: s, t: t, client: client, base: base}
+}
+
+// For returns a's server as seen by test t (a fuzz target's inner test
+// shares the server its outer test set up).
+func (a *Server) For(t testing.TB) *Server {
+	c := *a
+	c.t = t
+	return &c
 }
 
 // Do sends body (a string is sent as is, anything else as JSON) to path
@@ -192,7 +237,11 @@ func (a *Server) Exact(status int, method, path string, body any, want string) {
 }
 
 // Close stops serving before the test ends (it stops at cleanup anyway).
-func (a *Server) Close() { a.srv.Close() }
+func (a *Server) Close() {
+	if a.srv != nil {
+		a.srv.Close()
+	}
+}
 
 // Seed creates five components (four nodes of two slots and a BMC) with
 // varied State, Flag, Role, SubRole, NID, Arch, Class and Enabled.

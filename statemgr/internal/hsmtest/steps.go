@@ -4,38 +4,30 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // OpenAPI opens a store in a temporary directory and serves its API.
-func OpenAPI(t testing.TB, now func() time.Time) (*statemgr.Store, *httptest.Server) {
+func OpenAPI(t testing.TB, now func() time.Time) (*core.Store, *httptest.Server) {
 	t.Helper()
-	s, err := statemgr.OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), statemgr.StoreConfig{Now: now})
-	if err != nil {
-		t.Fatalf("OpenStore: %v", err)
-	}
-	srv := httptest.NewServer(statemgr.NewAPI(s, slog.New(slog.DiscardHandler), nil).Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		s.Close()
-	})
+	s, _ := NewStore(t, core.Config{Now: now})
+	srv := httptest.NewServer(Mux(s))
+	t.Cleanup(srv.Close)
 	return s, srv
 }
 
 // AddComponents inserts components straight into the table, bypassing the
 // components API, so these tests do not depend on it.
-func AddComponents(t testing.TB, s *statemgr.Store, ids ...string) {
+func AddComponents(t testing.TB, s *core.Store, ids ...string) {
 	t.Helper()
 	tx, err := s.DB.W.Begin()
 	if err != nil {

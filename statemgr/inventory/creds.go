@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"fmt"

@@ -1,11 +1,10 @@
-package statemgr
+package inventory
 
 import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
 	"flag"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -28,7 +28,9 @@ const rfPassword = "sim-Secret-8Qz"
 // rfEnv is an API with discovery running over a fresh store. BMCs added
 // with rfEnv.bmc are reached in process through rfRouter, by host name.
 type rfEnv struct {
-	*apiServer
+	*hsmtest.Server
+	t      testing.TB
+	store  *Store
 	disc   *Discovery
 	router *rfRouter
 	dbPath string
@@ -65,13 +67,12 @@ func newRFEnvWith(t testing.TB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
 // sockets), so that tests can run it inside a synctest bubble.
 func newRFEnvOver(t testing.TB, s *Store, d *Discovery) *rfEnv {
 	t.Helper()
-	api := NewAPI(s, slog.New(slog.DiscardHandler), d)
-	hsm := &rfRouter{hosts: map[string]http.Handler{"hsm": api.Handler()}}
+	hsm := &rfRouter{hosts: map[string]http.Handler{"hsm": handler(s, d)}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &rfEnv{apiServer: &apiServer{t: t, store: s, client: &http.Client{Transport: hsm}, base: "http://hsm"}, disc: d}
+	return &rfEnv{Server: hsmtest.InProcess(t, s.Store, &http.Client{Transport: hsm}, "http://hsm"), t: t, store: s, disc: d}
 }
 
 // newCABundleEnv is an rfEnv whose Discovery (one worker) reaches BMCs over
@@ -120,7 +121,7 @@ func (e *rfEnv) bmc(xname string, n int, f redfishsim.Faults) *redfishsim.BMC {
 func (e *rfEnv) endpoint(id string) hsm.RedfishEndpoint {
 	e.t.Helper()
 	var ep hsm.RedfishEndpoint
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints/"+id, nil), &ep); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/RedfishEndpoints/"+id, nil), &ep); err != nil {
 		e.t.Fatal(err)
 	}
 	return ep

@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -38,7 +39,7 @@ func TestHardwareHistory(t *testing.T) {
 	walk("CPU-B")
 
 	var byLoc struct{ Components []hsm.HWHistoryArray }
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History", nil), &byLoc); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware/History", nil), &byLoc); err != nil {
 		t.Fatal(err)
 	}
 	want := []hsm.HWHistoryArray{{ID: "x3000c0s1b0n0p0", History: []hsm.HWHistory{
@@ -50,22 +51,22 @@ func TestHardwareHistory(t *testing.T) {
 		t.Errorf("history by location (-want +got):\n%s", diff)
 	}
 	var one hsm.HWHistoryArray
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU/History/CPU-B", nil), &one); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/HardwareByFRU/History/CPU-B", nil), &one); err != nil {
 		t.Fatal(err)
 	}
 	if len(one.History) != 1 || one.History[0].EventType != HWEventAdded {
 		t.Errorf("history of CPU-B = %+v, want one Added", one)
 	}
 	var loc hsm.HWInvByLoc
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/x3000c0s1b0n0p0", nil), &loc); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware/x3000c0s1b0n0p0", nil), &loc); err != nil {
 		t.Fatal(err)
 	}
 	if loc.PopulatedFRU == nil || loc.PopulatedFRU.FRUID != "CPU-B" {
 		t.Errorf("location = %+v, want CPU-B populated", loc)
 	}
-	e.must(200, "GET", "/Inventory/HardwareByFRU/CPU-A", nil)
-	e.must(404, "GET", "/Inventory/Hardware/x3000c0s1b0n0p1", nil)
-	e.must(400, "GET", "/Inventory/Hardware?color=red", nil)
+	e.Must(200, "GET", "/Inventory/HardwareByFRU/CPU-A", nil)
+	e.Must(404, "GET", "/Inventory/Hardware/x3000c0s1b0n0p1", nil)
+	e.Must(400, "GET", "/Inventory/Hardware?color=red", nil)
 }
 
 // discoveredEnv is an API whose inventory comes from discovering a simulated
@@ -74,7 +75,7 @@ func discoveredEnv(t *testing.T, bmcX string) *rfEnv {
 	t.Helper()
 	e := newRFEnv(t, DiscoveryConfig{})
 	e.bmc(bmcX, 2, redfishsim.Faults{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+	e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
 	e.disc.discover(t.Context(), bmcX)
 	if st := e.endpoint(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
 		t.Fatalf("discovery of %s: %s", bmcX, st)
@@ -90,7 +91,7 @@ func TestInventoryFilters(t *testing.T) {
 	count := func(path, key string) int {
 		t.Helper()
 		var m map[string][]json.RawMessage
-		if err := json.Unmarshal(e.must(200, "GET", path, nil), &m); err != nil {
+		if err := json.Unmarshal(e.Must(200, "GET", path, nil), &m); err != nil {
 			t.Fatal(err)
 		}
 		return len(m[key])
@@ -109,12 +110,12 @@ func TestInventoryFilters(t *testing.T) {
 		}
 	}
 	var hw []json.RawMessage
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?type=Processor", nil), &hw)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware?type=Processor", nil), &hw)
 	if len(hw) != 4 {
 		t.Errorf("processors: %d, want 4", len(hw))
 	}
 	var one []hsm.HWInvByLoc
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?type=Processor&id="+bmcX+"n1p0", nil), &one); err != nil || len(one) != 1 {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware?type=Processor&id="+bmcX+"n1p0", nil), &one); err != nil || len(one) != 1 {
 		t.Fatalf("processor n1p0: %v %v", one, err)
 	}
 	_, _, serial := fruIdent(one[0].PopulatedFRU)
@@ -122,13 +123,13 @@ func TestInventoryFilters(t *testing.T) {
 		t.Fatal("processor FRU has no serial number")
 	}
 	hw = nil
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?serialnumber="+url.QueryEscape(serial), nil), &hw)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware?serialnumber="+url.QueryEscape(serial), nil), &hw)
 	if len(hw) != 1 {
 		t.Errorf("serialnumber=%s: %d locations, want 1", serial, len(hw))
 	}
-	e.must(200, "DELETE", "/Inventory/ComponentEndpoints/"+bmcX+"n1", nil)
-	e.must(404, "GET", "/Inventory/ComponentEndpoints/"+bmcX+"n1", nil)
-	e.must(200, "DELETE", "/Inventory/RedfishEndpoints/"+bmcX, nil)
+	e.Must(200, "DELETE", "/Inventory/ComponentEndpoints/"+bmcX+"n1", nil)
+	e.Must(404, "GET", "/Inventory/ComponentEndpoints/"+bmcX+"n1", nil)
+	e.Must(200, "DELETE", "/Inventory/RedfishEndpoints/"+bmcX, nil)
 	if got := count("/Inventory/ComponentEndpoints", "ComponentEndpoints"); got != 0 {
 		t.Errorf("ComponentEndpoints after deleting their RedfishEndpoint: %d, want 0", got)
 	}
@@ -138,11 +139,7 @@ func TestInventoryFilters(t *testing.T) {
 // (nil: the real one).
 func rfEnvAt(t *testing.T, path string, now func() time.Time) *rfEnv {
 	t.Helper()
-	s, err := OpenStore(t.Context(), path, StoreConfig{Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, path, now)
 	creds, err := LoadCredKey(filepath.Join(t.TempDir(), "cred.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -155,12 +152,12 @@ func rfEnvAt(t *testing.T, path string, now func() time.Time) *rfEnv {
 // then CPU-A.
 func histEnv(t *testing.T) (*rfEnv, []time.Time) {
 	t.Helper()
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	e := rfEnvAt(t, filepath.Join(t.TempDir(), "hsm.db"), clock.now)
+	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e := rfEnvAt(t, filepath.Join(t.TempDir(), "hsm.db"), clock.Now)
 	s := e.store
 	var times []time.Time
 	for _, frus := range [][2]string{{"CPU-A", "CPU-C"}, {"CPU-B", "CPU-C"}, {"CPU-B", "CPU-A"}} {
-		times = append(times, clock.now())
+		times = append(times, clock.Now())
 		res := &redfish.Result{EndpointID: "x3000c0s1b0"}
 		for i, fru := range frus {
 			res.HWInventory = append(res.HWInventory, hsm.HWInvByLoc{
@@ -172,7 +169,7 @@ func histEnv(t *testing.T) (*rfEnv, []time.Time) {
 		if err := s.putInventory(t.Context(), res); err != nil {
 			t.Fatal(err)
 		}
-		clock.add(time.Hour)
+		clock.Add(time.Hour)
 	}
 	return e, times
 }
@@ -217,7 +214,7 @@ func TestHardwareHistoryFilters(t *testing.T) {
 		{path: "/Inventory/HardwareByFRU/History/CPU-A?starttime=" + at(1) + "&endtime=" + at(2), one: &arr{ID: "CPU-A", History: hs{aRem0, aAdd1}}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			body := e.must(200, "GET", tc.path, nil)
+			body := e.Must(200, "GET", tc.path, nil)
 			var got any = &struct{ Components []arr }{}
 			var want any = &struct{ Components []arr }{Components: tc.want}
 			if tc.one != nil {
@@ -254,7 +251,7 @@ func TestHardwareHistoryFilters(t *testing.T) {
 		"/Inventory/Hardware/History/x3000c0s1b0n0p3?eventtype=Added": `{"ID":"x3000c0s1b0n0p3","History":[]}`,
 		"/Inventory/HardwareByFRU/History/CPU-Z":                      `{"ID":"CPU-Z","History":[]}`,
 	} {
-		if got := string(e.must(200, "GET", path, nil)); got != want+"\n" {
+		if got := string(e.Must(200, "GET", path, nil)); got != want+"\n" {
 			t.Errorf("GET %s: %s, want %s", path, got, want)
 		}
 	}
@@ -264,7 +261,7 @@ func TestHardwareHistoryFilters(t *testing.T) {
 // detail names detail.
 func wantProblem(t *testing.T, e *rfEnv, method, path string, status int, detail string) {
 	t.Helper()
-	got, body := e.do(method, path, "")
+	got, body := e.Do(method, path, "")
 	var p struct {
 		Status int
 		Detail string
@@ -278,7 +275,7 @@ func wantProblem(t *testing.T, e *rfEnv, method, path string, status int, detail
 // {"code":0,"message":msg}.
 func wantDeleted(t *testing.T, e *rfEnv, path, msg string) {
 	t.Helper()
-	got := string(e.must(200, "DELETE", path, nil))
+	got := string(e.Must(200, "DELETE", path, nil))
 	if want := `{"code":0,"message":"` + msg + `"}` + "\n"; got != want {
 		t.Errorf("DELETE %s: %s, want %s", path, got, want)
 	}
@@ -293,7 +290,7 @@ func TestHardwareDeletes(t *testing.T) {
 	frus := func() int {
 		t.Helper()
 		var l []json.RawMessage
-		if err := json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU", nil), &l); err != nil {
+		if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/HardwareByFRU", nil), &l); err != nil {
 			t.Fatal(err)
 		}
 		return len(l)
@@ -309,13 +306,13 @@ func TestHardwareDeletes(t *testing.T) {
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/CPU-C", 404, "no such FRU ID.")
 
 	deleted("/Inventory/Hardware/History/X3000c0s1b0n0p0", "deleted 3 entries")
-	e.must(200, "GET", "/Inventory/Hardware/History/"+p0, nil)
+	e.Must(200, "GET", "/Inventory/Hardware/History/"+p0, nil)
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware/History/"+p0, 404, "no entries to delete")
 	deleted("/Inventory/HardwareByFRU/History/CPU-C", "deleted 2 entries")
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/History/CPU-C", 404, "no entries to delete")
 	deleted("/Inventory/Hardware/History", "deleted 1 entries") // HSM's wording for any collection
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware/History", 404, "no entries to delete")
-	if got := string(e.must(200, "GET", "/Inventory/HardwareByFRU/History", nil)); strings.TrimSpace(got) != `{"Components":[]}` {
+	if got := string(e.Must(200, "GET", "/Inventory/HardwareByFRU/History", nil)); strings.TrimSpace(got) != `{"Components":[]}` {
 		t.Errorf("history after deleting all: %s", got)
 	}
 
@@ -334,13 +331,13 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 	const bmcX = "x3000c0s2b0"
 	e := discoveredEnv(t, bmcX)
 	var cpu []hsm.HWInvByLoc
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?id="+bmcX+"n1p0", nil), &cpu); err != nil || len(cpu) != 1 || cpu[0].PopulatedFRU == nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware?id="+bmcX+"n1p0", nil), &cpu); err != nil || len(cpu) != 1 || cpu[0].PopulatedFRU == nil {
 		t.Fatalf("processor n1p0: %v %v", cpu, err)
 	}
 	fru := cpu[0].PopulatedFRU
 	manu, pn, sn := fruIdent(fru)
 	var mem []json.RawMessage
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?type=Memory", nil), &mem)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware?type=Memory", nil), &mem)
 	if manu == "" || pn == "" || sn == "" || len(mem) == 0 {
 		t.Fatalf("simulated inventory lacks what the test needs: %q %q %q, %d DIMMs", manu, pn, sn, len(mem))
 	}
@@ -360,7 +357,7 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 		{query: "partnumber=nothing", want: 0},
 	} {
 		var got []hsm.HWInvByFRU
-		if err := json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?"+tc.query, nil), &got); err != nil {
+		if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/HardwareByFRU?"+tc.query, nil), &got); err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != tc.want {
@@ -372,19 +369,19 @@ func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
 	}
 	wantProblem(t, e, "GET", "/Inventory/HardwareByFRU?color=red", 400, "color")
 	wantProblem(t, e, "DELETE", "/Inventory/HardwareByFRU/"+fru.FRUID, 409, bmcX+"n1p0")
-	e.must(200, "GET", "/Inventory/HardwareByFRU/"+fru.FRUID, nil)
+	e.Must(200, "GET", "/Inventory/HardwareByFRU/"+fru.FRUID, nil)
 
 	var ses struct{ ServiceEndpoints []hsm.ServiceEndpoint }
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ServiceEndpoints", nil), &ses); err != nil || len(ses.ServiceEndpoints) < 2 {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/ServiceEndpoints", nil), &ses); err != nil || len(ses.ServiceEndpoints) < 2 {
 		t.Fatalf("service endpoints: %v %v", ses, err)
 	}
 	one := "/Inventory/ServiceEndpoints/" + ses.ServiceEndpoints[0].RedfishType + "/RedfishEndpoints/" + bmcX
-	e.must(200, "DELETE", one, nil)
+	e.Must(200, "DELETE", one, nil)
 	wantProblem(t, e, "GET", one, 404, bmcX)
 	wantProblem(t, e, "DELETE", one, 404, "no such service under redfish endpoint.")
 	wantProblem(t, e, "DELETE", "/Inventory/ServiceEndpoints/"+ses.ServiceEndpoints[1].RedfishType+"/RedfishEndpoints/x9000c0s0b0", 404, "no such service under redfish endpoint.")
 	wantDeleted(t, e, "/Inventory/ServiceEndpoints", fmt.Sprintf("deleted %d entries", len(ses.ServiceEndpoints)-1))
-	if got := strings.TrimSpace(string(e.must(200, "GET", "/Inventory/ServiceEndpoints", nil))); got != `{"ServiceEndpoints":[]}` {
+	if got := strings.TrimSpace(string(e.Must(200, "GET", "/Inventory/ServiceEndpoints", nil))); got != `{"ServiceEndpoints":[]}` {
 		t.Errorf("service endpoints after deleting all: %s", got)
 	}
 	wantProblem(t, e, "DELETE", "/Inventory/ServiceEndpoints", 404, "no entries to delete")
@@ -418,12 +415,12 @@ func TestFRUColumnsMigrated(t *testing.T) {
 	for _, p := range []string{"/Inventory/HardwareByFRU?manufacturer=Hynix&partnumber=HMA84&serialnumber=S-1",
 		"/Inventory/Hardware?manufacturer=Hynix&partnumber=HMA84&serialnumber=S-1"} {
 		var got []json.RawMessage
-		if err := json.Unmarshal(e.must(200, "GET", p, nil), &got); err != nil || len(got) != 1 {
+		if err := json.Unmarshal(e.Must(200, "GET", p, nil), &got); err != nil || len(got) != 1 {
 			t.Errorf("GET %s: %d entries (%v), want 1", p, len(got), err)
 		}
 	}
 	var got []hsm.HWInvByFRU
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=", nil), &got)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=", nil), &got)
 	if len(got) != 1 || got[0].FRUID != "BARE" {
 		t.Errorf("FRUs without serial number: %+v, want BARE", got)
 	}
@@ -434,11 +431,11 @@ func TestFRUColumnsMigrated(t *testing.T) {
 func hwCount(t *testing.T, e *rfEnv) (locs, events int) {
 	t.Helper()
 	var l []json.RawMessage
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware", nil), &l); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware", nil), &l); err != nil {
 		t.Fatal(err)
 	}
 	var h struct{ Components []hsm.HWHistoryArray }
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History", nil), &h); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware/History", nil), &h); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range h.Components {
@@ -460,12 +457,12 @@ func TestHardwarePost(t *testing.T) {
 		"PopulatedFRU":{"FRUID":"CPU-D","Type":"Processor","Subtype":"EPYC","ProcessorFRUInfo":{"Manufacturer":"AMD","SerialNumber":"SN-D"}},"Junk":1}`
 	const cpuFRU = "Processor.AMD..SN-D" // the posted FRUID is replaced, as the shipped HSM does
 	const empty = `{"ID":"x3000c0s1b0n0d0","Status":"Empty","MemoryLocationInfo":{"Id":"DIMM0"},"PopulatedFRU":null}`
-	status, body := e.do("POST", "/Inventory/Hardware", `{"Hardware":[`+nic+`,`+cpu+`,`+empty+`]}`)
+	status, body := e.Do("POST", "/Inventory/Hardware", `{"Hardware":[`+nic+`,`+cpu+`,`+empty+`]}`)
 	if status != 200 || string(body) != `{"code":0,"message":"Created 3 entries"}`+"\n" {
 		t.Fatalf("POST: %d %s", status, body)
 	}
 	var got map[string]any
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/x3000c0s23b4n4h0", nil), &got); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware/x3000c0s23b4n4h0", nil), &got); err != nil {
 		t.Fatal(err)
 	}
 	const nicFRU = "NodeHsnNic.Mellanox_Technologies,_Ltd..102005303.HG20190738"
@@ -479,19 +476,19 @@ func TestHardwarePost(t *testing.T) {
 		t.Errorf("posted NIC (-want +got):\n%s", diff)
 	}
 	var empt hsm.HWInvByLoc
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/x3000c0s1b0n0d0", nil), &empt)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware/x3000c0s1b0n0d0", nil), &empt)
 	if empt.Status != "Empty" || empt.Type != "Memory" || empt.PopulatedFRU != nil || empt.MemoryLocationInfo == nil {
 		t.Errorf("posted empty DIMM slot: %+v", empt)
 	}
 	var frus []hsm.HWInvByFRU
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=HG20190738&manufacturer="+url.QueryEscape("Mellanox Technologies, Ltd."), nil), &frus)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/HardwareByFRU?serialnumber=HG20190738&manufacturer="+url.QueryEscape("Mellanox Technologies, Ltd."), nil), &frus)
 	if len(frus) != 1 || frus[0].FRUID != nicFRU {
 		t.Errorf("FRU of the posted NIC by its serial number: %+v", frus)
 	}
 	history := func(id string) []string {
 		t.Helper()
 		var h hsm.HWHistoryArray
-		_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware/History/"+id, nil), &h)
+		_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware/History/"+id, nil), &h)
 		var out []string
 		for _, ev := range h.History {
 			out = append(out, ev.EventType+" "+ev.FRUID)
@@ -507,18 +504,18 @@ func TestHardwarePost(t *testing.T) {
 		}
 	}
 	// No history yet: 200 with an empty list, as the shipped HSM answers.
-	if got := string(e.must(200, "GET", "/Inventory/Hardware/History/x3000c0s1b0n0d0", nil)); got != `{"ID":"x3000c0s1b0n0d0","History":[]}`+"\n" {
+	if got := string(e.Must(200, "GET", "/Inventory/Hardware/History/x3000c0s1b0n0d0", nil)); got != `{"ID":"x3000c0s1b0n0d0","History":[]}`+"\n" {
 		t.Errorf("history of a location without events: %s", got)
 	}
 	var fru map[string]any
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/HardwareByFRU/"+cpuFRU, nil), &fru)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/HardwareByFRU/"+cpuFRU, nil), &fru)
 	if fru["Subtype"] != "EPYC" {
 		t.Errorf("posted FRU Subtype: %v", fru)
 	}
 
 	// The same FRU posted again is no event; a walk finding a posted
 	// location takes it over and records the FRU it replaced.
-	e.must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []json.RawMessage{json.RawMessage(cpu)}})
+	e.Must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []json.RawMessage{json.RawMessage(cpu)}})
 	res := &redfish.Result{EndpointID: "x3000c0s23b4", HWInventory: []hsm.HWInvByLoc{{ID: "x3000c0s23b4n4h0", Type: "NodeHsnNic",
 		Status: "Populated", HWInventoryByLocationType: "HWInvByLocNodeHsnNic", PopulatedFRU: &hsm.HWInvByFRU{FRUID: "NIC-2", Type: "NodeHsnNic"}}}}
 	if err := e.store.putInventory(t.Context(), res); err != nil {
@@ -555,7 +552,7 @@ func TestHardwarePost(t *testing.T) {
 		{name: "twice", body: `{"Hardware":[` + good + `,{"ID":"X3000c0s1b0n0p0","ProcessorLocationInfo":{}}]}`, detail: "Hardware[1].ID: x3000c0s1b0n0p0 is given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := e.do("POST", "/Inventory/Hardware", tc.body)
+			status, body := e.Do("POST", "/Inventory/Hardware", tc.body)
 			var p struct{ Detail string }
 			if err := json.Unmarshal(body, &p); err != nil || status != 400 || !strings.Contains(p.Detail, tc.detail) {
 				t.Errorf("POST %s: %d %s, want 400 naming %q", tc.body, status, body, tc.detail)
@@ -565,7 +562,7 @@ func TestHardwarePost(t *testing.T) {
 			}
 		})
 	}
-	e.must(404, "GET", "/Inventory/HardwareByFRU/Processor...NEW", nil)
+	e.Must(404, "GET", "/Inventory/HardwareByFRU/Processor...NEW", nil)
 }
 
 // TestHardwareDeleteLocations: DELETE of one location and of all of them
@@ -581,7 +578,7 @@ func TestHardwareDeleteLocations(t *testing.T) {
 	deleted("/Inventory/Hardware/X3000c0s1b0n0p0", "deleted 1 entry")
 	wantProblem(t, e, "GET", "/Inventory/Hardware/"+p0, 404, p0)
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware/"+p0, 404, "no such xname.")
-	e.must(200, "GET", "/Inventory/HardwareByFRU/CPU-B", nil)
+	e.Must(200, "GET", "/Inventory/HardwareByFRU/CPU-B", nil)
 	deleted("/Inventory/Hardware", "deleted 1 entries")
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware", 404, "no entries to delete")
 	if locs, ev := hwCount(t, e); locs != 0 || ev != events {
@@ -609,7 +606,7 @@ func TestInventoryFilterValues(t *testing.T) {
 		wantProblem(t, e, tc.method, tc.path, 400, tc.detail)
 	}
 	var l []json.RawMessage
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/Hardware?id=X3000c0s1b0n0p0&type=processor", nil), &l)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware?id=X3000c0s1b0n0p0&type=processor", nil), &l)
 	if len(l) != 1 {
 		t.Errorf("id and type in other spellings: %d locations, want 1", len(l))
 	}
@@ -663,10 +660,10 @@ func hwShape(t *testing.T, body []byte) (xn, format string, shape map[string][]s
 func TestHardwareQuery(t *testing.T) {
 	const b = "x3000c0s2b0"
 	e := discoveredEnv(t, b)
-	e.must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []map[string]any{
+	e.Must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []map[string]any{
 		{"ID": "x3000", "CabinetLocationInfo": map[string]any{}}, {"ID": "x3000c0", "ChassisLocationInfo": map[string]any{}},
 		{"ID": "x3000c0s2", "ComputeModuleLocationInfo": map[string]any{}}, {"ID": b + "n0h0", "HSNNICLocationInfo": map[string]any{}}}})
-	e.must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{b + "n1"}}})
+	e.Must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{b + "n1"}}})
 	ids := func(node string, kind string, n int) []string {
 		var out []string
 		for i := range n {
@@ -720,7 +717,7 @@ func TestHardwareQuery(t *testing.T) {
 		{path: b + "?partition=P1&type=Node", xname: b, format: "NestNodesOnly", want: shape{"Nodes": {n1}}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			xn, format, got := hwShape(t, e.must(200, "GET", "/Inventory/Hardware/Query/"+tc.path, nil))
+			xn, format, got := hwShape(t, e.Must(200, "GET", "/Inventory/Hardware/Query/"+tc.path, nil))
 			if xn != tc.xname || format != tc.format {
 				t.Errorf("XName %q, Format %q; want %q, %q", xn, format, tc.xname, tc.format)
 			}
@@ -756,7 +753,7 @@ func TestHardwareQuery(t *testing.T) {
 		n0 + "?type=Cabinet":         `{"XName":"` + n0 + `","Format":"NestNodesOnly"}`,
 		n0 + "p0?xname=" + n0 + "p0": `{"XName":"` + n0 + `p0","Format":"NestNodesOnly","Processors":[`,
 	} {
-		if got := string(e.must(200, "GET", "/Inventory/Hardware/Query/"+path, nil)); !strings.HasPrefix(got, want) {
+		if got := string(e.Must(200, "GET", "/Inventory/Hardware/Query/"+path, nil)); !strings.HasPrefix(got, want) {
 			t.Errorf("GET Query/%s: %s, want %s...", path, got, want)
 		}
 	}

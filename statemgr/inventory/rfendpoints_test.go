@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"bytes"
@@ -15,9 +15,9 @@ import (
 
 func TestRFEndpointsAPI(t *testing.T) {
 	e := newRFEnv(t, DiscoveryConfig{})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s1b0", FQDN: "10.1.2.3:8443",
+	e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s1b0", FQDN: "10.1.2.3:8443",
 		User: "root", Password: rfPassword, MACAddr: "AA-BB-CC-DD-EE-01"})
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", map[string]any{"RedfishEndpoints": []hsm.RedfishEndpoint{
+	e.Must(201, "POST", "/Inventory/RedfishEndpoints", map[string]any{"RedfishEndpoints": []hsm.RedfishEndpoint{
 		{ID: "x3000c0s2b0", IPAddress: "10.1.2.4", User: "admin", Password: rfPassword},
 		{ID: "x3000c0r1b0", Hostname: "sw1", Domain: "hmn"},
 	}})
@@ -44,7 +44,7 @@ func TestRFEndpointsAPI(t *testing.T) {
 	} {
 		t.Run("filter "+tc.name, func(t *testing.T) {
 			var l hsm.RedfishEndpointList
-			if err := json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints"+tc.query, nil), &l); err != nil {
+			if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/RedfishEndpoints"+tc.query, nil), &l); err != nil {
 				t.Fatal(err)
 			}
 			var ids []string
@@ -77,7 +77,7 @@ func TestRFEndpointsAPI(t *testing.T) {
 		{"patch missing", "PATCH", "/x3000c0s9b0", map[string]any{"Enabled": false}, 404, "x3000c0s9b0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, body := e.do(tc.method, "/Inventory/RedfishEndpoints"+tc.path, tc.body)
+			st, body := e.Do(tc.method, "/Inventory/RedfishEndpoints"+tc.path, tc.body)
 			if st != tc.status || !strings.Contains(string(body), tc.detail) {
 				t.Errorf("status %d body %s; want %d mentioning %q", st, body, tc.status, tc.detail)
 			}
@@ -91,10 +91,10 @@ func TestRFEndpointsAPI(t *testing.T) {
 	}
 
 	// PATCH and a GET-modify-PUT round trip keep the password.
-	e.must(200, "PATCH", "/Inventory/RedfishEndpoints/x3000c0s1b0", map[string]any{"Name": "n1", "User": "admin"})
+	e.Must(200, "PATCH", "/Inventory/RedfishEndpoints/x3000c0s1b0", map[string]any{"Name": "n1", "User": "admin"})
 	put := e.endpoint("x3000c0s1b0")
 	put.Name = "n2"
-	e.must(200, "PUT", "/Inventory/RedfishEndpoints/x3000c0s1b0", put)
+	e.Must(200, "PUT", "/Inventory/RedfishEndpoints/x3000c0s1b0", put)
 	row, err := e.store.rfEndpointRow(t.Context(), "x3000c0s1b0")
 	if err != nil {
 		t.Fatal(err)
@@ -106,11 +106,11 @@ func TestRFEndpointsAPI(t *testing.T) {
 	if c != (rfCred{User: "admin", Password: rfPassword}) || row.ep.Name != "n2" {
 		t.Errorf("after PATCH and PUT: name %q, creds user %q password kept %v", row.ep.Name, c.User, c.Password == rfPassword)
 	}
-	e.must(404, "PUT", "/Inventory/RedfishEndpoints/x3000c0s8b0", hsm.RedfishEndpoint{FQDN: "bmc8"}) // PUT replaces, never creates
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s8b0", FQDN: "bmc8"})
+	e.Must(404, "PUT", "/Inventory/RedfishEndpoints/x3000c0s8b0", hsm.RedfishEndpoint{FQDN: "bmc8"}) // PUT replaces, never creates
+	e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s8b0", FQDN: "bmc8"})
 
 	var q hsm.RedfishEndpointList
-	_ = json.Unmarshal(e.must(200, "GET", "/Inventory/RedfishEndpoints/Query/x3000c0", nil), &q)
+	_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/RedfishEndpoints/Query/x3000c0", nil), &q)
 	if len(q.RedfishEndpoints) != 4 {
 		t.Errorf("Query/x3000c0: %d endpoints, want 4", len(q.RedfishEndpoints))
 	}
@@ -126,10 +126,10 @@ func TestRFEndpointsAPI(t *testing.T) {
 		}
 	}
 
-	e.must(200, "DELETE", "/Inventory/RedfishEndpoints/x3000c0s1b0", nil)
-	e.must(404, "DELETE", "/Inventory/RedfishEndpoints/x3000c0s1b0", nil)
-	e.must(200, "DELETE", "/Inventory/RedfishEndpoints", nil)
-	e.must(404, "DELETE", "/Inventory/RedfishEndpoints", nil)
+	e.Must(200, "DELETE", "/Inventory/RedfishEndpoints/x3000c0s1b0", nil)
+	e.Must(404, "DELETE", "/Inventory/RedfishEndpoints/x3000c0s1b0", nil)
+	e.Must(200, "DELETE", "/Inventory/RedfishEndpoints", nil)
+	e.Must(404, "DELETE", "/Inventory/RedfishEndpoints", nil)
 }
 
 func TestLoadCredKey(t *testing.T) {
@@ -178,14 +178,5 @@ func TestLoadCredKey(t *testing.T) {
 				t.Errorf("err = %v, want one mentioning %q", err, tc.errHas)
 			}
 		})
-	}
-}
-
-// TestNoDiscoveryNoInventoryRoutes: an API built without a Discovery does
-// not serve RedfishEndpoints, discovery nor the Redfish inventory.
-func TestNoDiscoveryNoInventoryRoutes(t *testing.T) {
-	a := newAPIServer(t)
-	for _, path := range []string{"/Inventory/RedfishEndpoints", "/Inventory/DiscoveryStatus", "/Inventory/ComponentEndpoints", "/Inventory/Hardware"} {
-		a.must(404, "GET", path, nil)
 	}
 }

@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func BenchmarkDiscoverFleet(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		start := time.Now()
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: eps})
+		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: eps})
 		for {
 			var ok, failed int
 			err := e.store.DB.R.QueryRowContext(ctx, `SELECT
@@ -59,7 +59,7 @@ func BenchmarkDiscoverFleet(b *testing.B) {
 		b.StopTimer()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		nodes := len(e.list("?type=Node"))
+		nodes := len(e.List("?type=Node"))
 		if nodes != bmcs {
 			b.Fatalf("%d nodes stored, want %d", nodes, bmcs)
 		}

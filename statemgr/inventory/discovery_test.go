@@ -1,11 +1,10 @@
-package statemgr
+package inventory
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
@@ -39,10 +39,10 @@ func TestDiscoveryHTTPS(t *testing.T) {
 
 	// A MAC DHCP saw before discovery: discovery must place it.
 	nodeMAC := redfishsim.MAC(bmcX, "s0:eth1")
-	e.must(201, "POST", "/Inventory/EthernetInterfaces", hsm.EthernetInterface{MACAddress: nodeMAC})
-	e.must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []hsm.NodeMap{{ID: bmcX + "n0", NID: 17, Role: "Compute"}}})
+	e.Must(201, "POST", "/Inventory/EthernetInterfaces", hsm.EthernetInterface{MACAddress: nodeMAC})
+	e.Must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []hsm.NodeMap{{ID: bmcX + "n0", NID: 17, Role: "Compute"}}})
 
-	e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
+	e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
 		Password: rfPassword, RediscoverOnUpdate: true})
 	ep := e.waitDiscovered(bmcX)
 	if ep.DiscoveryInfo.LastDiscoveryStatus != string(redfish.StatusOK) || ep.DiscoveryInfo.RedfishVersion == "" ||
@@ -62,7 +62,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 	}
 
 	var ce hsm.ComponentEndpoint
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints/"+bmcX+"n0", nil), &ce); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/ComponentEndpoints/"+bmcX+"n0", nil), &ce); err != nil {
 		t.Fatal(err)
 	}
 	if ce.RedfishSystemInfo == nil || ce.RedfishSystemInfo.Actions == nil || ce.RedfishSystemInfo.Actions.Reset == nil ||
@@ -72,7 +72,7 @@ func TestDiscoveryHTTPS(t *testing.T) {
 	}
 
 	var eths []hsm.EthernetInterface
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths); err != nil {
 		t.Fatal(err)
 	}
 	var macs []string
@@ -86,13 +86,13 @@ func TestDiscoveryHTTPS(t *testing.T) {
 	}
 
 	var ses struct{ ServiceEndpoints []hsm.ServiceEndpoint }
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ServiceEndpoints", nil), &ses); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/ServiceEndpoints", nil), &ses); err != nil {
 		t.Fatal(err)
 	}
 	if len(ses.ServiceEndpoints) == 0 {
 		t.Fatal("no ServiceEndpoints stored")
 	}
-	e.must(200, "GET", "/Inventory/ServiceEndpoints/"+ses.ServiceEndpoints[0].RedfishType+"/RedfishEndpoints/"+bmcX, nil)
+	e.Must(200, "GET", "/Inventory/ServiceEndpoints/"+ses.ServiceEndpoints[0].RedfishType+"/RedfishEndpoints/"+bmcX, nil)
 }
 
 // TestDiscoveryFailures: a failed walk records why in DiscoveryInfo and
@@ -120,23 +120,23 @@ func TestDiscoveryFailures(t *testing.T) {
 				if tc.password != "" {
 					pw = tc.password
 				}
-				e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: pw, RediscoverOnUpdate: true})
+				e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: pw, RediscoverOnUpdate: true})
 				ep := e.waitDiscovered(bmcX)
 				if ep.DiscoveryInfo.LastDiscoveryStatus != string(tc.want) {
 					t.Fatalf("LastDiscoveryStatus = %s, want %s", ep.DiscoveryInfo.LastDiscoveryStatus, tc.want)
 				}
-				nodes := e.list("?type=Node")
+				nodes := e.List("?type=Node")
 				if len(nodes) != tc.comps {
-					t.Errorf("nodes = %v, want %d", ids(nodes), tc.comps)
+					t.Errorf("nodes = %v, want %d", hsmtest.IDsOf(nodes), tc.comps)
 				}
 				var eths []hsm.EthernetInterface
-				_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths)
+				_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/EthernetInterfaces?ComponentID="+bmcX+"n0", nil), &eths)
 				if len(eths) != 0 {
 					t.Errorf("node interfaces = %+v, want none", eths)
 				}
 				if tc.want != redfish.StatusOK {
 					var ces struct{ ComponentEndpoints []json.RawMessage }
-					_ = json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints", nil), &ces)
+					_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/ComponentEndpoints", nil), &ces)
 					if len(ces.ComponentEndpoints) != 0 {
 						t.Errorf("ComponentEndpoints after a failed walk: %d, want 0", len(ces.ComponentEndpoints))
 					}
@@ -153,11 +153,11 @@ func TestDiscoveryHangingBMCDoesNotStall(t *testing.T) {
 		e := newRFEnv(t, DiscoveryConfig{Workers: 2, Timeout: time.Hour})
 		e.bmc("x3000c0s5b0", 1, redfishsim.Faults{Hang: true})
 		e.bmc("x3000c0s6b0", 1, redfishsim.Faults{})
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
+		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
 			{ID: "x3000c0s5b0", User: "root", Password: rfPassword},
 			{ID: "x3000c0s6b0", User: "root", Password: rfPassword},
 		}})
-		e.must(200, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "x3000c0s6b0"}})
+		e.Must(200, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "x3000c0s6b0"}})
 		if got := e.waitDiscovered("x3000c0s6b0").DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
 			t.Fatalf("healthy BMC: %s, want DiscoverOK", got)
 		}
@@ -165,13 +165,13 @@ func TestDiscoveryHangingBMCDoesNotStall(t *testing.T) {
 			t.Errorf("hanging BMC: %s, want DiscoveryStarted (still walking)", got)
 		}
 		var st DiscoveryStatus
-		_ = json.Unmarshal(e.must(200, "GET", "/Inventory/DiscoveryStatus/0", nil), &st)
+		_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/DiscoveryStatus/0", nil), &st)
 		if st.Status != DiscoveryInProgress {
 			t.Errorf("DiscoveryStatus = %+v, want InProgress", st)
 		}
-		e.must(404, "GET", "/Inventory/DiscoveryStatus/7", nil)
-		e.must(404, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s9b0"}})
-		e.must(400, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "not-an-xname"}})
+		e.Must(404, "GET", "/Inventory/DiscoveryStatus/7", nil)
+		e.Must(404, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s9b0"}})
+		e.Must(400, "POST", "/Inventory/Discover", discoverBody{XNames: []string{"x3000c0s5b0", "not-an-xname"}})
 	})
 }
 
@@ -182,7 +182,7 @@ func TestDiscoveryGolden(t *testing.T) {
 		const bmcX = "x3000c0s7b0"
 		e := newRFEnv(t, DiscoveryConfig{})
 		e.bmc(bmcX, 2, redfishsim.Faults{})
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 		if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
 			t.Fatalf("status %s", st)
 		}
@@ -194,10 +194,10 @@ func TestDiscoveryGolden(t *testing.T) {
 			"Hardware":           "/Inventory/Hardware",
 			"HardwareByFRU":      "/Inventory/HardwareByFRU",
 		} {
-			got[name] = e.must(200, "GET", path, nil)
+			got[name] = e.Must(200, "GET", path, nil)
 		}
 		var eths []hsm.EthernetInterface
-		_ = json.Unmarshal(e.must(200, "GET", "/Inventory/EthernetInterfaces", nil), &eths)
+		_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/EthernetInterfaces", nil), &eths)
 		for i := range eths {
 			eths[i].LastUpdate = time.Time{} // the clock is not part of the result
 		}
@@ -232,7 +232,7 @@ func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
 		const bmcX = "x3000c0s8b0"
 		e := newRFEnv(t, DiscoveryConfig{})
 		e.bmc(bmcX, 1, redfishsim.Faults{})
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
 		if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
 			r.ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusDiscoveryStarted)
 			return nil
@@ -255,7 +255,7 @@ func TestDiscoveryQueueSurvivesRestart(t *testing.T) {
 		ids := []string{"x3000c0s11b0", "x3000c0s12b0"}
 		for _, id := range ids {
 			e.bmc(id, 1, redfishsim.Faults{})
-			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: id, User: "root", Password: rfPassword})
+			e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: id, User: "root", Password: rfPassword})
 		}
 		// As if queued by a Discover call an instant before the shutdown.
 		if err := e.store.queueDiscovery(t.Context(), ids); err != nil {
@@ -303,7 +303,7 @@ func TestDiscoveryCABundle(t *testing.T) {
 			t.Cleanup(ts.Close)
 			e := newCABundleEnv(t, tc.ca)
 			u, _ := url.Parse(ts.URL)
-			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
+			e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: u.Host, User: "root",
 				Password: rfPassword, RediscoverOnUpdate: true})
 			if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(tc.want) {
 				t.Errorf("LastDiscoveryStatus = %s, want %s", got, tc.want)
@@ -320,19 +320,19 @@ func TestDiscoveryFailureKeepsEarlierData(t *testing.T) {
 		const bmcX = "x3000c0s10b0"
 		e := newRFEnv(t, DiscoveryConfig{})
 		e.bmc(bmcX, 1, redfishsim.Faults{})
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 		if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
 			t.Fatalf("first walk: %s", got)
 		}
 		snapshot := func() string {
 			var b strings.Builder
 			for _, p := range []string{"/State/Components", "/Inventory/ComponentEndpoints", "/Inventory/Hardware", "/Inventory/EthernetInterfaces"} {
-				b.Write(e.must(200, "GET", p, nil))
+				b.Write(e.Must(200, "GET", p, nil))
 			}
 			return b.String()
 		}
 		before := snapshot()
-		e.must(200, "PATCH", "/Inventory/RedfishEndpoints/"+bmcX, map[string]string{"Password": "not-" + rfPassword})
+		e.Must(200, "PATCH", "/Inventory/RedfishEndpoints/"+bmcX, map[string]string{"Password": "not-" + rfPassword})
 		rfEventually(t, "second walk VerificationFailed", func() {}, func() bool {
 			return e.endpoint(bmcX).DiscoveryInfo.LastDiscoveryStatus == string(redfish.StatusVerificationFailed)
 		})
@@ -352,17 +352,14 @@ func TestDiscoveryQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := NewDiscovery(s, creds, DiscoveryConfig{})
-	api := NewAPI(s, slog.New(slog.DiscardHandler), d)
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(srv.Close)
-	a := &apiServer{t: t, store: s, srv: srv, client: srv.Client(), base: srv.URL}
+	a := hsmtest.ServeHandler(t, s.Store, handler(s, d))
 	details := d.counts
 	if st := d.Status().Status; st != DiscoveryNotStarted {
 		t.Errorf("initial status %s, want NotStarted", st)
 	}
-	a.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
+	a.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: []hsm.RedfishEndpoint{
 		{ID: "x1c0s0b0", RediscoverOnUpdate: true}, {ID: "x1c0s1b0"}}})
-	a.must(200, "POST", "/Inventory/Discover", "")
+	a.Must(200, "POST", "/Inventory/Discover", "")
 	if got := details(); got.Queued != 2 || d.Status().Status != DiscoveryPending {
 		t.Fatalf("after POST and Discover all: %+v %s, want 2 queued, Pending", got, d.Status().Status)
 	}

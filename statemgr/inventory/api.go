@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"context"
@@ -13,17 +13,18 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // inventoryRoutes registers ComponentEndpoints, ServiceEndpoints and Hardware.
 func (a *API) inventoryRoutes(mux *httpserver.Mux) {
-	c := Base + "/Inventory/ComponentEndpoints"
+	c := hsm.Base + "/Inventory/ComponentEndpoints"
 	mux.HandleFunc("GET "+c, a.listCompEndpoints)
 	mux.HandleFunc("DELETE "+c, a.deleteCompEndpoints)
 	mux.HandleFunc("GET "+c+"/{xname}", a.getCompEndpoint)
 	mux.HandleFunc("DELETE "+c+"/{xname}", a.deleteCompEndpoints)
-	s := Base + "/Inventory/ServiceEndpoints"
+	s := hsm.Base + "/Inventory/ServiceEndpoints"
 	mux.HandleFunc("GET "+s, a.listServiceEndpoints)
 	mux.HandleFunc("DELETE "+s, a.deleteServiceEndpoints)
 	mux.HandleFunc("GET "+s+"/{service}", a.listServiceEndpoints)
@@ -31,7 +32,7 @@ func (a *API) inventoryRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("DELETE "+s+"/{service}/RedfishEndpoints/{xname}", a.deleteServiceEndpoints)
 	histByLocation := histKind{col: "id", param: "id", norm: core.NormID}
 	histByFRU := histKind{col: "fru_id", param: "fruid", norm: func(v string) (string, bool) { return v, true }}
-	h := Base + "/Inventory/Hardware"
+	h := hsm.Base + "/Inventory/Hardware"
 	mux.HandleFunc("GET "+h, a.listHardware)
 	mux.HandleFunc("POST "+h, a.postHardware)
 	mux.HandleFunc("DELETE "+h, a.deleteHardware)
@@ -42,7 +43,7 @@ func (a *API) inventoryRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("DELETE "+h+"/History", a.deleteHWHistory(histByLocation))
 	mux.HandleFunc("GET "+h+"/History/{key}", a.hwHistory(histByLocation))
 	mux.HandleFunc("DELETE "+h+"/History/{key}", a.deleteHWHistory(histByLocation))
-	f := Base + "/Inventory/HardwareByFRU"
+	f := hsm.Base + "/Inventory/HardwareByFRU"
 	mux.HandleFunc("GET "+f, a.listFRUs)
 	mux.HandleFunc("DELETE "+f, a.deleteFRUs)
 	mux.HandleFunc("GET "+f+"/{fruid}", a.getFRU)

@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"context"
@@ -46,9 +46,9 @@ type Watchdog struct {
 	polling map[string]bool
 }
 
-// NewWatchdog returns a watchdog reading power states through disc's
-// endpoints and credentials.
-func NewWatchdog(store *Store, disc *Discovery, cfg WatchdogConfig) *Watchdog {
+// NewWatchdog returns a watchdog over disc's store, reading power states
+// through disc's endpoints and credentials.
+func NewWatchdog(disc *Discovery, cfg WatchdogConfig) *Watchdog {
 	if cfg.Delay <= 0 {
 		cfg.Delay = 30 * time.Second
 	}
@@ -61,7 +61,7 @@ func NewWatchdog(store *Store, disc *Discovery, cfg WatchdogConfig) *Watchdog {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Watchdog{store: store, disc: disc, cfg: cfg, polling: map[string]bool{}}
+	return &Watchdog{store: disc.store, disc: disc, cfg: cfg, polling: map[string]bool{}}
 }
 
 // Run follows the SCN outbox until ctx is cancelled. Polls are not

@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"io/fs"
@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
 // TestHWInvShippedNamesMigrated: bodies stored before migration 0016 (FRU
@@ -37,7 +38,7 @@ func TestHWInvShippedNamesMigrated(t *testing.T) {
 		"/Inventory/Hardware/x3000c0s1b0n0h0": `{"ID":"x3000c0s1b0n0h0","Type":"NodeHsnNic","Ordinal":0,"Status":"Populated",` +
 			`"HWInventoryByLocationType":"HWInvByLocNodeHsnNic","HSNNICLocationInfo":{},"PopulatedFRU":` + wantNIC + `}`,
 	} {
-		if got := string(e.must(200, "GET", path, nil)); got != want+"\n" {
+		if got := string(e.Must(200, "GET", path, nil)); got != want+"\n" {
 			t.Errorf("GET %s:\n got %s\nwant %s", path, got, want)
 		}
 	}
@@ -48,13 +49,13 @@ func TestHWInvShippedNamesMigrated(t *testing.T) {
 func openBefore(t *testing.T, first string) (*sqldb.DB, string) {
 	t.Helper()
 	old := fstest.MapFS{}
-	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	files, err := fs.Glob(migrations.FS, "*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
 		if name := filepath.Base(f); name < first {
-			b, _ := migrationFiles.ReadFile(f)
+			b, _ := migrations.FS.ReadFile(f)
 			old[name] = &fstest.MapFile{Data: b}
 		}
 	}

@@ -1,8 +1,9 @@
-package statemgr
+package inventory
 
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -13,13 +14,23 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
-// redfishRoutes registers the RedfishEndpoint, discovery and Redfish
-// inventory routes, when a Discovery is set.
-func (a *API) redfishRoutes(mux *httpserver.Mux) {
-	if a.rf == nil {
-		return
-	}
-	e := Base + "/Inventory/RedfishEndpoints"
+// API serves the RedfishEndpoints, discovery and the Redfish inventory
+// (ComponentEndpoints, ServiceEndpoints, Hardware) of a Discovery's store.
+type API struct {
+	store *Store
+	log   *slog.Logger
+	rf    *Discovery
+}
+
+// NewAPI returns the handlers of disc and its store.
+func NewAPI(disc *Discovery, log *slog.Logger) *API {
+	return &API{store: disc.store, log: log, rf: disc}
+}
+
+// Routes registers the RedfishEndpoint, discovery and Redfish inventory
+// routes.
+func (a *API) Routes(mux *httpserver.Mux) {
+	e := hsm.Base + "/Inventory/RedfishEndpoints"
 	mux.HandleFunc("GET "+e, a.listRFEndpoints)
 	mux.HandleFunc("POST "+e, a.postRFEndpoints)
 	mux.HandleFunc("DELETE "+e, a.deleteRFEndpoints)
@@ -28,9 +39,9 @@ func (a *API) redfishRoutes(mux *httpserver.Mux) {
 	mux.HandleFunc("PATCH "+e+"/{xname}", a.patchRFEndpoint)
 	mux.HandleFunc("DELETE "+e+"/{xname}", a.deleteRFEndpoints)
 	mux.HandleFunc("GET "+e+"/Query/{xname}", a.queryRFEndpoints)
-	mux.HandleFunc("POST "+Base+"/Inventory/Discover", a.postDiscover)
-	mux.HandleFunc("GET "+Base+"/Inventory/DiscoveryStatus", a.getDiscoveryStatus)
-	mux.HandleFunc("GET "+Base+"/Inventory/DiscoveryStatus/{id}", a.getDiscoveryStatus)
+	mux.HandleFunc("POST "+hsm.Base+"/Inventory/Discover", a.postDiscover)
+	mux.HandleFunc("GET "+hsm.Base+"/Inventory/DiscoveryStatus", a.getDiscoveryStatus)
+	mux.HandleFunc("GET "+hsm.Base+"/Inventory/DiscoveryStatus/{id}", a.getDiscoveryStatus)
 	a.inventoryRoutes(mux)
 }
 
@@ -102,7 +113,7 @@ func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 		}
 		seen[row.ep.ID] = i
 		rows = append(rows, row)
-		out = append(out, hsm.ResourceURI{URI: Base + "/Inventory/RedfishEndpoints/" + row.ep.ID})
+		out = append(out, hsm.ResourceURI{URI: hsm.Base + "/Inventory/RedfishEndpoints/" + row.ep.ID})
 		if row.ep.RediscoverOnUpdate {
 			discover = append(discover, row.ep.ID)
 		}

@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"crypto/tls"
@@ -124,12 +124,12 @@ func TestRFEndpointCredentialsBoundToAddress(t *testing.T) {
 
 			ep := tc.create(hostOf(t, real.URL))
 			ep.ID, ep.User, ep.Password = bmcX, "root", rfPassword
-			e.must(201, "POST", "/Inventory/RedfishEndpoints", ep)
+			e.Must(201, "POST", "/Inventory/RedfishEndpoints", ep)
 			path := "/Inventory/RedfishEndpoints"
 			if tc.method != "POST" {
 				path += "/" + bmcX
 			}
-			e.must(tc.status, tc.method, path, tc.update(e, hostOf(t, other.URL)))
+			e.Must(tc.status, tc.method, path, tc.update(e, hostOf(t, other.URL)))
 			if tc.walk {
 				e.waitDiscovered(bmcX)
 			}
@@ -241,7 +241,7 @@ func TestDiscoveryCABundleWithholdsCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, rec, arm := tc.serve(t)
 			e := newCABundleEnv(t, bmcTLS.Certificates[0].Certificate[0])
-			e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: addr, User: "root",
+			e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, FQDN: addr, User: "root",
 				Password: rfPassword, RediscoverOnUpdate: tc.first != ""})
 			if tc.first != "" {
 				if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(tc.first) {
@@ -250,7 +250,7 @@ func TestDiscoveryCABundleWithholdsCredentials(t *testing.T) {
 			}
 			arm()
 			before := e.endpoint(bmcX).DiscoveryInfo
-			e.must(200, "PATCH", "/Inventory/RedfishEndpoints/"+bmcX, map[string]any{"RediscoverOnUpdate": true})
+			e.Must(200, "PATCH", "/Inventory/RedfishEndpoints/"+bmcX, map[string]any{"RediscoverOnUpdate": true})
 			if got := e.waitNewWalk(bmcX, before).DiscoveryInfo.LastDiscoveryStatus; got != string(tc.want) {
 				t.Errorf("LastDiscoveryStatus = %s, want %s", got, tc.want)
 			}

@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"context"
@@ -62,12 +62,12 @@ func TestWatchdogStandby(t *testing.T) {
 		const bmcX, node = "x3000c0s4b0", "x3000c0s4b0n0"
 		e := newRFEnv(t, DiscoveryConfig{})
 		e.bmc(bmcX, 1, redfishsim.Faults{})
-		e.must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
 		if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
 			t.Fatalf("discovery: %s", st)
 		}
 		timers := &rfTimers{}
-		w := NewWatchdog(e.store, e.disc, WatchdogConfig{After: timers.after})
+		w := NewWatchdog(e.disc, WatchdogConfig{After: timers.after})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); _ = w.Run(ctx) }()
@@ -75,7 +75,7 @@ func TestWatchdogStandby(t *testing.T) {
 		polling := func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.polling[node] }
 		state := func() string { c, _ := e.store.comp.Component(node); return c.State }
 		setState := func(s string) {
-			e.must(204, "PATCH", "/State/Components/"+node+"/StateData", map[string]string{"State": s})
+			e.Must(204, "PATCH", "/State/Components/"+node+"/StateData", map[string]string{"State": s})
 		}
 		noop := func() {}
 
@@ -106,7 +106,7 @@ func TestWatchdogStandby(t *testing.T) {
 func rfPowerOff(t *testing.T, e *rfEnv, node string) {
 	t.Helper()
 	var ce hsm.ComponentEndpoint
-	if err := json.Unmarshal(e.must(200, "GET", "/Inventory/ComponentEndpoints/"+node, nil), &ce); err != nil {
+	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/ComponentEndpoints/"+node, nil), &ce); err != nil {
 		t.Fatal(err)
 	}
 	req := httptest.NewRequest("POST", "http://"+ce.RedfishEndpointID+ce.RedfishSystemInfo.Actions.Reset.Target,
@@ -146,10 +146,10 @@ func TestWatchdogLogsAFailingReadOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const node = "x3000c0s9b0n0"
 		e := newRFEnv(t, DiscoveryConfig{})
-		e.must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]string{{"ID": node, "State": hsm.StateStandby}}})
+		e.Must(204, "POST", "/State/Components", map[string]any{"Components": []map[string]string{{"ID": node, "State": hsm.StateStandby}}})
 		timers := &rfTimers{}
 		var logs lockedBuffer
-		w := NewWatchdog(e.store, e.disc, WatchdogConfig{After: timers.after, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		w := NewWatchdog(e.disc, WatchdogConfig{After: timers.after, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); _ = w.Run(ctx) }()

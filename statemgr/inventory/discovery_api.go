@@ -1,4 +1,4 @@
-package statemgr
+package inventory
 
 import (
 	"net/http"
@@ -42,7 +42,7 @@ func (a *API) postDiscover(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, []hsm.ResourceURI{{URI: Base + "/Inventory/DiscoveryStatus/0"}})
+	httpserver.WriteJSON(w, http.StatusOK, []hsm.ResourceURI{{URI: hsm.Base + "/Inventory/DiscoveryStatus/0"}})
 }
 
 func missingEndpoint(want []string, rows []rfRow) error {

@@ -1,0 +1,39 @@
+package inventory
+
+import (
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/statemgr/migrations"
+)
+
+// newTestStore opens an inventory store over a fresh database and returns
+// it with the database's path.
+func newTestStore(t testing.TB) (*Store, string) {
+	t.Helper()
+	c, path := hsmtest.NewStore(t, core.Config{})
+	return NewStore(c), path
+}
+
+// openStore opens the store at path on clock now (nil: the real one),
+// closed at cleanup.
+func openStore(t testing.TB, path string, now func() time.Time) *Store {
+	t.Helper()
+	c, err := core.Open(t.Context(), path, migrations.FS, core.Config{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return NewStore(c)
+}
+
+// handler is the HSM API over s with d's Redfish inventory routes.
+func handler(s *Store, d *Discovery) http.Handler {
+	mux := hsmtest.Mux(s.Store)
+	NewAPI(d, slog.New(slog.DiscardHandler)).Routes(mux)
+	return mux
+}
