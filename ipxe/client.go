@@ -1,7 +1,10 @@
 package ipxe
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -56,6 +59,21 @@ func (c *Client) AllBootParams(ctx context.Context) ([]BootParams, error) {
 // PutBootParams creates or replaces the entries bp names.
 func (c *Client) PutBootParams(ctx context.Context, bp BootParams) error {
 	return c.hc.Do(ctx, http.MethodPut, "/bootparameters", bp, nil)
+}
+
+// PutBootParamsToken is PutBootParams that returns the referral token BSS
+// issued for the request ("" for an image-only one): BOS puts it in a
+// component's desired state and compares it with the one the node booted.
+func (c *Client) PutBootParamsToken(ctx context.Context, bp BootParams) (string, error) {
+	b, err := json.Marshal(bp)
+	if err != nil {
+		return "", fmt.Errorf("bss PUT /bootparameters: encode: %w", err)
+	}
+	h, err := c.hc.DoHeader(ctx, http.MethodPut, "/bootparameters", bytes.NewReader(b), "application/json", nil)
+	if err != nil {
+		return "", err
+	}
+	return h.Get(tokenHeader), nil
 }
 
 // DeleteBootParams deletes the entries bp names.

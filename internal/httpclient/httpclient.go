@@ -50,9 +50,16 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 
 // DoBody sends body with content type ctype and decodes a 2xx answer into out.
 func (c *Client) DoBody(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
+	_, err := c.DoHeader(ctx, method, path, body, ctype, out)
+	return err
+}
+
+// DoHeader is DoBody that also returns the answer's header, for the peers
+// that answer in a header (BSS's BSS-Referral-Token).
+func (c *Client) DoHeader(ctx context.Context, method, path string, body io.Reader, ctype string, out any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
 	if err != nil {
-		return fmt.Errorf("%s %s %s: %w", c.Service, method, path, err)
+		return nil, fmt.Errorf("%s %s %s: %w", c.Service, method, path, err)
 	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
@@ -66,22 +73,22 @@ func (c *Client) DoBody(ctx context.Context, method, path string, body io.Reader
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s %s: %w: %w", c.Service, method, path, problem.ErrUnavailable, err)
+		return nil, fmt.Errorf("%s %s %s: %w: %w", c.Service, method, path, problem.ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		return c.responseError(method, path, resp)
+		return resp.Header, c.responseError(method, path, resp)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil
+		return resp.Header, nil
 	}
 	// An empty 2xx body leaves out as it was: some answers carry nothing.
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s %s %s: decode answer: %w", c.Service, method, path, err)
+		return resp.Header, fmt.Errorf("%s %s %s: decode answer: %w", c.Service, method, path, err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	return nil
+	return resp.Header, nil
 }
 
 // responseError turns an error answer into a kinded error carrying the

@@ -1,0 +1,111 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/ipxe"
+	pcsclient "github.com/hmsuite/hms/power/client"
+	"github.com/hmsuite/hms/statemgr/client"
+)
+
+// DaemonConfig is what a whole bos needs: cmd/bos fills it from its flags,
+// `hms up` from its own.
+type DaemonConfig struct {
+	// Listen is the address to bind (":0" picks a free port).
+	Listen string
+	// DB is the SQLite file.
+	DB string
+	// HSMURL, BSSURL and PCSURL are the peers' base URLs (required).
+	HSMURL, BSSURL, PCSURL string
+	// S3Endpoint serves s3:// manifest paths (see Config.S3Endpoint).
+	S3Endpoint string
+	// PeerTimeout bounds one request to a peer [20 s, BOS's *_read_timeout].
+	PeerTimeout time.Duration
+	// MaxConns caps the connections the HTTP server holds open; 0 means
+	// httpserver.DefaultMaxConns.
+	MaxConns int
+	// Now is the operators' clock [time.Now].
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Daemon is a bos with its database open and its port bound. Run it, or
+// Close it if it will not be run.
+type Daemon struct {
+	store *Store
+	svc   *Service
+	srv   *httpserver.Server
+}
+
+// StartDaemon opens the database, loads the components and binds the port.
+func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.HSMURL == "" || cfg.BSSURL == "" || cfg.PCSURL == "" {
+		return nil, errors.New("bos needs HSM, BSS and PCS: set -hsm-url, -bss-url and -pcs-url")
+	}
+	if cfg.PeerTimeout <= 0 {
+		cfg.PeerTimeout = 20 * time.Second
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	defer func() {
+		if err != nil {
+			ln.Close()
+		}
+	}()
+	store, err := OpenStore(ctx, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Timeout: cfg.PeerTimeout}
+	h := client.New(cfg.HSMURL, hc, "bos")
+	svc, err := New(ctx, store, h, ipxe.NewClient(cfg.BSSURL, hc), pcsclient.New(cfg.PCSURL, hc, "bos"),
+		Config{Now: cfg.Now, Manifests: hc, S3Endpoint: cfg.S3Endpoint, Log: cfg.Log})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	reg := httpserver.NewRegistry()
+	api := NewAPI(svc, cfg.Log)
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	if cfg.MaxConns > 0 {
+		srv.MaxConns = cfg.MaxConns
+	}
+	return &Daemon{store: store, svc: svc, srv: srv}, nil
+}
+
+// URL is the base URL the daemon serves on.
+func (d *Daemon) URL() string { return d.srv.URL() }
+
+// Service is the daemon's service (tests).
+func (d *Daemon) Service() *Service { return d.svc }
+
+// Run serves and runs the operators until ctx is cancelled, then shuts
+// down gracefully and closes the database. Sessions stay stored and resume
+// on the next start.
+func (d *Daemon) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.srv.Run(gctx) })
+	g.Go(func() error { return d.svc.Run(gctx) })
+	err := g.Wait()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return errors.Join(err, d.store.Close())
+}
+
+// Close releases a daemon that was started but will not be run.
+func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }

@@ -1,0 +1,350 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/power/pcs"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// clock is the tests' clock: it moves only when told.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// simNode is one node of the simulated cluster.
+type simNode struct {
+	comp hsm.Component
+	on   bool
+	// ignoreGraceful: the BMC ignores Soft-Off; dead: the BMC never
+	// answers; noBoot: the node powers on but never fetches its script.
+	ignoreGraceful, dead, noBoot bool
+	fetched                      int64 // epoch of the last boot-script fetch
+}
+
+// cluster fakes HSM, BSS and PCS on their real wire APIs (the subset bos
+// uses), over nodes whose power and boot follow the PCS calls at once, and
+// serves image manifests.
+type cluster struct {
+	t     *testing.T
+	clock *clock
+	srv   *httptest.Server
+
+	mu     sync.Mutex
+	nodes  map[string]*simNode
+	groups map[string][]string
+	params map[string]ipxe.BootParams // by host
+	calls  []string                   // "PCS On x..", "BSS PUT x.."
+	tokens int
+}
+
+func newCluster(t *testing.T, clk *clock, ids ...string) *cluster {
+	c := &cluster{t: t, clock: clk, nodes: map[string]*simNode{}, groups: map[string][]string{},
+		params: map[string]ipxe.BootParams{}}
+	for _, id := range ids {
+		c.nodes[id] = &simNode{comp: hsm.Component{ID: id, Type: "Node", State: "Off", Role: "Compute",
+			Arch: "X86", Enabled: new(true)}}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hsm/v2/service/ready", func(w http.ResponseWriter, _ *http.Request) {})
+	mux.HandleFunc("GET /hsm/v2/State/Components", c.hsmList)
+	mux.HandleFunc("POST /hsm/v2/State/Components/Query", c.hsmQuery)
+	mux.HandleFunc("PUT /boot/v1/bootparameters", c.bssPut)
+	mux.HandleFunc("GET /boot/v1/endpoint-history", c.bssHistory)
+	mux.HandleFunc("POST /v1/transitions", c.pcsTransition)
+	mux.HandleFunc("POST /v1/power-status", c.pcsStatus)
+	mux.HandleFunc("GET /images/{id}/manifest.json", c.manifest)
+	c.srv = httptest.NewServer(mux)
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *cluster) node(id string) *simNode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[id]
+}
+
+func (c *cluster) set(id string, f func(n *simNode)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.nodes[id])
+}
+
+func (c *cluster) manifestURL(image string) string {
+	return c.srv.URL + "/images/" + image + "/manifest.json"
+}
+
+func (c *cluster) manifest(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if id == "missing" {
+		http.NotFound(w, r)
+		return
+	}
+	fmt.Fprintf(w, `{"version":"1.0","artifacts":[
+		{"link":{"path":"s3://boot-images/%[1]s/kernel","type":"s3"},"type":"application/vnd.cray.image.kernel"},
+		{"link":{"path":"s3://boot-images/%[1]s/initrd","type":"s3"},"type":"application/vnd.cray.image.initrd"},
+		{"link":{"path":"s3://boot-images/%[1]s/rootfs","etag":"e1","type":"s3"},"type":"application/vnd.cray.image.rootfs.squashfs"}]}`, id)
+}
+
+func (c *cluster) hsmList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []hsm.Component{}
+	for id, n := range c.nodes {
+		if g := q.Get("group"); g != "" && !slices.Contains(c.groups[g], id) {
+			continue
+		}
+		if role := q.Get("role"); role != "" && !strings.EqualFold(role, n.comp.Role) {
+			continue
+		}
+		out = append(out, n.comp)
+	}
+	writeJSON(w, hsm.ComponentList{Components: out})
+}
+
+func (c *cluster) hsmQuery(w http.ResponseWriter, r *http.Request) {
+	var req struct{ ComponentIDs []string }
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []hsm.Component{}
+	for _, id := range req.ComponentIDs {
+		if n, ok := c.nodes[id]; ok {
+			out = append(out, n.comp)
+		}
+	}
+	writeJSON(w, hsm.ComponentList{Components: out})
+}
+
+func (c *cluster) bssPut(w http.ResponseWriter, r *http.Request) {
+	var bp ipxe.BootParams
+	_ = json.NewDecoder(r.Body).Decode(&bp)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tokens++
+	for _, h := range bp.Hosts {
+		c.params[h] = bp
+	}
+	c.calls = append(c.calls, "BSS PUT "+strings.Join(bp.Hosts, ","))
+	w.Header().Set("BSS-Referral-Token", fmt.Sprintf("token-%d", c.tokens))
+}
+
+func (c *cluster) bssHistory(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []ipxe.EndpointAccess{}
+	for id, n := range c.nodes {
+		if n.fetched > 0 {
+			out = append(out, ipxe.EndpointAccess{Name: id, Endpoint: ipxe.EndpointBootscript, LastEpoch: n.fetched})
+		}
+	}
+	writeJSON(w, out)
+}
+
+func (c *cluster) pcsTransition(w http.ResponseWriter, r *http.Request) {
+	var req pcs.TransitionRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ids []string
+	for _, l := range req.Location {
+		ids = append(ids, l.Xname)
+		c.apply(c.nodes[l.Xname], pcs.Operation(req.Operation))
+	}
+	c.calls = append(c.calls, "PCS "+req.Operation+" "+strings.Join(ids, ","))
+	writeJSON(w, pcs.Created{TransitionID: "00000000-0000-0000-0000-000000000001", Operation: pcs.Operation(req.Operation)})
+}
+
+// apply carries a power operation out on one node, at once.
+func (c *cluster) apply(n *simNode, op pcs.Operation) {
+	if n == nil || n.dead {
+		return
+	}
+	switch {
+	case op == pcs.OpOn:
+		n.on = true
+		if !n.noBoot {
+			n.fetched = c.clock.Now().Unix()
+			n.comp.State = "Ready"
+		} else {
+			n.comp.State = "On"
+		}
+	case op == pcs.OpSoftOff && n.ignoreGraceful:
+	case op == pcs.OpSoftOff || op == pcs.OpForceOff || op == pcs.OpOff:
+		n.on, n.comp.State = false, "Off"
+	}
+}
+
+func (c *cluster) pcsStatus(w http.ResponseWriter, r *http.Request) {
+	var req pcs.PowerStatusRequest
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := pcs.PowerStatusList{Status: []pcs.PowerStatus{}}
+	for _, id := range req.Xnames {
+		n, ok := c.nodes[id]
+		if !ok {
+			continue
+		}
+		ps := pcs.PowerStatus{Xname: id, PowerState: pcs.PowerOff, MgmtState: pcs.MgmtAvailable}
+		switch {
+		case n.dead:
+			ps.PowerState, ps.MgmtState, ps.Error = pcs.PowerUndefined, pcs.MgmtUnavailable, "BMC not reachable"
+		case n.on:
+			ps.PowerState = pcs.PowerOn
+		}
+		out.Status = append(out.Status, ps)
+	}
+	writeJSON(w, out)
+}
+
+func (c *cluster) takeCalls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls = nil
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// env is the one harness of bos's tests: a bos daemon (its operators not
+// running: tests call Reconcile) over a simulated cluster.
+type env struct {
+	t       *testing.T
+	clock   *clock
+	cluster *cluster
+	dir     string
+	daemon  *Daemon
+	url     string
+	stop    func()
+}
+
+func newEnv(t *testing.T, nodes ...string) *env {
+	t.Helper()
+	clk := &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+	e := &env{t: t, clock: clk, cluster: newCluster(t, clk, nodes...), dir: t.TempDir()}
+	e.start()
+	return e
+}
+
+// start opens bos (again) on the same database and serves its API.
+func (e *env) start() {
+	e.t.Helper()
+	d, err := StartDaemon(e.t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "bos.db"),
+		HSMURL: e.cluster.srv.URL, BSSURL: e.cluster.srv.URL, PCSURL: e.cluster.srv.URL, Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(e.t.Context())
+	done := make(chan error, 1)
+	go func() { done <- d.srv.Run(ctx) }()
+	e.daemon, e.url = d, d.URL()
+	var once sync.Once
+	e.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				e.t.Error(err)
+			}
+			if err := d.store.Close(); err != nil {
+				e.t.Error(err)
+			}
+		})
+	}
+	e.t.Cleanup(e.stop)
+}
+
+// restart stops bos and starts it again on the same database.
+func (e *env) restart() {
+	e.stop()
+	e.start()
+}
+
+// reconcile runs one operator pass.
+func (e *env) reconcile() {
+	e.t.Helper()
+	if err := e.daemon.svc.Reconcile(e.t.Context()); err != nil {
+		e.t.Fatalf("reconcile: %v", err)
+	}
+}
+
+// call sends a request (body JSON-encoded unless []byte or string) and
+// decodes the answer into out when given.
+func (e *env) call(method, path string, body any, out any) int {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(e.t.Context(), method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			e.t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// template is a one-boot-set template over nodes booting image.
+func (e *env) template(name, image string, nodes ...string) {
+	e.t.Helper()
+	body := map[string]any{"boot_sets": map[string]any{"compute": map[string]any{
+		"path": e.cluster.manifestURL(image), "type": "s3", "node_list": nodes,
+		"kernel_parameters": "console=ttyS0", "rootfs_provider": "sbps", "rootfs_provider_passthrough": "sbps:v1:x"}}}
+	if code := e.call("PUT", "/v2/sessiontemplates/"+name, body, nil); code != 200 {
+		e.t.Fatalf("PUT template %s: %d", name, code)
+	}
+}
+
+func (e *env) component(id string) Component {
+	e.t.Helper()
+	var c Component
+	if code := e.call("GET", "/v2/components/"+id, nil, &c); code != 200 {
+		e.t.Fatalf("GET component %s: %d", id, code)
+	}
+	return c
+}

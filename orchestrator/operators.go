@@ -1,0 +1,243 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Run runs operator passes until ctx ends: one every polling_frequency,
+// and one at once when something asks (Wake: a new session, applystaged,
+// an options change). One goroutine does every operator's work in turn,
+// as one process rather than BOS's pod per operator.
+func (s *Service) Run(ctx context.Context) error {
+	for {
+		if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("operator_pass_failed", "err", err)
+		}
+		poll := s.options().Polling
+		if poll <= 0 {
+			poll = time.Second
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-s.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// Reconcile is one pass of every operator: discovery, session setup, the
+// status operator (observe), the power operators, session completion and
+// cleanup. Tests call it directly, with their own clock.
+func (s *Service) Reconcile(ctx context.Context) error {
+	var errs []error
+	for _, step := range []func(context.Context) error{s.discover, s.setupSessions, s.observe, s.act,
+		s.completeSessions} {
+		if err := step(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// discover makes every HSM node a BOS component (disabled,
+// newly_discovered), every discovery_frequency.
+func (s *Service) discover(ctx context.Context) error {
+	every := s.options().Discovery
+	now := s.now()
+	s.mu.Lock()
+	due := every > 0 && now.Sub(s.lastDiscovery) >= every
+	if due {
+		s.lastDiscovery = now
+	}
+	s.mu.Unlock()
+	if !due {
+		return nil
+	}
+	nodes, err := s.hsm.Components(ctx, url.Values{"type": {"Node"}})
+	if err != nil {
+		return err
+	}
+	var fresh []string
+	s.mu.Lock()
+	for _, n := range nodes {
+		if _, ok := s.comps[n.ID]; !ok {
+			fresh = append(fresh, n.ID)
+		}
+	}
+	s.mu.Unlock()
+	st := stamp(now)
+	return s.upsert(ctx, fresh, func(c *Component) bool {
+		c.LastAction = LastAction{Action: ActionDiscovered, LastUpdated: st}
+		return true
+	})
+}
+
+// setupSessions starts the pending sessions: their nodes get the desired
+// (or, staged, the staged) state and are handed to the session.
+func (s *Service) setupSessions(ctx context.Context) error {
+	all, err := s.store.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sess := range all {
+		if sess.Status.Status != SessionPending {
+			continue
+		}
+		if err := s.setup(ctx, sess); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.log.Warn("session_setup_failed", "session", sess.Name, "err", err)
+			s.finishSession(ctx, sess, err.Error())
+		}
+	}
+	return nil
+}
+
+func (s *Service) setup(ctx context.Context, sess Session) error {
+	t, err := s.store.Template(ctx, sess.TemplateName)
+	if err != nil {
+		return err
+	}
+	targets, err := s.resolveTemplate(ctx, t, sess.Operation)
+	if err != nil {
+		return err
+	}
+	if err := s.applyLimit(ctx, targets, sess.Limit); err != nil {
+		return err
+	}
+	for id, tg := range targets {
+		if !sess.IncludeDisabled && tg.node.Enabled != nil && !*tg.node.Enabled {
+			delete(targets, id)
+		}
+	}
+	if len(targets) == 0 {
+		return errors.New("No nodes were found to act upon")
+	}
+	ids := make([]string, 0, len(targets))
+	for id := range targets {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	now := stamp(s.now())
+	err = s.upsert(ctx, ids, func(c *Component) bool {
+		s.applySession(c, sess, t, targets[c.ID], now)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	sess.Status.Status, sess.Components = SessionRunning, strings.Join(ids, ",")
+	s.log.Info("session_running", "session", sess.Name, "operation", sess.Operation, "components", len(ids))
+	return s.store.PutSession(ctx, sess, parseStamp(sess.Status.StartTime).UnixNano())
+}
+
+// applySession hands one component to a session, as BOS's session setup.
+func (s *Service) applySession(c *Component, sess Session, t Template, tg target, now string) {
+	bs := t.BootSets[tg.bootSet]
+	var art BootArtifacts
+	config := ""
+	if sess.Operation != OpShutdown {
+		art = BootArtifacts{Kernel: tg.images.kernel, Initrd: tg.images.initrd,
+			KernelParameters: kernelParams(bs, tg.images, sess.Name)}
+		config = configuration(t, bs)
+	}
+	if sess.Stage {
+		c.StagedState = StagedState{BootArtifacts: art, Configuration: config, Session: sess.Name, LastUpdated: now}
+		return
+	}
+	c.DesiredState = DesiredState{BootArtifacts: art, Configuration: config, LastUpdated: now}
+	c.Session, c.Enabled, c.Error = sess.Name, true, ""
+	c.Status = ComponentStatus{}
+	c.EventStats = EventStats{}
+	c.LastAction = LastAction{Action: ActionSessionSetup, LastUpdated: now}
+	if sess.Operation == OpReboot {
+		c.ActualState = ActualState{LastUpdated: now}
+	}
+}
+
+// configuration is the boot set's configuration, else the template's,
+// when enable_cfs is on (its default).
+func configuration(t Template, bs BootSet) string {
+	if t.EnableCFS != nil && !*t.EnableCFS {
+		return ""
+	}
+	if bs.CFS != nil && bs.CFS.Configuration != "" {
+		return bs.CFS.Configuration
+	}
+	if t.CFS != nil {
+		return t.CFS.Configuration
+	}
+	return ""
+}
+
+// completeSessions marks complete the running sessions none of whose
+// components is still enabled, and deletes complete sessions past
+// cleanup_completed_session_ttl.
+func (s *Service) completeSessions(ctx context.Context) error {
+	all, err := s.store.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	active := map[string]bool{}
+	s.mu.Lock()
+	for _, c := range s.comps {
+		if c.Enabled && c.Session != "" {
+			active[c.Session] = true
+		}
+	}
+	s.mu.Unlock()
+	ttl, now := s.options().CompletedTTL, s.now()
+	for _, sess := range all {
+		switch {
+		case sess.Status.Status == SessionRunning && !active[sess.Name]:
+			s.finishSession(ctx, sess, "")
+		case sess.Status.Status == SessionComplete && ttl > 0 && sess.Status.EndTime != nil &&
+			now.Sub(parseStamp(*sess.Status.EndTime)) > ttl:
+			if err := s.store.DeleteSession(ctx, sess.Name); err != nil && !problemIsNotFound(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) finishSession(ctx context.Context, sess Session, errText string) {
+	end := stamp(s.now())
+	sess.Status.Status, sess.Status.EndTime = SessionComplete, &end
+	if errText != "" {
+		sess.Status.Error = &errText
+	}
+	if err := s.store.PutSession(ctx, sess, parseStamp(sess.Status.StartTime).UnixNano()); err != nil {
+		s.log.Warn("session_complete_not_stored", "session", sess.Name, "err", err)
+		return
+	}
+	s.log.Info("session_complete", "session", sess.Name, "error", errText)
+}
+
+// enabledIDs are the enabled components, by ID.
+func (s *Service) enabledIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, c := range s.comps {
+		if c.Enabled {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -1,0 +1,181 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/power/pcs"
+)
+
+// plans are the power operators' work of one pass.
+type plans struct {
+	on, graceful, forceful []string
+	failed                 map[string]string // id -> error
+}
+
+// act runs the power operators: power-on (boot parameters into BSS, then
+// PCS On), graceful power-off (PCS Soft-Off), and forceful power-off
+// (PCS Force-Off) for nodes still on max_power_off_wait_time after the
+// graceful one. A component whose action is due again past its
+// retry_policy fails.
+func (s *Service) act(ctx context.Context) error {
+	p := s.plan(s.options(), s.now())
+	if len(p.failed) > 0 {
+		ids := make([]string, 0, len(p.failed))
+		for id := range p.failed {
+			ids = append(ids, id)
+		}
+		if err := s.update(ctx, ids, func(c *Component) bool { fail(c, p.failed[c.ID]); return true }); err != nil {
+			return err
+		}
+	}
+	return errors.Join(s.powerOn(ctx, p.on),
+		s.powerOff(ctx, p.graceful, pcs.OpSoftOff, ActionPowerOffGraceful),
+		s.powerOff(ctx, p.forceful, pcs.OpForceOff, ActionPowerOffForceful))
+}
+
+func (s *Service) plan(opts Options, now time.Time) plans {
+	p := plans{failed: map[string]string{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, c := range s.comps {
+		if !c.Enabled || c.Status.StatusOverride != "" {
+			continue
+		}
+		since := now.Sub(parseStamp(c.LastAction.LastUpdated))
+		off := s.observed[id].power != pcs.PowerOn
+		switch c.Status.Status {
+		case StatusPowerOnPending:
+			p.on = append(p.on, id)
+		case StatusPowerOnCalled:
+			if !off || since < opts.MaxPowerOnWait {
+				continue
+			}
+			if c.EventStats.PowerOnAttempts >= retries(c, opts) {
+				p.failed[id] = powerError(c, "power on", c.EventStats.PowerOnAttempts)
+			} else {
+				p.on = append(p.on, id)
+			}
+		case StatusPowerOffPending:
+			p.graceful = append(p.graceful, id)
+		case StatusPowerOffGracefullyCalled:
+			if since >= opts.MaxPowerOffWait {
+				p.forceful = append(p.forceful, id)
+			}
+		case StatusPowerOffForcefullyCalled:
+			if since < opts.MaxPowerOffWait {
+				continue
+			}
+			if c.EventStats.PowerOffForcefulAttempts >= retries(c, opts) {
+				p.failed[id] = powerError(c, "power off", c.EventStats.PowerOffForcefulAttempts)
+			} else {
+				p.forceful = append(p.forceful, id)
+			}
+		}
+	}
+	return p
+}
+
+func powerError(c *Component, what string, attempts int) string {
+	msg := fmt.Sprintf("failed to %s after %d attempts", what, attempts)
+	if c.Error != "" {
+		msg += ": " + c.Error
+	}
+	return msg
+}
+
+// powerOn sets the boot parameters of each group of nodes that boot the
+// same artifacts (one BSS PUT, one referral token per group), then asks
+// PCS to power them on.
+func (s *Service) powerOn(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	groups := map[BootArtifacts][]string{}
+	s.mu.Lock()
+	for _, id := range ids {
+		a := s.comps[id].DesiredState.BootArtifacts
+		groups[a] = append(groups[a], id)
+	}
+	s.mu.Unlock()
+	tokens := map[string]string{}
+	var ready []string
+	for a, hosts := range groups {
+		tok, err := s.bss.PutBootParamsToken(ctx, ipxe.BootParams{Hosts: hosts, Kernel: a.Kernel, Initrd: a.Initrd,
+			Params: a.KernelParameters})
+		if err != nil {
+			s.recordError(ctx, hosts, ActionPowerOn, fmt.Errorf("set boot parameters in BSS: %w", err))
+			continue
+		}
+		for _, h := range hosts {
+			tokens[h] = tok
+		}
+		ready = append(ready, hosts...)
+	}
+	return s.transition(ctx, ready, pcs.OpOn, ActionPowerOn, func(c *Component) {
+		c.DesiredState.BSSToken = tokens[c.ID]
+		c.EventStats.PowerOnAttempts++
+	})
+}
+
+func (s *Service) powerOff(ctx context.Context, ids []string, op pcs.Operation, action string) error {
+	return s.transition(ctx, ids, op, action, func(c *Component) {
+		if op == pcs.OpForceOff {
+			c.EventStats.PowerOffForcefulAttempts++
+		} else {
+			c.EventStats.PowerOffGracefulAttempts++
+		}
+	})
+}
+
+// transition starts one PCS transition over ids in batches of
+// max_component_batch_size and records the action on each component.
+func (s *Service) transition(ctx context.Context, ids []string, op pcs.Operation, action string, note func(*Component)) error {
+	batch := s.options().BatchSize
+	if batch <= 0 {
+		batch = len(ids)
+	}
+	var errs []error
+	for len(ids) > 0 {
+		n := min(batch, len(ids))
+		part := ids[:n]
+		ids = ids[n:]
+		locs := make([]pcs.Location, len(part))
+		for i, id := range part {
+			locs[i] = pcs.Location{Xname: id}
+		}
+		_, err := s.pcs.StartTransition(ctx, op, 0, locs)
+		if err != nil {
+			err = fmt.Errorf("PCS %s: %w", op, err)
+			errs = append(errs, err)
+		}
+		now := stamp(s.now())
+		uerr := s.update(ctx, part, func(c *Component) bool {
+			note(c)
+			c.LastAction = LastAction{Action: action, LastUpdated: now, Failed: err != nil}
+			if err != nil {
+				c.Error = err.Error()
+			}
+			return true
+		})
+		errs = append(errs, uerr)
+	}
+	return errors.Join(errs...)
+}
+
+// recordError notes a failed action; the component stays where it was and
+// the action is retried when due.
+func (s *Service) recordError(ctx context.Context, ids []string, action string, err error) {
+	now := stamp(s.now())
+	if uerr := s.update(ctx, ids, func(c *Component) bool {
+		c.LastAction = LastAction{Action: action, LastUpdated: now, Failed: true}
+		c.EventStats.PowerOnAttempts++
+		c.Error = err.Error()
+		return true
+	}); uerr != nil {
+		s.log.Warn("component_error_not_stored", "err", uerr)
+	}
+}

@@ -1,0 +1,144 @@
+package orchestrator
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/power/pcs"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// HSM is what bos asks HSM: nodes by ID, role or group, and their state.
+type HSM interface {
+	Components(ctx context.Context, query url.Values) ([]hsm.Component, error)
+	QueryComponents(ctx context.Context, ids []string) ([]hsm.Component, error)
+	Ready(ctx context.Context) error
+}
+
+// BSS is what bos asks BSS: set a node's boot parameters (answering the
+// referral token) and when nodes last fetched their boot script.
+type BSS interface {
+	PutBootParamsToken(ctx context.Context, bp ipxe.BootParams) (string, error)
+	EndpointHistory(ctx context.Context, name string) ([]ipxe.EndpointAccess, error)
+}
+
+// PCS is what bos asks PCS: power transitions and power status.
+type PCS interface {
+	StartTransition(ctx context.Context, op pcs.Operation, deadline int, locs []pcs.Location) (pcs.Created, error)
+	PowerStatus(ctx context.Context, req pcs.PowerStatusRequest) ([]pcs.PowerStatus, error)
+}
+
+// Config tunes a Service; zero fields take the defaults in brackets.
+type Config struct {
+	// Now is the clock [time.Now].
+	Now func() time.Time
+	// Manifests fetches image manifests [http.DefaultClient].
+	Manifests *http.Client
+	// S3Endpoint is the HTTP(S) URL s3://bucket/key paths are read from,
+	// path-style (endpoint/bucket/key) [none: s3:// paths cannot be read].
+	S3Endpoint string
+	Log        *slog.Logger
+}
+
+// Service holds BOS's records and runs its operators. Components live in
+// memory (written through to the store), since every operator pass reads
+// all of them.
+type Service struct {
+	store *Store
+	hsm   HSM
+	bss   BSS
+	pcs   PCS
+	cfg   Config
+	log   *slog.Logger
+	wake  chan struct{}
+
+	mu            sync.Mutex
+	comps         map[string]*Component
+	opts          map[string]any
+	lastDiscovery time.Time
+	// observed is the status operator's last reading, for the power operators.
+	observed map[string]observation
+}
+
+// New loads the stored components and options.
+func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*Service, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Manifests == nil {
+		cfg.Manifests = http.DefaultClient
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
+		comps: map[string]*Component{}}
+	comps, err := store.Components(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range comps {
+		s.comps[comps[i].ID] = &comps[i]
+	}
+	stored, err := store.Options(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.opts = mergeOptions(stored)
+	return s, nil
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// Wake asks the operators for a pass now rather than at the next poll.
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Options returns every option, defaults included.
+func (s *Service) Options() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]any, len(s.opts))
+	for k, v := range s.opts {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *Service) options() Options {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return typedOptions(s.opts)
+}
+
+// PatchOptions checks and stores a patch of the options.
+func (s *Service) PatchOptions(ctx context.Context, p map[string]any) (map[string]any, error) {
+	if err := validateOptions(p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	next := make(map[string]any, len(s.opts))
+	for k, v := range s.opts {
+		next[k] = v
+	}
+	for k, v := range p {
+		next[k] = v
+	}
+	if err := s.store.PutOptions(ctx, next); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.opts = next
+	s.mu.Unlock()
+	s.Wake()
+	return s.Options(), nil
+}

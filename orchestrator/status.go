@@ -1,0 +1,201 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/power/pcs"
+)
+
+// observation is what the peers say about one component.
+type observation struct {
+	power, powerErr string
+	hsmState        string
+	// fetched is when the node last fetched its boot script from BSS.
+	fetched time.Time
+}
+
+// observe is BOS's status operator: it reads the enabled components' power
+// (PCS), state (HSM) and boot-script fetches (BSS), and moves each one's
+// phase: the decision table is decide's.
+func (s *Service) observe(ctx context.Context) error {
+	ids := s.enabledIDs()
+	if len(ids) == 0 {
+		return nil
+	}
+	obs, err := s.gather(ctx, ids)
+	if err != nil {
+		return err
+	}
+	opts, now := s.options(), s.now()
+	s.mu.Lock()
+	s.observed = obs
+	s.mu.Unlock()
+	return s.update(ctx, ids, func(c *Component) bool {
+		o, ok := obs[c.ID]
+		if !ok {
+			o = observation{power: pcs.PowerUndefined, powerErr: "not reported"}
+		}
+		return decide(c, o, opts, now)
+	})
+}
+
+func (s *Service) gather(ctx context.Context, ids []string) (map[string]observation, error) {
+	out := make(map[string]observation, len(ids))
+	ps, err := s.pcs.PowerStatus(ctx, pcs.PowerStatusRequest{Xnames: ids})
+	if err != nil {
+		return nil, fmt.Errorf("pcs power-status: %w", err)
+	}
+	for _, p := range ps {
+		out[p.Xname] = observation{power: p.PowerState, powerErr: p.Error}
+	}
+	hs, err := s.hsm.QueryComponents(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("hsm components: %w", err)
+	}
+	for _, h := range hs {
+		o := out[h.ID]
+		o.hsmState = h.State
+		out[h.ID] = o
+	}
+	hist, err := s.bss.EndpointHistory(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("bss endpoint-history: %w", err)
+	}
+	for _, h := range hist {
+		if o, ok := out[h.Name]; ok && h.Endpoint == ipxe.EndpointBootscript {
+			o.fetched = time.Unix(h.LastEpoch, 0)
+			out[h.Name] = o
+		}
+	}
+	return out, nil
+}
+
+// decide moves one enabled component along, from what was observed:
+//
+//	phase         observed                         next
+//	""            on, runs desired image, Ready    done (stable, disabled)
+//	""            on, otherwise                    powering_off
+//	""            not on, shutdown                 done (unknown power: powering_off)
+//	""            not on                           powering_on
+//	powering_off  off, shutdown                    done
+//	powering_off  off                              powering_on
+//	powering_on   on, runs desired image, Ready    done
+//	powering_on   on, not booted in max_boot_wait  powering_off (again), or failed past the retries
+//	configuring   -                                done (no configuration step yet)
+//
+// Power that PCS cannot read counts as neither on nor off and is noted in
+// error; BOS puts such a node on_hold, which never ends: bos lets the power
+// retries decide, so a node whose BMC never answers ends failed.
+func decide(c *Component, o observation, opts Options, now time.Time) bool {
+	before := *c
+	noteBoot(c, o, now)
+	on, off := o.power == pcs.PowerOn, o.power == pcs.PowerOff
+	if !on && !off {
+		// Power PCS cannot read is neither on nor off: the power operators
+		// act, and their retries end in failed, naming this error.
+		c.Error = "power state unknown to PCS: " + o.powerErr
+	} else if strings.HasPrefix(c.Error, "power state unknown to PCS: ") {
+		c.Error = ""
+	}
+	shutdown := c.DesiredState.BootArtifacts.Kernel == ""
+	switch c.Status.Phase {
+	case PhaseNone:
+		switch {
+		case on && !shutdown && booted(c) && o.hsmState == "Ready":
+			done(c)
+		case on || (shutdown && !off):
+			c.Status.Phase = PhasePoweringOff
+		case shutdown:
+			done(c)
+		default:
+			c.Status.Phase = PhasePoweringOn
+		}
+	case PhasePoweringOff:
+		if off && shutdown {
+			done(c)
+		} else if off {
+			c.Status.Phase = PhasePoweringOn
+		}
+	case PhasePoweringOn:
+		switch {
+		case on && booted(c) && o.hsmState == "Ready":
+			done(c)
+		case on && c.LastAction.Action == ActionPowerOn && now.Sub(parseStamp(c.LastAction.LastUpdated)) >= opts.MaxBootWait:
+			if c.EventStats.PowerOnAttempts >= retries(c, opts) {
+				fail(c, fmt.Sprintf("node did not boot its desired image within max_boot_wait_time after %d power-on attempts", c.EventStats.PowerOnAttempts))
+			} else {
+				c.Status.Phase = PhasePoweringOff
+			}
+		}
+	case PhaseConfiguring:
+		done(c)
+	}
+	return !sameComponent(*c, before)
+}
+
+// noteBoot records the desired artifacts as the actual ones once BSS saw
+// the node fetch its boot script after bos powered it on.
+func noteBoot(c *Component, o observation, now time.Time) {
+	if c.Status.Phase != PhasePoweringOn || c.LastAction.Action != ActionPowerOn || o.fetched.IsZero() ||
+		c.DesiredState.BSSToken == "" || c.ActualState.BSSToken == c.DesiredState.BSSToken {
+		return
+	}
+	if o.fetched.Unix() < parseStamp(c.LastAction.LastUpdated).Unix() {
+		return
+	}
+	c.ActualState = ActualState{BootArtifacts: c.DesiredState.BootArtifacts, BSSToken: c.DesiredState.BSSToken,
+		LastUpdated: stamp(now)}
+}
+
+// booted reports whether a component runs its desired image: the same
+// kernel, initrd and parameters (bos_session_id= aside, which changes with
+// every session) and, when bos set the boot parameters, the same token.
+func booted(c *Component) bool {
+	d, a := c.DesiredState, c.ActualState
+	return d.BootArtifacts.Kernel == a.BootArtifacts.Kernel && d.BootArtifacts.Initrd == a.BootArtifacts.Initrd &&
+		withoutSession(d.BootArtifacts.KernelParameters) == withoutSession(a.BootArtifacts.KernelParameters) &&
+		(d.BSSToken == "" || d.BSSToken == a.BSSToken)
+}
+
+func withoutSession(params string) string {
+	f := strings.Fields(params)
+	out := f[:0]
+	for _, p := range f {
+		if !strings.HasPrefix(p, "bos_session_id=") {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func retries(c *Component, opts Options) int {
+	if c.RetryPolicy != nil {
+		return *c.RetryPolicy
+	}
+	return opts.DefaultRetryPolicy
+}
+
+// done: the component reached its desired state; bos lets go of it.
+func done(c *Component) {
+	c.Status = ComponentStatus{}
+	c.Enabled, c.Error = false, ""
+	c.EventStats = EventStats{}
+}
+
+// fail: the component cannot reach its desired state; its phase stays to
+// show where it stopped.
+func fail(c *Component, msg string) {
+	c.Status.StatusOverride = StatusFailed
+	c.Enabled, c.Error = false, msg
+	c.LastAction.Failed = true
+}
+
+func sameComponent(a, b Component) bool {
+	ap, bp := a.RetryPolicy, b.RetryPolicy
+	a.RetryPolicy, b.RetryPolicy = nil, nil
+	return a == b && (ap == bp || (ap != nil && bp != nil && *ap == *bp))
+}

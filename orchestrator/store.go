@@ -1,0 +1,227 @@
+package orchestrator
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Store keeps templates, sessions, components and options in SQLite, each
+// as its JSON document: BOS's records are documents, read and written whole.
+type Store struct {
+	db *sqldb.DB
+}
+
+// OpenStore opens (creating if needed) the SQLite file at path.
+func OpenStore(ctx context.Context, path string) (*Store, error) {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("bos migrations: %w", err)
+	}
+	db, err := sqldb.Open(ctx, path, sub)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// PutTemplate creates or replaces a template.
+func (s *Store) PutTemplate(ctx context.Context, t Template) error {
+	doc, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("encode template %s: %w", t.Name, err)
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (name, doc) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET doc = excluded.doc`, t.Name, string(doc))
+		if err != nil {
+			return fmt.Errorf("store template %s: %w", t.Name, err)
+		}
+		return nil
+	})
+}
+
+// Template returns one template (ErrNotFound).
+func (s *Store) Template(ctx context.Context, name string) (Template, error) {
+	var t Template
+	err := s.getDoc(ctx, `SELECT doc FROM templates WHERE name = ?`, name, &t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, problem.NotFoundf("Session Template %s could not be found", name)
+	}
+	return t, err
+}
+
+// Templates lists every template by name.
+func (s *Store) Templates(ctx context.Context) ([]Template, error) {
+	return listDocs[Template](ctx, s, `SELECT doc FROM templates ORDER BY name`)
+}
+
+// DeleteTemplate removes a template (ErrNotFound).
+func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
+	return s.deleteRow(ctx, `DELETE FROM templates WHERE name = ?`, name, "Session Template")
+}
+
+// PutSession creates or replaces a session; created orders the listing.
+func (s *Store) PutSession(ctx context.Context, sess Session, created int64) error {
+	doc, err := json.Marshal(sess)
+	if err != nil {
+		return fmt.Errorf("encode session %s: %w", sess.Name, err)
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (name, created_at, doc) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET doc = excluded.doc`, sess.Name, created, string(doc))
+		if err != nil {
+			return fmt.Errorf("store session %s: %w", sess.Name, err)
+		}
+		return nil
+	})
+}
+
+// CreateSession stores a new session; a session of that name is ErrConflict.
+func (s *Store) CreateSession(ctx context.Context, sess Session, created int64) error {
+	if _, err := s.Session(ctx, sess.Name); err == nil {
+		return problem.Conflictf("A session with the name %s already exists", sess.Name)
+	}
+	return s.PutSession(ctx, sess, created)
+}
+
+// Session returns one session (ErrNotFound).
+func (s *Store) Session(ctx context.Context, name string) (Session, error) {
+	var sess Session
+	err := s.getDoc(ctx, `SELECT doc FROM sessions WHERE name = ?`, name, &sess)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sess, problem.NotFoundf("Session %s could not be found", name)
+	}
+	return sess, err
+}
+
+// Sessions lists every session, oldest first.
+func (s *Store) Sessions(ctx context.Context) ([]Session, error) {
+	return listDocs[Session](ctx, s, `SELECT doc FROM sessions ORDER BY created_at, name`)
+}
+
+// DeleteSession removes a session (ErrNotFound).
+func (s *Store) DeleteSession(ctx context.Context, name string) error {
+	return s.deleteRow(ctx, `DELETE FROM sessions WHERE name = ?`, name, "Session")
+}
+
+// SaveComponents writes the given components and deletes the deleted IDs,
+// in one transaction.
+func (s *Store) SaveComponents(ctx context.Context, comps []Component, deleted []string) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		for _, c := range comps {
+			doc, err := json.Marshal(c)
+			if err != nil {
+				return fmt.Errorf("encode component %s: %w", c.ID, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO components (id, doc) VALUES (?, ?)
+				ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`, c.ID, string(doc)); err != nil {
+				return fmt.Errorf("store component %s: %w", c.ID, err)
+			}
+		}
+		for _, id := range deleted {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM components WHERE id = ?`, id); err != nil {
+				return fmt.Errorf("delete component %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Components loads every component.
+func (s *Store) Components(ctx context.Context) ([]Component, error) {
+	return listDocs[Component](ctx, s, `SELECT doc FROM components ORDER BY id`)
+}
+
+// Options returns the stored options (nil when none were ever patched).
+func (s *Store) Options(ctx context.Context) (map[string]any, error) {
+	var o map[string]any
+	err := s.getDoc(ctx, `SELECT doc FROM options WHERE id = ?`, 1, &o)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return o, err
+}
+
+// PutOptions replaces the stored options.
+func (s *Store) PutOptions(ctx context.Context, o map[string]any) error {
+	doc, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("encode options: %w", err)
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO options (id, doc) VALUES (1, ?)
+			ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`, string(doc))
+		if err != nil {
+			return fmt.Errorf("store options: %w", err)
+		}
+		return nil
+	})
+}
+
+func (s *Store) getDoc(ctx context.Context, query string, key, v any) error {
+	var doc string
+	if err := s.db.R.QueryRowContext(ctx, query, key).Scan(&doc); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		return fmt.Errorf("read %v: %w", key, err)
+	}
+	if err := json.Unmarshal([]byte(doc), v); err != nil {
+		return fmt.Errorf("decode %v: %w", key, err)
+	}
+	return nil
+}
+
+func (s *Store) deleteRow(ctx context.Context, query, key, what string) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, key)
+		if err != nil {
+			return fmt.Errorf("delete %s %s: %w", what, key, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return problem.NotFoundf("%s %s could not be found", what, key)
+		}
+		return nil
+	})
+}
+
+func listDocs[T any](ctx context.Context, s *Store, query string) ([]T, error) {
+	rows, err := s.db.R.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("list: %w", err)
+		}
+		var v T
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			return nil, fmt.Errorf("list: decode: %w", err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	return out, nil
+}
