@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hmsuite/hms/ipxe"
@@ -76,6 +77,9 @@ func (s *Service) plan(opts Options, now time.Time) plans {
 			}
 		}
 	}
+	slices.Sort(p.on)
+	slices.Sort(p.graceful)
+	slices.Sort(p.forceful)
 	return p
 }
 
@@ -95,15 +99,20 @@ func (s *Service) powerOn(ctx context.Context, ids []string) error {
 		return nil
 	}
 	groups := map[BootArtifacts][]string{}
+	var order []BootArtifacts
 	s.mu.Lock()
 	for _, id := range ids {
 		a := s.comps[id].DesiredState.BootArtifacts
+		if groups[a] == nil {
+			order = append(order, a)
+		}
 		groups[a] = append(groups[a], id)
 	}
 	s.mu.Unlock()
 	tokens := map[string]string{}
 	var ready []string
-	for a, hosts := range groups {
+	for _, a := range order {
+		hosts := groups[a]
 		tok, err := s.bss.PutBootParamsToken(ctx, ipxe.BootParams{Hosts: hosts, Kernel: a.Kernel, Initrd: a.Initrd,
 			Params: a.KernelParameters})
 		if err != nil {
