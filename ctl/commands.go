@@ -52,6 +52,7 @@ func commands() []command {
 		command{name: "wait", args: "XNAME...", summary: "wait until every named component is in a state (default Ready) in HSM",
 			minArgs: 1, maxArgs: -1, define: defineWait},
 	)
+	cmds = append(cmds, powerCommands()...)
 	cmds = append(cmds, command{name: "completion", args: "bash|zsh", summary: "print a shell completion script (source <(hms completion bash))",
 		minArgs: 1, maxArgs: 1, define: defineCompletion})
 	return cmds

@@ -1,9 +1,8 @@
 // Command hms is the suite's all-in-one binary. `hms up` runs sls, hsm, hbtd,
 // hmnfd, bss, pcs and reds in one process, each on its usual port with its own
 // SQLite file under one data directory, joined by an in-process bus instead of
-// Kafka. `hms power` drives pcs. Every other command (status, get, describe,
-// ...) is the operator's CLI of package ctl, which talks to the daemons over
-// HTTP.
+// Kafka. Every other command (status, get, describe, power, ...) is the
+// operator's CLI of package ctl, which talks to the daemons over HTTP.
 package main
 
 import (
@@ -23,7 +22,6 @@ func main() { cli.Main("hms", run) }
 func own() []ctl.Summary {
 	return []ctl.Summary{
 		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs and reds in one process (hms up -help for its flags)"},
-		{Name: "power", Text: "on|off|reset|status XNAME... or -group G: power components through pcs"},
 		{Name: "sim", Text: "simulate BMCs, switches and nodes against a running suite (hms sim -help; docs/sim.md)"},
 		{Name: "version", Text: "print the version of this build"},
 	}
@@ -36,8 +34,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	switch args[0] {
 	case "up":
 		return up(ctx, args[1:], getenv, stdout)
-	case "power":
-		return powerCmd(ctx, args[1:], getenv, stdout)
 	case "sim":
 		return simCmd(ctx, args[1:], getenv, stdout)
 	case "version", "-version", "--version":
