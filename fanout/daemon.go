@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 )
@@ -39,6 +40,9 @@ type DaemonConfig struct {
 	LogLevel *slog.LevelVar
 	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
 	MaxConns int
+	// Auth says how callers' tokens are checked, and the token sent to HSM
+	// (zero: neither).
+	Auth auth.Config
 }
 
 // Daemon is an hmnfd with its database open and its port bound. Run it, or
@@ -97,7 +101,12 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
 	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)
-	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}
@@ -130,7 +139,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case d.cfg.Bus != nil:
 		g.Go(func() error { return d.svc.Consume(gctx, d.cfg.Bus, d.cfg.Topic, d.cfg.Group) })
 	case d.cfg.HSMURL != "":
-		hc := &http.Client{Timeout: 15 * time.Second}
+		hc := d.cfg.Auth.Token.Client(&http.Client{Timeout: 15 * time.Second})
 		g.Go(func() error { return d.svc.SubscribeHSM(gctx, hc, d.cfg.HSMURL, d.inURL, HSMSubscriber()) })
 	}
 	err := g.Wait()

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/hmsuite/hms/fanout"
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 )
@@ -18,11 +19,15 @@ func main() { cli.Main("hmnfd", run) }
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("hmnfd", getenv, stdout)
 	fl := fanout.RegisterFlags(f)
+	af := auth.RegisterFlags(f)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
 	dc, err := fl.Config()
 	if err != nil {
+		return err
+	}
+	if dc.Auth, err = af.Config(fanout.AuthTable()); err != nil {
 		return err
 	}
 	dc.LogLevel = new(slog.LevelVar)

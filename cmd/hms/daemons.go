@@ -165,6 +165,7 @@ func hmnfdComponent(s *suite) component {
 			cfg.DB = l.file("db", cfg.DB, "hmnfd.db")
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, cfg.LogLevel = l.logger(*fl.Level)
+			cfg.Auth = s.auth
 			d, err := fanout.StartDaemon(ctx, cfg)
 			if err == nil {
 				s.ready = append(s.ready, d.Intake())
@@ -248,7 +249,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable()}
+	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.

@@ -1,0 +1,74 @@
+package fanout
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hmsuite/hms/internal/auth"
+	"github.com/hmsuite/hms/internal/auth/authtest"
+)
+
+// TestAuthTable: the table names every route hmnfd serves, and nothing else.
+func TestAuthTable(t *testing.T) {
+	svc, _ := openService(t, dbPath(t), Config{Client: &http.Client{Transport: newReceiver()}})
+	authtest.CheckTable(t, AuthTable(), NewAPI(svc, quietLog(), Params{}, nil).Handler().Patterns())
+}
+
+// TestNodeTokenSubscribesItselfOnly: a node token may subscribe its own
+// xname (v1 and v2), not another's; refused requests store nothing.
+func TestNodeTokenSubscribesItselfOnly(t *testing.T) {
+	is := authtest.New(t)
+	svc, _ := openService(t, dbPath(t), Config{Client: &http.Client{Transport: newReceiver()}})
+	h, err := is.Config().Wrap(NewAPI(svc, quietLog(), Params{Port: 28600}, nil).Handler(), AuthTable(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	node := is.Token("x1000c0s0b0n0", auth.Node)
+	sub := func(who string) string {
+		return `{"Subscriber":"` + who + `","Components":["x1000c0s0b0n0"],"States":["Ready"],"Url":"http://127.0.0.1:9/scn"}`
+	}
+	v2 := `{"Components":["x1000c0s0b0n0"],"States":["Ready"],"Url":"http://127.0.0.1:9/scn"}`
+	steps := []struct {
+		method, path, body, token string
+		want                      int
+	}{
+		{method: "POST", path: "/hmi/v1/subscribe", body: sub("hbagent@x1000c0s0b0n0"), want: 401},
+		{method: "POST", path: "/hmi/v1/subscribe", body: sub("hbagent@x1000c0s0b0n1"), token: node, want: 403},
+		{method: "POST", path: "/hmi/v2/subscriptions/x1000c0s0b0n1/agents/a", body: v2, token: node, want: 403},
+		{method: "GET", path: "/hmi/v1/subscriptions", token: node, want: 403},
+		{method: "POST", path: "/hmi/v1/scn", body: `{"Components":["x1"],"State":"Off"}`, token: is.Token("olaf", auth.Operator), want: 403},
+		{method: "POST", path: "/hmi/v1/subscribe", body: sub("hbagent@x1000c0s0b0n0"), token: node, want: 200},
+		{method: "POST", path: "/hmi/v2/subscriptions/x1000c0s0b0n0/agents/b", body: v2, token: node, want: 200},
+		{method: "GET", path: "/hmi/v2/subscriptions/x1000c0s0b0n0", token: node, want: 200},
+	}
+	for _, s := range steps {
+		req, _ := http.NewRequestWithContext(t.Context(), s.method, srv.URL+s.path, strings.NewReader(s.body))
+		if s.token != "" {
+			req.Header.Set("Authorization", "Bearer "+s.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != s.want {
+			t.Errorf("%s %s: %d, want %d", s.method, s.path, resp.StatusCode, s.want)
+		}
+	}
+	stored, err := svc.store.subscriptions(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 2 {
+		t.Errorf("stored %d subscriptions, want the node's own 2", len(stored))
+	}
+	for _, s := range stored {
+		if s.key.Component != "x1000c0s0b0n0" {
+			t.Errorf("stored a subscription for %s", s.key.Component)
+		}
+	}
+}
