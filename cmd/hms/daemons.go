@@ -13,6 +13,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/orchestrator"
 	"github.com/hmsuite/hms/power"
 	"github.com/hmsuite/hms/statemgr"
 )
@@ -217,6 +218,24 @@ func pcsComponent(s *suite) component {
 		}}
 }
 
+// bosComponent: bos drives the suite's bss (boot parameters) and pcs
+// (power), and reads nodes from its hsm.
+func bosComponent(s *suite) component {
+	l := s.local("bos")
+	fl := orchestrator.RegisterFlags(l.f)
+	var cfg orchestrator.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) { cfg, err = fl.Config(); return err },
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "bos.db")
+			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
+			cfg.BSSURL = l.peer("bss-url", cfg.BSSURL, "bss")
+			cfg.PCSURL = l.peer("pcs-url", cfg.PCSURL, "pcs")
+			cfg.Log, _ = l.logger(*fl.Level)
+			return orchestrator.StartDaemon(ctx, cfg)
+		}}
+}
+
 // redsComponent: reds (endpoint discovery) reads the DHCP lease events
 // from the in-process bus and writes to hsm; it is started last, as
 // nothing depends on it.
@@ -260,5 +279,6 @@ var (
 	_ daemon = (*fanout.Daemon)(nil)
 	_ daemon = (*ipxe.Daemon)(nil)
 	_ daemon = (*power.Daemon)(nil)
+	_ daemon = (*orchestrator.Daemon)(nil)
 	_ daemon = (*discovery.Daemon)(nil)
 )

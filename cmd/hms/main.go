@@ -21,7 +21,7 @@ func main() { cli.Main("hms", run) }
 // own are the commands this binary runs itself; ctl runs the others.
 func own() []ctl.Summary {
 	return []ctl.Summary{
-		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs and reds in one process (hms up -help for its flags)"},
+		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs, bos and reds in one process (hms up -help for its flags)"},
 		{Name: "sim", Text: "simulate BMCs, switches and nodes against a running suite (hms sim -help; docs/sim.md)"},
 		{Name: "version", Text: "print the version of this build"},
 	}

@@ -33,7 +33,7 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 		level: f.LogLevel()}
 	af := auth.RegisterFlags(f) // one set for every daemon: -jwks-url, HMS_UP_JWKS_URL
 	// The order is the start order: each daemon's peers start before it.
-	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s), redsComponent(s)}
+	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s), bosComponent(s), redsComponent(s)}
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
