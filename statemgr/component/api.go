@@ -66,7 +66,7 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, f core.Filter) {
 }
 
 func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
-	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.ListParams)
+	f, err := core.QueryFilter(r, a.log, a.store.vocab, core.ListParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -223,7 +223,7 @@ func (a *API) queryComponents(w http.ResponseWriter, r *http.Request) {
 	err := httpserver.ReadJSON(w, r, core.BulkLimit, &body)
 	var f core.Filter
 	if err == nil {
-		if f, err = body.filter(a.store.Vocab()); err != nil {
+		if f, err = body.filter(a.store.vocab); err != nil {
 			err = problem.Invalidf("bad query param: %v", err)
 		}
 	}
@@ -252,7 +252,7 @@ func (a *API) queryByNID(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("Missing NID ranges"))
 		return
 	}
-	f, err := body.queryBody.filter(a.store.Vocab())
+	f, err := body.queryBody.filter(a.store.vocab)
 	for _, rg := range body.NIDRanges {
 		if err != nil {
 			break
@@ -287,7 +287,7 @@ func (a *API) queryUnder(w http.ResponseWriter, r *http.Request) {
 		}
 		under = xname.Normalize(raw)
 	}
-	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.ListParams)
+	f, err := core.QueryFilter(r, a.log, a.store.vocab, core.ListParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

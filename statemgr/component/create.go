@@ -100,7 +100,7 @@ const (
 func (s *Store) upsertComponents(ctx context.Context, comps []hsm.Component, mode upsertMode, log *slog.Logger) error {
 	recs := make([]*core.Record, 0, len(comps))
 	pos := make(map[string]int, len(comps))
-	vs := s.Vocab().Get()
+	vs := s.vocab.Get()
 	for i, c := range comps {
 		r, err := newRecord(fmt.Sprintf("Components[%d]", i), c, vs)
 		if err != nil {
@@ -115,13 +115,13 @@ func (s *Store) upsertComponents(ctx context.Context, comps []hsm.Component, mod
 	if err := s.applyDefaults(ctx, recs, log); err != nil {
 		return err
 	}
-	_, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) { return s.planUpsert(v, recs, mode) })
+	_, err := s.core.Write(ctx, func(v *core.View) (*core.Plan, error) { return s.planUpsert(v, recs, mode) })
 	return err
 }
 
 func (s *Store) planUpsert(v *core.View, recs []*core.Record, mode upsertMode) (*core.Plan, error) {
 	p := &core.Plan{}
-	groups := core.NewSCNGroups(s.Now())
+	groups := core.NewSCNGroups(s.now())
 	claimed := map[int]int{}
 	for i, r := range recs {
 		old := v.Get(r.ID)
@@ -166,7 +166,7 @@ func (s *Store) planUpsert(v *core.View, recs []*core.Record, mode upsertMode) (
 func (s *Store) applyDefaults(ctx context.Context, recs []*core.Record, log *slog.Logger) error {
 	var need []*core.Record
 	for _, r := range recs {
-		if r.Type == string(xname.Node) && (!r.HasNID || r.Role == "") && s.Ix.Get(r.ID) == nil {
+		if r.Type == string(xname.Node) && (!r.HasNID || r.Role == "") && s.ix.Get(r.ID) == nil {
 			need = append(need, r)
 		}
 	}
@@ -180,20 +180,20 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*core.Record, log *slo
 	var ask []*core.Record
 	for _, r := range need {
 		if m, ok := maps[r.ID]; ok {
-			fillDefaults(r, core.NodeInfo{NID: &m.NID, Role: m.Role, SubRole: m.SubRole}, s.Vocab().Get())
+			fillDefaults(r, core.NodeInfo{NID: &m.NID, Role: m.Role, SubRole: m.SubRole}, s.vocab.Get())
 		}
 		if !r.HasNID || r.Role == "" {
 			ask = append(ask, r)
 		}
 	}
-	if s.Layout == nil || len(ask) == 0 {
+	if s.layout == nil || len(ask) == 0 {
 		return nil
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for _, r := range ask {
 		g.Go(func() error {
-			info, found, err := s.Layout.NodeInfo(gctx, r.ID)
+			info, found, err := s.layout.NodeInfo(gctx, r.ID)
 			if err != nil {
 				if log != nil {
 					log.WarnContext(ctx, "sls_lookup_failed", "xname", r.ID, "err", err)
@@ -201,7 +201,7 @@ func (s *Store) applyDefaults(ctx context.Context, recs []*core.Record, log *slo
 				return nil
 			}
 			if found {
-				for _, d := range fillDefaults(r, info, s.Vocab().Get()) {
+				for _, d := range fillDefaults(r, info, s.vocab.Get()) {
 					if log != nil {
 						log.WarnContext(ctx, "sls_value_not_in_vocabulary", "xname", r.ID, "field", d[0], "value", d[1],
 							"hint", "add it to the HMSExtendedDefinitions of hms_config.json (hsm -hms-config)")

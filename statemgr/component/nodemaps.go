@@ -17,7 +17,7 @@ import (
 
 // NodeMaps returns every node map, by ID.
 func (s *Store) NodeMaps(ctx context.Context) ([]hsm.NodeMap, error) {
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT id, nid, role, sub_role FROM node_maps ORDER BY id`)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, nid, role, sub_role FROM node_maps ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read node maps: %w", err)
 	}
@@ -36,7 +36,7 @@ func (s *Store) NodeMaps(ctx context.Context) ([]hsm.NodeMap, error) {
 // NodeMap returns the node map of id.
 func (s *Store) NodeMap(ctx context.Context, id string) (hsm.NodeMap, error) {
 	m := hsm.NodeMap{ID: xname.Normalize(id)}
-	err := s.DB.R.QueryRowContext(ctx, `SELECT nid, role, sub_role FROM node_maps WHERE id = ?`, m.ID).Scan(&m.NID, &m.Role, &m.SubRole)
+	err := s.db.R.QueryRowContext(ctx, `SELECT nid, role, sub_role FROM node_maps WHERE id = ?`, m.ID).Scan(&m.NID, &m.Role, &m.SubRole)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, problem.NotFoundf("node map %s: none", id)
 	}
@@ -49,7 +49,7 @@ func (s *Store) NodeMap(ctx context.Context, id string) (hsm.NodeMap, error) {
 // nodeMapsFor returns the node maps of recs' IDs.
 func (s *Store) nodeMapsFor(ctx context.Context, recs []*core.Record) (map[string]hsm.NodeMap, error) {
 	out := map[string]hsm.NodeMap{}
-	st, err := s.DB.R.PrepareContext(ctx, `SELECT nid, role, sub_role FROM node_maps WHERE id = ?`)
+	st, err := s.db.R.PrepareContext(ctx, `SELECT nid, role, sub_role FROM node_maps WHERE id = ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read node maps: %w", err)
 	}
@@ -97,7 +97,7 @@ func validNodeMap(field string, m *hsm.NodeMap, vs *core.VocabSet) error {
 // PutNodeMaps creates or replaces node maps in one transaction; a NID used
 // twice is ErrConflict and nothing is stored.
 func (s *Store) PutNodeMaps(ctx context.Context, maps []hsm.NodeMap) error {
-	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO node_maps (id, nid, role, sub_role) VALUES (?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET nid = excluded.nid, role = excluded.role, sub_role = excluded.sub_role`)
 		if err != nil {
@@ -120,7 +120,7 @@ func (s *Store) PutNodeMaps(ctx context.Context, maps []hsm.NodeMap) error {
 // returns how many were deleted.
 func (s *Store) DeleteNodeMap(ctx context.Context, id string) (int64, error) {
 	var n int64
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		q, args := `DELETE FROM node_maps`, []any{}
 		if id != "" {
 			q, args = q+` WHERE id = ?`, []any{xname.Normalize(id)}
@@ -163,7 +163,7 @@ func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i := range body.NodeMaps {
-		if err := validNodeMap(fmt.Sprintf("NodeMaps[%d]", i), &body.NodeMaps[i], a.store.Vocab().Get()); err != nil {
+		if err := validNodeMap(fmt.Sprintf("NodeMaps[%d]", i), &body.NodeMaps[i], a.store.vocab.Get()); err != nil {
 			problem.Write(w, r, a.log, err)
 			return
 		}
@@ -188,7 +188,7 @@ func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("ID: %q does not match the path xname", m.ID))
 		return
 	}
-	if err := validNodeMap("NodeMap", &m, a.store.Vocab().Get()); err != nil {
+	if err := validNodeMap("NodeMap", &m, a.store.vocab.Get()); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}

@@ -135,7 +135,7 @@ func (a *API) patchSoftwareStatus(bulk bool) http.HandlerFunc {
 func (a *API) patchRole(bulk bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a.runPatch(w, r, bulk, func(ctx context.Context, b patchBody, ids []string) error {
-			vs := a.store.Vocab().Get()
+			vs := a.store.vocab.Get()
 			role, err := enumField(&vs.Roles, b.Role, true)
 			if err != nil {
 				return err

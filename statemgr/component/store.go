@@ -5,8 +5,10 @@ package component
 
 import (
 	"context"
+	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -14,14 +16,31 @@ import (
 
 // Store is the components and the NodeMaps, over the shared core (whose
 // component index and commit pipeline hold the components).
-type Store struct{ *core.Store }
+type Store struct {
+	core   coreWriter
+	db     *sqldb.DB
+	now    func() time.Time
+	ix     *core.Index
+	layout core.LayoutSource
+	vocab  *core.Vocab
+}
+
+// coreWriter is what the components use of the shared core's commit
+// pipeline and indexes.
+type coreWriter interface {
+	Write(ctx context.Context, p func(v *core.View) (*core.Plan, error)) (*core.Plan, error)
+	Matching(f core.Filter, fn func(r *core.Record))
+	WithGroups(f *core.Filter, fn func(all []*core.Record))
+}
 
 // NewStore returns the components kept in c.
-func NewStore(c *core.Store) *Store { return &Store{c} }
+func NewStore(c *core.Store) *Store {
+	return &Store{core: c, db: c.DB, now: c.Now, ix: c.Ix, layout: c.Layout, vocab: c.Vocab()}
+}
 
 // Component returns the component with the given xname.
 func (s *Store) Component(id string) (hsm.Component, error) {
-	r := s.Ix.Get(xname.Normalize(id))
+	r := s.ix.Get(xname.Normalize(id))
 	if r == nil {
 		return hsm.Component{}, problem.NotFoundf("no such xname.") // the shipped HSM's words
 	}
@@ -30,7 +49,7 @@ func (s *Store) Component(id string) (hsm.Component, error) {
 
 // ComponentByNID returns the component holding nid.
 func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
-	r := s.Ix.ByNID(nid)
+	r := s.ix.ByNID(nid)
 	if r == nil {
 		return hsm.Component{}, problem.NotFoundf("no such NID.")
 	}
@@ -40,7 +59,7 @@ func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
 // Components returns the components f matches, in ID order.
 func (s *Store) Components(ctx context.Context, f core.Filter) ([]hsm.Component, error) {
 	var out []hsm.Component
-	s.Matching(f, func(r *core.Record) { out = append(out, r.Component()) })
+	s.core.Matching(f, func(r *core.Record) { out = append(out, r.Component()) })
 	return out, nil
 }
 
@@ -49,10 +68,10 @@ func (s *Store) Components(ctx context.Context, f core.Filter) ([]hsm.Component,
 // writes. The caller must not modify the result.
 func (s *Store) ComponentsJSON(ctx context.Context, f core.Filter) ([]byte, error) {
 	if f.All() {
-		return s.Ix.FullList(), nil
+		return s.ix.FullList(), nil
 	}
 	var b []byte
-	s.WithGroups(&f, func(all []*core.Record) { b = core.EncodeList(all, &f) })
+	s.core.WithGroups(&f, func(all []*core.Record) { b = core.EncodeList(all, &f) })
 	return b, nil
 }
 
@@ -85,7 +104,7 @@ type editFunc func(old *core.Record) (nr *core.Record, key core.SCNKey, ok bool)
 // unknown ID fails the whole call with ErrNotFound. It returns how many
 // components changed.
 func (s *Store) patch(ctx context.Context, ids []string, edit editFunc) (int, error) {
-	p, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
+	p, err := s.core.Write(ctx, func(v *core.View) (*core.Plan, error) {
 		olds := make([]*core.Record, len(ids))
 		for i, id := range ids {
 			if olds[i] = v.Get(id); olds[i] == nil {
@@ -93,7 +112,7 @@ func (s *Store) patch(ctx context.Context, ids []string, edit editFunc) (int, er
 			}
 		}
 		p := &core.Plan{Update: true}
-		groups := core.NewSCNGroups(s.Now())
+		groups := core.NewSCNGroups(s.now())
 		for _, old := range olds {
 			nr, key, ok := edit(old)
 			if !ok {
@@ -183,14 +202,14 @@ type NIDUpdate struct {
 // UpdateNIDs assigns NIDs; a NID held by a component outside the call, or
 // given twice, is ErrConflict and nothing is applied.
 func (s *Store) UpdateNIDs(ctx context.Context, ups []NIDUpdate) (int, error) {
-	p, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
+	p, err := s.core.Write(ctx, func(v *core.View) (*core.Plan, error) {
 		want := map[int]string{}
 		moving := map[string]bool{}
 		for _, u := range ups {
 			moving[u.ID] = true
 		}
 		p := &core.Plan{Update: true}
-		groups := core.NewSCNGroups(s.Now())
+		groups := core.NewSCNGroups(s.now())
 		for i, u := range ups {
 			old := v.Get(u.ID)
 			if old == nil {
@@ -230,7 +249,7 @@ func btoi(b bool) int8 {
 // DeleteComponent removes one component.
 func (s *Store) DeleteComponent(ctx context.Context, id string) error {
 	id = xname.Normalize(id)
-	_, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
+	_, err := s.core.Write(ctx, func(v *core.View) (*core.Plan, error) {
 		if v.Get(id) == nil {
 			return nil, problem.NotFoundf("no such xname.")
 		}
@@ -242,8 +261,8 @@ func (s *Store) DeleteComponent(ctx context.Context, id string) error {
 // DeleteAllComponents removes every component and returns how many there were.
 func (s *Store) DeleteAllComponents(ctx context.Context) (int, error) {
 	n := 0
-	_, err := s.Write(ctx, func(v *core.View) (*core.Plan, error) {
-		n = s.Ix.Len()
+	_, err := s.core.Write(ctx, func(v *core.View) (*core.Plan, error) {
+		n = s.ix.Len()
 		if n == 0 {
 			return nil, problem.NotFoundf("no entries to delete")
 		}

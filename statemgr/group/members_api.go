@@ -72,7 +72,7 @@ func (a *API) removeGroupMember(kind string) http.HandlerFunc {
 }
 
 func (a *API) listMemberships(w http.ResponseWriter, r *http.Request) {
-	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.ComponentParams)
+	f, err := core.QueryFilter(r, a.log, a.store.vocab, core.ComponentParams)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -19,10 +20,20 @@ import (
 
 // Store is the groups and partitions with their members, over the shared
 // core (whose membership index it keeps up to date).
-type Store struct{ *core.Store }
+type Store struct {
+	db *sqldb.DB
+	ix *core.Index
+	gx *core.GroupIndex
+	// mu is the core's GroupMu: every Store over one core serialises its
+	// writes with their update of gx.
+	mu    *sync.Mutex
+	vocab *core.Vocab
+}
 
 // NewStore returns the groups kept in c's database.
-func NewStore(c *core.Store) *Store { return &Store{c} }
+func NewStore(c *core.Store) *Store {
+	return &Store{db: c.DB, ix: c.Ix, gx: c.Gx, mu: &c.GroupMu, vocab: c.Vocab()}
+}
 
 // glExisting returns the subset of ids that are rows of components.
 func glExisting(ctx context.Context, q core.Queryer, ids []string) (map[string]bool, error) {
@@ -129,9 +140,9 @@ func (s *Store) createGroup(ctx context.Context, g core.GroupRow) error {
 	if err != nil {
 		return fmt.Errorf("encode tags: %w", err)
 	}
-	s.GroupMu.Lock()
-	defer s.GroupMu.Unlock()
-	return s.groupWrite(ctx, func() { s.Gx.Created(g) }, func(tx *sql.Tx) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.Created(g) }, func(tx *sql.Tx) error {
 		var kind string
 		err := tx.QueryRowContext(ctx, `SELECT type FROM component_groups WHERE name = ?`, g.Name).Scan(&kind)
 		switch {
@@ -183,7 +194,7 @@ func glLoadGroup(ctx context.Context, q interface {
 // carrying tag if tag is not empty, with their members, ordered by name.
 func (s *Store) listGroups(kind string, names []string, tag string) []core.GroupRow {
 	out := []core.GroupRow{}
-	for _, g := range s.Gx.List(kind) {
+	for _, g := range s.gx.List(kind) {
 		if len(names) > 0 && !slices.Contains(names, g.Name) {
 			continue
 		}
@@ -198,7 +209,7 @@ func (s *Store) listGroups(kind string, names []string, tag string) []core.Group
 // groupNames returns the names of all groups (or partitions), sorted.
 func (s *Store) groupNames(kind string) []string {
 	names := []string{}
-	for _, g := range s.Gx.List(kind) {
+	for _, g := range s.gx.List(kind) {
 		names = append(names, g.Name)
 	}
 	return names

@@ -14,13 +14,13 @@ import (
 // getGroup returns one group (or partition) with its members, restricted to the
 // members of partition part if part is not empty ("null": members in no partition).
 func (s *Store) getGroup(kind, name, part string) (core.GroupRow, error) {
-	g := s.Gx.Group(kind, name)
+	g := s.gx.Group(kind, name)
 	if g == nil {
 		return core.GroupRow{}, problem.NotFoundf("no %s %s", kind, name)
 	}
 	row := *g
 	if part != "" {
-		row.Members = s.Gx.InPartition(g.Members, part)
+		row.Members = s.gx.InPartition(g.Members, part)
 	}
 	return row, nil
 }
@@ -35,7 +35,7 @@ func (s *Store) groupMembers(kind, name, part string) ([]string, error) {
 // publish to bring the group index up to date. The caller holds s.gmu, so
 // the index sees group commits in their order.
 func (s *Store) groupWrite(ctx context.Context, publish func(), fn func(tx *sql.Tx) error) error {
-	if err := s.DB.WriteTx(ctx, fn); err != nil {
+	if err := s.db.WriteTx(ctx, fn); err != nil {
 		return err
 	}
 	publish()
@@ -44,9 +44,9 @@ func (s *Store) groupWrite(ctx context.Context, publish func(), fn func(tx *sql.
 
 // patchGroup updates description and/or tags of a group (or partition).
 func (s *Store) patchGroup(ctx context.Context, kind, name string, p hsm.GroupPatch) error {
-	s.GroupMu.Lock()
-	defer s.GroupMu.Unlock()
-	return s.groupWrite(ctx, func() { s.Gx.Patched(name, p) }, func(tx *sql.Tx) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.Patched(name, p) }, func(tx *sql.Tx) error {
 		if _, err := glLoadGroup(ctx, tx, kind, name); err != nil {
 			return err
 		}
@@ -70,9 +70,9 @@ func (s *Store) patchGroup(ctx context.Context, kind, name string, p hsm.GroupPa
 
 // deleteGroup deletes a group (or partition); its memberships go with it.
 func (s *Store) deleteGroup(ctx context.Context, kind, name string) error {
-	s.GroupMu.Lock()
-	defer s.GroupMu.Unlock()
-	return s.groupWrite(ctx, func() { s.Gx.Deleted(name) }, func(tx *sql.Tx) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.Deleted(name) }, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM component_groups WHERE name = ? AND type = ?`, name, kind)
 		if err != nil {
 			return fmt.Errorf("delete %s %s: %w", kind, name, err)
@@ -86,9 +86,9 @@ func (s *Store) deleteGroup(ctx context.Context, kind, name string) error {
 
 // addGroupMember adds component id to a group (or partition).
 func (s *Store) addGroupMember(ctx context.Context, kind, name, id string) error {
-	s.GroupMu.Lock()
-	defer s.GroupMu.Unlock()
-	return s.groupWrite(ctx, func() { s.Gx.MemberAdded(name, id) }, func(tx *sql.Tx) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.MemberAdded(name, id) }, func(tx *sql.Tx) error {
 		g, err := glLoadGroup(ctx, tx, kind, name)
 		if err != nil {
 			return err
@@ -106,9 +106,9 @@ func (s *Store) addGroupMember(ctx context.Context, kind, name, id string) error
 
 // removeGroupMember removes component id from a group (or partition).
 func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) error {
-	s.GroupMu.Lock()
-	defer s.GroupMu.Unlock()
-	return s.groupWrite(ctx, func() { s.Gx.MemberRemoved(name, id) }, func(tx *sql.Tx) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groupWrite(ctx, func() { s.gx.MemberRemoved(name, id) }, func(tx *sql.Tx) error {
 		if _, err := glLoadGroup(ctx, tx, kind, name); err != nil {
 			return err
 		}
@@ -127,8 +127,8 @@ func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) er
 // order, as the JSON array GET /memberships answers.
 func (s *Store) memberships(f core.Filter) []byte {
 	var b []byte
-	s.Ix.View(func(all []*core.Record) {
-		s.Gx.View(func(of func(string) *core.CompGroups) {
+	s.ix.View(func(all []*core.Record) {
+		s.gx.View(func(of func(string) *core.CompGroups) {
 			f.GroupsOf = of
 			b = make([]byte, 0, 64+len(all)*96)
 			b = append(b, '[')
@@ -150,11 +150,11 @@ func (s *Store) memberships(f core.Filter) []byte {
 
 // membership returns the memberships of component id, or ErrNotFound.
 func (s *Store) membership(id string) (hsm.Membership, error) {
-	if s.Ix.Get(id) == nil {
+	if s.ix.Get(id) == nil {
 		return hsm.Membership{}, problem.NotFoundf("no component %s", id)
 	}
 	m := hsm.Membership{ID: id, GroupLabels: []string{}}
-	s.Gx.View(func(of func(string) *core.CompGroups) {
+	s.gx.View(func(of func(string) *core.CompGroups) {
 		if cg := of(id); cg != nil {
 			m.PartitionName = cg.Partition
 			m.GroupLabels = append(m.GroupLabels, cg.Groups...)

@@ -57,7 +57,7 @@ func (a *API) inventoryRoutes(mux *httpserver.Mux) {
 // matches one of its values, ordered by order.
 func (s *Store) rawQuery(ctx context.Context, table, order string, conds [][2]any) ([]json.RawMessage, error) {
 	where, args := inClauses(conds)
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT body FROM `+table+sqlWhere(where)+" ORDER BY "+order, args...)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT body FROM `+table+sqlWhere(where)+" ORDER BY "+order, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}

@@ -101,7 +101,7 @@ func NewDiscovery(store *Store, creds *Creds, cfg DiscoveryConfig) *Discovery {
 	}
 	d := &Discovery{store: store, creds: creds, cfg: cfg, log: cfg.Log,
 		queued: map[string]bool{}, running: map[string]bool{}, again: map[string]bool{},
-		status: DiscoveryStatus{Status: DiscoveryNotStarted, LastUpdateTime: store.Now().UTC()},
+		status: DiscoveryStatus{Status: DiscoveryNotStarted, LastUpdateTime: store.now().UTC()},
 		wake:   make(chan struct{}, 1),
 		walks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_discovery_walks_total",
 			Help: "Finished BMC walks by LastDiscoveryStatus."}, []string{"status"}),
@@ -256,7 +256,7 @@ func (d *Discovery) touch() {
 	case len(d.queue) > 0:
 		st = DiscoveryPending
 	}
-	d.status = DiscoveryStatus{ID: 0, Status: st, LastUpdateTime: d.store.Now().UTC()}
+	d.status = DiscoveryStatus{ID: 0, Status: st, LastUpdateTime: d.store.now().UTC()}
 }
 
 // Status returns the discovery status.

@@ -40,7 +40,7 @@ func BenchmarkDiscoverFleet(b *testing.B) {
 		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: eps})
 		for {
 			var ok, failed int
-			err := e.store.DB.R.QueryRowContext(ctx, `SELECT
+			err := e.store.db.R.QueryRowContext(ctx, `SELECT
 				COALESCE(SUM(CASE WHEN last_status = 'DiscoverOK' THEN 1 ELSE 0 END), 0),
 				COALESCE(SUM(CASE WHEN last_status NOT IN ('DiscoverOK', 'NotYetQueried', 'DiscoveryStarted') THEN 1 ELSE 0 END), 0)
 				FROM rf_endpoints`).Scan(&ok, &failed)

@@ -72,7 +72,7 @@ func newRFEnvOver(t testing.TB, s *Store, d *Discovery) *rfEnv {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &rfEnv{Server: hsmtest.InProcess(t, s.Store, &http.Client{Transport: hsm}, "http://hsm"), t: t, store: s, disc: d}
+	return &rfEnv{Server: hsmtest.InProcess(t, coreOf(s), &http.Client{Transport: hsm}, "http://hsm"), t: t, store: s, disc: d}
 }
 
 // newCABundleEnv is an rfEnv whose Discovery (one worker) reaches BMCs over

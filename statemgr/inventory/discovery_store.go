@@ -29,7 +29,7 @@ func (d *Discovery) discover(ctx context.Context, id string) {
 	if row.ep.Enabled != nil && !*row.ep.Enabled {
 		return
 	}
-	start := d.store.Now().UTC()
+	start := d.store.now().UTC()
 	ep, err := d.endpoint(row)
 	if err != nil {
 		d.log.ErrorContext(ctx, "discovery_credentials_unreadable", "xname", id, "err", err)
@@ -63,7 +63,7 @@ func (d *Discovery) setInfo(ctx context.Context, id string, info hsm.DiscoveryIn
 	if info.LastDiscoveryStatus != string(redfish.StatusDiscoveryStarted) {
 		d.walks.WithLabelValues(info.LastDiscoveryStatus).Inc()
 		if info.LastDiscoveryAttempt != nil {
-			d.walkTime.Observe(d.store.Now().Sub(*info.LastDiscoveryAttempt).Seconds())
+			d.walkTime.Observe(d.store.now().Sub(*info.LastDiscoveryAttempt).Seconds())
 		}
 	}
 	_, err := d.store.updateRFEndpoint(ctx, id, func(row *rfRow) error {
@@ -161,8 +161,8 @@ func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) 
 // hardware locations of res's endpoint, recording FRU changes in the history.
 func (s *Store) putInventory(ctx context.Context, res *redfish.Result) error {
 	ep := res.EndpointID
-	now := s.Now().UTC().Format(core.TSFormat)
-	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	now := s.now().UTC().Format(core.TSFormat)
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{`DELETE FROM rf_component_endpoints WHERE redfish_ep = ?`, `DELETE FROM rf_service_endpoints WHERE redfish_ep = ?`} {
 			if _, err := tx.ExecContext(ctx, q, ep); err != nil {
 				return fmt.Errorf("replace inventory of %s: %w", ep, err)
@@ -200,8 +200,8 @@ func execJSON(ctx context.Context, tx *sql.Tx, q string, v any, args ...any) err
 // queueDiscovery records that the endpoints ids (those that exist) wait for
 // a walk.
 func (s *Store) queueDiscovery(ctx context.Context, ids []string) error {
-	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
-		st, err := s.DB.Stmt(ctx, tx, `INSERT INTO rf_discovery_queue (id)
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		st, err := s.db.Stmt(ctx, tx, `INSERT INTO rf_discovery_queue (id)
 			SELECT id FROM rf_endpoints WHERE id = ? ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
 			return err
@@ -217,7 +217,7 @@ func (s *Store) queueDiscovery(ctx context.Context, ids []string) error {
 
 // unqueueDiscovery records that the walk of endpoint id has started.
 func (s *Store) unqueueDiscovery(ctx context.Context, id string) error {
-	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM rf_discovery_queue WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("unqueue discovery of %s: %w", id, err)
 		}
@@ -228,7 +228,7 @@ func (s *Store) unqueueDiscovery(ctx context.Context, id string) error {
 // discoveryBacklog returns, in ID order, the endpoints a starting HSM must
 // walk: queued ones and those whose walk was cut short (DiscoveryStarted).
 func (s *Store) discoveryBacklog(ctx context.Context) ([]string, error) {
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT id FROM rf_discovery_queue
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id FROM rf_discovery_queue
 		UNION SELECT id FROM rf_endpoints WHERE last_status = ? ORDER BY id`, string(redfish.StatusDiscoveryStarted))
 	if err != nil {
 		return nil, fmt.Errorf("read discovery backlog: %w", err)

@@ -352,7 +352,7 @@ func TestDiscoveryQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := NewDiscovery(s, creds, DiscoveryConfig{})
-	a := hsmtest.ServeHandler(t, s.Store, handler(s, d))
+	a := hsmtest.ServeHandler(t, coreOf(s), handler(s, d))
 	details := d.counts
 	if st := d.Status().Status; st != DiscoveryNotStarted {
 		t.Errorf("initial status %s, want NotStarted", st)
@@ -398,7 +398,7 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	if err := s.comp.UpsertComponents(ctx, comps, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := s.OutboxAfter(ctx, 0, 100)
+	before, _ := s.core.OutboxAfter(ctx, 0, 100)
 	found := []hsm.Component{
 		{ID: "x1c0s0b0n0", State: hsm.StateOn, Flag: "OK"},
 		{ID: "x1c0s0b0n1", State: hsm.StateOn, Flag: "OK"},
@@ -419,7 +419,7 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after the walk (-want +got):\n%s", diff)
 	}
-	after, _ := s.OutboxAfter(ctx, 0, 100)
+	after, _ := s.core.OutboxAfter(ctx, 0, 100)
 	var changed []string
 	for _, row := range after[len(before):] {
 		changed = append(changed, row.SCN.Components...)

@@ -33,7 +33,10 @@ func openStore(t testing.TB, path string, now func() time.Time) *Store {
 
 // handler is the HSM API over s with d's Redfish inventory routes.
 func handler(s *Store, d *Discovery) http.Handler {
-	mux := hsmtest.Mux(s.Store)
+	mux := hsmtest.Mux(coreOf(s))
 	NewAPI(d, slog.New(slog.DiscardHandler)).Routes(mux)
 	return mux
 }
+
+// coreOf is the shared core under s.
+func coreOf(s *Store) *core.Store { return s.core.(*core.Store) }

@@ -40,7 +40,7 @@ func rfArgs(row rfRow) ([]any, error) {
 
 // insertRFEndpoints stores new endpoints, all or none; an existing ID is ErrConflict.
 func (s *Store) insertRFEndpoints(ctx context.Context, rows []rfRow) error {
-	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		for _, row := range rows {
 			if err := checkFQDNFree(ctx, tx, row.ep); err != nil {
 				return err
@@ -82,7 +82,7 @@ func checkFQDNFree(ctx context.Context, tx *sql.Tx, ep hsm.RedfishEndpoint) erro
 // returns the stored result.
 func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRow) error) (rfRow, error) {
 	var out rfRow
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		rows, err := scanRFRows(tx.QueryContext(ctx, `SELECT `+rfEndpointCols+` FROM rf_endpoints WHERE id = ?`, id))
 		if err != nil {
 			return err
@@ -133,7 +133,7 @@ func (s *Store) rfEndpointRows(ctx context.Context, f RedfishEndpointFilter) ([]
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	return scanRFRows(s.DB.R.QueryContext(ctx, q+" ORDER BY id", args...))
+	return scanRFRows(s.db.R.QueryContext(ctx, q+" ORDER BY id", args...))
 }
 
 // rfEndpointRow returns endpoint id.
@@ -172,7 +172,7 @@ func scanRFRows(rows *sql.Rows, err error) ([]rfRow, error) {
 // Component and service endpoints discovered through it. None is ErrNotFound.
 func (s *Store) deleteRFEndpoints(ctx context.Context, id string) (int64, error) {
 	var n int64
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		where, args := "", []any{}
 		if id != "" {
 			where, args = " WHERE id = ?", []any{id}

@@ -134,8 +134,8 @@ func storeHW(ctx context.Context, tx *sql.Tx, locs []hwRow, old map[string]strin
 // postHardware creates or updates locs as a walk stores its hardware, in
 // one transaction.
 func (s *Store) postHardware(ctx context.Context, locs []hwRow) error {
-	now := s.Now().UTC().Format(core.TSFormat)
-	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error { return storeHW(ctx, tx, locs, nil, now) })
+	now := s.now().UTC().Format(core.TSFormat)
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return storeHW(ctx, tx, locs, nil, now) })
 }
 
 // hwHistory returns the history grouped by key (id or fru_id), restricted by
@@ -149,7 +149,7 @@ func (s *Store) hwHistory(ctx context.Context, key string, conds [][2]any, from,
 	if to != "" {
 		where, args = append(where, "ts <= ?"), append(args, to)
 	}
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT id, fru_id, ts, event_type FROM rf_hw_history`+sqlWhere(where)+` ORDER BY `+key+`, seq`, args...)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, fru_id, ts, event_type FROM rf_hw_history`+sqlWhere(where)+` ORDER BY `+key+`, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read hardware history: %w", err)
 	}
@@ -190,7 +190,7 @@ func (s *Store) hwHistoryOf(ctx context.Context, key, val string, conds [][2]any
 func (s *Store) deleteRows(ctx context.Context, table string, conds [][2]any) (int64, error) {
 	where, args := inClauses(conds)
 	var n int64
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+table+sqlWhere(where), args...)
 		if err != nil {
 			return fmt.Errorf("delete from %s: %w", table, err)
@@ -212,7 +212,7 @@ func (s *Store) deleteFRUs(ctx context.Context, fruid string) (int64, error) {
 		cond, args = ` WHERE fru_id = ?`, []any{fruid}
 	}
 	var n int64
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		var loc, fru string
 		err := tx.QueryRowContext(ctx, `SELECT id, fru_id FROM rf_hw_locations
 			WHERE fru_id IN (SELECT fru_id FROM rf_hw_frus`+cond+`) ORDER BY id LIMIT 1`, args...).Scan(&loc, &fru)
@@ -303,7 +303,7 @@ func (s *Store) hwQueryLocs(ctx context.Context, q hwQuery) ([]hwLoc, error) {
 	roots := map[string]bool{q.target: true}
 	var narrow []string // the target and its ancestors, when it is one component
 	if xname.TypeOf(q.target) == xname.Partition {
-		ids, err := s.GroupMemberIDs(ctx, q.target, "partition")
+		ids, err := s.core.GroupMemberIDs(ctx, q.target, "partition")
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +324,7 @@ func (s *Store) hwQueryLocs(ctx context.Context, q hwQuery) ([]hwLoc, error) {
 		part = map[string]bool{}
 	}
 	for _, p := range q.partitions {
-		ids, err := s.GroupMemberIDs(ctx, p, "partition")
+		ids, err := s.core.GroupMemberIDs(ctx, p, "partition")
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +355,7 @@ func (s *Store) hwLocs(ctx context.Context, near []string, keep func(hwLoc) bool
 			args = append(args, id)
 		}
 	}
-	rows, err := s.DB.R.QueryContext(ctx, q+` ORDER BY id`, args...)
+	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read hardware inventory: %w", err)
 	}

@@ -73,7 +73,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	f, err := core.ParseFilter(url.Values{"type": {string(xname.Node)}, "state": {hsm.StateStandby}}, w.store.Vocab())
+	f, err := core.ParseFilter(url.Values{"type": {string(xname.Node)}, "state": {hsm.StateStandby}}, w.store.vocab)
 	if err != nil {
 		return err
 	}
@@ -85,8 +85,8 @@ func (w *Watchdog) Run(ctx context.Context) error {
 		w.watch(ctx, &wg, c.ID)
 	}
 	for {
-		wake := w.store.Outbox.Wait()
-		rows, err := w.store.OutboxAfter(ctx, cur, core.OutboxBatchRows)
+		wake := w.store.outbox.Wait()
+		rows, err := w.store.core.OutboxAfter(ctx, cur, core.OutboxBatchRows)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -110,7 +110,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 		cur = rows[len(rows)-1].Seq
 		// The cursor shares the transaction of other writes; if that fails,
 		// the position stays known here and is stored with the next batch.
-		if err := w.store.SetCursor(context.WithoutCancel(ctx), watchdogCursor, cur); err != nil {
+		if err := w.store.core.SetCursor(context.WithoutCancel(ctx), watchdogCursor, cur); err != nil {
 			w.cfg.Log.WarnContext(ctx, "standby_watchdog_cursor_not_saved", "seq", cur, "err", err)
 		}
 	}
@@ -119,12 +119,12 @@ func (w *Watchdog) Run(ctx context.Context) error {
 // start returns the cursor to read from (creating it at the outbox end) and
 // starts polls for the nodes already in Standby.
 func (w *Watchdog) start(ctx context.Context) (int64, error) {
-	cur, err := w.store.Cursor(ctx, watchdogCursor)
+	cur, err := w.store.core.Cursor(ctx, watchdogCursor)
 	if errors.Is(err, problem.ErrNotFound) {
-		err = w.store.DB.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(m), 0) FROM (
+		err = w.store.db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(m), 0) FROM (
 			SELECT MAX(seq) AS m FROM scn_outbox UNION ALL SELECT MAX(seq) FROM scn_cursors) AS t`).Scan(&cur)
 		if err == nil {
-			err = w.store.CreateCursor(ctx, watchdogCursor, cur)
+			err = w.store.core.CreateCursor(ctx, watchdogCursor, cur)
 		}
 	}
 	if err != nil {

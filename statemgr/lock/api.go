@@ -71,7 +71,7 @@ func (a *API) lockOp(op glOp) http.HandlerFunc {
 		err := httpserver.ReadJSON(w, r, 0, &req)
 		var sel glLockSelection
 		if err == nil {
-			sel, err = glParseLockRequest(req, a.store.Vocab(), op != opRemove)
+			sel, err = glParseLockRequest(req, a.store.vocab, op != opRemove)
 		}
 		var res glOpResult
 		if err == nil {
@@ -96,7 +96,7 @@ func (a *API) createReservations(service bool) http.HandlerFunc {
 		err := httpserver.ReadJSON(w, r, 0, &req)
 		var sel glLockSelection
 		if err == nil {
-			sel, err = glParseLockRequest(req, a.store.Vocab(), true)
+			sel, err = glParseLockRequest(req, a.store.vocab, true)
 		}
 		op, dur := opReserveAdmin, time.Duration(0)
 		if err == nil && service {
@@ -140,7 +140,7 @@ func (a *API) lockStatusIDs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
-	f, err := core.QueryFilter(r, a.log, a.store.Vocab(), core.LockStatusParams, "locked", "reserved", "reservationdisabled")
+	f, err := core.QueryFilter(r, a.log, a.store.vocab, core.LockStatusParams, "locked", "reserved", "reservationdisabled")
 	var want core.StatusWant
 	if err == nil {
 		want, err = glParseStatusWant(r.URL.Query())
@@ -149,7 +149,7 @@ func (a *API) lockStatusQuery(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	core.WriteRawJSON(w, a.store.StatusJSON(f, want))
+	core.WriteRawJSON(w, a.store.core.StatusJSON(f, want))
 }
 
 func glNonNilSlice[T any](s []T) []T {

@@ -144,11 +144,11 @@ func glKeyMatches(key, hash string) bool {
 // runKeyOp releases or renews the reservations whose reservation keys match.
 // A component without an unexpired reservation under that key fails as NotFound.
 func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []hsm.KeyedID, model string, dur time.Duration) (glOpResult, error) {
-	s.ResvMu.Lock()
-	defer s.ResvMu.Unlock()
+	s.resvMu.Lock()
+	defer s.resvMu.Unlock()
 	var res glOpResult
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.Now()
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.now()
 		res = glOpResult{total: len(keys), at: now}
 		active, err := glActiveReservations(ctx, tx, keys, now)
 		if err != nil {
@@ -179,16 +179,16 @@ func (s *Store) runKeyOp(ctx context.Context, op glOp, keys []hsm.KeyedID, model
 	switch {
 	case err != nil:
 	case op == opRelease:
-		s.Rx.Dropped(res.ok)
+		s.rx.Dropped(res.ok)
 	default:
-		s.Rx.Renewed(res.ok, res.at.Add(dur).UnixMilli())
+		s.rx.Renewed(res.ok, res.at.Add(dur).UnixMilli())
 	}
 	return res, err
 }
 
 // checkReservations reports which deputy keys belong to unexpired reservations.
 func (s *Store) checkReservations(ctx context.Context, keys []hsm.KeyedID) (hsm.CheckResult, error) {
-	active, err := glActiveReservations(ctx, s.DB.R, keys, s.Now())
+	active, err := glActiveReservations(ctx, s.db.R, keys, s.now())
 	if err != nil {
 		return hsm.CheckResult{}, err
 	}
@@ -258,11 +258,11 @@ func (a *API) checkReservations(w http.ResponseWriter, r *http.Request) {
 // reapReservations deletes the reservations that expired at or before now and
 // returns how many it deleted.
 func (s *Store) reapReservations(ctx context.Context) (int64, error) {
-	s.ResvMu.Lock()
-	defer s.ResvMu.Unlock()
+	s.resvMu.Lock()
+	defer s.resvMu.Unlock()
 	var n int64
-	now := s.Now().UnixMilli()
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	now := s.now().UnixMilli()
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM reservations WHERE expires_at IS NOT NULL AND expires_at <= ?`, now)
 		if err != nil {
 			return fmt.Errorf("reap reservations: %w", err)
@@ -271,7 +271,7 @@ func (s *Store) reapReservations(ctx context.Context) (int64, error) {
 		return err
 	})
 	if err == nil {
-		s.Rx.Reaped(now)
+		s.rx.Reaped(now)
 	}
 	return n, err
 }

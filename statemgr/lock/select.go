@@ -54,13 +54,13 @@ func (s *Store) lockTargets(l glLockSelection) (targets, missing []string) {
 		return nil, nil
 	}
 	if len(l.ids) == 0 {
-		s.Matching(l.f, func(r *core.Record) { targets = append(targets, r.ID) })
+		s.core.Matching(l.f, func(r *core.Record) { targets = append(targets, r.ID) })
 		return targets, nil
 	}
 	f := l.f
-	s.WithGroups(&f, func([]*core.Record) {
+	s.core.WithGroups(&f, func([]*core.Record) {
 		for _, id := range l.ids {
-			switch r := s.Ix.ByID[id]; {
+			switch r := s.ix.ByID[id]; {
 			case r == nil:
 				missing = append(missing, id)
 			case f.Match(r):

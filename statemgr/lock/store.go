@@ -12,19 +12,41 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // Store is the locks and reservations, over the shared core (whose
 // component and reservation indexes it keeps up to date).
-type Store struct{ *core.Store }
+type Store struct {
+	core  coreIndexes
+	db    *sqldb.DB
+	now   func() time.Time
+	ix    *core.Index
+	rx    *core.ResvIndex
+	vocab *core.Vocab
+	// lockMu and resvMu are the core's LockMu and ResvMu, shared by every
+	// Store over one core.
+	lockMu, resvMu *sync.Mutex
+}
+
+// coreIndexes is what the locks read of the shared core's indexes.
+type coreIndexes interface {
+	Matching(f core.Filter, fn func(r *core.Record))
+	WithGroups(f *core.Filter, fn func(all []*core.Record))
+	StatusJSON(f core.Filter, want core.StatusWant) []byte
+	LockBitsChanged(ctx context.Context, ids []string) error
+}
 
 // NewStore returns the locks kept in c's database.
-func NewStore(c *core.Store) *Store { return &Store{c} }
+func NewStore(c *core.Store) *Store {
+	return &Store{core: c, db: c.DB, now: c.Now, ix: c.Ix, rx: c.Rx, vocab: c.Vocab(), lockMu: &c.LockMu, resvMu: &c.ResvMu}
+}
 
 // glOp is one of the locks v2 operations.
 type glOp int
@@ -136,15 +158,15 @@ func glRigidError(field string, r glOpResult) error {
 // one step: otherwise two ops on one component could commit in one order and
 // refresh the index in the other, leaving it wrong until the next op.
 func (s *Store) lockOp(ctx context.Context, op glOp, l glLockSelection, log *slog.Logger) (glOpResult, error) {
-	s.LockMu.Lock()
-	defer s.LockMu.Unlock()
+	s.lockMu.Lock()
+	defer s.lockMu.Unlock()
 	res, err := s.runLockOp(ctx, op, l, 0)
 	if err != nil || op == opRemove || len(res.ok) == 0 {
 		return res, err
 	}
 	// The change is committed whatever happens here (a client gone is no
 	// reason to skip it), so a failed refresh is logged, not returned.
-	if err := s.LockBitsChanged(context.WithoutCancel(ctx), res.ok); err != nil {
+	if err := s.core.LockBitsChanged(context.WithoutCancel(ctx), res.ok); err != nil {
 		log.WarnContext(ctx, "lock_bits_refresh_failed", "err", err)
 	}
 	return res, nil
@@ -154,12 +176,12 @@ func (s *Store) lockOp(ctx context.Context, op glOp, l glLockSelection, log *slo
 // brings the reservation index up to date. dur is the lifetime of service
 // reservations.
 func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur time.Duration) (glOpResult, error) {
-	s.ResvMu.Lock()
-	defer s.ResvMu.Unlock()
+	s.resvMu.Lock()
+	defer s.resvMu.Unlock()
 	var res glOpResult
 	targets, missing := s.lockTargets(l)
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.Now()
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.now()
 		res = glOpResult{at: now}
 		rows, gone, err := glLockRows(ctx, tx, targets, l.all(), now)
 		if err != nil {
@@ -191,9 +213,9 @@ func (s *Store) runLockOp(ctx context.Context, op glOp, l glLockSelection, dur t
 	if err == nil {
 		switch op {
 		case opDisable, opRemove:
-			s.Rx.Dropped(res.ok)
+			s.rx.Dropped(res.ok)
 		case opReserveAdmin, opReserveService:
-			s.Rx.Reserved(res.keys, res.at)
+			s.rx.Reserved(res.keys, res.at)
 		}
 	}
 	return res, err
@@ -272,17 +294,17 @@ func glParseStatusWant(q url.Values) (core.StatusWant, error) {
 // unknown IDs go to NotFound.
 func (s *Store) lockStatusByID(ids []string) hsm.LockStatusList {
 	out := hsm.LockStatusList{Components: make([]hsm.LockStatus, 0, len(ids))}
-	now := s.Now().UnixMilli()
-	s.Ix.View(func([]*core.Record) {
-		s.Rx.Mu.RLock()
-		defer s.Rx.Mu.RUnlock()
+	now := s.now().UnixMilli()
+	s.ix.View(func([]*core.Record) {
+		s.rx.Mu.RLock()
+		defer s.rx.Mu.RUnlock()
 		for _, id := range ids {
-			r := s.Ix.ByID[id]
+			r := s.ix.ByID[id]
 			if r == nil {
 				out.NotFound = append(out.NotFound, id)
 				continue
 			}
-			out.Components = append(out.Components, core.LockStatus(r, s.Rx.By[id], now))
+			out.Components = append(out.Components, core.LockStatus(r, s.rx.By[id], now))
 		}
 	})
 	slices.SortFunc(out.Components, func(a, b hsm.LockStatus) int { return strings.Compare(a.ID, b.ID) })

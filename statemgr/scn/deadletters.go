@@ -23,17 +23,17 @@ const deadLetterKeep = 1000
 // addDeadLetter stores d (its ID and Time are set here) and drops the
 // oldest dead letters beyond deadLetterKeep.
 func (s *Store) addDeadLetter(ctx context.Context, d hsm.DeadLetter) error {
-	return s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		return sqldb.InsertCapped(ctx, tx, "scn_deadletters", deadLetterKeep,
 			`INSERT INTO scn_deadletters (subscription, subscriber, seq, epoch, error, created, body)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, d.SubscriptionID, d.Subscriber, d.Seq, d.Epoch, d.Error,
-			s.Now().UTC().Format(core.TSFormat), string(d.SCN))
+			s.now().UTC().Format(core.TSFormat), string(d.SCN))
 	})
 }
 
 // deadLetters returns the stored dead letters, oldest first.
 func (s *Store) deadLetters(ctx context.Context) ([]hsm.DeadLetter, error) {
-	rows, err := s.DB.R.QueryContext(ctx, `SELECT id, subscription, subscriber, seq, epoch, error, created, body
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, subscription, subscriber, seq, epoch, error, created, body
 		FROM scn_deadletters ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read scn dead letters: %w", err)

@@ -137,14 +137,14 @@ const busMaxMessages = 50_000
 // runBus publishes outbox rows to the bus, one message per component, key =
 // xname, and advances the "bus" cursor past every row the bus accepted.
 func (r *Relay) runBus(ctx context.Context) error {
-	cur, err := r.store.Cursor(ctx, "bus")
+	cur, err := r.store.core.Cursor(ctx, "bus")
 	if err != nil {
 		return err
 	}
 	backoff := r.cfg.MinBackoff
 	for {
-		wake := r.store.Outbox.Wait()
-		rows, err := r.store.OutboxAfter(ctx, cur, core.OutboxBatchRows)
+		wake := r.store.outbox.Wait()
+		rows, err := r.store.core.OutboxAfter(ctx, cur, core.OutboxBatchRows)
 		if err == nil && len(rows) == 0 {
 			if !core.Idle(ctx, wake) {
 				return nil
@@ -159,7 +159,7 @@ func (r *Relay) runBus(ctx context.Context) error {
 			done, err = r.publish(ctx, rows)
 			if done > cur {
 				cur = done
-				if cerr := r.store.SetCursor(context.WithoutCancel(ctx), "bus", cur); cerr != nil && err == nil {
+				if cerr := r.store.core.SetCursor(context.WithoutCancel(ctx), "bus", cur); cerr != nil && err == nil {
 					err = cerr
 				}
 			}
@@ -231,13 +231,13 @@ func (r *Relay) runCompactor(ctx context.Context) error {
 
 // Compact runs one compaction now.
 func (r *Relay) Compact(ctx context.Context) {
-	expired, err := r.store.CompactOutbox(ctx, r.store.Now().Add(-r.cfg.Retention))
+	expired, err := r.store.core.CompactOutbox(ctx, r.store.now().Add(-r.cfg.Retention))
 	if err != nil {
 		r.cfg.Log.WarnContext(ctx, "scn_outbox_compaction_failed", "err", err)
 		return
 	}
 	r.m.expired.Add(float64(expired))
-	if n, err := r.store.OutboxLen(ctx); err == nil {
+	if n, err := r.store.core.OutboxLen(ctx); err == nil {
 		r.m.outboxRows.Set(float64(n))
 	}
 }
@@ -253,7 +253,7 @@ func (r *Relay) runSubscribers(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
-		wake := r.store.Subs.Wait()
+		wake := r.store.subs.Wait()
 		subs, err := r.store.subscriptions(ctx)
 		if err != nil && ctx.Err() == nil {
 			r.cfg.Log.WarnContext(ctx, "scn_subscriptions_read_failed", "err", err)

@@ -25,13 +25,13 @@ const subBatchRows = 64
 // past delivered, dead-lettered (or unwanted) rows.
 func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 	name := subCursor(sub.ID)
-	cur, err := r.store.Cursor(ctx, name)
+	cur, err := r.store.core.Cursor(ctx, name)
 	if err != nil {
 		return // deleted meanwhile
 	}
 	for {
-		wake := r.store.Outbox.Wait()
-		rows, err := r.store.OutboxAfter(ctx, cur, subBatchRows)
+		wake := r.store.outbox.Wait()
+		rows, err := r.store.core.OutboxAfter(ctx, cur, subBatchRows)
 		if err != nil {
 			if ctx.Err() != nil || !r.wait(ctx, r.cfg.MinBackoff) {
 				return
@@ -57,7 +57,7 @@ func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 			cur = row.Seq
 		}
 		// Saved even when stopping, so a clean shutdown does not replay.
-		if err := r.store.SetCursor(context.WithoutCancel(ctx), name, cur); err != nil {
+		if err := r.store.core.SetCursor(context.WithoutCancel(ctx), name, cur); err != nil {
 			r.cfg.Log.WarnContext(ctx, "scn_cursor_store_failed", "subscription", sub.ID, "err", err)
 		}
 		if stopped {

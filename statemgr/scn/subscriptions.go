@@ -12,19 +12,39 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // Store is the SCN subscriptions and dead letters, over the shared core
 // (whose outbox the relay reads).
-type Store struct{ *core.Store }
+type Store struct {
+	core  coreOutbox
+	db    *sqldb.DB
+	now   func() time.Time
+	vocab *core.Vocab
+	// outbox wakes the relay when SCNs are appended; subs when subscriptions change.
+	outbox, subs *core.Signal
+}
+
+// coreOutbox is what the SCN relay uses of the shared core's outbox.
+type coreOutbox interface {
+	OutboxAfter(ctx context.Context, after int64, limit int) ([]core.OutboxRow, error)
+	OutboxLen(ctx context.Context) (int64, error)
+	CompactOutbox(ctx context.Context, keepSince time.Time) (expired int64, err error)
+	Cursor(ctx context.Context, name string) (int64, error)
+	SetCursor(ctx context.Context, name string, seq int64) error
+}
 
 // NewStore returns the subscriptions kept in c's database.
-func NewStore(c *core.Store) *Store { return &Store{c} }
+func NewStore(c *core.Store) *Store {
+	return &Store{core: c, db: c.DB, now: c.Now, vocab: c.Vocab(), outbox: c.Outbox, subs: c.Subs}
+}
 
 // normSubscription validates s with HSM's messages and canonicalises its
 // States. Roles and SubRoles are kept as sent, as HSM echoes them; matching
@@ -118,7 +138,7 @@ func (s *Store) subscription(ctx context.Context, id int64) (hsm.Subscription, e
 }
 
 func (s *Store) querySubs(ctx context.Context, q string, args ...any) ([]hsm.Subscription, error) {
-	rows, err := s.DB.R.QueryContext(ctx, q, args...)
+	rows, err := s.db.R.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read subscriptions: %w", err)
 	}
@@ -156,10 +176,10 @@ func listJSON(l []string) string {
 // SCN committed after this call returns; the same Subscriber and Url twice is
 // ErrConflict.
 func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error) {
-	if err := normSubscription(&sub, s.Vocab().Get()); err != nil {
+	if err := normSubscription(&sub, s.vocab.Get()); err != nil {
 		return sub, err
 	}
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM scn_subscriptions WHERE subscriber = ? AND url = ?`,
 			sub.Subscriber, sub.Url).Scan(&n); err != nil {
@@ -187,7 +207,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 	if err != nil {
 		return sub, err
 	}
-	s.Subs.Wake()
+	s.subs.Wake()
 	return sub, nil
 }
 
@@ -195,14 +215,14 @@ func subCursor(id int64) string { return "sub:" + strconv.FormatInt(id, 10) }
 
 // replaceSubscription overwrites subscription id with sub, keeping its cursor.
 func (s *Store) replaceSubscription(ctx context.Context, id int64, sub hsm.Subscription) (hsm.Subscription, error) {
-	if err := normSubscription(&sub, s.Vocab().Get()); err != nil {
+	if err := normSubscription(&sub, s.vocab.Get()); err != nil {
 		return sub, err
 	}
 	if _, err := s.subscription(ctx, id); err != nil {
 		return sub, err
 	}
 	sub.ID = id
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		var en any
 		if sub.Enabled != nil {
 			en = *sub.Enabled
@@ -216,7 +236,7 @@ func (s *Store) replaceSubscription(ctx context.Context, id int64, sub hsm.Subsc
 		return nil
 	})
 	if err == nil {
-		s.Subs.Wake()
+		s.subs.Wake()
 	}
 	return sub, err
 }
@@ -237,7 +257,7 @@ func (s *Store) patchSubscription(ctx context.Context, id int64, p hsm.Subscript
 		}
 		return *l
 	}
-	if err := checkLists(s.Vocab().Get(), deref(p.States), deref(p.Roles), deref(p.SubRoles), deref(p.SoftwareStatus)); err != nil {
+	if err := checkLists(s.vocab.Get(), deref(p.States), deref(p.Roles), deref(p.SubRoles), deref(p.SoftwareStatus)); err != nil {
 		return hsm.Subscription{}, err
 	}
 	sub, err := s.subscription(ctx, id)
@@ -280,7 +300,7 @@ func patchList(op string, cur *[]string, in []string) {
 // and returns how many it deleted.
 func (s *Store) DeleteSubscription(ctx context.Context, id int64) (int64, error) {
 	var n int64
-	err := s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if id == 0 {
 			res, err := tx.ExecContext(ctx, `DELETE FROM scn_subscriptions`)
 			if err != nil {
@@ -301,7 +321,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, id int64) (int64, error)
 		return err
 	})
 	if err == nil {
-		s.Subs.Wake()
+		s.subs.Wake()
 	}
 	return n, err
 }

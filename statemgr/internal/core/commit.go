@@ -120,7 +120,7 @@ type committer struct {
 }
 
 // Write runs p as part of a group commit and returns its plan once committed.
-func (s *Store) Write(ctx context.Context, p planFunc) (*Plan, error) {
+func (s *Store) Write(ctx context.Context, p func(v *View) (*Plan, error)) (*Plan, error) {
 	j := &job{plan: p, done: make(chan struct{})}
 	c := &s.commit
 	c.mu.Lock()
