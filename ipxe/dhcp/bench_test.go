@@ -14,6 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/ipxe/lease"
 )
 
 // BenchmarkDORA runs full DISCOVER-OFFER-REQUEST-ACK exchanges over
@@ -84,4 +85,75 @@ func BenchmarkDORA(b *testing.B) {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "leases/s")
+}
+
+// BenchmarkPacketPath is the per-packet work of one DORA without sockets
+// or storage: parse the DISCOVER, decide, encode the OFFER, and the same
+// for the REQUEST and its ACK (a relayed PXE client, as perfdhcp sends).
+func BenchmarkPacketPath(b *testing.B) {
+	cfg := Config{ServerID: netip.MustParseAddr("10.1.0.1"), Files: DefaultBootFiles(), BootURL: "http://10.1.0.1:27778",
+		Subnets: []Subnet{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Router: netip.MustParseAddr("10.0.0.1"),
+			First: netip.MustParseAddr("10.0.0.10"), Last: netip.MustParseAddr("10.255.255.250"), Relayed: true}}}
+	h := NewHandler(cfg, nil, nil)
+	relay := dhcpv4.WithGatewayIP(net.IPv4(10, 0, 0, 1))
+	b.ReportAllocs()
+	for i := range b.N {
+		mac := make(net.HardwareAddr, 6)
+		mac[0] = 2
+		binary.BigEndian.PutUint32(mac[2:], uint32(i))
+		d, _ := dhcpv4.New(dhcpv4.WithMessageType(dhcpv4.MessageTypeDiscover), dhcpv4.WithHwAddr(mac), relay)
+		db := d.ToBytes()
+		b.StartTimer()
+		m, err := dhcpv4.FromBytes(db)
+		if err != nil {
+			b.Fatal(err)
+		}
+		offer := h.Handle(m).Reply
+		ob := offer.ToBytes()
+		b.StopTimer()
+		r, _ := dhcpv4.New(dhcpv4.WithMessageType(dhcpv4.MessageTypeRequest), dhcpv4.WithHwAddr(mac), relay,
+			withRequested(offer.YourIPAddr.String()), withServerID("10.1.0.1"))
+		rb := r.ToBytes()
+		b.StartTimer()
+		m, err = dhcpv4.FromBytes(rb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ack := h.Handle(m).Reply
+		_ = ack.ToBytes()
+		_ = ob
+	}
+}
+
+// BenchmarkApply is the group commit of a storm: batches of 256 new
+// leases with their events, each one transaction (synchronous=FULL); one
+// iteration is one lease.
+func BenchmarkApply(b *testing.B) {
+	db, err := sqldb.Open(b.Context(), filepath.Join(b.TempDir(), "bss.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s, err := OpenStore(b.Context(), db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sub := netip.MustParsePrefix("10.0.0.0/8")
+	ip := netip.MustParseAddr("10.0.0.10")
+	now := time.Now()
+	const batch = 256
+	b.ReportAllocs()
+	for i := 0; i < b.N; i += batch {
+		cs := make([]*Change, 0, batch)
+		for range min(batch, b.N-i) {
+			ip = ip.Next()
+			mac := net.HardwareAddr{2, 0, ip.As4()[0], ip.As4()[1], ip.As4()[2], ip.As4()[3]}.String()
+			l := &Lease{IP: ip, MAC: mac, Subnet: sub, State: Bound, Expires: now.Add(time.Hour)}
+			cs = append(cs, &Change{Put: l, Event: &lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: ip.String(),
+				Subnet: sub.String(), Relay: "10.0.0.1", Expires: l.Expires, Time: now}})
+		}
+		if _, err := s.Apply(b.Context(), cs, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

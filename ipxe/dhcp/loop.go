@@ -31,8 +31,8 @@ const (
 // up. Clients retransmit. When the read loop itself falls behind, the
 // socket's receive buffer (readBuffer) bounds the queue and the kernel drops.
 const (
-	maxBacklogDiscover = 1024
-	maxBacklog         = 4096
+	maxBacklogDiscover = 256
+	maxBacklog         = 1024
 )
 
 // read serves packets until the socket is closed.
