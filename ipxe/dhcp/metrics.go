@@ -8,7 +8,7 @@ import (
 type metrics struct {
 	packets, replies, dropped                      *prometheus.CounterVec
 	packetsBy, repliesBy                           [dhcpv4.MessageTypeInform + 1]prometheus.Counter // per message type, resolved once
-	sendErrors, storeErrors, expired               prometheus.Counter
+	sendErrors, storeErrors, expired, commits      prometheus.Counter
 	published, publishErrors, hsmWrites, hsmErrors prometheus.Counter
 }
 
@@ -26,6 +26,7 @@ func newMetrics(reg prometheus.Registerer, h *Handler) *metrics {
 		sendErrors:    counter("dhcp_send_errors_total", "DHCP replies the socket refused."),
 		storeErrors:   counter("dhcp_store_errors_total", "Failed lease commits (their replies were not sent)."),
 		expired:       counter("dhcp_expired_total", "Leases, declines and offers ended by time that needed storing."),
+		commits:       counter("dhcp_commits_total", "Group commits of lease changes (changes per commit: dhcp_replies_total{type=\"ACK\"} over this, in a storm)."),
 		published:     counter("dhcp_events_published_total", "Lease events published on the bus."),
 		publishErrors: counter("dhcp_publish_errors_total", "Failed publishes of lease events (retried)."),
 		hsmWrites:     counter("dhcp_hsm_writes_total", "Unknown MACs written to HSM's EthernetInterfaces."),
@@ -45,7 +46,7 @@ func newMetrics(reg prometheus.Registerer, h *Handler) *metrics {
 	}
 	leases := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dhcp_leases", Help: "Addresses bound, offered or declined."},
 		func() float64 { return float64(h.Len()) })
-	reg.MustRegister(m.packets, m.replies, m.dropped, m.sendErrors, m.storeErrors, m.expired,
+	reg.MustRegister(m.packets, m.replies, m.dropped, m.sendErrors, m.storeErrors, m.expired, m.commits,
 		m.published, m.publishErrors, m.hsmWrites, m.hsmErrors, leases)
 	return m
 }

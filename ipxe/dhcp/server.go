@@ -195,6 +195,9 @@ func (s *Server) writer(ctx context.Context) error {
 		if err == nil && pub > 0 {
 			dropped = pub
 		}
+		if err == nil && len(cs) > 0 {
+			s.m.commits.Inc()
+		}
 		if err != nil {
 			s.m.storeErrors.Inc()
 			s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)

@@ -37,6 +37,10 @@ perf() { # label
   echo "== $1"
   ip netns exec $C perfdhcp -4 -l hmsbc$$ -r "$RATE" -R 60000 -p "$SECS" 10.60.0.1 2>&1 |
     awk '/^Rate:/ || /^\*\*\*Statistics/ || /^sent packets/ || /^received packets/ || /^drops ratio/ || /^avg delay/'
+  # Replies perfdhcp's own socket dropped (its receive buffer was full: on
+  # a 2-core machine perfdhcp competes with the server for CPU). Counted
+  # from the start of the run, per namespace.
+  echo "perfdhcp's socket: $(ip netns exec $C awk '/^Udp:/ {n++} n==2 && /^Udp:/ {print "RcvbufErrors(cumulative) " $6; exit}' /proc/net/snmp)"
 }
 stop() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=; }
 # wait_port proto port: until something in $S listens there.
@@ -49,7 +53,7 @@ ip netns exec $S "$work/bss" -listen 127.0.0.1:28690 -db "$work/bss.db" -dhcp-in
   -dhcp-subnet 10.60.0.0/16 -dhcp-range 10.60.1.0-10.60.255.250 -log-level error & pid=$!
 wait_port u 67
 perf "bss DHCP (SQLite leases, outbox to the bus)"
-ip netns exec $S curl -s 127.0.0.1:28690/metrics | grep -E '^dhcp_(replies|dropped|leases|events|store)'
+ip netns exec $S curl -s 127.0.0.1:28690/metrics | grep -E '^dhcp_(replies|dropped|leases|events|store|commits)'
 stop
 
 if command -v kea-dhcp4 >/dev/null; then
