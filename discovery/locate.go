@@ -226,6 +226,15 @@ func (l *Locator) connector(ctx context.Context, sw, port string) (Location, err
 	return Location{}, problem.NotFoundf("no connector of %s at %s", sw, port)
 }
 
+// isBMC reports whether x names a BMC.
+func isBMC(x string) bool {
+	switch xname.TypeOf(xname.Normalize(x)) {
+	case xname.NodeBMC, xname.RouterBMC, xname.ChassisBMC:
+		return true
+	}
+	return false
+}
+
 // bmcOf returns the BMC among a connector's NodeNics: a BMC xname, or the
 // BMC a NIC of one hangs under.
 func bmcOf(nics []string) string {

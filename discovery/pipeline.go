@@ -3,6 +3,8 @@ package discovery
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/url"
 
 	"github.com/hmsuite/hms/internal/problem"
 )
@@ -15,8 +17,20 @@ func (s *Service) process(ctx context.Context, j job, c *clock) (string, error) 
 		return prev.Xname, nil // a renewal of a BMC registered already
 	}
 	x := j.xname
+	if x == "" && !j.prev.IsZero() {
+		if owner, err := s.ownerOf(ctx, j.mac); err != nil || owner != "" {
+			if owner != "" {
+				s.log.Info("mac_placed_by_hsm", "mac", j.mac, "component", owner)
+			}
+			return owner, err
+		}
+	}
 	if x == "" {
-		hits, err := s.loc.Ports(ctx, j.mac, j.since)
+		after := j.since
+		if !j.prev.IsZero() {
+			after = j.prev
+		}
+		hits, err := s.loc.Ports(ctx, j.mac, after)
 		c.lap(&c.t.Switch)
 		if err != nil {
 			return "", err
@@ -29,6 +43,24 @@ func (s *Service) process(ctx context.Context, j job, c *clock) (string, error) 
 		x = loc.Xname
 	}
 	return x, s.configure(ctx, x, j, c)
+}
+
+// ownerOf returns the component HSM has placed mac under when that is not
+// a BMC: a node's NIC, which HSM learnt from its walk of the node's BMC.
+// Such a MAC is none of discovery's business and stops being retried. A
+// MAC HSM places under a BMC goes on (it may be ours, pointed at its BMC
+// before the registration failed).
+func (s *Service) ownerOf(ctx context.Context, mac string) (string, error) {
+	eis, err := s.cfg.HSM.EthernetInterfaces(ctx, url.Values{"MACAddress": {mac}})
+	if err != nil {
+		return "", stepErr(ReasonHSM, fmt.Errorf("hsm: interface of %s: %w", mac, err))
+	}
+	for _, ei := range eis {
+		if ei.ComponentID != "" && !isBMC(ei.ComponentID) {
+			return ei.ComponentID, nil
+		}
+	}
+	return "", nil
 }
 
 // configure sets credentials (and, on Mountain BMCs, NTP and syslog) on

@@ -116,6 +116,10 @@ type Unknown struct {
 type job struct {
 	mac, ip string
 	since   time.Time
+	// prev, on a retry, is when the attempt before ended: the forwarding
+	// tables need only be read after it (not after since), so retries of
+	// MACs on no switch share walks instead of each forcing one.
+	prev time.Time
 	// xname and kind are set for Mountain endpoints, whose xname is known.
 	xname, kind string
 }
@@ -378,7 +382,7 @@ func (s *Service) retryLoop(ctx context.Context) {
 		for mac, u := range s.unknown {
 			if !now.Before(u.NextAttempt) && !s.running[mac] {
 				j := s.jobs[mac]
-				j.since = now
+				j.since, j.prev = now, u.LastAttempt
 				s.jobs[mac] = j
 				delete(s.unknown, mac)
 				s.queue = append(s.queue, mac)

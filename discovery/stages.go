@@ -27,7 +27,9 @@ func (t Timing) Total() time.Duration { return t.Queued + t.Switch + t.SLS + t.C
 // Outcome is what became of one MAC a worker processed (Config.Done).
 type Outcome struct {
 	MAC, Xname string
-	// Err is why the MAC stays unknown; nil means registered.
+	// Err is why the MAC stays unknown. Nil means the BMC Xname is
+	// registered, or, on a retry, that HSM has meanwhile placed the MAC
+	// under Xname, a component that is not a BMC (a node's NIC): dropped.
 	Err    error
 	Timing Timing
 }
