@@ -97,7 +97,9 @@ func (s *Service) refreshFDB(ctx context.Context) {
 // pollHSM queues the MACs HSM has without a ComponentID: interfaces a DHCP
 // server other than ours wrote (CSM's Kea does).
 func (s *Service) pollHSM(ctx context.Context) {
-	eis, err := s.cfg.HSM.EthernetInterfaces(ctx, url.Values{})
+	// ComponentID= selects the unplaced ones in HSM: the poll does not read
+	// every interface of a large system each time.
+	eis, err := s.cfg.HSM.EthernetInterfaces(ctx, url.Values{"ComponentID": {""}})
 	if err != nil {
 		s.pollFailed(ctx, "hsm", err)
 		return
