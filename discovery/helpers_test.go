@@ -3,10 +3,12 @@ package discovery
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -51,6 +53,33 @@ type outcome struct {
 // by xnames, on 127.77.<k>.x addresses sharing one port.
 func newSuite(t testing.TB, hw map[string]any, xnames []string) *suite {
 	t.Helper()
+	return newSuiteOpts(t, hw, xnames, suiteOpts{})
+}
+
+// suiteOpts are the rarer knobs of a suite.
+type suiteOpts struct {
+	// walkGate, if set, holds every request of HSM's Redfish walks until it
+	// is closed (a benchmark measuring registration without the walks).
+	walkGate <-chan struct{}
+}
+
+// gated holds requests until gate is closed.
+type gated struct {
+	gate <-chan struct{}
+	rt   http.RoundTripper
+}
+
+func (g gated) RoundTrip(r *http.Request) (*http.Response, error) {
+	select {
+	case <-g.gate:
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return g.rt.RoundTrip(r)
+}
+
+func newSuiteOpts(t testing.TB, hw map[string]any, xnames []string, opts suiteOpts) *suite {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &suite{t: t, dir: t.TempDir(), bus: bus.NewMemory(), done: make(chan outcome, 1024), stop: cancel}
 	t.Cleanup(s.close)
@@ -64,8 +93,17 @@ func newSuite(t testing.TB, hw map[string]any, xnames []string) *suite {
 	if err := s.sls.Load(ctx, bytes.NewReader(dump)); err != nil {
 		t.Fatal(err)
 	}
+	var disc statemgr.DiscoveryConfig
+	if opts.walkGate != nil {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 4} //nolint:gosec // simulated BMCs
+		disc.HTTPClient = &http.Client{Transport: gated{gate: opts.walkGate, rt: tr}}
+		// HSM's own transport drops its connections after each walk; this
+		// shared one must before the BMCs stop (else they wait for them).
+		stop := s.stop
+		s.stop = func() { tr.CloseIdleConnections(); stop() }
+	}
 	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(s.dir, "hsm.db"),
-		SLSURL: sd.URL(), CredKeyFile: filepath.Join(s.dir, "hsm.key"), Publisher: s.bus})
+		SLSURL: sd.URL(), CredKeyFile: filepath.Join(s.dir, "hsm.key"), Publisher: s.bus, Discovery: disc})
 	if err != nil {
 		t.Fatal(err)
 	}
