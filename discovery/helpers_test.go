@@ -23,6 +23,7 @@ import (
 	"github.com/hmsuite/hms/layout"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/inventory"
 )
 
 // suite is one test's world: a real SLS and HSM on loopback, simulated
@@ -93,7 +94,7 @@ func newSuiteOpts(t testing.TB, hw map[string]any, xnames []string, opts suiteOp
 	if err := s.sls.Load(ctx, bytes.NewReader(dump)); err != nil {
 		t.Fatal(err)
 	}
-	var disc statemgr.DiscoveryConfig
+	var disc inventory.DiscoveryConfig
 	if opts.walkGate != nil {
 		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 4} //nolint:gosec // simulated BMCs
 		disc.HTTPClient = &http.Client{Transport: gated{gate: opts.walkGate, rt: tr}}
