@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/power/pcs"
-	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -118,10 +117,10 @@ func (s *Service) flush(ctx context.Context, r *run) {
 // covered by the caller's valid deputy key; the others fail, never
 // powered. It returns the tasks that may go on.
 func (s *Service) reserve(ctx context.Context, r *run, tasks []*Task) []*Task {
-	var keyed []client.KeyedID
+	var keyed []hsm.KeyedID
 	for _, t := range tasks {
 		if t.DeputyKey != "" && t.ResvKey == "" {
-			keyed = append(keyed, client.KeyedID{ID: t.Xname, Key: t.DeputyKey})
+			keyed = append(keyed, hsm.KeyedID{ID: t.Xname, Key: t.DeputyKey})
 		}
 	}
 	deputyOK := map[string]bool{}
@@ -134,10 +133,10 @@ func (s *Service) reserve(ctx context.Context, r *run, tasks []*Task) []*Task {
 		}
 	}
 	// Ours from before a restart: renew them; reserve what could not be.
-	var renew []client.KeyedID
+	var renew []hsm.KeyedID
 	for _, t := range tasks {
 		if t.ResvKey != "" {
-			renew = append(renew, client.KeyedID{ID: t.Xname, Key: t.ResvKey})
+			renew = append(renew, hsm.KeyedID{ID: t.Xname, Key: t.ResvKey})
 		}
 	}
 	lost := map[string]bool{}
@@ -229,13 +228,13 @@ func (s *Service) renewer(ctx context.Context, r *run) func() {
 
 // heldKeys lists pcs's reservation keys of the transition (all, or only
 // those of finished tasks).
-func (s *Service) heldKeys(r *run, all bool) []client.KeyedID {
+func (s *Service) heldKeys(r *run, all bool) []hsm.KeyedID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []client.KeyedID
+	var out []hsm.KeyedID
 	for _, t := range r.tr.Tasks {
 		if t.ResvKey != "" && (all || !t.final()) {
-			out = append(out, client.KeyedID{ID: t.Xname, Key: t.ResvKey})
+			out = append(out, hsm.KeyedID{ID: t.Xname, Key: t.ResvKey})
 		}
 	}
 	return out

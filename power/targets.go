@@ -12,7 +12,6 @@ import (
 
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/power/pcs"
-	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -25,10 +24,10 @@ type HSM interface {
 	ComponentEndpoints(ctx context.Context, query url.Values) ([]hsm.ComponentEndpoint, error)
 	RedfishEndpoints(ctx context.Context, query url.Values) ([]hsm.RedfishEndpoint, error)
 	BulkStateData(ctx context.Context, ids []string, state, flag string, force bool, info *hsm.ExtendedInfo) error
-	ReserveService(ctx context.Context, ids []string, minutes int) (client.ReservationResult, error)
-	RenewService(ctx context.Context, keys []client.KeyedID, minutes int) ([]client.FailedID, error)
-	ReleaseService(ctx context.Context, keys []client.KeyedID) error
-	CheckDeputyKeys(ctx context.Context, keys []client.KeyedID) (client.CheckResult, error)
+	ReserveService(ctx context.Context, ids []string, minutes int) (hsm.ReservationResult, error)
+	RenewService(ctx context.Context, keys []hsm.KeyedID, minutes int) ([]hsm.FailedID, error)
+	ReleaseService(ctx context.Context, keys []hsm.KeyedID) error
+	CheckDeputyKeys(ctx context.Context, keys []hsm.KeyedID) (hsm.CheckResult, error)
 }
 
 // standardResets are the reset types assumed of a BMC that lists none
