@@ -47,7 +47,7 @@ type simNode struct {
 // uses), over nodes whose power and boot follow the PCS calls at once, and
 // serves image manifests.
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	clock *clock
 	srv   *httptest.Server
 
@@ -59,7 +59,7 @@ type cluster struct {
 	tokens int
 }
 
-func newCluster(t *testing.T, clk *clock, ids ...string) *cluster {
+func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 	c := &cluster{t: t, clock: clk, nodes: map[string]*simNode{}, groups: map[string][]string{},
 		params: map[string]ipxe.BootParams{}}
 	for _, id := range ids {
@@ -237,7 +237,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 // env is the one harness of bos's tests: a bos daemon (its operators not
 // running: tests call Reconcile) over a simulated cluster.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	clock   *clock
 	cluster *cluster
 	dir     string
@@ -246,7 +246,7 @@ type env struct {
 	stop    func()
 }
 
-func newEnv(t *testing.T, nodes ...string) *env {
+func newEnv(t testing.TB, nodes ...string) *env {
 	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
 	e := &env{t: t, clock: clk, cluster: newCluster(t, clk, nodes...), dir: t.TempDir()}
