@@ -13,6 +13,7 @@ peers=(
   gcc:gcc
   iproute2:ip
   ipxe:/usr/lib/ipxe/undionly.kpxe
+  ipxe-qemu:/usr/lib/ipxe/qemu/efi-e1000.rom
   isc-dhcp-client:dhclient
   kcat:kcat
   kea-admin:perfdhcp
@@ -20,6 +21,7 @@ peers=(
   python3:python3
   qemu-system-x86:qemu-system-x86_64
   radvd:radvd
+  seabios:/usr/share/seabios/bios-256k.bin
   redfishtool:redfishtool
   snmp:snmpwalk
   snmpd:snmpd
