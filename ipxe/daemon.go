@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/ipxe/dhcp"
@@ -50,6 +51,9 @@ type DaemonConfig struct {
 	Publisher bus.Publisher
 	// MaxConns caps open connections; 0 means httpserver.DefaultMaxConns.
 	MaxConns int
+	// Auth says how callers' tokens are checked, and the token sent to HSM
+	// (zero: neither).
+	Auth auth.Config
 	// TrustedProxies are the peers whose X-Forwarded-For names a
 	// cloud-init caller (Config.TrustedProxies); nil: none.
 	TrustedProxies []netip.Prefix
@@ -102,7 +106,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		sc.Script.AdvertiseURL = defaultAdvertise(cfg.DHCP, ln.Addr())
 	}
 	if cfg.HSMURL != "" {
-		sc.HSM = NewHSMClient(cfg.HSMURL, nil)
+		sc.HSM = NewHSMClient(cfg.HSMURL, cfg.Auth.Token.Client(nil))
 		sc.Sync = SyncConfig{CallbackURL: cfg.ScnInURL, Resync: cfg.Resync, Subscriber: "bss@" + hostname()}
 		if sc.Sync.CallbackURL == "" {
 			sc.Sync.CallbackURL = httpserver.CallbackURL(cfg.HSMURL, ln.Addr(), Base+"/scn")
@@ -119,7 +123,15 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, bc.leases(), cfg.Log, cfg.Version)
-	h := bc.handler(httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...))
+	guarded, err := cfg.Auth.Wrap(api.Handler(), authTable(svc.callerXname), cfg.Log, reg)
+	if err != nil {
+		bc.Close()
+		store.Close()
+		return nil, err
+	}
+	// The boot chain's iPXE binaries (GET /ipxe/) stay open: firmware
+	// fetches them before anything could give it a token.
+	h := bc.handler(httpserver.WithPrefixes(guarded, GatewayPrefixes()...))
 	srv := httpserver.Serve(ln, h, cfg.Log, reg)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns

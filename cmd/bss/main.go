@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
@@ -19,11 +20,15 @@ func main() { cli.Main("bss", run) }
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("bss", getenv, stdout)
 	fl := ipxe.RegisterFlags(f)
+	af := auth.RegisterFlags(f)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
 	cfg, err := fl.Config()
 	if err != nil {
+		return err
+	}
+	if cfg.Auth, err = af.Config(ipxe.AuthTable()); err != nil {
 		return err
 	}
 	cfg.Log = cli.NewLogger(os.Stderr, *fl.Level)

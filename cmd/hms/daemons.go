@@ -193,6 +193,7 @@ func bssComponent(s *suite) component {
 			cfg.DB = l.file("db", cfg.DB, "bss.db")
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Auth = s.auth
 			cfg.Publisher = s.bus // lease events of its DHCP server (-bss-dhcp-interface)
 			d, err := ipxe.StartDaemon(ctx, cfg)
 			if err == nil {
@@ -268,7 +269,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable()}
+	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.
