@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/client"
 )
@@ -34,8 +35,11 @@ type DaemonConfig struct {
 	// MaxConns caps the connections the HTTP server holds open; 0 means
 	// httpserver.DefaultMaxConns.
 	MaxConns int
-	Service  Config
-	Log      *slog.Logger
+	// Auth says how callers' tokens are checked, and the token sent to HSM
+	// (zero: neither).
+	Auth    auth.Config
+	Service Config
+	Log     *slog.Logger
 }
 
 // Daemon is a pcs with its database open and its port bound. Run it, or
@@ -87,7 +91,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := client.New(cfg.HSMURL, nil, "pcs")
+	hc := client.New(cfg.HSMURL, cfg.Auth.Token.Client(nil), "pcs")
 	reg := httpserver.NewRegistry()
 	bmc := NewBMCClient(creds, cfg.MaxRequests, cfg.PerBMC, cfg.BMCTimeout, reg)
 	cfg.Service.Log, cfg.Service.Registerer = cfg.Log, reg
@@ -97,7 +101,12 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, cfg.Log, store.Ping, hc.Ready)
-	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

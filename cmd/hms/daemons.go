@@ -215,6 +215,7 @@ func pcsComponent(s *suite) component {
 			cfg.DB = l.file("db", cfg.DB, "pcs.db")
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Auth = s.auth
 			return power.StartDaemon(ctx, cfg)
 		}}
 }
@@ -269,7 +270,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable()}
+	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.
