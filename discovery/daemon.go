@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/sealed"
@@ -44,6 +45,9 @@ type DaemonConfig struct {
 	// MaxConns caps the connections the HTTP server holds open; 0 means
 	// httpserver.DefaultMaxConns.
 	MaxConns int
+	// Auth says how callers' tokens are checked, and the token sent to HSM
+	// and SLS (zero: neither).
+	Auth auth.Config
 	// Service holds the roles, intervals and switch settings; its HSM, SLS,
 	// Store, BMCs, Walker, Bus, Registerer and Log are set here.
 	Service Config
@@ -86,8 +90,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	reg := httpserver.NewRegistry()
-	sc.HSM = client.New(cfg.HSMURL, nil, "reds")
-	sc.SLS = layout.NewClient(cfg.SLSURL, nil)
+	peers := cfg.Auth.Token.Client(nil)
+	sc.HSM = client.New(cfg.HSMURL, peers, "reds")
+	sc.SLS = layout.NewClient(cfg.SLSURL, peers)
 	sc.Store, sc.BMCs, sc.Walker = store, NewBMCs(cfg.BMC), NewSNMPWalker(cfg.SNMP)
 	sc.Bus, sc.Registerer, sc.Log = cfg.Bus, reg, cfg.Log
 	svc := New(sc)
@@ -97,7 +102,12 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, store, cfg.Log, token)
-	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

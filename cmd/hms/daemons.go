@@ -259,6 +259,7 @@ func redsComponent(s *suite) component {
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, _ = l.logger(*fl.Level)
 			cfg.Bus = s.bus
+			cfg.Auth = s.auth
 			d, err := discovery.StartDaemon(ctx, cfg)
 			if err == nil {
 				s.ready = append(s.ready, d.Service().Started())
@@ -270,7 +271,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable()}
+	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable(), discovery.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.

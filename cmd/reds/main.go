@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/hmsuite/hms/discovery"
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 )
@@ -21,11 +22,15 @@ func main() { cli.Main("reds", run) }
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("reds", getenv, stdout)
 	fl := discovery.RegisterFlags(f)
+	af := auth.RegisterFlags(f)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
 	cfg, err := fl.Config()
 	if err != nil {
+		return err
+	}
+	if cfg.Auth, err = af.Config(discovery.AuthTable()); err != nil {
 		return err
 	}
 	cfg.Log = cli.NewLogger(os.Stderr, *fl.Level)
