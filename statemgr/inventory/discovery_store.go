@@ -226,10 +226,13 @@ func (s *Store) unqueueDiscovery(ctx context.Context, id string) error {
 }
 
 // discoveryBacklog returns, in ID order, the endpoints a starting HSM must
-// walk: queued ones and those whose walk was cut short (DiscoveryStarted).
+// walk: queued ones, those whose walk was cut short (DiscoveryStarted) and
+// those never walked (NotYetQueried: a kill between storing a new endpoint
+// and queueing its walk, found by integration's kill -9 workflow test).
 func (s *Store) discoveryBacklog(ctx context.Context) ([]string, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT id FROM rf_discovery_queue
-		UNION SELECT id FROM rf_endpoints WHERE last_status = ? ORDER BY id`, string(redfish.StatusDiscoveryStarted))
+		UNION SELECT id FROM rf_endpoints WHERE last_status IN (?, ?) ORDER BY id`,
+		string(redfish.StatusDiscoveryStarted), string(redfish.StatusNotYetQueried))
 	if err != nil {
 		return nil, fmt.Errorf("read discovery backlog: %w", err)
 	}

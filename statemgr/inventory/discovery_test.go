@@ -226,24 +226,32 @@ func TestDiscoveryGolden(t *testing.T) {
 }
 
 // TestDiscoveryResumesInterruptedWalks: an endpoint left DiscoveryStarted by
-// a shutdown is walked again when discovery starts.
+// a shutdown, or NotYetQueried and not queued (killed between storing it and
+// queueing its walk), is walked when discovery starts.
 func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const bmcX = "x3000c0s8b0"
-		e := newRFEnv(t, DiscoveryConfig{})
-		e.bmc(bmcX, 1, redfishsim.Faults{})
-		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
-		if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
-			r.ep.DiscoveryInfo.LastDiscoveryStatus = string(redfish.StatusDiscoveryStarted)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		e.restartDiscovery()
-		if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
-			t.Fatalf("after restart: %s, want DiscoverOK", got)
-		}
-	})
+	for _, status := range []redfish.Status{redfish.StatusDiscoveryStarted, redfish.StatusNotYetQueried} {
+		t.Run(string(status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const bmcX = "x3000c0s8b0"
+				e := newRFEnv(t, DiscoveryConfig{})
+				e.bmc(bmcX, 1, redfishsim.Faults{})
+				e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+				if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
+					r.ep.DiscoveryInfo.LastDiscoveryStatus = string(status)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.store.unqueueDiscovery(t.Context(), bmcX); err != nil {
+					t.Fatal(err)
+				}
+				e.restartDiscovery()
+				if got := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusOK) {
+					t.Fatalf("after restart: %s, want DiscoverOK", got)
+				}
+			})
+		})
+	}
 }
 
 // TestDiscoveryQueueSurvivesRestart: endpoints queued but not walked when
