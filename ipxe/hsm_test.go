@@ -164,6 +164,34 @@ func TestUnknownMACLookedUp(t *testing.T) {
 	}
 }
 
+// TestKnownNodeNewMACLookedUp: a MAC the cache misses whose node the cache
+// already knows (read before HSM gave the node that interface, as when
+// HSM's walk writes a node before its interfaces) is looked up too, so the
+// node does not get the unknown-node chain until the next resync.
+func TestKnownNodeNewMACLookedUp(t *testing.T) {
+	hc, bss := withHSM(t)
+	if _, err := bss.svc.Put(t.Context(), mustParams(t, `{"hosts":["Default"],"kernel":"http://dk"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := hc.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s4b0n0", Type: "Node", State: "On", Role: "Compute"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := hc.StateData(t.Context(), "x3000c0s4b0n0", "Off", "", false); err != nil { // its SCN has bss read the node
+		t.Fatal(err)
+	}
+	c := bss.svc.cache
+	waitFor(t, c, "the node", func() bool { _, ok := c.Node("x3000c0s4b0n0"); return ok })
+	if err := hc.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: "aa:bb:cc:00:00:04",
+		ComponentID: "x3000c0s4b0n0"}); err != nil {
+		t.Fatal(err)
+	}
+	get(t, bss.URL()+"/boot/v1/bootscript?mac=aa:bb:cc:00:00:04")
+	waitFor(t, c, "the looked-up MAC of a known node", func() bool { _, ok := c.ByMAC("aa:bb:cc:00:00:04"); return ok })
+	if _, body := get(t, bss.URL()+"/boot/v1/bootscript?mac=aa:bb:cc:00:00:04"); !strings.Contains(body, "xname=x3000c0s4b0n0") {
+		t.Errorf("chain back:\n%s", body)
+	}
+}
+
 func mustParams(t *testing.T, body string) BootParams {
 	t.Helper()
 	var bp BootParams

@@ -198,10 +198,14 @@ func (s *Service) lookupKey(ctx context.Context, key string) {
 		}
 		return
 	}
+	// A node the cache knows is read again when the cache lacks this MAC
+	// of it: it was read before HSM gave it the interface (HSM's walk
+	// writes a node before its interfaces, and interfaces have no SCN).
+	_, cachedMAC := s.cache.ByMAC(key)
 	var ids []string
 	for _, ei := range eths {
 		if ei.ComponentID != "" && !slices.Contains(ids, ei.ComponentID) {
-			if _, known := s.cache.Node(ei.ComponentID); !known {
+			if _, known := s.cache.Node(ei.ComponentID); !known || (q.Has("MACAddress") && !cachedMAC) {
 				ids = append(ids, ei.ComponentID)
 			}
 		}
