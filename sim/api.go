@@ -133,9 +133,8 @@ func (s *Sim) Remove(_ context.Context, q Request) error {
 		return err
 	}
 	for _, d := range ds {
-		_ = d.bmc.Reset(systemPath, "ForceOff")
-		d.stopBMC()
-		d.update(func(st *Status) { st.BMCAddr, st.Phase = "", "removed" })
+		d.remove()
+		d.update(func(st *Status) { st.BMCAddr = "" })
 		s.mu.Lock()
 		delete(s.devices, d.p.bmcX())
 		s.mu.Unlock()

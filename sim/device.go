@@ -37,6 +37,9 @@ type Status struct {
 	Leased    time.Time `json:"leased,omitzero"`
 	Booted    time.Time `json:"booted,omitzero"`
 	Heartbeat time.Time `json:"heartbeat,omitzero"`
+	// The last DHCP renewals of the BMC's and the node's leases.
+	BMCRenewed  time.Time `json:"bmc_renewed,omitzero"`
+	NodeRenewed time.Time `json:"node_renewed,omitzero"`
 }
 
 // device is one simulated BMC with its node.
@@ -47,14 +50,16 @@ type device struct {
 	nodeMAC net.HardwareAddr
 	power   chan string   // newest PowerState, from the BMC's OnPower
 	kill    chan struct{} // closed by kill-bmc or remove
+	gone    chan struct{} // closed by remove: the node's goroutine ends
 
 	mu       sync.Mutex
 	st       Status
 	killOnce sync.Once
+	goneOnce sync.Once
 }
 
 func newDevice(p place, nid int) (*device, error) {
-	d := &device{p: p, power: make(chan string, 1), kill: make(chan struct{})}
+	d := &device{p: p, power: make(chan string, 1), kill: make(chan struct{}), gone: make(chan struct{})}
 	x := p.bmcX()
 	var err error
 	d.bmc, err = redfishsim.New(redfishsim.Config{Xname: x, Tree: redfishsim.Template(1), OnPower: d.onPower})
@@ -102,14 +107,21 @@ func (d *device) update(fn func(*Status)) {
 // the switch.
 func (d *device) stopBMC() { d.killOnce.Do(func() { close(d.kill) }) }
 
+// remove takes the device out: its BMC stops and its node's goroutine
+// ends (a device added again at the same place is a new one).
+func (d *device) remove() {
+	d.stopBMC()
+	d.goneOnce.Do(func() { close(d.gone) })
+}
+
 // runBMC gets the BMC's address over DHCP (cabled on its switch port
 // first, so discovery finds it there), listens on it and serves Redfish
 // until ctx ends or the BMC is killed.
 func (d *device) runBMC(ctx context.Context, s *Sim, sw *mgmtSwitch) error {
-	sw.learn(d.p.port, d.bmcMAC.String())
-	defer sw.learn(d.p.port, "")
+	sw.learn(d.p.port, d.bmcMAC.String(), d)
+	defer sw.forget(d.p.port, d) // not a device added at the same place since
 	var ln net.Listener
-	_, err := retry(ctx, d.kill, func() (netip.Addr, error) {
+	g, err := retry(ctx, d.kill, func() (grant, error) {
 		return s.relay.lease(ctx, d.bmcMAC, func(ip netip.Addr) (err error) {
 			if ln != nil {
 				ln.Close()
@@ -127,6 +139,7 @@ func (d *device) runBMC(ctx context.Context, s *Sim, sw *mgmtSwitch) error {
 	d.update(func(st *Status) { st.BMCAddr = ln.Addr().String() })
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go s.relay.keep(bctx, d.kill, d.bmcMAC, g, func() { d.update(func(st *Status) { st.BMCRenewed = time.Now() }) })
 	go func() {
 		select {
 		case <-d.kill:
@@ -137,7 +150,8 @@ func (d *device) runBMC(ctx context.Context, s *Sim, sw *mgmtSwitch) error {
 	return d.bmc.Serve(bctx, ln, s.tls)
 }
 
-// runNode follows the BMC's power state: On boots the node, Off stops it.
+// runNode follows the BMC's power state: On boots the node, Off stops it;
+// it returns when ctx ends or the device is removed.
 func (d *device) runNode(ctx context.Context, s *Sim, on bool) {
 	var stop context.CancelFunc = func() {}
 	var done chan struct{}
@@ -166,6 +180,10 @@ func (d *device) runNode(ctx context.Context, s *Sim, on bool) {
 		case <-ctx.Done():
 			halt()
 			return
+		case <-d.gone:
+			halt()
+			d.update(func(st *Status) { st.Phase = "removed" })
+			return
 		case state := <-d.power:
 			halt()
 			if state == "On" {
@@ -184,11 +202,12 @@ var (
 // script names it (bss knows it once HSM has walked its BMC), then
 // heartbeats with the heartbeat agent until ctx ends (power off).
 func (d *device) boot(ctx context.Context, s *Sim) {
-	ip, err := retry(ctx, nil, func() (netip.Addr, error) { return s.relay.lease(ctx, d.nodeMAC, nil) })
+	g, err := retry(ctx, nil, func() (grant, error) { return s.relay.lease(ctx, d.nodeMAC, nil) })
 	if err != nil {
 		return
 	}
-	d.update(func(st *Status) { st.NodeAddr, st.Leased, st.Phase = ip.String(), time.Now(), "bootscript" })
+	d.update(func(st *Status) { st.NodeAddr, st.Leased, st.Phase = g.ip.String(), time.Now(), "bootscript" })
+	go s.relay.keep(ctx, nil, d.nodeMAC, g, func() { d.update(func(st *Status) { st.NodeRenewed = time.Now() }) })
 	var xname, nid string
 	for xname == "" {
 		script, err := s.bootscript(ctx, d.nodeMAC.String())

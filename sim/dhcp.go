@@ -79,37 +79,105 @@ func (r *relay) run(ctx context.Context) error {
 // errNoLease is a device that got no lease after its retries.
 var errNoLease = errors.New("no DHCP lease")
 
+// A grant is an address a device holds and when to renew it (T1).
+type grant struct {
+	ip    netip.Addr
+	renew time.Duration
+}
+
+// renewAt is the ACK's renewal time T1: option 58, else half its lease
+// time, else an hour.
+func renewAt(ack *dhcpv4.DHCPv4) time.Duration {
+	if t := ack.IPAddressRenewalTime(0); t > 0 {
+		return t
+	}
+	if t := ack.IPAddressLeaseTime(0); t > 0 {
+		return t / 2
+	}
+	return time.Hour
+}
+
 // lease runs DISCOVER/OFFER/REQUEST/ACK for mac and returns the address.
 // onOffer, if not nil, is called with the offered address before the
 // REQUEST (a BMC binds it, so it answers once the lease is known).
-func (r *relay) lease(ctx context.Context, mac net.HardwareAddr, onOffer func(netip.Addr) error) (netip.Addr, error) {
+func (r *relay) lease(ctx context.Context, mac net.HardwareAddr, onOffer func(netip.Addr) error) (grant, error) {
 	disc, err := dhcpv4.NewDiscovery(mac, dhcpv4.WithRelay(r.giaddr))
 	if err != nil {
-		return netip.Addr{}, err
+		return grant{}, err
 	}
 	offer, err := r.exchange(ctx, disc, dhcpv4.MessageTypeOffer)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("%s discover: %w", mac, err)
+		return grant{}, fmt.Errorf("%s discover: %w", mac, err)
 	}
 	if onOffer != nil {
 		ip, _ := netip.AddrFromSlice(offer.YourIPAddr.To4())
 		if err := onOffer(ip); err != nil {
-			return netip.Addr{}, fmt.Errorf("%s offered %s: %w", mac, ip, err)
+			return grant{}, fmt.Errorf("%s offered %s: %w", mac, ip, err)
 		}
 	}
 	req, err := dhcpv4.NewRequestFromOffer(offer, dhcpv4.WithRelay(r.giaddr))
 	if err != nil {
-		return netip.Addr{}, err
+		return grant{}, err
 	}
 	ack, err := r.exchange(ctx, req, dhcpv4.MessageTypeAck)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("%s request: %w", mac, err)
+		return grant{}, fmt.Errorf("%s request: %w", mac, err)
 	}
 	ip, ok := netip.AddrFromSlice(ack.YourIPAddr.To4())
 	if !ok {
-		return netip.Addr{}, fmt.Errorf("%s: ACK without an address", mac)
+		return grant{}, fmt.Errorf("%s: ACK without an address", mac)
 	}
-	return ip, nil
+	return grant{ip: ip, renew: renewAt(ack)}, nil
+}
+
+// renew runs a RENEWING exchange (REQUEST with ciaddr, RFC 2131 4.3.2) for
+// g and returns the grant the ACK gives. A renewing client unicasts to the
+// server from its own address; the sim's devices cannot listen on port 68
+// without root, so the request goes through the relay like the others (bss
+// answers a REQUEST with ciaddr the same either way).
+func (r *relay) renew(ctx context.Context, mac net.HardwareAddr, g grant) (grant, error) {
+	req, err := dhcpv4.New(dhcpv4.WithHwAddr(mac), dhcpv4.WithMessageType(dhcpv4.MessageTypeRequest),
+		dhcpv4.WithClientIP(g.ip.AsSlice()), dhcpv4.WithRelay(r.giaddr))
+	if err != nil {
+		return g, err
+	}
+	ack, err := r.exchange(ctx, req, dhcpv4.MessageTypeAck)
+	if err != nil {
+		return g, fmt.Errorf("%s renew %s: %w", mac, g.ip, err)
+	}
+	if ip, ok := netip.AddrFromSlice(ack.YourIPAddr.To4()); ok && !ip.IsUnspecified() && ip != g.ip {
+		return g, fmt.Errorf("%s renew %s: ACK for %s", mac, g.ip, ip)
+	}
+	return grant{ip: g.ip, renew: renewAt(ack)}, nil
+}
+
+// keep renews g at each T1 until ctx ends or stop is closed; renewed is
+// called after each ACK. A failed renewal (no answer, NAK) is tried again
+// after a tenth of T1 (at least a second): the device keeps its address,
+// as the sim never moves a running device.
+func (r *relay) keep(ctx context.Context, stop <-chan struct{}, mac net.HardwareAddr, g grant, renewed func()) {
+	wait := g.renew
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ng, err := r.renew(ctx, mac, g)
+		if err != nil {
+			wait = max(g.renew/10, time.Second)
+			continue
+		}
+		g, wait = ng, ng.renew
+		if renewed != nil {
+			renewed()
+		}
+	}
 }
 
 // exchange sends m (resent up to 3 times, as a client does) and waits for a

@@ -20,7 +20,13 @@ type mgmtSwitch struct {
 	conn  net.PacketConn
 
 	mu   sync.Mutex
-	macs map[int]string // port -> MAC
+	macs map[int]learned // by port
+}
+
+// learned is a MAC on a port and the device that put it there.
+type learned struct {
+	mac   string
+	owner *device
 }
 
 func listenSwitch(addr string) (*mgmtSwitch, error) {
@@ -28,7 +34,7 @@ func listenSwitch(addr string) (*mgmtSwitch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("switch listen on %s: %w", addr, err)
 	}
-	w := &mgmtSwitch{agent: snmpsim.New("public"), conn: conn, macs: map[int]string{}}
+	w := &mgmtSwitch{agent: snmpsim.New("public"), conn: conn, macs: map[int]learned{}}
 	if err := w.agent.Set(w.table()); err != nil {
 		conn.Close()
 		return nil, err
@@ -38,16 +44,24 @@ func listenSwitch(addr string) (*mgmtSwitch, error) {
 
 func (w *mgmtSwitch) run(ctx context.Context) error { return w.agent.Serve(ctx, w.conn) }
 
-// learn puts mac on port ("" forgets the port's MAC).
-func (w *mgmtSwitch) learn(port int, mac string) {
+// learn puts the MAC of owner on port.
+func (w *mgmtSwitch) learn(port int, mac string, owner *device) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if mac == "" {
-		delete(w.macs, port)
-	} else {
-		w.macs[port] = mac
-	}
+	w.macs[port] = learned{mac: mac, owner: owner}
 	_ = w.agent.Set(w.table()) // the table is built here and always valid
+}
+
+// forget takes owner's MAC off port, unless another device (the same
+// xname added again) has learned the port since.
+func (w *mgmtSwitch) forget(port int, owner *device) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.macs[port].owner != owner {
+		return
+	}
+	delete(w.macs, port)
+	_ = w.agent.Set(w.table())
 }
 
 // table is what the agent serves; w.mu is held (or w not yet shared).
@@ -55,8 +69,8 @@ func (w *mgmtSwitch) table() snmpsim.Switch {
 	sw := snmpsim.Switch{}
 	for p := 1; p <= switchPorts; p++ {
 		sw.Ports = append(sw.Ports, snmpsim.Port{Bridge: p, IfIndex: p, Name: fmt.Sprintf("ethernet1/1/%d", p)})
-		if mac, ok := w.macs[p]; ok {
-			sw.FDB = append(sw.FDB, snmpsim.Entry{MAC: mac, Bridge: p, VLAN: 4})
+		if l, ok := w.macs[p]; ok {
+			sw.FDB = append(sw.FDB, snmpsim.Entry{MAC: l.mac, Bridge: p, VLAN: 4})
 		}
 	}
 	return sw
