@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	f.Program = "hms sim"
 	nodes := f.Int("nodes", 16, "number of node BMCs (one node each) to simulate, 128 per River cabinet")
 	river := f.Int("river", 0, "number of River cabinets to fill (128 nodes each; overrides -nodes when given)")
-	suite := f.String("suite", "127.0.0.1", "`HOST` the suite (hms up) runs on; its daemons are at their default ports unless -sls-url, -bss-url or -hbtd-url say otherwise")
+	suite := f.String("suite", "127.0.0.1", "where the suite runs: a `HOST` (daemons at their default ports), and/or comma-separated sls=URL, bss=URL, hbtd=URL for daemons elsewhere; -sls-url, -bss-url and -hbtd-url override")
 	slsURL := f.String("sls-url", "", "SLS base `URL` (default http://<suite>:8376)")
 	bssURL := f.String("bss-url", "", "bss base `URL` (default http://<suite>:27778)")
 	hbtdURL := f.String("hbtd-url", "", "hbtd base `URL` (default http://<suite>:28500)")
@@ -64,14 +65,21 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if *retry <= 0 || *beat <= 0 {
 		return cli.Usagef("-boot-retry and -heartbeat-interval must be positive")
 	}
-	orDefault := func(u *string, port int) string {
+	host, suiteURLs, err := parseSuite(*suite)
+	if err != nil {
+		return err
+	}
+	orDefault := func(u *string, name string, port int) string {
 		if *u != "" {
 			return strings.TrimRight(*u, "/")
 		}
-		return fmt.Sprintf("http://%s:%d", *suite, port)
+		if v, ok := suiteURLs[name]; ok {
+			return v
+		}
+		return fmt.Sprintf("http://%s:%d", host, port)
 	}
-	s, err := sim.New(sim.Config{Nodes: *nodes, SLSURL: orDefault(slsURL, 8376), BSSURL: orDefault(bssURL, 27778),
-		HBTDURL: orDefault(hbtdURL, 28500), DHCPServer: *dhcp, Relay: *relay, BMCPort: *bmcPort, SNMPPort: *snmpPort,
+	s, err := sim.New(sim.Config{Nodes: *nodes, SLSURL: orDefault(slsURL, "sls", 8376), BSSURL: orDefault(bssURL, "bss", 27778),
+		HBTDURL: orDefault(hbtdURL, "hbtd", 28500), DHCPServer: *dhcp, Relay: *relay, BMCPort: *bmcPort, SNMPPort: *snmpPort,
 		Control: *control, PoweredOff: *off, Kernel: *kernel, BootRetry: *retry, HeartbeatInterval: *beat,
 		Log: cli.NewLogger(io.Discard, *level).With("daemon", "sim")})
 	if err != nil {
@@ -143,4 +151,37 @@ func splitArgs(args []string) (flags, xnames []string) {
 		}
 	}
 	return flags, xnames
+}
+
+// parseSuite reads -suite: comma-separated items, each a HOST (the
+// daemons not named are there at their default ports; one at most) or
+// DAEMON=URL for sls, bss or hbtd.
+func parseSuite(v string) (host string, urls map[string]string, err error) {
+	host, urls = "127.0.0.1", map[string]string{}
+	hosts := 0
+	for item := range strings.SplitSeq(v, ",") {
+		item = strings.TrimSpace(item)
+		name, u, isURL := strings.Cut(item, "=")
+		switch {
+		case item == "":
+			continue
+		case !isURL:
+			if strings.ContainsAny(item, "/:") && !strings.HasPrefix(item, "[") {
+				return "", nil, cli.Usagef("-suite %q: want a HOST or DAEMON=URL", item)
+			}
+			host, hosts = item, hosts+1
+		case name != "sls" && name != "bss" && name != "hbtd":
+			return "", nil, cli.Usagef("-suite %q: the sim talks to sls, bss and hbtd only", item)
+		default:
+			pu, perr := url.Parse(u)
+			if perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+				return "", nil, cli.Usagef("-suite %s: %q is not an http(s)://HOST[:PORT] URL", name, u)
+			}
+			urls[name] = strings.TrimRight(u, "/")
+		}
+	}
+	if hosts > 1 {
+		return "", nil, cli.Usagef("-suite %q: one HOST at most", v)
+	}
+	return host, urls, nil
 }

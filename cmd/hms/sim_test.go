@@ -160,3 +160,34 @@ func TestSimNodesGoReadyAndAway(t *testing.T) {
 		return st["x3000c0s1b0n0"] == "Ready"
 	})
 }
+
+// TestSimSuiteFlag: -suite takes a host, per-daemon URLs, or both.
+func TestSimSuiteFlag(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		host string
+		urls map[string]string
+		bad  bool
+	}{
+		{v: "127.0.0.1", host: "127.0.0.1", urls: map[string]string{}},
+		{v: "mgmt1", host: "mgmt1", urls: map[string]string{}},
+		{v: "sls=http://a:8376,bss=https://b:27778/,hbtd=http://c:28500", host: "127.0.0.1",
+			urls: map[string]string{"sls": "http://a:8376", "bss": "https://b:27778", "hbtd": "http://c:28500"}},
+		{v: "mgmt1,hbtd=http://c:1", host: "mgmt1", urls: map[string]string{"hbtd": "http://c:1"}},
+		{v: "hsm=http://a:1", bad: true},
+		{v: "sls=a:8376", bad: true},
+		{v: "a,b", bad: true},
+		{v: "http://a:1", bad: true},
+	} {
+		host, urls, err := parseSuite(tc.v)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("-suite %q: no error", tc.v)
+			}
+			continue
+		}
+		if err != nil || host != tc.host || fmt.Sprint(urls) != fmt.Sprint(tc.urls) {
+			t.Errorf("-suite %q: %q %v %v, want %q %v", tc.v, host, urls, err, tc.host, tc.urls)
+		}
+	}
+}
