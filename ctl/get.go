@@ -2,13 +2,17 @@ package ctl
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -21,6 +25,8 @@ func getCommands() []command {
 		get("components", "list HSM components of any type", defineGetComponents),
 		get("endpoints", "list HSM's Redfish endpoints (BMCs) and how their discovery went", defineGetEndpoints),
 		get("subscriptions", "list hmnfd's state-change subscriptions", defineGetSubscriptions),
+		get("groups", "list HSM's groups and their members", defineGetGroups),
+		get("leases", "list the leases of bss's DHCP server", defineGetLeases),
 		get("unknown", "list MAC addresses HSM has seen that belong to no component", defineGetUnknown),
 	}
 }
@@ -139,6 +145,61 @@ func defineGetSubscriptions(fs *flag.FlagSet) execFunc {
 			return s.emit([]any{}, t)
 		}
 		return s.emit(subs, t)
+	}
+}
+
+func defineGetGroups(fs *flag.FlagSet) execFunc {
+	label := fs.String("group", "", "only these `LABELS` (comma-separated)")
+	tag := fs.String("tag", "", "only groups with these `TAGS`")
+	return func(ctx context.Context, s *session, _ []string) error {
+		q := url.Values{}
+		if l := cli.SplitList(*label); len(l) > 0 {
+			q["group"] = l
+		}
+		if l := cli.SplitList(*tag); len(l) > 0 {
+			q["tag"] = l
+		}
+		groups, err := s.hsm().Groups(ctx, q)
+		if err != nil {
+			return err
+		}
+		if groups == nil {
+			groups = []hsm.Group{}
+		}
+		t := table{none: "no groups match", cols: []column{{name: "LABEL"}, {name: "MEMBERS"}, {name: "EXCLUSIVE"},
+			{name: "TAGS"}, {name: "DESCRIPTION", wide: true}, {name: "MEMBER IDS", wide: true}}}
+		for _, g := range groups {
+			t.rows = append(t.rows, []string{g.Label, strconv.Itoa(len(g.Members.IDs)), g.ExclusiveGroup,
+				strings.Join(g.Tags, ","), g.Description, strings.Join(g.Members.IDs, ",")})
+		}
+		return s.emit(groups, t)
+	}
+}
+
+func defineGetLeases(fs *flag.FlagSet) execFunc {
+	mac := fs.String("mac", "", "only these `MACS` (comma-separated, any spelling)")
+	ip := fs.String("ip", "", "only these `ADDRESSES`")
+	name := fs.String("name", "", "only leases of these node `XNAMES` (the HSM node owning the MAC)")
+	state := fs.String("state", "", "only leases in these `STATES` (offered, bound, declined, expired)")
+	return func(ctx context.Context, s *session, _ []string) error {
+		leases, err := s.bss().Leases(ctx, ipxe.LeaseQuery{MACs: cli.SplitList(*mac), IPs: cli.SplitList(*ip),
+			Names: cli.SplitList(*name), States: cli.SplitList(*state)})
+		if errors.Is(err, problem.ErrNotFound) {
+			return fmt.Errorf("bss runs no DHCP server (bss -dhcp-interface or -dhcp-listen): %w", err)
+		}
+		if err != nil {
+			return err
+		}
+		if leases == nil {
+			leases = []ipxe.DHCPLease{}
+		}
+		t := table{none: "no leases match", cols: []column{{name: "IP"}, {name: "MAC"}, {name: "STATE"},
+			{name: "EXPIRES"}, {name: "NODE"}, {name: "KNOWN", wide: true}, {name: "HOSTNAME", wide: true}, {name: "SUBNET", wide: true}}}
+		for _, l := range leases {
+			t.rows = append(t.rows, []string{l.IPAddress, l.MACAddress, l.State, timev(l.Expires), l.ComponentID,
+				strconv.FormatBool(l.Known), l.Hostname, l.Subnet})
+		}
+		return s.emit(leases, t)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ctl_test
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,30 @@ func TestGet(t *testing.T) {
 		hmsJSON(t, e, &got, "get", "unknown")
 		if len(got) != 1 || got[0].MACAddress != "a4:bf:01:00:00:99" {
 			t.Errorf("unknown MACs = %+v, want only a4:bf:01:00:00:99", got)
+		}
+	})
+	t.Run("groups", func(t *testing.T) {
+		for _, g := range []string{`{"label":"blue","tags":["team"],"members":{"ids":["x3000c0s1b0n0","x3000c0s2b0n0"]}}`,
+			`{"label":"red","members":{"ids":["x3000c0s3b0n0"]}}`} {
+			resp, err := http.Post(urls["hsm"]+"/hsm/v2/groups", "application/json", strings.NewReader(g))
+			mustOK(t, err)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create group: status %d", resp.StatusCode)
+			}
+		}
+		var got []hsm.Group
+		hmsJSON(t, e, &got, "get", "groups", "-tag", "team")
+		if len(got) != 1 || got[0].Label != "blue" || len(got[0].Members.IDs) != 2 {
+			t.Errorf("groups tagged team = %+v, want blue with 2 members", got)
+		}
+		if r := hms(t, e, "get", "groups"); r.err != nil || !strings.Contains(r.stdout, "LABEL") || !strings.Contains(r.stdout, "red") {
+			t.Errorf("groups table %q, err %v", r.stdout, r.err)
+		}
+	})
+	t.Run("leases without DHCP", func(t *testing.T) {
+		if r := hms(t, e, "get", "leases"); r.code() != 1 || !strings.Contains(r.err.Error(), "no DHCP server") {
+			t.Errorf("get leases of a bss without DHCP: code %d, %v", r.code(), r.err)
 		}
 	})
 	t.Run("yaml", func(t *testing.T) {
