@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/ctl"
+	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/sim"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -101,6 +103,18 @@ func runWorkflows(t *testing.T, s *suite, kill bool) {
 		}
 	}
 
+	// hms get leases shows each new BMC's lease, bound.
+	var leases []ipxe.DHCPLease
+	if err := json.Unmarshal([]byte(admin(t, s, "get", "leases", "-state", "bound", "-o", "json")), &leases); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range newNodes {
+		d := w.all(t.Context()).devices[n]
+		if !slices.ContainsFunc(leases, func(l ipxe.DHCPLease) bool { return l.MACAddress == d.BMCMAC }) {
+			t.Errorf("hms get leases: no bound lease of %s's BMC MAC %s in %+v", n, d.BMCMAC, leases)
+		}
+	}
+
 	// reds' own record converges too (a registration whose answer a killed
 	// hsm never sent is retried after a backoff).
 	w.waitReds(t, "registered")
@@ -186,8 +200,8 @@ func bmcs(nodes []string) []string {
 	return out
 }
 
-// admin runs an hms CLI command against the suite.
-func admin(t *testing.T, s *suite, args ...string) {
+// admin runs an hms CLI command against the suite and returns its output.
+func admin(t *testing.T, s *suite, args ...string) string {
 	t.Helper()
 	env := map[string]string{}
 	for _, n := range suiteDaemons {
@@ -197,6 +211,7 @@ func admin(t *testing.T, s *suite, args ...string) {
 	if err := ctl.Run(t.Context(), args, ctl.Options{Getenv: func(k string) string { return env[k] }, Stdout: &out}); err != nil {
 		t.Fatalf("hms %v: %v\n%s", args, err, out.String())
 	}
+	return out.String()
 }
 
 // startSim runs the simulated machine against s with startNodes.
