@@ -354,7 +354,7 @@ func TestDiscoveryFailureKeepsEarlierData(t *testing.T) {
 // adds endpoints never walked, which these never are: no workers run).
 func storedQueue(t *testing.T, s *Store) ([]string, error) {
 	t.Helper()
-	rows, err := s.DB.R.QueryContext(t.Context(), `SELECT id FROM rf_discovery_queue ORDER BY id`)
+	rows, err := s.db.R.QueryContext(t.Context(), `SELECT id FROM rf_discovery_queue ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
