@@ -26,9 +26,8 @@ type API struct {
 	svc   *Service
 	log   *slog.Logger
 	ready []httpserver.ReadyFunc
-	// bufs recycles power-status answers: one for 10,000 nodes is about
-	// 2.5 MB, and allocating it per request makes the garbage collector
-	// run often over a heap that holds a connection per BMC.
+	// bufs recycles the chunk buffers power-status answers are encoded
+	// into (statusChunk).
 	bufs sync.Pool
 }
 

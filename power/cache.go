@@ -5,12 +5,15 @@ import (
 	"net/url"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hmsuite/hms/power/pcs"
 )
 
-// entry is one component's cached power status.
+// entry is one component's cached power status. Entries are never changed
+// once in the cache (a new reading replaces the entry), so an answer can
+// encode them after the lock is released.
 type entry struct {
 	power, mgmt string
 	err         string
@@ -22,53 +25,76 @@ type entry struct {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // statusCache is the power-status cache /power-status answers from: filled
-// by sampling every component, and by every read a task makes.
+// by sampling every component, and by every read a task makes. A reading
+// replaces the entry in the component's slot atomically, so an answer
+// walks the slots without the lock and without copying them; the lock
+// guards the map and the sorted list of slots.
 type statusCache struct {
-	mu     sync.RWMutex
-	m      map[string]*entry
-	sorted []string // keys of m in order; nil when a key was added since
+	mu sync.RWMutex
+	m  map[string]*slot
+	// sorted holds every slot in xname order; nil when a component was
+	// added since (the next snapshot builds a new list). A list once
+	// built is never changed, so snapshots may be read without the lock.
+	sorted []*slot
 }
 
-func newStatusCache() *statusCache { return &statusCache{m: map[string]*entry{}} }
+// slot is one component of the cache and its current entry.
+type slot struct {
+	x string
+	e atomic.Pointer[entry]
+}
+
+func newStatusCache() *statusCache { return &statusCache{m: map[string]*slot{}} }
+
+// put makes e the entry of x; keep, if set, derives it from the previous
+// one (nil for a new component). It holds the write lock.
+func (c *statusCache) put(x string, e *entry, keep func(old, e *entry)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.m[x]
+	if s == nil {
+		s = &slot{x: x}
+		c.m[x] = s
+		c.sorted = nil
+	}
+	if keep != nil {
+		keep(s.e.Load(), e)
+	}
+	s.e.Store(e)
+}
 
 // observe records a power state read from the BMC; supported, if not nil,
 // replaces the supported transitions.
 func (c *statusCache) observe(x, power string, supported []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.m[x]
-	if e == nil {
-		e = &entry{}
-		c.m[x] = e
-		c.sorted = nil
+	e := &entry{power: power, mgmt: pcs.MgmtAvailable, updated: stamp(time.Now()), supported: supported}
+	var keep func(old, e *entry)
+	if supported == nil {
+		keep = keepSupported
 	}
-	e.power, e.mgmt, e.err, e.updated = power, pcs.MgmtAvailable, "", stamp(time.Now())
-	if supported != nil {
-		e.supported = supported
-	}
+	c.put(x, e, keep)
 }
 
 // fail records that the BMC could not be read.
 func (c *statusCache) fail(x, msg string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.m[x]
-	if e == nil {
-		e = &entry{supported: []string{}}
-		c.m[x] = e
-		c.sorted = nil
-	}
-	e.power, e.mgmt, e.err, e.updated = pcs.PowerUndefined, pcs.MgmtUnavailable, msg, stamp(time.Now())
+	e := &entry{power: pcs.PowerUndefined, mgmt: pcs.MgmtUnavailable, err: msg, updated: stamp(time.Now()), supported: []string{}}
+	c.put(x, e, keepSupported)
 }
 
-func (c *statusCache) get(x string) (entry, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	e, ok := c.m[x]
-	if !ok {
-		return entry{}, false
+// keepSupported carries the supported transitions of the previous entry over.
+func keepSupported(old, e *entry) {
+	if old != nil {
+		e.supported = old.supported
 	}
-	return *e, true
+}
+
+func (c *statusCache) get(x string) (*entry, bool) {
+	c.mu.RLock()
+	s := c.m[x]
+	c.mu.RUnlock()
+	if s == nil {
+		return nil, false
+	}
+	return s.e.Load(), true
 }
 
 func (c *statusCache) len() int {
@@ -77,28 +103,25 @@ func (c *statusCache) len() int {
 	return len(c.m)
 }
 
-// each calls fn for every entry in xname order, under the read lock.
-func (c *statusCache) each(fn func(x string, e *entry)) {
+// snapshot returns every slot in xname order; the caller must not change
+// the list.
+func (c *statusCache) snapshot() []*slot {
 	c.mu.RLock()
-	keys := c.sorted
+	sorted := c.sorted
 	c.mu.RUnlock()
-	if keys == nil {
-		c.mu.Lock()
-		if c.sorted == nil {
-			c.sorted = make([]string, 0, len(c.m))
-			for k := range c.m {
-				c.sorted = append(c.sorted, k)
-			}
-			sort.Strings(c.sorted)
+	if sorted != nil {
+		return sorted
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sorted == nil {
+		c.sorted = make([]*slot, 0, len(c.m))
+		for _, s := range c.m {
+			c.sorted = append(c.sorted, s)
 		}
-		keys = c.sorted
-		c.mu.Unlock()
+		sort.Slice(c.sorted, func(i, j int) bool { return c.sorted[i].x < c.sorted[j].x })
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, k := range keys {
-		fn(k, c.m[k])
-	}
+	return c.sorted
 }
 
 // sampleWorkers bounds the components read at once by a sampling round
