@@ -196,10 +196,16 @@ func TestStagedSession(t *testing.T) {
 	if d := cmp.Diff(ApplyStagedResult{Succeeded: []string{n1}, Failed: []string{"x9c0s0b0n0"}, Ignored: []string{}}, res); d != "" {
 		t.Errorf("applystaged (-want +got):\n%s", d)
 	}
+	if s := e.sessionState("st"); s.Status.Status != SessionRunning || s.Status.EndTime != nil {
+		t.Errorf("staged session after applystaged: %+v", s.Status)
+	}
 	e.reconcile()
 	e.clock.Advance(10 * time.Second)
 	e.reconcile()
 	e.wantStatuses("applied", StatusStable, StatusStable)
+	if s := e.sessionState("st"); s.Status.Status != SessionComplete {
+		t.Errorf("staged session at the end: %+v", s.Status)
+	}
 	if calls := e.cluster.takeCalls(); !slices.Equal(calls, []string{"BSS PUT " + n1, "PCS On " + n1}) {
 		t.Errorf("calls: %v", calls)
 	}

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"regexp"
 	"strconv"
 	"time"
@@ -127,5 +128,11 @@ func parseAge(s string) time.Duration {
 	}
 	unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
 	u := unit[s[len(s)-1]|0x20]
+	if u == 0 {
+		return 0
+	}
+	if int64(n) > int64(math.MaxInt64/u) {
+		return math.MaxInt64 // older than anything: an age past ~292 years
+	}
 	return time.Duration(n) * u
 }

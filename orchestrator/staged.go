@@ -64,6 +64,22 @@ func (s *Service) ApplyStaged(ctx context.Context, xnames []string) (ApplyStaged
 		return ApplyStagedResult{}, err
 	}
 	slices.Sort(res.Succeeded)
+	for name := range ops {
+		s.reopen(ctx, name)
+	}
 	s.Wake()
 	return res, nil
+}
+
+// reopen runs again a staged session that completed with nothing to do, so
+// its status and completion follow the components it now has.
+func (s *Service) reopen(ctx context.Context, name string) {
+	sess, err := s.store.Session(ctx, name)
+	if err != nil || sess.Status.Status != SessionComplete {
+		return
+	}
+	sess.Status.Status, sess.Status.EndTime = SessionRunning, nil
+	if err := s.store.PutSession(ctx, sess, parseStamp(sess.Status.StartTime).UnixNano()); err != nil {
+		s.log.Warn("staged_session_not_reopened", "session", name, "err", err)
+	}
 }
