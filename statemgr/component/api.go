@@ -57,7 +57,7 @@ func (a *API) Routes(mux *httpserver.Mux) {
 }
 
 func (a *API) writeList(w http.ResponseWriter, r *http.Request, f core.Filter) {
-	b, err := a.store.ComponentsJSON(r.Context(), f)
+	b, err := a.store.componentsJSON(r.Context(), f)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -92,7 +92,7 @@ func (a *API) getComponentByNID(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("nid: %q is not an integer", r.PathValue("nid")))
 		return
 	}
-	c, err := a.store.ComponentByNID(nid)
+	c, err := a.store.componentByNID(nid)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -167,7 +167,7 @@ func (a *API) deleteComponent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteComponents(w http.ResponseWriter, r *http.Request) {
-	n, err := a.store.DeleteAllComponents(r.Context())
+	n, err := a.store.deleteAllComponents(r.Context())
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

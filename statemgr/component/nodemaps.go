@@ -94,9 +94,9 @@ func validNodeMap(field string, m *hsm.NodeMap, vs *core.VocabSet) error {
 	return nil
 }
 
-// PutNodeMaps creates or replaces node maps in one transaction; a NID used
+// putNodeMaps creates or replaces node maps in one transaction; a NID used
 // twice is ErrConflict and nothing is stored.
-func (s *Store) PutNodeMaps(ctx context.Context, maps []hsm.NodeMap) error {
+func (s *Store) putNodeMaps(ctx context.Context, maps []hsm.NodeMap) error {
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO node_maps (id, nid, role, sub_role) VALUES (?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET nid = excluded.nid, role = excluded.role, sub_role = excluded.sub_role`)
@@ -116,9 +116,9 @@ func (s *Store) PutNodeMaps(ctx context.Context, maps []hsm.NodeMap) error {
 	})
 }
 
-// DeleteNodeMap deletes the node map of id; id "" deletes them all. It
+// deleteNodeMap deletes the node map of id; id "" deletes them all. It
 // returns how many were deleted.
-func (s *Store) DeleteNodeMap(ctx context.Context, id string) (int64, error) {
+func (s *Store) deleteNodeMap(ctx context.Context, id string) (int64, error) {
 	var n int64
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		q, args := `DELETE FROM node_maps`, []any{}
@@ -168,7 +168,7 @@ func (a *API) postNodeMaps(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := a.store.PutNodeMaps(r.Context(), body.NodeMaps); err != nil {
+	if err := a.store.putNodeMaps(r.Context(), body.NodeMaps); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
@@ -192,7 +192,7 @@ func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, err)
 		return
 	}
-	if err := a.store.PutNodeMaps(r.Context(), []hsm.NodeMap{m}); err != nil {
+	if err := a.store.putNodeMaps(r.Context(), []hsm.NodeMap{m}); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
@@ -200,7 +200,7 @@ func (a *API) putNodeMap(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteNodeMaps(w http.ResponseWriter, r *http.Request) {
-	n, err := a.store.DeleteNodeMap(r.Context(), r.PathValue("xname"))
+	n, err := a.store.deleteNodeMap(r.Context(), r.PathValue("xname"))
 	switch {
 	case err != nil:
 		problem.Write(w, r, a.log, err)

@@ -102,7 +102,7 @@ func (a *API) patchFlag(bulk bool) http.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			_, err = a.store.UpdateFlag(ctx, ids, fl)
+			_, err = a.store.updateFlag(ctx, ids, fl)
 			return err
 		})
 	}
@@ -114,7 +114,7 @@ func (a *API) patchEnabled(bulk bool) http.HandlerFunc {
 			if b.Enabled == nil {
 				return problem.Invalidf("Enabled: required")
 			}
-			_, err := a.store.UpdateEnabled(ctx, ids, *b.Enabled)
+			_, err := a.store.updateEnabled(ctx, ids, *b.Enabled)
 			return err
 		})
 	}
@@ -126,7 +126,7 @@ func (a *API) patchSoftwareStatus(bulk bool) http.HandlerFunc {
 			if b.SoftwareStatus == nil {
 				return problem.Invalidf("SoftwareStatus: required")
 			}
-			_, err := a.store.UpdateSoftwareStatus(ctx, ids, *b.SoftwareStatus)
+			_, err := a.store.updateSoftwareStatus(ctx, ids, *b.SoftwareStatus)
 			return err
 		})
 	}
@@ -144,7 +144,7 @@ func (a *API) patchRole(bulk bool) http.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			_, err = a.store.UpdateRole(ctx, ids, role, sub)
+			_, err = a.store.updateRole(ctx, ids, role, sub)
 			return err
 		})
 	}
@@ -158,7 +158,7 @@ func (a *API) patchNID(w http.ResponseWriter, r *http.Request) {
 		if *b.NID < 0 {
 			return problem.Invalidf("NID: %d is negative", *b.NID)
 		}
-		_, err := a.store.UpdateNIDs(ctx, []NIDUpdate{{ID: ids[0], NID: *b.NID}})
+		_, err := a.store.updateNIDs(ctx, []nIDUpdate{{ID: ids[0], NID: *b.NID}})
 		return err
 	})
 }
@@ -184,7 +184,7 @@ func (a *API) patchNIDs(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("Components: at least one component is required"))
 		return
 	}
-	ups := make([]NIDUpdate, len(body.Components))
+	ups := make([]nIDUpdate, len(body.Components))
 	for i, c := range body.Components {
 		ids, err := normIDs("Components["+strconv.Itoa(i)+"].ID", []string{c.ID})
 		if err == nil && (c.NID == nil || *c.NID < 0) {
@@ -194,9 +194,9 @@ func (a *API) patchNIDs(w http.ResponseWriter, r *http.Request) {
 			problem.Write(w, r, a.log, err)
 			return
 		}
-		ups[i] = NIDUpdate{ID: ids[0], NID: *c.NID}
+		ups[i] = nIDUpdate{ID: ids[0], NID: *c.NID}
 	}
-	if _, err := a.store.UpdateNIDs(r.Context(), ups); err != nil {
+	if _, err := a.store.updateNIDs(r.Context(), ups); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}

@@ -14,9 +14,9 @@ var startStates = map[string][]string{
 	hsm.StateReady:   {hsm.StateReady, hsm.StateOn, hsm.StateOff, hsm.StateStandby, hsm.StateHalt},
 }
 
-// TransitionAllowed reports whether a component in state from may move to
+// transitionAllowed reports whether a component in state from may move to
 // state to without Force.
-func TransitionAllowed(from, to string) bool {
+func transitionAllowed(from, to string) bool {
 	for _, s := range startStates[to] {
 		if s == from {
 			return true
@@ -44,7 +44,7 @@ type StateUpdate struct {
 // A component whose State and Flag would not change reports ok=false too, so
 // callers emit SCNs only for components that really changed.
 func (u StateUpdate) Apply(state, flag string) (newState, newFlag string, ok bool) {
-	if !u.Force && !TransitionAllowed(state, u.State) {
+	if !u.Force && !transitionAllowed(state, u.State) {
 		return state, flag, false
 	}
 	if u.State == hsm.StateReady && u.Flag == hsm.FlagWarning && state != hsm.StateReady {

@@ -47,8 +47,8 @@ func (s *Store) Component(id string) (hsm.Component, error) {
 	return r.Component(), nil
 }
 
-// ComponentByNID returns the component holding nid.
-func (s *Store) ComponentByNID(nid int) (hsm.Component, error) {
+// componentByNID returns the component holding nid.
+func (s *Store) componentByNID(nid int) (hsm.Component, error) {
 	r := s.ix.ByNID(nid)
 	if r == nil {
 		return hsm.Component{}, problem.NotFoundf("no such NID.")
@@ -63,10 +63,10 @@ func (s *Store) Components(ctx context.Context, f core.Filter) ([]hsm.Component,
 	return out, nil
 }
 
-// ComponentsJSON returns {"Components":[...]} for the components f matches,
+// componentsJSON returns {"Components":[...]} for the components f matches,
 // encoded straight from the index; the unfiltered listing is cached between
 // writes. The caller must not modify the result.
-func (s *Store) ComponentsJSON(ctx context.Context, f core.Filter) ([]byte, error) {
+func (s *Store) componentsJSON(ctx context.Context, f core.Filter) ([]byte, error) {
 	if f.All() {
 		return s.ix.FullList(), nil
 	}
@@ -145,8 +145,8 @@ func (s *Store) UpdateState(ctx context.Context, ids []string, u StateUpdate) (i
 	})
 }
 
-// UpdateFlag sets the Flag of ids.
-func (s *Store) UpdateFlag(ctx context.Context, ids []string, flag string) (int, error) {
+// updateFlag sets the Flag of ids.
+func (s *Store) updateFlag(ctx context.Context, ids []string, flag string) (int, error) {
 	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.Flag == flag {
 			return nil, core.SCNKey{}, false
@@ -157,8 +157,8 @@ func (s *Store) UpdateFlag(ctx context.Context, ids []string, flag string) (int,
 	})
 }
 
-// UpdateEnabled sets Enabled on ids.
-func (s *Store) UpdateEnabled(ctx context.Context, ids []string, enabled bool) (int, error) {
+// updateEnabled sets Enabled on ids.
+func (s *Store) updateEnabled(ctx context.Context, ids []string, enabled bool) (int, error) {
 	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.Enabled == enabled {
 			return nil, core.SCNKey{}, false
@@ -169,8 +169,8 @@ func (s *Store) UpdateEnabled(ctx context.Context, ids []string, enabled bool) (
 	})
 }
 
-// UpdateSoftwareStatus sets SoftwareStatus on ids.
-func (s *Store) UpdateSoftwareStatus(ctx context.Context, ids []string, status string) (int, error) {
+// updateSoftwareStatus sets SoftwareStatus on ids.
+func (s *Store) updateSoftwareStatus(ctx context.Context, ids []string, status string) (int, error) {
 	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.SoftwareStatus == status {
 			return nil, core.SCNKey{}, false
@@ -181,8 +181,8 @@ func (s *Store) UpdateSoftwareStatus(ctx context.Context, ids []string, status s
 	})
 }
 
-// UpdateRole sets Role and SubRole on ids.
-func (s *Store) UpdateRole(ctx context.Context, ids []string, role, subRole string) (int, error) {
+// updateRole sets Role and SubRole on ids.
+func (s *Store) updateRole(ctx context.Context, ids []string, role, subRole string) (int, error) {
 	return s.patch(ctx, ids, func(old *core.Record) (*core.Record, core.SCNKey, bool) {
 		if old.Role == role && old.SubRole == subRole {
 			return nil, core.SCNKey{}, false
@@ -193,15 +193,15 @@ func (s *Store) UpdateRole(ctx context.Context, ids []string, role, subRole stri
 	})
 }
 
-// NIDUpdate assigns NID to the component ID.
-type NIDUpdate struct {
+// nIDUpdate assigns NID to the component ID.
+type nIDUpdate struct {
 	ID  string
 	NID int
 }
 
-// UpdateNIDs assigns NIDs; a NID held by a component outside the call, or
+// updateNIDs assigns NIDs; a NID held by a component outside the call, or
 // given twice, is ErrConflict and nothing is applied.
-func (s *Store) UpdateNIDs(ctx context.Context, ups []NIDUpdate) (int, error) {
+func (s *Store) updateNIDs(ctx context.Context, ups []nIDUpdate) (int, error) {
 	p, err := s.core.Write(ctx, func(v *core.View) (*core.Plan, error) {
 		want := map[int]string{}
 		moving := map[string]bool{}
@@ -258,8 +258,8 @@ func (s *Store) DeleteComponent(ctx context.Context, id string) error {
 	return err
 }
 
-// DeleteAllComponents removes every component and returns how many there were.
-func (s *Store) DeleteAllComponents(ctx context.Context) (int, error) {
+// deleteAllComponents removes every component and returns how many there were.
+func (s *Store) deleteAllComponents(ctx context.Context) (int, error) {
 	n := 0
 	_, err := s.core.Write(ctx, func(v *core.View) (*core.Plan, error) {
 		n = s.ix.Len()

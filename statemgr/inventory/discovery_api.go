@@ -18,7 +18,7 @@ func (a *API) postDiscover(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f := RedfishEndpointFilter{}
+	f := redfishEndpointFilter{}
 	for i, x := range body.XNames {
 		if !xname.Valid(x) { // 400 like the rest of HSM, not a 404 for an endpoint
 			problem.Write(w, r, a.log, problem.Invalidf("xnames[%d]: %q is not a valid xname", i, x))

@@ -114,14 +114,14 @@ func validHostPort(s string, ipOnly bool) bool {
 	return err == nil && u.Hostname() == host && !strings.ContainsAny(host, " /?#@")
 }
 
-// RedfishEndpointFilter selects endpoints; each list is OR'd, lists are AND'd.
-type RedfishEndpointFilter struct {
+// redfishEndpointFilter selects endpoints; each list is OR'd, lists are AND'd.
+type redfishEndpointFilter struct {
 	ID, FQDN, Type, UUID, MACAddr, IPAddress, LastStatus []string
 }
 
-// ParseRedfishEndpointFilter parses the GET /Inventory/RedfishEndpoints query.
-func ParseRedfishEndpointFilter(q url.Values) (RedfishEndpointFilter, error) {
-	var f RedfishEndpointFilter
+// parseRedfishEndpointFilter parses the GET /Inventory/RedfishEndpoints query.
+func parseRedfishEndpointFilter(q url.Values) (redfishEndpointFilter, error) {
+	var f redfishEndpointFilter
 	for k, vs := range q {
 		switch strings.ToLower(k) {
 		case "id":

@@ -56,7 +56,7 @@ func (a *API) public(row rfRow) hsm.RedfishEndpoint {
 }
 
 func (a *API) listRFEndpoints(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseRedfishEndpointFilter(r.URL.Query())
+	f, err := parseRedfishEndpointFilter(r.URL.Query())
 	var rows []rfRow
 	if err == nil {
 		rows, err = a.store.rfEndpointRows(r.Context(), f)
@@ -160,7 +160,7 @@ func (a *API) queryRFEndpoints(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.log, problem.Invalidf("xname: %q is not a valid xname", q))
 		return
 	}
-	rows, err := a.store.rfEndpointRows(r.Context(), RedfishEndpointFilter{})
+	rows, err := a.store.rfEndpointRows(r.Context(), redfishEndpointFilter{})
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

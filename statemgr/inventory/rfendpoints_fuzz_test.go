@@ -18,7 +18,7 @@ func FuzzRedfishEndpointInput(f *testing.F) {
 	f.Add(`{"ID":"x1c0s0b0","FQDN":"a b"}`, "color=red")
 	f.Fuzz(func(t *testing.T, body, query string) {
 		if q, err := url.ParseQuery(query); err == nil {
-			_, _ = ParseRedfishEndpointFilter(q)
+			_, _ = parseRedfishEndpointFilter(q)
 		}
 		var ep hsm.RedfishEndpoint
 		if json.Unmarshal([]byte(body), &ep) != nil {

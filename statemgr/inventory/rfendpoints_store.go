@@ -111,7 +111,7 @@ func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRo
 }
 
 // rfEndpointRows returns the endpoints f selects, by ID.
-func (s *Store) rfEndpointRows(ctx context.Context, f RedfishEndpointFilter) ([]rfRow, error) {
+func (s *Store) rfEndpointRows(ctx context.Context, f redfishEndpointFilter) ([]rfRow, error) {
 	var where []string
 	var args []any
 	for _, c := range []struct {
@@ -138,7 +138,7 @@ func (s *Store) rfEndpointRows(ctx context.Context, f RedfishEndpointFilter) ([]
 
 // rfEndpointRow returns endpoint id.
 func (s *Store) rfEndpointRow(ctx context.Context, id string) (rfRow, error) {
-	rows, err := s.rfEndpointRows(ctx, RedfishEndpointFilter{ID: []string{id}})
+	rows, err := s.rfEndpointRows(ctx, redfishEndpointFilter{ID: []string{id}})
 	if err != nil {
 		return rfRow{}, err
 	}
