@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/component"
@@ -44,7 +46,10 @@ type DaemonConfig struct {
 	// MaxConns caps the connections the HTTP server holds open; 0 means
 	// httpserver.DefaultMaxConns.
 	MaxConns int
-	Log      *slog.Logger
+	// Auth says how callers' tokens are checked, and the token sent to SLS
+	// and to SCN subscribers on this host (zero: neither).
+	Auth auth.Config
+	Log  *slog.Logger
 }
 
 // Daemon is an hsm with its database open and its port bound. Run it, or
@@ -68,7 +73,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	sc := StoreConfig{}
 	if cfg.SLSURL != "" {
-		sc.Layout = component.NewSLS(cfg.SLSURL, nil)
+		sc.Layout = component.NewSLS(cfg.SLSURL, cfg.Auth.Token.Client(nil))
 	}
 	// Loading a large database takes a while; say so, and how long it took.
 	cfg.Log.Info("database_loading", "path", cfg.DB)
@@ -95,10 +100,19 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// SCN callbacks carry hsm's token only to subscribers on this host
+	// (hms up's hmnfd and bss): a subscriber chooses its URL, and a token
+	// sent there would be the subscriber's to use.
+	callbacks := cfg.Auth.Token.ClientIf(&http.Client{Timeout: 10 * time.Second},
+		func(r *http.Request) bool { return httpserver.IsLoopbackURL(r.URL.String()) })
 	relay := scn.NewRelay(scn.NewStore(store.Store), scn.RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
-		Registerer: reg, Log: cfg.Log})
+		Client: callbacks, Registerer: reg, Log: cfg.Log})
 	api := NewAPI(store, cfg.Log, disc)
-	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		return nil, err
 	}

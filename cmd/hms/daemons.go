@@ -121,6 +121,7 @@ func hsmComponent(s *suite) component {
 			cfg.SLSURL = l.peer("sls-url", cfg.SLSURL, "sls")
 			cfg.Log, _ = l.logger(*fl.Level)
 			cfg.Publisher = s.bus
+			cfg.Auth = s.auth
 			return statemgr.StartDaemon(ctx, cfg)
 		}}
 }
@@ -271,7 +272,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable(), discovery.AuthTable()}
+	return []auth.Table{layout.AuthTable(), statemgr.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable(), discovery.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.

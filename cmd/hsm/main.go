@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/statemgr"
@@ -18,11 +19,15 @@ func main() { cli.Main("hsm", run) }
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	f := cli.NewFlagSet("hsm", getenv, stdout)
 	fl := statemgr.RegisterFlags(f, getenv)
+	af := auth.RegisterFlags(f)
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
 	cfg, err := fl.Config()
 	if err != nil {
+		return err
+	}
+	if cfg.Auth, err = af.Config(statemgr.AuthTable()); err != nil {
 		return err
 	}
 	cfg.Log = cli.NewLogger(os.Stderr, *fl.Level)

@@ -28,7 +28,12 @@ func (c Config) Set() bool { return c.Token != "" || c.File != "" }
 // Client returns a copy of hc (nil: a new client) whose requests carry the
 // token, or hc itself when none is configured. A request that already has
 // an Authorization header keeps it.
-func (c Config) Client(hc *http.Client) *http.Client {
+func (c Config) Client(hc *http.Client) *http.Client { return c.ClientIf(hc, nil) }
+
+// ClientIf is Client sending the token only on requests allow accepts (nil:
+// all): a client that also calls URLs third parties chose (HSM's SCN
+// callbacks) must not hand them the token.
+func (c Config) ClientIf(hc *http.Client, allow func(*http.Request) bool) *http.Client {
 	if !c.Set() {
 		return hc
 	}
@@ -40,18 +45,19 @@ func (c Config) Client(hc *http.Client) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cp.Transport = &transport{base: base, src: &tokenSource{cfg: c}}
+	cp.Transport = &transport{base: base, src: &tokenSource{cfg: c}, allow: allow}
 	return &cp
 }
 
 // transport adds the Bearer token to each request.
 type transport struct {
-	base http.RoundTripper
-	src  *tokenSource
+	base  http.RoundTripper
+	src   *tokenSource
+	allow func(*http.Request) bool
 }
 
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Authorization") != "" {
+	if r.Header.Get("Authorization") != "" || (t.allow != nil && !t.allow(r)) {
 		return t.base.RoundTrip(r)
 	}
 	tok, err := t.src.token()
