@@ -34,6 +34,10 @@ func TestNodeTokenBeatsForItselfOnly(t *testing.T) {
 		{path: "/hmi/v1/heartbeat", body: `{"Component":"x1000c0s0b0n1","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`, token: node, want: 403},
 		{path: "/hmi/v1/heartbeat/x1000c0s0b0n1", body: `{"Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`, token: node, want: 403},
 		{path: "/hmi/v1/heartbeats", body: `[]`, token: node, want: 403},
+		// The same field twice, differing in case: the check must not read
+		// one and the handler the other (found by review).
+		{path: "/hmi/v1/heartbeat", body: `{"Component":"x1000c0s0b0n0","component":"x1000c0s0b0n1","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`, token: node, want: 403},
+		{path: "/hmi/v1/heartbeat", body: `{"component":"x1000c0s0b0n1","Component":"x1000c0s0b0n0","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`, token: node, want: 403},
 		{path: "/hmi/v1/heartbeat", body: `{"Component":"x1000c0s0b0n0","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`, token: node, want: 200},
 	}
 	for _, s := range steps {

@@ -206,7 +206,10 @@ func scanObject(b []byte, i int, rb *rawBeat) (end int, ok bool) {
 			return 0, false
 		}
 		for _, k := range keys[:nkeys] {
-			if bytes.Equal(k, key) {
+			// Keys differing only in case repeat a field too (fieldOf folds
+			// case, as encoding/json does): the slow path refuses them,
+			// instead of the last one silently winning here.
+			if bytes.EqualFold(k, key) {
 				return 0, false
 			}
 		}

@@ -163,9 +163,9 @@ func BodyXname(field string, cut func(string) string) XnameFunc {
 		if err != nil || len(b) > bodyPeekLimit {
 			return "", false
 		}
-		var m map[string]json.RawMessage
+		raw, ok := topField(b, field)
 		var v string
-		if json.Unmarshal(b, &m) != nil || json.Unmarshal(m[field], &v) != nil || v == "" {
+		if !ok || json.Unmarshal(raw, &v) != nil || v == "" {
 			return "", false
 		}
 		if cut != nil {
@@ -178,4 +178,43 @@ func BodyXname(field string, cut func(string) string) XnameFunc {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// topField returns the value of the top-level key of the JSON object b that
+// equals field ignoring case, as encoding/json matches struct fields. It
+// fails when the body is not an object, when no key matches, or when two
+// top-level keys match or repeat (even differing only in case): a handler's
+// decoder could then read another value than the one authorized (a node's
+// token naming itself in "Component" and another node in "component").
+func topField(b []byte, field string) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	var found json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		key, isKey := t.(string)
+		if err != nil || !isKey {
+			return nil, false
+		}
+		folded := strings.ToLower(key)
+		if seen[folded] {
+			return nil, false
+		}
+		seen[folded] = true
+		var val json.RawMessage
+		if dec.Decode(&val) != nil {
+			return nil, false
+		}
+		if strings.EqualFold(key, field) {
+			found = val
+		}
+	}
+	return found, found != nil
 }
