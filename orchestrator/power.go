@@ -102,7 +102,11 @@ func (s *Service) powerOn(ctx context.Context, ids []string) error {
 	var order []BootArtifacts
 	s.mu.Lock()
 	for _, id := range ids {
-		a := s.comps[id].DesiredState.BootArtifacts
+		c, ok := s.comps[id]
+		if !ok {
+			continue // deleted (DELETE /v2/components/{id}) since the pass planned it
+		}
+		a := c.DesiredState.BootArtifacts
 		if groups[a] == nil {
 			order = append(order, a)
 		}
