@@ -33,7 +33,7 @@ func authTable(caller auth.XnameFunc) auth.Table {
 		{Pattern: "PATCH " + bp, Access: auth.Write()},
 		{Pattern: "DELETE " + bp, Access: auth.Write()},
 		{Pattern: bp, Access: open},
-		{Pattern: "GET " + Base + "/bootscript", Access: auth.Read().OrNode(auth.QueryXname("name"), "query name")},
+		{Pattern: "GET " + Base + "/bootscript", Access: auth.Read().OrNode(nodeScriptName, "query name, without mac or nid")},
 		{Pattern: Base + "/bootscript", Access: open},
 		{Pattern: "GET " + Base + "/hosts", Access: auth.Read()},
 		{Pattern: "POST " + Base + "/hosts", Access: auth.Read()},
@@ -54,8 +54,21 @@ func authTable(caller auth.XnameFunc) auth.Table {
 		{Pattern: "/user-data", Access: open},
 		{Pattern: "POST /phone-home", Access: cloud},
 		{Pattern: "/phone-home", Access: open},
-		{Pattern: Base + "/", Access: open},
+		// The catch-all (bss's 404 for unknown paths) is admin-only, so a
+		// route added later without a row is never open by accident.
+		{Pattern: Base + "/", Access: auth.AdminOnly()},
 	}}
+}
+
+// nodeScriptName is the xname a node token's boot script request is for:
+// its name=, and only when it names no mac= or nid=, which the lookup falls
+// back to when no entry is stored under the name (another node's entry).
+func nodeScriptName(r *http.Request) (string, bool) {
+	q := r.URL.Query()
+	if q.Has("mac") || q.Has("nid") {
+		return "", false
+	}
+	return auth.QueryXname("name")(r)
 }
 
 // callerXname is the xname of the node a request comes from, as cloud-init

@@ -37,6 +37,11 @@ func TestNodeTokenBootsItselfOnly(t *testing.T) {
 		{path: "/boot/v1/bootscript?name=x3000c0s1b0n0", want: 401},
 		{path: "/boot/v1/bootscript?name=x3000c0s2b0n0", token: self, want: 403},
 		{path: "/boot/v1/bootscript?mac=a4:bf:01:00:00:01", token: self, want: 403},
+		// name= its own, mac=/nid= another's: the lookup falls through to
+		// them when no entry has its name (found by review).
+		{path: "/boot/v1/bootscript?name=x3000c0s1b0n0&mac=a4:bf:01:00:00:02", token: self, want: 403},
+		{path: "/boot/v1/bootscript?name=x3000c0s1b0n0&nid=2", token: self, want: 403},
+		{path: "/boot/v1/nosuchroute", token: self, want: 403},
 		{path: "/boot/v1/bootparameters", token: self, want: 403},
 		{path: "/user-data", token: other, want: 403},
 		{path: "/boot/v1/dumpstate", token: is.Token("vera", auth.Viewer), want: 403},
