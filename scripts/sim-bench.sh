@@ -2,9 +2,12 @@
 # Boot storm: hms up (as make run) and hms sim -nodes N on this host; waits
 # until N nodes are Ready in HSM and prints the time from the sim's start
 # and each stage's p50/p99 from the sim's per-node stage times.
-# Usage: scripts/sim-bench.sh [N]  (bin/hms built; ports of make run free)
+# and the peak and final resident memory of the suite (hms up) and the sim.
+# Usage: scripts/sim-bench.sh [N]  (bin/hms built; ports of make run free;
+# TIMEOUT seconds, default 300, bounds the wait)
 set -eu
 N=${1:-1000}
+TIMEOUT=${TIMEOUT:-300}
 BIN=${BIN:-bin}
 DATA=$(mktemp -d)
 trap 'kill $SIM $UP 2>/dev/null; wait 2>/dev/null; rm -rf "$DATA"' EXIT
@@ -17,14 +20,19 @@ start=$(date +%s.%N)
 "$BIN/hms" sim -nodes "$N" -log-level error >"$DATA/sim.out" 2>&1 &
 SIM=$!
 i=0
+FAIL=0
 while :; do
 	ready=$(curl -s 'http://127.0.0.1:27779/hsm/v2/State/Components?type=Node&state=Ready' | grep -o '"Ready"' | wc -l)
 	[ "$ready" -ge "$N" ] && break
-	i=$((i + 1)); [ $i -lt 3000 ] || { echo "only $ready of $N Ready after 300 s" >&2; exit 1; }
+	i=$((i + 1)); [ $i -lt $((TIMEOUT * 10)) ] || { echo "only $ready of $N Ready after $TIMEOUT s" >&2; FAIL=1; break; }
 	sleep 0.1
 done
 end=$(date +%s.%N)
-echo "nodes $N Ready in HSM $(awk "BEGIN{printf \"%.1f\", $end - $start}") s after hms sim started"
+echo "nodes $N Ready in HSM $(awk "BEGIN{printf \"%.1f\", $end - $start}") s after hms sim started; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for p in "up $UP" "sim $SIM"; do
+	set -- $p
+	echo "$1 memory: $(awk '/^VmHWM|^VmRSS/ {printf "%s %d MiB  ", $1, $2 / 1024}' /proc/$2/status)"
+done
 curl -s http://127.0.0.1:27790/sim/v1/devices | python3 -c '
 import json, sys
 from datetime import datetime
@@ -36,3 +44,10 @@ for name, a, b in [("power-on -> lease", "power_on", "leased"), ("lease -> boot 
     v = [t(d[b]) - t(d[a]) for d in ds if d.get(a) and d.get(b)]
     print(f"{name:42s} n={len(v)} p50={pct(v, .5):.2f}s p99={pct(v, .99):.2f}s")
 '
+# Nodes not Ready: the sim's view of each (phase, addresses).
+[ "$FAIL" = 0 ] || curl -s http://127.0.0.1:27790/sim/v1/devices | python3 -c '
+import json, sys
+for d in json.load(sys.stdin):
+    if d["phase"] != "heartbeat": print("not beating:", d["node"], d["phase"], d.get("bmc_addr", ""), d.get("node_addr", ""))
+'
+exit "$FAIL"
