@@ -228,10 +228,13 @@ func (s *Store) unqueueDiscovery(ctx context.Context, id string) error {
 // discoveryBacklog returns, in ID order, the endpoints a starting HSM must
 // walk: queued ones, those whose walk was cut short (DiscoveryStarted) and
 // those never walked (NotYetQueried: a kill between storing a new endpoint
-// and queueing its walk, found by integration's kill -9 workflow test).
+// and queueing its walk, found by integration's kill -9 workflow test) that
+// asked to be walked (RediscoverOnUpdate, as the POST that stored them
+// queues) and are enabled.
 func (s *Store) discoveryBacklog(ctx context.Context) ([]string, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT id FROM rf_discovery_queue
-		UNION SELECT id FROM rf_endpoints WHERE last_status IN (?, ?) ORDER BY id`,
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, '' FROM rf_discovery_queue
+		UNION SELECT id, '' FROM rf_endpoints WHERE last_status = ?
+		UNION SELECT id, body FROM rf_endpoints WHERE last_status = ? ORDER BY id`,
 		string(redfish.StatusDiscoveryStarted), string(redfish.StatusNotYetQueried))
 	if err != nil {
 		return nil, fmt.Errorf("read discovery backlog: %w", err)
@@ -239,11 +242,19 @@ func (s *Store) discoveryBacklog(ctx context.Context) ([]string, error) {
 	defer rows.Close()
 	var ids []string
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var id, body string
+		if err := rows.Scan(&id, &body); err != nil {
 			return nil, fmt.Errorf("read discovery backlog: %w", err)
 		}
-		ids = append(ids, id)
+		if body != "" {
+			var ep hsm.RedfishEndpoint
+			if json.Unmarshal([]byte(body), &ep) != nil || !ep.RediscoverOnUpdate || (ep.Enabled != nil && !*ep.Enabled) {
+				continue
+			}
+		}
+		if len(ids) == 0 || ids[len(ids)-1] != id {
+			ids = append(ids, id)
+		}
 	}
 	return ids, rows.Err()
 }

@@ -235,7 +235,8 @@ func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
 				const bmcX = "x3000c0s8b0"
 				e := newRFEnv(t, DiscoveryConfig{})
 				e.bmc(bmcX, 1, redfishsim.Faults{})
-				e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
+				e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword,
+					RediscoverOnUpdate: true})
 				if _, err := e.store.updateRFEndpoint(t.Context(), bmcX, func(r *rfRow) error {
 					r.ep.DiscoveryInfo.LastDiscoveryStatus = string(status)
 					return nil
@@ -252,6 +253,35 @@ func TestDiscoveryResumesInterruptedWalks(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestDiscoveryStartLeavesUnaskedEndpoints: an endpoint stored with
+// RediscoverOnUpdate false (or disabled) is NotYetQueried and not queued by
+// design; a starting HSM must not walk it (found by review of the change
+// that resumes endpoints left NotYetQueried by a kill).
+func TestDiscoveryStartLeavesUnaskedEndpoints(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		off := false
+		e := newRFEnv(t, DiscoveryConfig{})
+		eps := []hsm.RedfishEndpoint{
+			{ID: "x3000c0s8b0", User: "root", Password: rfPassword},
+			{ID: "x3000c0s9b0", User: "root", Password: rfPassword, RediscoverOnUpdate: true, Enabled: &off},
+		}
+		for _, ep := range eps {
+			e.bmc(ep.ID, 1, redfishsim.Faults{})
+			e.Must(201, "POST", "/Inventory/RedfishEndpoints", ep)
+			if err := e.store.unqueueDiscovery(t.Context(), ep.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.restartDiscovery()
+		synctest.Wait()
+		for _, ep := range eps {
+			if got := e.endpoint(ep.ID).DiscoveryInfo.LastDiscoveryStatus; got != string(redfish.StatusNotYetQueried) {
+				t.Errorf("%s after restart: %s, want NotYetQueried (not walked)", ep.ID, got)
+			}
+		}
+	})
 }
 
 // TestDiscoveryQueueSurvivesRestart: endpoints queued but not walked when
