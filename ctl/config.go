@@ -42,8 +42,9 @@ func services() []service {
 
 // connection holds the connection flags as parsed.
 type connection struct {
-	urls    map[string]*string // service -> -<service>-url
-	timeout *time.Duration
+	urls      map[string]*string // service -> -<service>-url
+	timeout   *time.Duration
+	tokenFile *string
 }
 
 func declareConnection(fs *flag.FlagSet) connection {
@@ -52,11 +53,12 @@ func declareConnection(fs *flag.FlagSet) connection {
 		c.urls[s.name] = fs.String(s.name+"-url", "", fmt.Sprintf("`URL` of %s (env HMS_%s_URL; default http://127.0.0.1:%d)", s.name, strings.ToUpper(s.name), s.port))
 	}
 	c.timeout = fs.Duration("request-timeout", 30*time.Second, "`DURATION` a single request to a daemon may take")
+	c.tokenFile = fs.String("token-file", "", "`FILE` holding the Bearer token sent to the daemons when they check tokens (default: $HMS_TOKEN)")
 	return c
 }
 
 func isConnectionFlag(name string) bool {
-	return name == "request-timeout" || strings.HasSuffix(name, "-url")
+	return name == "request-timeout" || name == "token-file" || strings.HasSuffix(name, "-url")
 }
 
 // endpoint is a daemon's URL and where it was found.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
 	powerclient "github.com/hmsuite/hms/power/client"
@@ -39,6 +40,13 @@ func newSession(o Options, c connection, format *string) (*session, error) {
 	base := o.HTTP
 	if base == nil {
 		base = &http.Client{Timeout: *c.timeout}
+	}
+	tok := token.Config{File: *c.tokenFile}
+	if !tok.Set() && o.Getenv != nil {
+		tok.Token = o.Getenv(token.Env)
+	}
+	if tc := tok.Client(base); tc != nil {
+		base = tc
 	}
 	for name, e := range urls {
 		rt := base.Transport
