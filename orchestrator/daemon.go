@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/ipxe"
 	pcsclient "github.com/hmsuite/hms/power/client"
@@ -35,7 +36,10 @@ type DaemonConfig struct {
 	MaxConns int
 	// Now is the operators' clock [time.Now].
 	Now func() time.Time
-	Log *slog.Logger
+	// Auth says how callers' tokens are checked, and the token sent to
+	// HSM, BSS and PCS (never to a manifest's host).
+	Auth auth.Config
+	Log  *slog.Logger
 }
 
 // Daemon is a bos with its database open and its port bound. Run it, or
@@ -70,17 +74,21 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Timeout: cfg.PeerTimeout}
+	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout})
 	h := client.New(cfg.HSMURL, hc, "bos")
 	svc, err := New(ctx, store, h, ipxe.NewClient(cfg.BSSURL, hc), pcsclient.New(cfg.PCSURL, hc, "bos"),
-		Config{Now: cfg.Now, Manifests: hc, S3Endpoint: cfg.S3Endpoint, Log: cfg.Log})
+		Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3Endpoint: cfg.S3Endpoint, Log: cfg.Log})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	reg := httpserver.NewRegistry()
-	api := NewAPI(svc, cfg.Log)
-	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api.Handler(), GatewayPrefixes()...), cfg.Log, reg)
+	api, err := cfg.Auth.Wrap(NewAPI(svc, cfg.Log).Handler(), AuthTable(), cfg.Log, reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api, GatewayPrefixes()...), cfg.Log, reg)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

@@ -235,6 +235,7 @@ func bosComponent(s *suite) component {
 			cfg.BSSURL = l.peer("bss-url", cfg.BSSURL, "bss")
 			cfg.PCSURL = l.peer("pcs-url", cfg.PCSURL, "pcs")
 			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Auth = s.auth
 			return orchestrator.StartDaemon(ctx, cfg)
 		}}
 }
@@ -272,7 +273,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable(), statemgr.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable(), discovery.AuthTable()}
+	return []auth.Table{layout.AuthTable(), statemgr.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable(), orchestrator.AuthTable(), discovery.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.
