@@ -36,6 +36,7 @@ func (a *API) Routes(mux *httpserver.Mux) {
 
 func (a *API) listEthernet(w http.ResponseWriter, r *http.Request) {
 	f, err := parseFilter(r.URL.Query())
+	core.LogIgnored(r, a.log, f.ignored)
 	var out []hsm.EthernetInterface
 	if err == nil {
 		out, err = a.store.list(r.Context(), f)

@@ -33,6 +33,7 @@ func NewStore(db *sqldb.DB, now func() time.Time) *Store {
 type filter struct {
 	MACAddress, IPAddress, Network, ComponentID, Type []string
 	OlderThan, NewerThan                              time.Time
+	ignored                                           []string // unknown parameters, ignored as shipped HSM does
 }
 
 // ethernetID is HMS's interface ID: the MAC in lower case without separators.
@@ -360,7 +361,7 @@ func parseFilter(q url.Values) (filter, error) {
 		case "newerthan":
 			f.NewerThan, err = core.ParseTime("NewerThan", vs[0])
 		default:
-			err = problem.Invalidf("query parameter %q: unknown filter", k)
+			f.ignored = append(f.ignored, k)
 		}
 		if err != nil {
 			return f, err

@@ -76,19 +76,21 @@ func (s *Store) rawQuery(ctx context.Context, table, order string, conds [][2]an
 // queryLists maps the allowed query parameters (any case) to columns and
 // returns the conditions, one per column with the values of every spelling
 // of its parameter; norm normalises the values of a parameter and rejects
-// those it does not know.
-func queryLists(q url.Values, cols map[string]string, norm map[string]func(string) (string, bool)) ([][2]any, error) {
+// those it does not know. Other parameters are ignored, as shipped HSM
+// ignores them, and returned so the caller logs them (core.LogIgnored).
+func queryLists(q url.Values, cols map[string]string, norm map[string]func(string) (string, bool)) (conds [][2]any, ignored []string, err error) {
 	byCol := map[string][]string{}
 	for k, vs := range q {
 		col, ok := cols[strings.ToLower(k)]
 		if !ok {
-			return nil, problem.Invalidf("query parameter %q: unknown filter", k)
+			ignored = append(ignored, k)
+			continue
 		}
 		for _, v := range vs {
 			if n := norm[strings.ToLower(k)]; n != nil {
 				nv, ok := n(v)
 				if !ok {
-					return nil, problem.Invalidf("query parameter %s: invalid value %q", k, v)
+					return nil, nil, problem.Invalidf("query parameter %s: invalid value %q", k, v)
 				}
 				v = nv
 			}
@@ -99,12 +101,14 @@ func queryLists(q url.Values, cols map[string]string, norm map[string]func(strin
 	for _, col := range slices.Sorted(maps.Keys(byCol)) {
 		out = append(out, [2]any{col, byCol[col]})
 	}
-	return out, nil
+	slices.Sort(ignored)
+	return out, ignored, nil
 }
 
 func (a *API) listCompEndpoints(w http.ResponseWriter, r *http.Request) {
-	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "redfish_ep": "redfish_ep", "type": "type", "redfish_type": "redfish_type"},
+	conds, ignored, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "redfish_ep": "redfish_ep", "type": "type", "redfish_type": "redfish_type"},
 		map[string]func(string) (string, bool){"id": core.NormID, "redfish_ep": core.NormID, "type": core.NormType})
+	core.LogIgnored(r, a.log, ignored)
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_component_endpoints", "id", conds)
@@ -176,8 +180,9 @@ func (a *API) deletedOrNotFound(w http.ResponseWriter, r *http.Request, n int64,
 }
 
 func (a *API) listServiceEndpoints(w http.ResponseWriter, r *http.Request) {
-	conds, err := queryLists(r.URL.Query(), map[string]string{"redfish_ep": "redfish_ep", "service": "redfish_type"},
+	conds, ignored, err := queryLists(r.URL.Query(), map[string]string{"redfish_ep": "redfish_ep", "service": "redfish_type"},
 		map[string]func(string) (string, bool){"redfish_ep": core.NormID})
+	core.LogIgnored(r, a.log, ignored)
 	if svc := r.PathValue("service"); svc != "" {
 		conds = append(conds, [2]any{"redfish_type", []string{svc}})
 	}
@@ -212,9 +217,10 @@ func (a *API) deleteServiceEndpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) listHardware(w http.ResponseWriter, r *http.Request) {
-	conds, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "type": "type", "fruid": "fru_id",
+	conds, ignored, err := queryLists(r.URL.Query(), map[string]string{"id": "id", "type": "type", "fruid": "fru_id",
 		"manufacturer": "manufacturer", "partnumber": "part_number", "serialnumber": "serial_number"},
 		map[string]func(string) (string, bool){"id": core.NormID, "type": core.NormType})
+	core.LogIgnored(r, a.log, ignored)
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_hw_locations", "id", conds)
@@ -254,9 +260,10 @@ func (a *API) deleteHardware(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) listFRUs(w http.ResponseWriter, r *http.Request) {
-	conds, err := queryLists(r.URL.Query(), map[string]string{"fruid": "fru_id", "type": "type",
+	conds, ignored, err := queryLists(r.URL.Query(), map[string]string{"fruid": "fru_id", "type": "type",
 		"manufacturer": "manufacturer", "partnumber": "part_number", "serialnumber": "serial_number"},
 		map[string]func(string) (string, bool){"type": core.NormType})
+	core.LogIgnored(r, a.log, ignored)
 	var out []json.RawMessage
 	if err == nil {
 		out, err = a.store.rawQuery(r.Context(), "rf_hw_frus", "fru_id", conds)

@@ -50,7 +50,9 @@ func (a *API) hwHistory(k histKind) http.HandlerFunc {
 		}
 		var conds [][2]any
 		if err == nil {
-			conds, err = queryLists(q, cols, norm)
+			var ignored []string
+			conds, ignored, err = queryLists(q, cols, norm)
+			core.LogIgnored(r, a.log, ignored)
 		}
 		if err != nil {
 			problem.Write(w, r, a.log, err)

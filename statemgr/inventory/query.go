@@ -69,6 +69,7 @@ const (
 // nothing is 200 with no arrays.
 func (a *API) queryHardware(w http.ResponseWriter, r *http.Request) {
 	q, format, err := parseHWQuery(r)
+	core.LogIgnored(r, a.log, q.ignored)
 	var locs []hwLoc
 	if err == nil {
 		locs, err = a.store.hwQueryLocs(r.Context(), q)
@@ -122,7 +123,7 @@ func parseHWQuery(r *http.Request) (hwQuery, string, error) {
 			// send xname= too (the path already names it), so it is
 			// ignored rather than refused like other unknown names.
 		default:
-			err = problem.Invalidf("query parameter %q: unknown filter", k)
+			q.ignored = append(q.ignored, k)
 		}
 		if err != nil {
 			return q, "", err

@@ -117,6 +117,7 @@ func validHostPort(s string, ipOnly bool) bool {
 // redfishEndpointFilter selects endpoints; each list is OR'd, lists are AND'd.
 type redfishEndpointFilter struct {
 	ID, FQDN, Type, UUID, MACAddr, IPAddress, LastStatus []string
+	ignored                                              []string // unknown parameters, ignored as shipped HSM does
 }
 
 // parseRedfishEndpointFilter parses the GET /Inventory/RedfishEndpoints query.
@@ -152,7 +153,7 @@ func parseRedfishEndpointFilter(q url.Values) (redfishEndpointFilter, error) {
 		case "laststatus":
 			f.LastStatus = append(f.LastStatus, vs...)
 		default:
-			return f, problem.Invalidf("query parameter %q: unknown filter", k)
+			f.ignored = append(f.ignored, k)
 		}
 	}
 	return f, nil

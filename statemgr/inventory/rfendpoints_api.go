@@ -57,6 +57,7 @@ func (a *API) public(row rfRow) hsm.RedfishEndpoint {
 
 func (a *API) listRFEndpoints(w http.ResponseWriter, r *http.Request) {
 	f, err := parseRedfishEndpointFilter(r.URL.Query())
+	core.LogIgnored(r, a.log, f.ignored)
 	var rows []rfRow
 	if err == nil {
 		rows, err = a.store.rfEndpointRows(r.Context(), f)

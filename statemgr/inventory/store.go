@@ -287,7 +287,8 @@ type hwLoc struct {
 
 // hwQuery selects locations for GET /Inventory/Hardware/Query/{xname}.
 type hwQuery struct {
-	target            string // normalised xname, partition, or s0/all/all_comp
+	ignored           []string // unknown parameters, ignored as shipped HSM does
+	target            string   // normalised xname, partition, or s0/all/all_comp
 	children, parents bool
 	partitions        []string // when set, the result is restricted to these partitions
 	types             core.Match
