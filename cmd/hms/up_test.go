@@ -176,7 +176,7 @@ func TestUpBadInput(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			args := tt.args
 			if len(args) > 0 && args[0] == "up" {
-				args = append([]string{"up", "-data-dir", dir, "-sls-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0",
+				args = append([]string{"up", "-data-dir", dir, "-sls-listen", "127.0.0.1:0", "-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0",
 					"-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0", "-bos-listen", "127.0.0.1:0", "-reds-listen", "127.0.0.1:0"}, args[1:]...)
 			}
 			err := run(t.Context(), args, func(k string) string { return tt.env[k] }, io.Discard)
