@@ -28,6 +28,9 @@ type testIssuer struct {
 	srv     *httptest.Server
 	fetches atomic.Int32
 	now     time.Time
+	// hold, when set, makes the JWKS handler signal entered and wait for
+	// hold to close (or the request to end).
+	hold, entered chan struct{}
 }
 
 func newTestIssuer(t *testing.T) *testIssuer {
@@ -39,6 +42,16 @@ func newTestIssuer(t *testing.T) *testIssuer {
 	is.addKey("ed", jose.EdDSA)
 	is.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		is.fetches.Add(1)
+		is.mu.Lock()
+		hold, entered := is.hold, is.entered
+		is.mu.Unlock()
+		if hold != nil {
+			entered <- struct{}{}
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+			}
+		}
 		_ = json.NewEncoder(w).Encode(is.jwks())
 	}))
 	t.Cleanup(is.srv.Close)

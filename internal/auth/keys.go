@@ -40,10 +40,13 @@ type keySet struct {
 }
 
 // key returns the key a token signed with alg and naming kid verifies
-// against, refetching the JWKS when kid is unknown or the keys are old.
+// against, refetching the JWKS when kid is unknown or the keys are old. The
+// fetch (up to 10 s) runs without the lock: only the request that started
+// it waits for it, every other request is checked against the keys already
+// held, so a token with a made-up kid cannot stall everyone's requests.
 func (s *keySet) key(ctx context.Context, kid, alg string) (any, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	fetch := false
 	if s.url != "" {
 		now := s.now()
 		stale := s.fetched.IsZero() || now.Sub(s.fetched) > maxAge
@@ -52,16 +55,24 @@ func (s *keySet) key(ctx context.Context, kid, alg string) (any, error) {
 			wait = time.Second // the issuer may come up after the daemon
 		}
 		if (stale || find(s.keys, kid, alg) == nil) && now.Sub(s.tried) >= wait {
-			s.tried = now
-			keys, err := fetchJWKS(ctx, s.hc, s.url)
-			if err != nil && s.fetched.IsZero() {
-				return nil, err
-			}
-			if err == nil {
-				s.keys, s.fetched = keys, now
-			}
+			s.tried, fetch = now, true
 		}
 	}
+	s.mu.Unlock()
+	if fetch {
+		keys, err := fetchJWKS(ctx, s.hc, s.url)
+		s.mu.Lock()
+		if err == nil {
+			s.keys, s.fetched = keys, s.now()
+		}
+		none := s.fetched.IsZero()
+		s.mu.Unlock()
+		if err != nil && none {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	k := find(s.keys, kid, alg)
 	if k == nil {
 		return nil, fmt.Errorf("no key for kid %q and alg %s", kid, alg)

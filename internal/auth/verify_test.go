@@ -10,6 +10,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,6 +161,43 @@ func TestJWKSRefresh(t *testing.T) {
 	}
 	if n := is.fetches.Load(); n != 3 {
 		t.Fatalf("fetches = %d, want 3", n)
+	}
+}
+
+// TestJWKSFetchBlocksNobodyElse: while a fetch for an unknown kid hangs at
+// the issuer, a token whose key is already held is checked at once; it used
+// to wait behind the fetch's lock (up to its 10 s timeout), so made-up kids
+// could stall every request (found by review).
+func TestJWKSFetchBlocksNobodyElse(t *testing.T) {
+	is := newTestIssuer(t)
+	v := is.verifier(is.config())
+	if _, err := v.Verify(t.Context(), is.sign("rsa", nil)); err != nil {
+		t.Fatal(err)
+	}
+	is.addKey("rsa2", jose.RS256)
+	is.now = is.now.Add(minRefresh)
+	hold := make(chan struct{})
+	is.mu.Lock()
+	is.hold, is.entered = hold, make(chan struct{}, 1)
+	entered := is.entered
+	is.mu.Unlock()
+	var fetcherDone atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(t.Context(), is.sign("rsa2", nil))
+		fetcherDone.Store(true)
+		done <- err
+	}()
+	<-entered // the fetch has reached the issuer and hangs there
+	if _, err := v.Verify(t.Context(), is.sign("ec", nil)); err != nil {
+		t.Fatalf("held key refused during a fetch: %v", err)
+	}
+	if fetcherDone.Load() {
+		t.Fatal("a token with a held key was checked only after the hanging fetch ended")
+	}
+	close(hold)
+	if err := <-done; err != nil {
+		t.Fatalf("the fetched key refused: %v", err)
 	}
 }
 
