@@ -54,6 +54,7 @@ type Server struct {
 
 	mu      sync.Mutex // orders Handle and the queueing of its change
 	pending []pendingChange
+	stopped bool // the writer has stored its last batch; s.mu
 	wake    chan struct{} // a change is queued
 	stored  chan struct{} // a batch is committed (the relays look)
 
@@ -149,6 +150,15 @@ func (s *Server) queue(c *Change, reply *datagram, done chan error) {
 	if s.cfg.HSM == nil {
 		c.NewMAC = false
 	}
+	if s.stopped {
+		// Shutting down: the change is not stored and its reply not sent
+		// (the client asks again); a waiter must not wait for a writer
+		// that is gone.
+		if done != nil {
+			done <- errStopped
+		}
+		return
+	}
 	s.pending = append(s.pending, pendingChange{c: c, reply: reply, done: done})
 	s.wakeWriter()
 }
@@ -167,10 +177,7 @@ func (s *Server) writer(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			if pub := s.published.Load(); pub > dropped {
-				// So a restart does not publish them again.
-				s.store.Apply(context.WithoutCancel(ctx), nil, pub)
-			}
+			s.final(ctx, dropped)
 			return nil
 		case <-s.wake:
 		}
@@ -214,6 +221,39 @@ func (s *Server) writer(ctx context.Context) error {
 		s.send(&replies)
 		if len(rows) > 0 || len(batch) > 0 {
 			s.handOver(rows)
+		}
+	}
+}
+
+// errStopped is what a change queued after the writer stopped gets.
+var errStopped = errors.New("dhcp server stopped")
+
+// final is the writer's last step at shutdown: it stores what was queued
+// (decided, its reply not sent: kept, as a commit that has begun is), drops
+// the published outbox rows (so a restart does not publish them again), and
+// answers every waiter, here and from now on (queue), so that nothing, Expire
+// in particular, waits for a writer that is gone.
+func (s *Server) final(ctx context.Context, dropped int64) {
+	s.mu.Lock()
+	s.stopped = true
+	batch := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	pub := s.published.Load()
+	if pub <= dropped {
+		pub = 0
+	}
+	var err error
+	if len(batch) > 0 || pub > 0 {
+		cs := make([]*Change, len(batch))
+		for i, p := range batch {
+			cs[i] = p.c
+		}
+		_, err = s.store.Apply(context.WithoutCancel(ctx), cs, pub)
+	}
+	for _, p := range batch {
+		if p.done != nil {
+			p.done <- errors.Join(err, errStopped)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package dhcp
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"testing"
@@ -255,6 +256,26 @@ func TestExpiryPublishesExpire(t *testing.T) {
 	}
 	if len(h.srv.Handler().Leases()) != 0 {
 		t.Errorf("leases left: %+v", h.srv.Handler().Leases())
+	}
+}
+
+// TestExpireAfterStopDoesNotHang: an expiry queued once the writer has
+// stopped (the expirer's tick racing shutdown) gets an error at once; it
+// used to wait forever for the writer, and Run with it (found by review).
+func TestExpireAfterStopDoesNotHang(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.dora("02:22:00:00:00:03")
+	h.stop()
+	h.clk.Add(DefaultUnknownLease)
+	done := make(chan error, 1)
+	go func() { done <- h.srv.Expire() }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errStopped) {
+			t.Fatalf("Expire after stop: %v, want errStopped", err)
+		}
+	case <-time.After(10 * time.Second): // bounds a hang; asserts no timing
+		t.Fatal("Expire after stop still waiting for the stopped writer")
 	}
 }
 
