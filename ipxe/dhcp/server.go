@@ -54,7 +54,7 @@ type Server struct {
 
 	mu      sync.Mutex // orders Handle and the queueing of its change
 	pending []pendingChange
-	stopped bool // the writer has stored its last batch; s.mu
+	stopped bool          // the writer has stored its last batch; s.mu
 	wake    chan struct{} // a change is queued
 	stored  chan struct{} // a batch is committed (the relays look)
 
