@@ -94,11 +94,24 @@ func (s *Store) PutSession(ctx context.Context, sess Session, created int64) err
 }
 
 // CreateSession stores a new session; a session of that name is ErrConflict.
+// It is one INSERT, so two creations of one name cannot both succeed (a
+// check before an upsert let the second replace the first, even running).
 func (s *Store) CreateSession(ctx context.Context, sess Session, created int64) error {
-	if _, err := s.Session(ctx, sess.Name); err == nil {
+	doc, err := json.Marshal(sess)
+	if err != nil {
+		return fmt.Errorf("encode session %s: %w", sess.Name, err)
+	}
+	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (name, created_at, doc) VALUES (?, ?, ?)`, sess.Name, created, string(doc))
+		return err
+	})
+	if sqldb.IsUniqueViolation(err) {
 		return problem.Conflictf("A session with the name %s already exists", sess.Name)
 	}
-	return s.PutSession(ctx, sess, created)
+	if err != nil {
+		return fmt.Errorf("store session %s: %w", sess.Name, err)
+	}
+	return nil
 }
 
 // Session returns one session (ErrNotFound).
