@@ -45,7 +45,7 @@ type Flags struct {
 // -help-auth, and the peer token's -token and -token-file.
 func RegisterFlags(f *cli.FlagSet) *Flags {
 	return &Flags{f: f,
-		jwksURL:  f.String("jwks-url", "", "URL of the JWKS whose keys sign callers' Bearer tokens (Keycloak: .../realms/R/protocol/openid-connect/certs); with it or -jwt-key-file every route but health and liveness needs a token"),
+		jwksURL:  f.String("jwks-url", "", "URL of the JWKS whose keys sign callers' Bearer tokens (Keycloak: .../realms/R/protocol/openid-connect/certs); with it or -jwt-key-file every route needs a token except those -help-auth lists as open (health, liveness, readiness, openapi, metrics, and a few daemon-specific ones)"),
 		keyFile:  f.String("jwt-key-file", "", "PEM public key(s) or JWKS file that sign callers' tokens, instead of -jwks-url"),
 		issuer:   f.String("jwt-issuer", "", "the iss tokens must carry (empty: not checked)"),
 		audience: f.String("jwt-audience", "", "a value the aud of tokens must include (empty: not checked)"),
