@@ -142,7 +142,7 @@ func (s *Service) setup(ctx context.Context, sess Session) error {
 	}
 	sess.Status.Status, sess.Components = SessionRunning, strings.Join(ids, ",")
 	s.log.Info("session_running", "session", sess.Name, "operation", sess.Operation, "components", len(ids))
-	return s.store.PutSession(ctx, sess, parseStamp(sess.Status.StartTime).UnixNano())
+	return s.store.UpdateSession(ctx, sess)
 }
 
 // applySession hands one component to a session, as BOS's session setup.
@@ -221,7 +221,7 @@ func (s *Service) finishSession(ctx context.Context, sess Session, errText strin
 	if errText != "" {
 		sess.Status.Error = &errText
 	}
-	if err := s.store.PutSession(ctx, sess, parseStamp(sess.Status.StartTime).UnixNano()); err != nil {
+	if err := s.store.UpdateSession(ctx, sess); err != nil {
 		s.log.Warn("session_complete_not_stored", "session", sess.Name, "err", err)
 		return
 	}

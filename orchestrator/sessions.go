@@ -145,7 +145,7 @@ func (s *Service) PatchSession(ctx context.Context, name string, body []byte) (S
 		return Session{}, err
 	}
 	next.Name = name
-	if err := s.store.PutSession(ctx, next, parseStamp(next.Status.StartTime).UnixNano()); err != nil {
+	if err := s.store.UpdateSession(ctx, next); err != nil {
 		return Session{}, err
 	}
 	return next, nil

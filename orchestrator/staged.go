@@ -79,7 +79,7 @@ func (s *Service) reopen(ctx context.Context, name string) {
 		return
 	}
 	sess.Status.Status, sess.Status.EndTime = SessionRunning, nil
-	if err := s.store.PutSession(ctx, sess, parseStamp(sess.Status.StartTime).UnixNano()); err != nil {
+	if err := s.store.UpdateSession(ctx, sess); err != nil {
 		s.log.Warn("staged_session_not_reopened", "session", name, "err", err)
 	}
 }

@@ -77,20 +77,27 @@ func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
 	return s.deleteRow(ctx, `DELETE FROM templates WHERE name = ?`, name, "Session Template")
 }
 
-// PutSession creates or replaces a session; created orders the listing.
-func (s *Store) PutSession(ctx context.Context, sess Session, created int64) error {
+// UpdateSession replaces a stored session's document; a session deleted
+// meanwhile stays deleted (ErrNotFound) instead of being written back by an
+// operator pass that read it before the DELETE.
+func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
 	doc, err := json.Marshal(sess)
 	if err != nil {
 		return fmt.Errorf("encode session %s: %w", sess.Name, err)
 	}
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (name, created_at, doc) VALUES (?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET doc = excluded.doc`, sess.Name, created, string(doc))
+	var n int64
+	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET doc = ? WHERE name = ?`, string(doc), sess.Name)
 		if err != nil {
 			return fmt.Errorf("store session %s: %w", sess.Name, err)
 		}
-		return nil
+		n, err = res.RowsAffected()
+		return err
 	})
+	if err == nil && n == 0 {
+		return problem.NotFoundf("Session %s could not be found", sess.Name)
+	}
+	return err
 }
 
 // CreateSession stores a new session; a session of that name is ErrConflict.

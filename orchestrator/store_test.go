@@ -50,3 +50,27 @@ func TestCreateSessionOnce(t *testing.T) {
 		t.Errorf("stored template %q, want the winner's %q", got.TemplateName, want)
 	}
 }
+
+// TestUpdateSessionKeepsDeletedDeleted: an operator pass that read a session
+// before it was deleted cannot write it back (it used to upsert).
+func TestUpdateSessionKeepsDeletedDeleted(t *testing.T) {
+	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sess := Session{Name: "s1", TemplateName: "t"}
+	if err := st.CreateSession(t.Context(), sess, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteSession(t.Context(), "s1"); err != nil {
+		t.Fatal(err)
+	}
+	sess.Status.Status = SessionComplete
+	if err := st.UpdateSession(t.Context(), sess); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("update of a deleted session: %v, want ErrNotFound", err)
+	}
+	if _, err := st.Session(t.Context(), "s1"); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("deleted session is back: %v", err)
+	}
+}
