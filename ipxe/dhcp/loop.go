@@ -110,7 +110,7 @@ func (s *Server) reply(peer *net.UDPAddr, req, reply *dhcpv4.DHCPv4) *datagram {
 	if s.cfg.ReplyToPeer && peer != nil {
 		dst = peer
 	}
-	return &datagram{b: reply.ToBytes(), dst: dst, t: reply.MessageType()}
+	return &datagram{b: encode(req, reply), dst: dst, t: reply.MessageType()}
 }
 
 // outbound is the replies one sendmmsg takes.

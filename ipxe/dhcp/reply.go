@@ -111,6 +111,37 @@ func (h *Handler) boot(req *dhcpv4.DHCPv4, r *dhcpv4.DHCPv4) bool {
 	return true
 }
 
+// minMessage is the DHCP message every client accepts (RFC 2131 2: a 576
+// byte IP datagram less the 28 bytes of IP and UDP headers).
+const minMessage = 576 - 28
+
+// encode serialises reply to fit the client's Maximum DHCP Message Size
+// (option 57, RFC 2132 9.10, which counts the IP and UDP headers as ISC
+// dhcpd and Kea read it; 576 when absent or smaller). Over the limit, it
+// first sheds what the fixed fields already carry: option 67 when the
+// BOOTP file field holds the same name, option 66 when siaddr names the
+// TFTP server. A reply still too large (long relay agent information
+// echoed back) goes out as it is: truncating options would break the boot,
+// and clients behind such relays take Ethernet-sized replies in practice.
+// Option overload (52) is not used.
+func encode(req, reply *dhcpv4.DHCPv4) []byte {
+	limit := minMessage
+	if m, err := req.MaxMessageSize(); err == nil && int(m)-28 > limit {
+		limit = int(m) - 28
+	}
+	b := reply.ToBytes()
+	if len(b) <= limit {
+		return b
+	}
+	if f := reply.BootFileName; f != "" && reply.BootFileNameOption() == f {
+		reply.Options.Del(dhcpv4.OptionBootfileName)
+	}
+	if !reply.ServerIPAddr.IsUnspecified() && reply.TFTPServerName() == reply.ServerIPAddr.String() {
+		reply.Options.Del(dhcpv4.OptionTFTPServerName)
+	}
+	return reply.ToBytes()
+}
+
 // setFile sets the boot file in the BOOTP file field and in option 67 (the
 // field holds 127 bytes; the option any length).
 func setFile(r *dhcpv4.DHCPv4, f string) {
