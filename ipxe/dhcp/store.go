@@ -142,11 +142,13 @@ func netEffect(changes []*Change) (puts []*Lease, dels []string, macs [][2]strin
 		if c.Put != nil {
 			set(c.Put.IP, c.Put)
 		}
-		if c.NewMAC && c.Event != nil {
-			if _, seen := macIP[c.Event.MACAddress]; !seen {
-				macOrder = append(macOrder, c.Event.MACAddress)
+		// The MAC for HSM comes from the lease, not the event: without a
+		// Publisher there is no event, and HSM must still learn the MAC.
+		if c.NewMAC && c.Put != nil {
+			if _, seen := macIP[c.Put.MAC]; !seen {
+				macOrder = append(macOrder, c.Put.MAC)
 			}
-			macIP[c.Event.MACAddress] = c.Event.IPAddress
+			macIP[c.Put.MAC] = c.Put.IP.String()
 		}
 	}
 	for _, a := range order {

@@ -238,6 +238,27 @@ func TestApplyBatchNetEffect(t *testing.T) {
 	}
 }
 
+// TestNewMACWithoutEvent: a server without a bus stores no events, and an
+// unknown MAC it leases must still be queued for HSM.
+func TestNewMACWithoutEvent(t *testing.T) {
+	_, s := openTestStore(t, filepath.Join(t.TempDir(), "bss.db"))
+	l := testLease("10.1.0.20", "02:00:00:00:00:20")
+	rows, err := s.Apply(t.Context(), []*Change{{Put: l, NewMAC: true}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 {
+		t.Errorf("outbox rows %v, want none without events", rows)
+	}
+	pend, err := s.pendingHSM(t.Context(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{l.MAC: l.IP.String()}, pend); diff != "" {
+		t.Errorf("MACs pending for HSM (-want +got):\n%s", diff)
+	}
+}
+
 // TestPartlyPublishedBatchIsKept: an outbox row leaves only once all of
 // its events are published; a restart in between publishes the row again
 // (at least once, never lost).

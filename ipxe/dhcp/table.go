@@ -36,7 +36,7 @@ type Change struct {
 	Put    *Lease     // copy of the lease written
 	Delete netip.Addr // address whose lease is removed (invalid: none)
 	Event  *lease.Event
-	NewMAC bool // Event's MAC is unknown and new: write it to HSM
+	NewMAC bool // Put's MAC is unknown and new: write it to HSM
 }
 
 // table is the lease table in memory; SQLite holds its durable copy (Bound
