@@ -73,6 +73,10 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc(Base+"/dhcp/leases", a.notAllowed("GET"))
 	mux.HandleFunc("POST "+Base+"/scn", a.scn)
 	mux.HandleFunc(Base+"/scn", a.notAllowed("POST"))
+	mux.HandleFunc("GET "+Base+"/node-token", a.nodeTokenRoute)
+	mux.HandleFunc(Base+"/node-token", a.notAllowed("GET"))
+	mux.HandleFunc("GET "+Base+"/node-jwks", a.nodeJWKS)
+	mux.HandleFunc(Base+"/node-jwks", a.notAllowed("GET"))
 	mux.HandleFunc("GET "+Base+"/service/", a.service)
 	mux.HandleFunc(Base+"/service/", a.notAllowed("GET"))
 	mux.HandleFunc("GET /meta-data", a.metaData)
@@ -207,6 +211,7 @@ func (a *API) bootscript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Retry, _ = strconv.Atoi(q.Get("retry"))
+	req.Caller, _ = callerIP(r, a.svc.trusted)
 	script, err := a.svc.Bootscript(&req)
 	if err != nil {
 		a.fail(w, r, err)

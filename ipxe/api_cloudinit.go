@@ -8,7 +8,8 @@ import (
 
 // metaData answers GET /meta-data for the calling node.
 func (a *API) metaData(w http.ResponseWriter, r *http.Request) {
-	v, err := a.svc.MetaData(a.svc.caller(r.Context(), r), r.URL.Query().Get("key"))
+	n, ip := a.svc.callerNode(r.Context(), r)
+	v, err := a.svc.MetaData(n, ip, r.URL.Query().Get("key"))
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -65,16 +65,22 @@ func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
 // HSM once before the caller is treated as unknown (a node's address may be
 // newer than the cache: DHCP just gave it).
 func (s *Service) caller(ctx context.Context, r *http.Request) *Node {
+	n, _ := s.callerNode(ctx, r)
+	return n
+}
+
+// callerNode is caller, also returning the caller's address.
+func (s *Service) callerNode(ctx context.Context, r *http.Request) (*Node, netip.Addr) {
 	ip, ok := callerIP(r, s.trusted)
 	if !ok {
-		return nil
+		return nil, netip.Addr{}
 	}
 	if n, ok := s.cache.ByIP(ip); ok {
-		return n
+		return n, ip
 	}
 	s.lookupIP(ctx, ip)
 	n, _ := s.cache.ByIP(ip)
-	return n
+	return n, ip
 }
 
 // metaData is the merged meta-data of node n (nil: an unknown caller): its
@@ -124,17 +130,23 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// MetaData answers GET /meta-data for node n (nil: unknown); key, if not
-// empty, selects a value by its dotted path (Global.x.y from Global alone).
-func (s *Service) MetaData(n *Node, key string) (any, error) {
-	if key == "" {
-		return s.metaData(n), nil
-	}
+// MetaData answers GET /meta-data for node n (nil: unknown) asking from
+// caller; key, if not empty, selects a value by its dotted path (Global.x.y
+// from Global alone). With node tokens on, a node's own token is under
+// MetaDataKey.
+func (s *Service) MetaData(n *Node, caller netip.Addr, key string) (any, error) {
 	var root any
 	if key == TagGlobal || strings.HasPrefix(key, TagGlobal+".") {
 		root = map[string]any{TagGlobal: s.globalMetaData()}
 	} else {
-		root = s.metaData(n)
+		md := s.metaData(n)
+		if tok := s.nodeToken(n, caller); tok != "" {
+			md[MetaDataKey] = tok
+		}
+		if key == "" {
+			return md, nil
+		}
+		root = md
 	}
 	for _, part := range strings.Split(key, ".") {
 		m, ok := root.(map[string]any)

@@ -57,7 +57,11 @@ type DaemonConfig struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names a
 	// cloud-init caller (Config.TrustedProxies); nil: none.
 	TrustedProxies []netip.Prefix
-	Log            *slog.Logger
+	// NodeTokenKey is the PEM private key node tokens are signed with
+	// (empty: no node tokens); NodeTokenTTL how long they are valid.
+	NodeTokenKey string
+	NodeTokenTTL time.Duration
+	Log          *slog.Logger
 }
 
 // Version is the default /service/version answer: the hms-bss release whose
@@ -102,6 +106,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	reg := httpserver.NewRegistry()
 	sc := Config{Script: ScriptConfig{AdvertiseURL: cfg.AdvertiseURL, RetryDelay: cfg.RetryDelay,
 		RetrievalDelay: cfg.RetrievalDelay}, Log: cfg.Log, Registerer: reg, TrustedProxies: cfg.TrustedProxies}
+	if cfg.NodeTokenKey != "" {
+		signer, err := auth.LoadSigner(cfg.NodeTokenKey, nil)
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		sc.NodeTokens = &NodeTokens{Signer: signer, TTL: cfg.NodeTokenTTL}
+	}
 	if sc.Script.AdvertiseURL == "" {
 		sc.Script.AdvertiseURL = defaultAdvertise(cfg.DHCP, ln.Addr())
 	}
@@ -123,7 +135,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, bc.leases(), cfg.Log, cfg.Version)
-	guarded, err := cfg.Auth.Wrap(api.Handler(), authTable(svc.callerXname), cfg.Log, reg)
+	guarded, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
 	if err != nil {
 		bc.Close()
 		store.Close()

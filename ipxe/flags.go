@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/ipxe/dhcp"
@@ -26,6 +27,8 @@ type DaemonFlags struct {
 	dhcp                                 dhcpFlags
 	tftpListen, tftpRoot                 *string
 	tftpPerClient                        *int
+	nodeKey                              *string
+	nodeTTL                              *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka): where the DHCP server's
 	// lease events go. Level is -log-level.
 	Brokers *[]string
@@ -64,6 +67,8 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 			proxy:     f.Bool("dhcp-proxy", false, "ProxyDHCP: another server owns the addresses; only add boot options"),
 			file:      f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
 		},
+		nodeKey:       f.String("node-token-key", "", "PEM private key `FILE` (Ed25519, ECDSA P-256 or RSA) node tokens are signed with: a node asking from its own address gets one on its kernel command line ("+CmdlineParam+"=) and in its meta-data ("+MetaDataKey+"); the daemons verify them with -node-jwt-keys (this key's JWKS is served on /boot/v1/node-jwks). Empty: no node tokens"),
+		nodeTTL:       f.Duration("node-token-ttl", DefaultNodeTokenTTL, "how long a node token is valid (`DURATION`)"),
 		tftpListen:    f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
 		tftpRoot:      f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
 		tftpPerClient: f.Int("tftp-per-client", tftp.DefaultPerClient, "concurrent TFTP transfers allowed per client address (`N`)"),
@@ -83,7 +88,15 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	cfg := DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsmURL, AdvertiseURL: *fl.advertise,
 		ScnInURL: *fl.inURL, Resync: *fl.resync, RetryDelay: *fl.retry, RetrievalDelay: *fl.retrieval,
-		MaxConns: *fl.maxConns, TrustedProxies: *fl.trusted}
+		MaxConns: *fl.maxConns, TrustedProxies: *fl.trusted, NodeTokenKey: *fl.nodeKey, NodeTokenTTL: *fl.nodeTTL}
+	if cfg.NodeTokenKey != "" {
+		if _, err := auth.LoadSigner(cfg.NodeTokenKey, nil); err != nil {
+			return DaemonConfig{}, cli.Usagef("-%s: %v", fl.f.Name("node-token-key"), err)
+		}
+	}
+	if *fl.nodeTTL < time.Minute || *fl.nodeTTL > 30*24*time.Hour {
+		return DaemonConfig{}, cli.Usagef("-%s: want 1m to 720h, got %s", fl.f.Name("node-token-ttl"), *fl.nodeTTL)
+	}
 	var err error
 	if cfg.DHCP, err = fl.dhcpConfig(); err != nil {
 		return DaemonConfig{}, err

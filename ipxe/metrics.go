@@ -9,6 +9,7 @@ type metrics struct {
 	scns, scnBad                         prometheus.Counter
 	resyncs, resyncErrors                prometheus.Counter
 	lookups                              prometheus.Counter
+	nodeTokens                           prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
@@ -27,6 +28,7 @@ func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
 		resyncs:      counter("bss_hsm_resyncs_total", "Full reads of HSM into the cache."),
 		resyncErrors: counter("bss_hsm_errors_total", "Failed reads of HSM (full, per node or per MAC)."),
 		lookups:      counter("bss_hsm_lookups_total", "Reads of HSM for nodes, MACs or IPs the cache missed."),
+		nodeTokens:   counter("bss_node_tokens_total", "Node tokens minted (boot scripts, meta-data, renewals)."),
 	}
 	if reg == nil {
 		return m
@@ -34,6 +36,6 @@ func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
 	nodes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "bss_hsm_cache_nodes", Help: "HSM nodes in BSS's cache.",
 	}, func() float64 { return float64(c.Len()) })
-	reg.MustRegister(scripts, m.scns, m.scnBad, m.resyncs, m.resyncErrors, m.lookups, nodes)
+	reg.MustRegister(scripts, m.scns, m.scnBad, m.resyncs, m.resyncErrors, m.lookups, m.nodeTokens, nodes)
 	return m
 }

@@ -1,6 +1,7 @@
 package ipxe
 
 import (
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,12 +12,15 @@ import (
 // ScriptRequest is a GET /boot/v1/bootscript query: one of MAC, Name or NID
 // names the node; Retry counts failed boots; Arch is iPXE's ${buildarch}
 // (set once an unknown node chained back); TS is the time of its first ask.
+// Caller is the address the request comes from: a known node asking from
+// one of its own addresses gets a node token (Config.NodeTokens).
 type ScriptRequest struct {
 	MAC, Name string
 	NID       int
 	HasNID    bool
 	Retry     int
 	Arch, TS  string
+	Caller    netip.Addr
 }
 
 // describe names the request as hms-bss's "not configured" errors do.
@@ -125,7 +129,7 @@ func (s *Service) Bootscript(r *ScriptRequest) (string, error) {
 	}
 	if e, ok := s.store.entry(TagUnknownPrefix + r.Arch); ok && e.Kernel != "" {
 		s.m.unknown.Inc()
-		return s.script(e, "", nil, s.unknownChain(r)), nil
+		return s.script(e, "", nil, "", s.unknownChain(r)), nil
 	}
 	desc := "Unknown " + r.describe(n) + " architecture " + r.Arch
 	if n != nil {
@@ -162,7 +166,7 @@ func (s *Service) knownScript(n *Node, r *ScriptRequest, e *Entry) string {
 	}
 	b.WriteString("&retry=")
 	b.WriteString(strconv.Itoa(r.Retry + 1))
-	return s.script(e, e.Token, n, b.String())
+	return s.script(e, e.Token, n, s.nodeToken(n, r.Caller), b.String())
 }
 
 // unknownChain is the chain line that brings an unknown node back with its
@@ -187,9 +191,13 @@ func (s *Service) unknownChain(r *ScriptRequest) string {
 }
 
 // script writes the hms-bss script shape for entry e; n nil means an
-// unknown node (no xname= or nid= injected).
-func (s *Service) script(e *Entry, token string, n *Node, chain string) string {
+// unknown node (no xname= or nid= injected); nodeTok, when set, goes on
+// the command line as CmdlineParam.
+func (s *Service) script(e *Entry, token string, n *Node, nodeTok, chain string) string {
 	params := s.params(e, token, n)
+	if nodeTok != "" {
+		params = addParam(params, CmdlineParam+"=", nodeTok)
+	}
 	var b strings.Builder
 	b.Grow(256 + len(params) + len(e.Kernel) + len(e.Initrd) + len(chain))
 	b.WriteString("#!ipxe\nkernel --name kernel ")

@@ -55,6 +55,8 @@ type Service struct {
 	sync *syncer
 	// trusted are the proxies whose X-Forwarded-For names a cloud-init caller.
 	trusted []netip.Prefix
+	// tokens mints node tokens (nil: off).
+	tokens *NodeTokens
 }
 
 // newToken returns a new random referral token (a version 4 UUID).
@@ -92,6 +94,9 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For header names the
 	// cloud-init caller; from anyone else it is ignored (nil: from nobody).
 	TrustedProxies []netip.Prefix
+	// NodeTokens, when set, puts a node token on the kernel command line
+	// and in the meta-data of a node asking from its own address.
+	NodeTokens *NodeTokens
 }
 
 // New returns the service over store, with the endpoint history loaded.
@@ -104,7 +109,8 @@ func New(ctx context.Context, store *Store, cfg Config) (*Service, error) {
 	}
 	cache := NewCache()
 	s := &Service{store: store, cache: cache, hist: newHistory(), cfg: cfg.Script.withDefaults(), log: cfg.Log,
-		m: newMetrics(cfg.Registerer, cache), now: cfg.Now, trusted: cfg.TrustedProxies}
+		m: newMetrics(cfg.Registerer, cache), now: cfg.Now, trusted: cfg.TrustedProxies,
+		tokens: cfg.NodeTokens}
 	if err := s.hist.load(ctx, store.db.R); err != nil {
 		return nil, err
 	}

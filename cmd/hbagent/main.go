@@ -28,6 +28,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	interval := f.Seconds("interval", 3*time.Second, "`SECONDS` between heartbeats")
 	level := f.LogLevel()
 	tf := token.Register(f) // a node token whose sub is this node's xname, when hbtd checks tokens
+	cmdline := f.String("token-cmdline", "/proc/cmdline", "`FILE` whose "+token.CmdlineParam+"= (put on the kernel command line by bss -node-token-key) is the token when neither -token, -token-file nor $"+token.Env+" gives one")
+	bssURL := f.URL("bss-url", "", "bss base `URL`: renew the node token there (GET /boot/v1/node-token) once it is past half its life; empty: never renew")
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
@@ -38,6 +40,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	xnames, err := agentXnames(*names, *nameFile)
 	if err != nil {
 		return &cli.UsageError{Err: err}
+	}
+	if !tok.Set() {
+		tok.Token = token.FromCmdline(*cmdline)
+	}
+	if *bssURL != "" && len(xnames) == 1 {
+		tok.RenewURL = strings.TrimRight(*bssURL, "/") + "/boot/v1/node-token?name=" + xnames[0]
 	}
 	host, _ := os.Hostname()
 	a := &agent.Agent{

@@ -3,13 +3,17 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/authtest"
+	"github.com/hmsuite/hms/internal/auth/token"
 )
 
 // callAs is call with a Bearer token ("" sends none).
@@ -77,4 +81,76 @@ func TestUpEnforcesAuth(t *testing.T) {
 	callAs(t, node, "GET", u["hsm"]+"/hsm/v2/State/Components/"+n0, "", http.StatusOK)
 	callAs(t, node, "GET", u["hsm"]+"/hsm/v2/State/Components/x3000c0s2b0n0", "", http.StatusForbidden)
 	callAs(t, operator, "PATCH", u["hbtd"]+"/hmi/v1/params", `{"Nosm":"1"}`, http.StatusForbidden)
+}
+
+// TestUpNodeTokens: in enforce mode, a node fetches its boot script without
+// a token and finds its node token on the kernel command line; hbtd takes
+// its heartbeats with that token (hbagent's -token-cmdline), but not a
+// heartbeat for another node, and the token is worth nothing elsewhere.
+func TestUpNodeTokens(t *testing.T) {
+	is := authtest.New(t)
+	key := filepath.Join(t.TempDir(), "node.key")
+	if err := auth.WriteKeyFile(key); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := auth.LoadSigner(key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks := filepath.Join(t.TempDir(), "node.jwks")
+	if err := os.WriteFile(jwks, signer.JWKS(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	admin := is.Token("ada", auth.Admin)
+	u := suiteUpWith(t, t.TempDir(), func(string) string { return "" },
+		"-jwt-key-file", is.KeyFile(), "-jwt-issuer", authtest.IssuerName, "-jwt-audience", authtest.Audience,
+		"-token-file", is.TokenFile("hms-up", auth.Admin), "-bss-node-token-key", key, "-node-jwt-keys", jwks)
+	const a, b = "x3000c0s1b0n0", "x3000c0s2b0n0"
+	callAs(t, admin, "POST", u["hsm"]+"/hsm/v2/State/Components",
+		`{"Components":[{"ID":"`+a+`","State":"On","Role":"Compute","NID":1,"Enabled":true},{"ID":"`+b+`","State":"On","Role":"Compute","NID":2,"Enabled":true}]}`, http.StatusNoContent)
+	callAs(t, admin, "POST", u["hsm"]+"/hsm/v2/Inventory/EthernetInterfaces",
+		`{"MACAddress":"a4:bf:01:00:00:01","ComponentID":"`+a+`","IPAddresses":[{"IPAddress":"127.0.0.1"}]}`, http.StatusCreated)
+	callAs(t, admin, "PUT", u["bss"]+"/boot/v1/bootparameters", `{"hosts":["Compute"],"kernel":"http://k/vmlinuz"}`, http.StatusOK)
+	callAs(t, admin, "POST", u["bss"]+"/boot/v1/hosts", "", http.StatusNoContent)
+
+	// bss re-reads HSM in the background: poll, bounded, for the script
+	// that names the node.
+	var script string
+	for i := 0; !strings.Contains(script, "xname="+a); i++ {
+		if i == 3000 {
+			t.Fatalf("bss never booted %s:\n%s", a, script)
+		}
+		time.Sleep(10 * time.Millisecond)
+		script = string(callAs(t, "", "GET", u["bss"]+"/boot/v1/bootscript?mac=a4:bf:01:00:00:01", "", http.StatusOK))
+	}
+	cmdline := filepath.Join(t.TempDir(), "cmdline")
+	kernelLine := strings.SplitN(script, "\n", 3)[1] // kernel --name kernel URL <command line> || goto boot_retry
+	if err := os.WriteFile(cmdline, []byte(kernelLine), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	tok := token.FromCmdline(cmdline)
+	if tok == "" {
+		t.Fatalf("no node token in the script:\n%s", script)
+	}
+	beat := func(x string) string {
+		return `{"Component":"` + x + `","Hostname":"nid1","NID":"1","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`
+	}
+	callAs(t, tok, "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat(a), http.StatusOK)
+	callAs(t, tok, "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat(b), http.StatusForbidden)
+	callAs(t, tok, "POST", u["hbtd"]+"/hmi/v1/heartbeat/"+b, `{"Status":"OK"}`, http.StatusForbidden)
+	callAs(t, "", "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat(a), http.StatusUnauthorized)
+	callAs(t, tok, "GET", u["sls"]+"/v1/hardware", "", http.StatusForbidden)
+	callAs(t, tok, "GET", u["hsm"]+"/hsm/v2/State/Components/"+a, "", http.StatusOK)
+	callAs(t, tok, "GET", u["hsm"]+"/hsm/v2/State/Components/"+b, "", http.StatusForbidden)
+	// From another address the same script carries no token.
+	hc := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	resp, err := hc.Get(u["bss"] + "/boot/v1/bootscript?mac=a4:bf:01:00:00:01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(other), "xname="+a) || strings.Contains(string(other), token.CmdlineParam) {
+		t.Errorf("script asked from another address:\n%s", other)
+	}
 }

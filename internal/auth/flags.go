@@ -15,6 +15,11 @@ type Config struct {
 	// <realm>/protocol/openid-connect/certs); KeyFile is a PEM or JWKS file
 	// used instead. Neither: auth is off.
 	JWKSURL, KeyFile string
+	// NodeKeys are the keys of bss's node tokens (iss NodeIssuer): a JWKS
+	// URL (bss serves /boot/v1/node-jwks) or a PEM or JWKS file. Tokens
+	// they verify get the node role only. Empty: node tokens are checked
+	// like any other (against JWKSURL or KeyFile).
+	NodeKeys string
 	// Issuer and Audience, when set, must match iss and one of aud.
 	Issuer, Audience string
 	// RolesClaims are dotted paths to the claims that carry roles
@@ -29,12 +34,13 @@ type Config struct {
 }
 
 // On reports whether tokens are checked (or, in shadow mode, looked at).
-func (c Config) On() bool { return c.JWKSURL != "" || c.KeyFile != "" }
+func (c Config) On() bool { return c.JWKSURL != "" || c.KeyFile != "" || c.NodeKeys != "" }
 
 // Flags are the auth flags every daemon shares; RegisterFlags declares them.
 type Flags struct {
 	f                                               *cli.FlagSet
 	jwksURL, keyFile, issuer, audience, rolesClaims *string
+	nodeKeys                                        *string
 	skew                                            *time.Duration
 	shadow, help                                    *bool
 	token                                           *token.Flags
@@ -47,6 +53,7 @@ func RegisterFlags(f *cli.FlagSet) *Flags {
 	return &Flags{f: f,
 		jwksURL:  f.String("jwks-url", "", "URL of the JWKS whose keys sign callers' Bearer tokens (Keycloak: .../realms/R/protocol/openid-connect/certs); with it or -jwt-key-file every route needs a token except those -help-auth lists as open (health, liveness, readiness, openapi, metrics, and a few daemon-specific ones)"),
 		keyFile:  f.String("jwt-key-file", "", "PEM public key(s) or JWKS file that sign callers' tokens, instead of -jwks-url"),
+		nodeKeys: f.String("node-jwt-keys", "", "`URL or FILE`: the public key(s) of the node tokens bss mints (bss -node-token-key; bss serves them on /boot/v1/node-jwks), as a JWKS URL or a PEM or JWKS file; tokens of issuer "+NodeIssuer+" are checked against them and get the node role only"),
 		issuer:   f.String("jwt-issuer", "", "the iss tokens must carry (empty: not checked)"),
 		audience: f.String("jwt-audience", "", "a value the aud of tokens must include (empty: not checked)"),
 		rolesClaims: f.String("roles-claim", "roles",
@@ -69,7 +76,7 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 		return Config{}, cli.ErrHelp
 	}
 	c := Config{JWKSURL: *fl.jwksURL, KeyFile: *fl.keyFile, Issuer: *fl.issuer, Audience: *fl.audience,
-		RolesClaims: cli.SplitList(*fl.rolesClaims), Skew: *fl.skew, Shadow: *fl.shadow}
+		RolesClaims: cli.SplitList(*fl.rolesClaims), Skew: *fl.skew, Shadow: *fl.shadow, NodeKeys: *fl.nodeKeys}
 	if c.JWKSURL != "" && c.KeyFile != "" {
 		return Config{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
 	}
@@ -81,6 +88,11 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 	if c.KeyFile != "" {
 		if _, err := readKeyFile(c.KeyFile); err != nil {
 			return Config{}, cli.Usagef("-%s: %v", fl.f.Name("jwt-key-file"), err)
+		}
+	}
+	if c.NodeKeys != "" && !isURL(c.NodeKeys) {
+		if _, err := readKeyFile(c.NodeKeys); err != nil {
+			return Config{}, cli.Usagef("-%s: %v", fl.f.Name("node-jwt-keys"), err)
 		}
 	}
 	if c.Shadow && !c.On() {

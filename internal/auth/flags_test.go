@@ -31,6 +31,9 @@ func TestFlags(t *testing.T) {
 	if !c.On() || !c.Shadow || c.JWKSURL != "https://kc/certs" || len(c.RolesClaims) != 2 || c.Token.Token != "t0" {
 		t.Errorf("config %+v", c)
 	}
+	if c, _, err := parse(t, nil, "-node-jwt-keys", "http://bss:27778/boot/v1/node-jwks"); err != nil || !c.On() || c.NodeKeys == "" {
+		t.Errorf("-node-jwt-keys alone: %+v, %v; want auth on", c, err)
+	}
 	if c, _, err := parse(t, nil); err != nil || c.On() {
 		t.Errorf("no flags: %+v, %v; want auth off", c, err)
 	}
@@ -45,6 +48,7 @@ func TestFlags(t *testing.T) {
 		{"-auth-shadow"},
 		{"-token", "a", "-token-file", "/etc/hosts"},
 		{"-token-file", "/nonexistent"},
+		{"-node-jwt-keys", "/etc/hosts"},
 	} {
 		if _, _, err := parse(t, nil, args...); !errors.As(err, new(*cli.UsageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)

@@ -25,7 +25,8 @@ const DefaultSkew = 30 * time.Second
 
 // Verifier checks Bearer tokens and returns the caller they name.
 type Verifier struct {
-	keys     *keySet
+	keys     *keySet // nil: only node tokens are accepted
+	node     *keySet // the node-token keys (nil: none)
 	issuer   string
 	audience string
 	claims   [][]string // paths of the roles claims
@@ -44,23 +45,30 @@ func NewVerifier(cfg Config, hc *http.Client, now func() time.Time) (*Verifier, 
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
-	ks := &keySet{url: cfg.JWKSURL, hc: hc, now: now}
-	switch {
-	case cfg.JWKSURL != "":
-	case cfg.KeyFile != "":
-		keys, err := readKeyFile(cfg.KeyFile)
-		if err != nil {
-			return nil, err
-		}
-		ks.keys = keys
-	default:
+	if !cfg.On() {
 		return nil, nil
 	}
 	skew := cfg.Skew
 	if skew <= 0 {
 		skew = DefaultSkew
 	}
-	v := &Verifier{keys: ks, issuer: cfg.Issuer, audience: cfg.Audience, skew: skew, now: now}
+	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience, skew: skew, now: now}
+	var err error
+	switch {
+	case cfg.JWKSURL != "":
+		v.keys = &keySet{url: cfg.JWKSURL, hc: hc, now: now}
+	case cfg.KeyFile != "":
+		if v.keys, err = staticKeys(cfg.KeyFile, hc, now); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.NodeKeys != "" {
+		if isURL(cfg.NodeKeys) {
+			v.node = &keySet{url: cfg.NodeKeys, hc: hc, now: now}
+		} else if v.node, err = staticKeys(cfg.NodeKeys, hc, now); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range cfg.RolesClaims {
 		v.claims = append(v.claims, strings.Split(c, "."))
 	}
@@ -80,8 +88,21 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if len(tok.Headers) != 1 {
 		return Principal{}, fmt.Errorf("%w: want one signature", ErrUnauthenticated)
 	}
+	// The unverified iss only picks the key set: a node token is checked
+	// against the node-token keys, every other token against the site's.
+	var claimed jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&claimed); err != nil {
+		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	ks, isNode := v.keys, v.node != nil && claimed.Issuer == NodeIssuer
+	if isNode {
+		ks = v.node
+	}
+	if ks == nil {
+		return Principal{}, fmt.Errorf("%w: no keys for tokens of issuer %q", ErrUnauthenticated, claimed.Issuer)
+	}
 	h := tok.Headers[0]
-	key, err := v.keys.key(ctx, h.KeyID, h.Algorithm)
+	key, err := ks.key(ctx, h.KeyID, h.Algorithm)
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
@@ -90,10 +111,15 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err := tok.Claims(key, &std, &all); err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
-	if err := v.validate(std); err != nil {
+	if err := v.validate(std, isNode); err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
 	p := Principal{Subject: std.Subject, Roles: v.roles(all)}
+	if isNode {
+		// The node-token keys grant the node role and nothing else,
+		// whatever roles the token claims: bss's key cannot mint an admin.
+		p.Roles = []Role{Node}
+	}
 	if p.Has(Node) {
 		// A node token speaks for the node in sub; any other sub cannot
 		// be compared with the xnames of requests.
@@ -105,12 +131,16 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	return p, nil
 }
 
-func (v *Verifier) validate(c jwt.Claims) error {
+// validate checks the times, and for a site token its iss and aud; a node
+// token's iss picked its keys and it carries no audience of the site's.
+func (v *Verifier) validate(c jwt.Claims, node bool) error {
 	if c.Expiry == nil {
 		return errors.New("token has no exp")
 	}
 	e := jwt.Expected{Issuer: v.issuer, Time: v.now()}
-	if v.audience != "" {
+	if node {
+		e.Issuer = NodeIssuer
+	} else if v.audience != "" {
 		e.AnyAudience = jwt.Audience{v.audience}
 	}
 	return c.ValidateWithLeeway(e, v.skew)
@@ -118,6 +148,17 @@ func (v *Verifier) validate(c jwt.Claims) error {
 
 // roles collects the suite's roles found at every claim path: a list of
 // strings, or one string of space-separated names (as OAuth's scope).
+// staticKeys is the key set of a PEM or JWKS file.
+func staticKeys(path string, hc *http.Client, now func() time.Time) (*keySet, error) {
+	keys, err := readKeyFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &keySet{hc: hc, now: now, keys: keys}, nil
+}
+
+func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
+
 func (v *Verifier) roles(all map[string]any) []Role {
 	var out []Role
 	for _, path := range v.claims {

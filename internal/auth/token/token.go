@@ -6,6 +6,7 @@ package token
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -20,6 +21,12 @@ import (
 // issuer rewrites it). Neither: no Authorization header.
 type Config struct {
 	Token, File string
+	// RenewURL, when set, is where a token past half its life is
+	// exchanged for a fresh one (a GET with the token, answered
+	// {"access_token": ...}): bss's /boot/v1/node-token?name=<xname> for a
+	// node token. A failed renewal keeps the token and is tried again a
+	// minute later.
+	RenewURL string
 }
 
 // Set reports whether a token is configured.
@@ -45,7 +52,8 @@ func (c Config) ClientIf(hc *http.Client, allow func(*http.Request) bool) *http.
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cp.Transport = &transport{base: base, src: &tokenSource{cfg: c}, allow: allow}
+	cp.Transport = &transport{base: base, src: &tokenSource{cfg: c, hc: &http.Client{Transport: base, Timeout: 10 * time.Second}},
+		allow: allow}
 	return &cp
 }
 
@@ -60,7 +68,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Header.Get("Authorization") != "" || (t.allow != nil && !t.allow(r)) {
 		return t.base.RoundTrip(r)
 	}
-	tok, err := t.src.token()
+	tok, err := t.src.token(r.Context())
 	if err != nil {
 		if r.Body != nil {
 			r.Body.Close()
@@ -76,13 +84,26 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 // changed.
 type tokenSource struct {
 	cfg   Config
+	hc    *http.Client // renews
 	mu    sync.Mutex
 	tok   string
 	mtime time.Time
 	size  int64
+	// renewed is the token RenewURL last gave and when renewal was last
+	// tried.
+	renewed string
+	tried   time.Time
 }
 
-func (s *tokenSource) token() (string, error) {
+func (s *tokenSource) token(ctx context.Context) (string, error) {
+	tok, err := s.current()
+	if err != nil || s.cfg.RenewURL == "" {
+		return tok, err
+	}
+	return s.renew(ctx, tok), nil
+}
+
+func (s *tokenSource) current() (string, error) {
 	if s.cfg.File == "" {
 		return s.cfg.Token, nil
 	}
