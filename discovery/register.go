@@ -40,7 +40,13 @@ func pointInterface(ctx context.Context, h HSM, mac, ip, xname string) error {
 	if ip != "" {
 		ei.IPAddresses = append(ei.IPAddresses, hsm.IPAddressMapping{IPAddress: ip})
 	}
-	if err := h.CreateEthernetInterface(ctx, ei); err != nil && !errors.Is(err, problem.ErrConflict) {
+	err = h.CreateEthernetInterface(ctx, ei)
+	if errors.Is(err, problem.ErrConflict) {
+		// DHCP's server wrote it (unnamed) between our PATCH and POST:
+		// point it now, or it stays unnamed.
+		_, err = h.PatchEthernetInterface(ctx, ethID(mac), hsm.EthernetPatch{ComponentID: &xname})
+	}
+	if err != nil {
 		return fmt.Errorf("hsm: create interface %s of %s: %w", mac, xname, err)
 	}
 	return nil

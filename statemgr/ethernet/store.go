@@ -5,6 +5,7 @@ package ethernet
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -106,6 +107,43 @@ func (s *Store) Create(ctx context.Context, ei hsm.EthernetInterface) (hsm.Ether
 		return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
 	})
 	return ei, err
+}
+
+// Claim stores what a Redfish walk found of an interface in one
+// transaction: a new MAC is created with ei's addresses; an existing one (an
+// unknown MAC DHCP wrote, ComponentID empty) is pointed at ei's component,
+// and given ei's description when it has none. A read then a separate
+// create lost to a DHCP write landing between them and left the interface
+// unnamed for good (the node lost in the 1,000-node boot storm).
+func (s *Store) Claim(ctx context.Context, ei hsm.EthernetInterface) error {
+	if err := normEthernet(&ei); err != nil {
+		return err
+	}
+	now := s.now().UTC().Format(core.TSFormat)
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		var cid, desc string
+		err := tx.QueryRowContext(ctx, `SELECT component_id, description FROM eth_interfaces WHERE id = ?`, ei.ID).Scan(&cid, &desc)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if _, err := tx.ExecContext(ctx, `INSERT INTO eth_interfaces (id, description, mac_address, last_update, component_id, type)
+				VALUES (?, ?, ?, ?, ?, ?)`, ei.ID, ei.Description, ei.MACAddress, now, ei.ComponentID, ei.Type); err != nil {
+				return fmt.Errorf("store ethernet interface %s: %w", ei.ID, err)
+			}
+			return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
+		case err != nil:
+			return fmt.Errorf("read ethernet interface %s: %w", ei.ID, err)
+		case cid == ei.ComponentID:
+			return nil
+		}
+		if desc == "" {
+			desc = ei.Description
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET component_id = ?, type = ?, description = ? WHERE id = ?`,
+			ei.ComponentID, ei.Type, desc, ei.ID); err != nil {
+			return fmt.Errorf("update ethernet interface %s: %w", ei.ID, err)
+		}
+		return nil
+	})
 }
 
 func putIPs(ctx context.Context, tx *sql.Tx, id string, ips []hsm.IPAddressMapping) error {

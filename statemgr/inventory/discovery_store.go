@@ -125,24 +125,9 @@ func (d *Discovery) apply(ctx context.Context, res *redfish.Result) error {
 }
 
 // storeEthernet creates the interface of a discovered MAC, or points an
-// existing one (e.g. an unknown MAC DHCP saw) at its component.
+// existing one (e.g. an unknown MAC DHCP saw) at its component, atomically
+// (see ethernet.Store.Claim). Only well-formed addresses are kept.
 func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) error {
-	old, err := d.store.eth.Get(ctx, e.MACAddress)
-	if err == nil {
-		if old.ComponentID == e.ComponentID {
-			return nil
-		}
-		cid := e.ComponentID
-		p := hsm.EthernetPatch{ComponentID: &cid}
-		if old.Description == "" && e.Description != "" {
-			p.Description = &e.Description
-		}
-		_, err = d.store.eth.Patch(ctx, e.MACAddress, p)
-		return err
-	}
-	if !errors.Is(err, problem.ErrNotFound) {
-		return err
-	}
 	ei := hsm.EthernetInterface{MACAddress: e.MACAddress, Description: e.Description, ComponentID: e.ComponentID,
 		IPAddresses: []hsm.IPAddressMapping{}}
 	for _, ip := range e.IPAddresses {
@@ -150,11 +135,7 @@ func (d *Discovery) storeEthernet(ctx context.Context, e hsm.EthernetInterface) 
 			ei.IPAddresses = append(ei.IPAddresses, ip)
 		}
 	}
-	_, err = d.store.eth.Create(ctx, ei)
-	if errors.Is(err, problem.ErrConflict) {
-		return nil // created meanwhile by someone else; their record stands
-	}
-	return err
+	return d.store.eth.Claim(ctx, ei)
 }
 
 // putInventory replaces the component endpoints, service endpoints and

@@ -1,0 +1,48 @@
+package inventory
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// TestWalkClaimsInterfaceDHCPCreatesMeanwhile: DHCP (bss) writes a node's
+// MAC as unknown (no ComponentID) while HSM's walk of the node's BMC stores
+// the same MAC with its node. Whichever lands first, the interface ends up
+// naming the node; it used to stay unnamed when DHCP's POST fell between the
+// walk's read and its create, and bss then never named the node (the node
+// lost in the 1,000-node boot storm).
+func TestWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T) {
+	s, _ := newTestStore(t)
+	d := NewDiscovery(s, nil, DiscoveryConfig{})
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		mac := fmt.Sprintf("02:00:00:00:%02x:%02x", i>>8, i&0xff)
+		node := fmt.Sprintf("x%dc0s1b0n0", 3000+i)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, _ = s.eth.Create(t.Context(), hsm.EthernetInterface{MACAddress: mac, Description: "seen by DHCP"})
+		}()
+		go func() {
+			defer wg.Done()
+			if err := d.storeEthernet(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: node}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		mac := fmt.Sprintf("02:00:00:00:%02x:%02x", i>>8, i&0xff)
+		ei, err := s.eth.Get(t.Context(), mac)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("x%dc0s1b0n0", 3000+i); ei.ComponentID != want {
+			t.Errorf("%s: ComponentID %q, want %q", mac, ei.ComponentID, want)
+		}
+	}
+}
