@@ -93,12 +93,8 @@ func (s *Service) PutComponents(ctx context.Context, raw []json.RawMessage) ([]C
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.store.SaveComponents(ctx, comps, nil); err != nil {
+	if err := s.save(ctx, comps); err != nil {
 		return nil, err
-	}
-	for i := range comps {
-		c := comps[i]
-		s.comps[c.ID] = &c
 	}
 	return comps, nil
 }
@@ -141,12 +137,8 @@ func (s *Service) patch(ctx context.Context, ids []string, patch []byte, skipBad
 		s.autoFields(&next, touched)
 		out = append(out, next)
 	}
-	if err := s.store.SaveComponents(ctx, out, nil); err != nil {
+	if err := s.save(ctx, out); err != nil {
 		return nil, err
-	}
-	for i := range out {
-		c := out[i]
-		s.comps[c.ID] = &c
 	}
 	if out == nil {
 		out = []Component{}
@@ -230,24 +222,77 @@ func (s *Service) DeleteComponent(ctx context.Context, id string) error {
 	return nil
 }
 
+// save writes comps (s.mu held) at the versions memory holds (an ID given
+// twice is written twice, the last one winning), then keeps them in memory.
+func (s *Service) save(ctx context.Context, comps []Component) error {
+	if len(comps) == 0 {
+		return nil
+	}
+	next := map[string]int64{}
+	for i := range comps {
+		v, ok := next[comps[i].ID]
+		if !ok {
+			if cur := s.comps[comps[i].ID]; cur != nil {
+				v = cur.version
+			}
+		}
+		comps[i].version, next[comps[i].ID] = v, v+1
+	}
+	if err := s.store.SaveComponents(ctx, comps, nil); err != nil {
+		return err
+	}
+	for i := range comps {
+		c := comps[i]
+		s.comps[c.ID] = &c
+	}
+	return nil
+}
+
+// guard is what an operator read before it acted (peers answered, PCS was
+// called): the version of each component then, and what must still hold
+// of one that a PATCH wrote since for the operator's change to apply. A
+// component that fails it is left as the PATCH made it; the next pass
+// decides again from what it then reads.
+type guard struct {
+	seen  map[string]int64
+	still func(c *Component) bool
+}
+
+func (g *guard) allows(c *Component) bool {
+	if g == nil {
+		return true
+	}
+	if v, ok := g.seen[c.ID]; ok && v == c.version {
+		return true
+	}
+	return g.still != nil && g.still(c)
+}
+
 // update applies fn to the components named (skipping unknown ones) and
-// writes those fn reports changed; the operators' one way to write.
-func (s *Service) update(ctx context.Context, ids []string, fn func(c *Component) bool) error {
-	return s.write(ctx, ids, false, fn)
+// writes those fn reports changed; the operators' one way to write. With a
+// guard, components written since the operator read them are skipped
+// unless the guard still allows them.
+func (s *Service) update(ctx context.Context, ids []string, g *guard, fn func(c *Component) bool) error {
+	return s.write(ctx, ids, false, g, fn)
 }
 
 // upsert is update that first creates the components not yet known.
 func (s *Service) upsert(ctx context.Context, ids []string, fn func(c *Component) bool) error {
-	return s.write(ctx, ids, true, fn)
+	return s.write(ctx, ids, true, nil, fn)
 }
 
-func (s *Service) write(ctx context.Context, ids []string, create bool, fn func(c *Component) bool) error {
+func (s *Service) write(ctx context.Context, ids []string, create bool, g *guard, fn func(c *Component) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var changed []Component
+	skipped := 0
 	for _, id := range ids {
 		cur, ok := s.comps[id]
 		if !ok && !create {
+			continue
+		}
+		if ok && !g.allows(cur) {
+			skipped++
 			continue
 		}
 		if !ok {
@@ -260,15 +305,9 @@ func (s *Service) write(ctx context.Context, ids []string, create bool, fn func(
 			changed = append(changed, next)
 		}
 	}
-	if len(changed) == 0 {
-		return nil
+	if skipped > 0 {
+		s.log.Debug("component_write_conflict", "skipped", skipped)
+		s.Wake() // decide again, from a fresh reading, soon
 	}
-	if err := s.store.SaveComponents(ctx, changed, nil); err != nil {
-		return err
-	}
-	for i := range changed {
-		c := changed[i]
-		s.comps[c.ID] = &c
-	}
-	return nil
+	return s.save(ctx, changed)
 }

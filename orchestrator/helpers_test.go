@@ -57,11 +57,35 @@ type cluster struct {
 	params map[string]ipxe.BootParams // by host
 	calls  []string                   // "PCS On x..", "BSS PUT x.."
 	tokens int
+	// before runs once, at the start of the next request to a route
+	// ("hsm-query", "power-status", "transition"), while bos waits for the
+	// answer: a test's way to race a request against an operator pass.
+	before map[string]func()
+	// hsmDown makes HSM's component query answer 503; queries counts them.
+	hsmDown bool
+	queries int
+}
+
+// arm sets the one-shot hook of route.
+func (c *cluster) arm(route string, f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.before[route] = f
+}
+
+func (c *cluster) fire(route string) {
+	c.mu.Lock()
+	f := c.before[route]
+	delete(c.before, route)
+	c.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 	c := &cluster{t: t, clock: clk, nodes: map[string]*simNode{}, groups: map[string][]string{},
-		params: map[string]ipxe.BootParams{}}
+		params: map[string]ipxe.BootParams{}, before: map[string]func(){}}
 	for _, id := range ids {
 		c.nodes[id] = &simNode{comp: hsm.Component{ID: id, Type: "Node", State: "Off", Role: "Compute",
 			Arch: "X86", Enabled: new(true)}}
@@ -126,10 +150,16 @@ func (c *cluster) hsmList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *cluster) hsmQuery(w http.ResponseWriter, r *http.Request) {
+	c.fire("hsm-query")
 	var req struct{ ComponentIDs []string }
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.queries++
+	if c.hsmDown {
+		http.Error(w, "HSM is restarting", http.StatusServiceUnavailable)
+		return
+	}
 	out := []hsm.Component{}
 	for _, id := range req.ComponentIDs {
 		if n, ok := c.nodes[id]; ok {
@@ -165,6 +195,7 @@ func (c *cluster) bssHistory(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (c *cluster) pcsTransition(w http.ResponseWriter, r *http.Request) {
+	c.fire("transition")
 	var req pcs.TransitionRequest
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	c.mu.Lock()
@@ -199,6 +230,7 @@ func (c *cluster) apply(n *simNode, op pcs.Operation) {
 }
 
 func (c *cluster) pcsStatus(w http.ResponseWriter, r *http.Request) {
+	c.fire("power-status")
 	var req pcs.PowerStatusRequest
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	c.mu.Lock()

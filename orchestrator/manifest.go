@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // IMS artifact types in an image manifest.
@@ -70,9 +72,12 @@ func (s *Service) readManifest(ctx context.Context, path string) (images, error)
 	}
 	resp, err := s.cfg.Manifests.Do(req)
 	if err != nil {
-		return images{}, fmt.Errorf("manifest %s: not reachable: %w", path, err)
+		return images{}, fmt.Errorf("manifest %s: not reachable: %w: %w", path, problem.ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		return images{}, fmt.Errorf("manifest %s: %w: %s", path, problem.ErrUnavailable, resp.Status)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return images{}, fmt.Errorf("manifest %s: %s", path, resp.Status)
 	}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // Run runs operator passes until ctx ends: one every polling_frequency,
@@ -22,6 +24,9 @@ func (s *Service) Run(ctx context.Context) error {
 		poll := s.options().Polling
 		if poll <= 0 {
 			poll = time.Second
+		}
+		if next, ok := s.retries.next(); ok {
+			poll = min(poll, max(next.Sub(s.now()), 0))
 		}
 		t := time.NewTimer(poll)
 		select {
@@ -79,32 +84,58 @@ func (s *Service) discover(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	st := stamp(now)
-	return s.upsert(ctx, fresh, func(c *Component) bool {
+	// An empty guard: a component created meanwhile (PUT) is left alone.
+	return s.write(ctx, fresh, true, &guard{}, func(c *Component) bool {
 		c.LastAction = LastAction{Action: ActionDiscovered, LastUpdated: st}
 		return true
 	})
 }
 
 // setupSessions starts the pending sessions: their nodes get the desired
-// (or, staged, the staged) state and are handed to the session.
+// (or, staged, the staged) state and are handed to the session. A session
+// that cannot run (its template is gone, bad, or selects no node) completes
+// with the error; one whose setup failed otherwise (HSM or a manifest's
+// host not answering, the database busy) stays pending and is set up again
+// after a backoff (setupBackoff).
 func (s *Service) setupSessions(ctx context.Context) error {
 	all, err := s.store.Sessions(ctx)
 	if err != nil {
 		return err
 	}
+	now := s.now()
 	for _, sess := range all {
 		if sess.Status.Status != SessionPending {
+			s.retries.forget(sess.Name)
 			continue
 		}
-		if err := s.setup(ctx, sess); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		if !s.retries.due(sess.Name, now) {
+			continue
+		}
+		err := s.setup(ctx, sess)
+		switch {
+		case err == nil:
+			s.retries.forget(sess.Name)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case cannotRun(err):
+			s.retries.forget(sess.Name)
 			s.log.Warn("session_setup_failed", "session", sess.Name, "err", err)
-			s.finishSession(ctx, sess, err.Error())
+			s.finishSession(ctx, sess.Name, SessionPending, err.Error())
+		default:
+			n, wait := s.retries.failed(sess.Name, now)
+			s.log.Warn("session_setup_retry", "session", sess.Name, "attempt", n, "retry_in", wait, "err", err)
 		}
 	}
 	return nil
+}
+
+// cannotRun reports a setup error that another attempt would only repeat:
+// the session's template or its nodes are wrong, not a peer down.
+func cannotRun(err error) bool {
+	if errors.Is(err, problem.ErrUnavailable) {
+		return false
+	}
+	return errors.Is(err, problem.ErrInvalid) || errors.Is(err, problem.ErrNotFound)
 }
 
 func (s *Service) setup(ctx context.Context, sess Session) error {
@@ -125,7 +156,7 @@ func (s *Service) setup(ctx context.Context, sess Session) error {
 		}
 	}
 	if len(targets) == 0 {
-		return errors.New("No nodes were found to act upon")
+		return problem.Invalidf("No nodes were found to act upon")
 	}
 	ids := make([]string, 0, len(targets))
 	for id := range targets {
@@ -140,9 +171,21 @@ func (s *Service) setup(ctx context.Context, sess Session) error {
 	if err != nil {
 		return err
 	}
-	sess.Status.Status, sess.Components = SessionRunning, strings.Join(ids, ",")
-	s.log.Info("session_running", "session", sess.Name, "operation", sess.Operation, "components", len(ids))
-	return s.store.UpdateSession(ctx, sess)
+	comps := strings.Join(ids, ",")
+	_, err = s.modifySession(ctx, sess.Name, func(cur *Session) error {
+		if cur.Status.Status != SessionPending {
+			return errUnchanged // ended by a PATCH meanwhile
+		}
+		cur.Status.Status, cur.Components = SessionRunning, comps
+		return nil
+	})
+	if errors.Is(err, errUnchanged) || problemIsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		s.log.Info("session_running", "session", sess.Name, "operation", sess.Operation, "components", len(ids))
+	}
+	return err
 }
 
 // applySession hands one component to a session, as BOS's session setup.
@@ -204,7 +247,7 @@ func (s *Service) completeSessions(ctx context.Context) error {
 	for _, sess := range all {
 		switch {
 		case sess.Status.Status == SessionRunning && !active[sess.Name]:
-			s.finishSession(ctx, sess, "")
+			s.finishSession(ctx, sess.Name, SessionRunning, "")
 		case sess.Status.Status == SessionComplete && ttl > 0 && sess.Status.EndTime != nil &&
 			now.Sub(parseStamp(*sess.Status.EndTime)) > ttl:
 			if err := s.store.DeleteSession(ctx, sess.Name); err != nil && !problemIsNotFound(err) {
@@ -215,29 +258,41 @@ func (s *Service) completeSessions(ctx context.Context) error {
 	return nil
 }
 
-func (s *Service) finishSession(ctx context.Context, sess Session, errText string) {
+// finishSession completes a session that is still in status from (a
+// PATCH may have moved it meanwhile; its change is kept).
+func (s *Service) finishSession(ctx context.Context, name, from, errText string) {
 	end := stamp(s.now())
-	sess.Status.Status, sess.Status.EndTime = SessionComplete, &end
-	if errText != "" {
-		sess.Status.Error = &errText
+	_, err := s.modifySession(ctx, name, func(cur *Session) error {
+		if cur.Status.Status != from {
+			return errUnchanged
+		}
+		cur.Status.Status, cur.Status.EndTime = SessionComplete, &end
+		if errText != "" {
+			cur.Status.Error = &errText
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errUnchanged) || problemIsNotFound(err):
+	case err != nil:
+		s.log.Warn("session_complete_not_stored", "session", name, "err", err)
+	default:
+		s.log.Info("session_complete", "session", name, "error", errText)
 	}
-	if err := s.store.UpdateSession(ctx, sess); err != nil {
-		s.log.Warn("session_complete_not_stored", "session", sess.Name, "err", err)
-		return
-	}
-	s.log.Info("session_complete", "session", sess.Name, "error", errText)
 }
 
-// enabledIDs are the enabled components, by ID.
-func (s *Service) enabledIDs() []string {
+// enabled returns the enabled components' IDs, sorted, and their versions.
+func (s *Service) enabled() ([]string, map[string]int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
+	seen := map[string]int64{}
 	for id, c := range s.comps {
 		if c.Enabled {
 			ids = append(ids, id)
+			seen[id] = c.version
 		}
 	}
 	slices.Sort(ids)
-	return ids
+	return ids, seen
 }

@@ -124,6 +124,9 @@ type Session struct {
 	Components      string        `json:"components"`
 	IncludeDisabled bool          `json:"include_disabled"`
 	Status          SessionStatus `json:"status"`
+
+	// version is the stored version this copy was read at (Store.UpdateSession).
+	version int64
 }
 
 // BootArtifacts are what a node boots.
@@ -191,6 +194,10 @@ type Component struct {
 	Error        string          `json:"error"`
 	Session      string          `json:"session"`
 	RetryPolicy  *int            `json:"retry_policy,omitempty"`
+
+	// version counts the component's writes (0: never stored); an operator
+	// that acts on what it read earlier checks it is still the same.
+	version int64
 }
 
 // timeFormat is how BOS writes times.

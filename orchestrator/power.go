@@ -11,10 +11,22 @@ import (
 	"github.com/hmsuite/hms/power/pcs"
 )
 
-// plans are the power operators' work of one pass.
+// plans are the power operators' work of one pass, and what it was planned
+// from: each component's version and status then.
 type plans struct {
 	on, graceful, forceful []string
 	failed                 map[string]string // id -> error
+	seen                   map[string]int64
+	status                 map[string]string
+}
+
+// guard keeps the pass's changes off components a PATCH moved since the
+// plan: one still enabled in the planned status takes them; any other
+// (disabled, given another phase, failed by hand) is left as patched.
+func (p plans) guard(also func(c *Component) bool) *guard {
+	return &guard{seen: p.seen, still: func(c *Component) bool {
+		return c.Enabled && c.Status.StatusOverride == "" && c.Status.Status == p.status[c.ID] && (also == nil || also(c))
+	}}
 }
 
 // act runs the power operators: power-on (boot parameters into BSS, then
@@ -29,23 +41,25 @@ func (s *Service) act(ctx context.Context) error {
 		for id := range p.failed {
 			ids = append(ids, id)
 		}
-		if err := s.update(ctx, ids, func(c *Component) bool { fail(c, p.failed[c.ID]); return true }); err != nil {
+		slices.Sort(ids)
+		if err := s.update(ctx, ids, p.guard(nil), func(c *Component) bool { fail(c, p.failed[c.ID]); return true }); err != nil {
 			return err
 		}
 	}
-	return errors.Join(s.powerOn(ctx, p.on),
-		s.powerOff(ctx, p.graceful, pcs.OpSoftOff, ActionPowerOffGraceful),
-		s.powerOff(ctx, p.forceful, pcs.OpForceOff, ActionPowerOffForceful))
+	return errors.Join(s.powerOn(ctx, p, p.on),
+		s.powerOff(ctx, p, p.graceful, pcs.OpSoftOff, ActionPowerOffGraceful),
+		s.powerOff(ctx, p, p.forceful, pcs.OpForceOff, ActionPowerOffForceful))
 }
 
 func (s *Service) plan(opts Options, now time.Time) plans {
-	p := plans{failed: map[string]string{}}
+	p := plans{failed: map[string]string{}, seen: map[string]int64{}, status: map[string]string{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, c := range s.comps {
 		if !c.Enabled || c.Status.StatusOverride != "" {
 			continue
 		}
+		p.seen[id], p.status[id] = c.version, c.Status.Status
 		since := now.Sub(parseStamp(c.LastAction.LastUpdated))
 		off := s.observed[id].power != pcs.PowerOn
 		switch c.Status.Status {
@@ -94,19 +108,22 @@ func powerError(c *Component, what string, attempts int) string {
 // powerOn sets the boot parameters of each group of nodes that boot the
 // same artifacts (one BSS PUT, one referral token per group), then asks
 // PCS to power them on.
-func (s *Service) powerOn(ctx context.Context, ids []string) error {
+func (s *Service) powerOn(ctx context.Context, p plans, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	groups := map[BootArtifacts][]string{}
 	var order []BootArtifacts
+	arts := map[string]BootArtifacts{}
+	g := p.guard(nil)
 	s.mu.Lock()
 	for _, id := range ids {
 		c, ok := s.comps[id]
-		if !ok {
-			continue // deleted (DELETE /v2/components/{id}) since the pass planned it
+		if !ok || !g.allows(c) {
+			continue // deleted (DELETE /v2/components/{id}) or moved by a PATCH since the pass planned it
 		}
 		a := c.DesiredState.BootArtifacts
+		arts[id] = a
 		if groups[a] == nil {
 			order = append(order, a)
 		}
@@ -120,7 +137,7 @@ func (s *Service) powerOn(ctx context.Context, ids []string) error {
 		tok, err := s.bss.PutBootParamsToken(ctx, ipxe.BootParams{Hosts: hosts, Kernel: a.Kernel, Initrd: a.Initrd,
 			Params: a.KernelParameters})
 		if err != nil {
-			s.recordError(ctx, hosts, ActionPowerOn, fmt.Errorf("set boot parameters in BSS: %w", err))
+			s.recordError(ctx, hosts, p.guard(nil), ActionPowerOn, fmt.Errorf("set boot parameters in BSS: %w", err))
 			continue
 		}
 		for _, h := range hosts {
@@ -128,14 +145,17 @@ func (s *Service) powerOn(ctx context.Context, ids []string) error {
 		}
 		ready = append(ready, hosts...)
 	}
-	return s.transition(ctx, ready, pcs.OpOn, ActionPowerOn, func(c *Component) {
+	// The token is for the artifacts BSS was given: a component whose
+	// desired artifacts a PATCH changed meanwhile does not take it.
+	same := func(c *Component) bool { return c.DesiredState.BootArtifacts == arts[c.ID] }
+	return s.transition(ctx, ready, p.guard(same), pcs.OpOn, ActionPowerOn, func(c *Component) {
 		c.DesiredState.BSSToken = tokens[c.ID]
 		c.EventStats.PowerOnAttempts++
 	})
 }
 
-func (s *Service) powerOff(ctx context.Context, ids []string, op pcs.Operation, action string) error {
-	return s.transition(ctx, ids, op, action, func(c *Component) {
+func (s *Service) powerOff(ctx context.Context, p plans, ids []string, op pcs.Operation, action string) error {
+	return s.transition(ctx, ids, p.guard(nil), op, action, func(c *Component) {
 		if op == pcs.OpForceOff {
 			c.EventStats.PowerOffForcefulAttempts++
 		} else {
@@ -145,8 +165,9 @@ func (s *Service) powerOff(ctx context.Context, ids []string, op pcs.Operation, 
 }
 
 // transition starts one PCS transition over ids in batches of
-// max_component_batch_size and records the action on each component.
-func (s *Service) transition(ctx context.Context, ids []string, op pcs.Operation, action string, note func(*Component)) error {
+// max_component_batch_size and records the action on each component that
+// g allows (a component PATCHed meanwhile keeps the PATCH's state).
+func (s *Service) transition(ctx context.Context, ids []string, g *guard, op pcs.Operation, action string, note func(*Component)) error {
 	batch := s.options().BatchSize
 	if batch <= 0 {
 		batch = len(ids)
@@ -166,7 +187,7 @@ func (s *Service) transition(ctx context.Context, ids []string, op pcs.Operation
 			errs = append(errs, err)
 		}
 		now := stamp(s.now())
-		uerr := s.update(ctx, part, func(c *Component) bool {
+		uerr := s.update(ctx, part, g, func(c *Component) bool {
 			note(c)
 			c.LastAction = LastAction{Action: action, LastUpdated: now, Failed: err != nil}
 			if err != nil {
@@ -181,9 +202,9 @@ func (s *Service) transition(ctx context.Context, ids []string, op pcs.Operation
 
 // recordError notes a failed action; the component stays where it was and
 // the action is retried when due.
-func (s *Service) recordError(ctx context.Context, ids []string, action string, err error) {
+func (s *Service) recordError(ctx context.Context, ids []string, g *guard, action string, err error) {
 	now := stamp(s.now())
-	if uerr := s.update(ctx, ids, func(c *Component) bool {
+	if uerr := s.update(ctx, ids, g, func(c *Component) bool {
 		c.LastAction = LastAction{Action: action, LastUpdated: now, Failed: true}
 		c.EventStats.PowerOnAttempts++
 		c.Error = err.Error()

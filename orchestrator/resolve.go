@@ -23,7 +23,8 @@ type target struct {
 
 // resolveTemplate finds the nodes of every boot set in HSM and reads the
 // boot sets' manifests (not for a shutdown). Unknown nodes, groups or roles
-// that hold no node, and unreadable manifests are ErrInvalid, naming them.
+// that hold no node, and manifests that are not one are ErrInvalid, naming
+// them; HSM or a manifest's host not answering is ErrUnavailable.
 // A node in two boot sets keeps the first by boot set name.
 func (s *Service) resolveTemplate(ctx context.Context, t Template, op string) (map[string]target, error) {
 	names := make([]string, 0, len(t.BootSets))
@@ -36,12 +37,12 @@ func (s *Service) resolveTemplate(ctx context.Context, t Template, op string) (m
 		bs := t.BootSets[name]
 		nodes, err := s.bootSetNodes(ctx, bs)
 		if err != nil {
-			return nil, problem.Invalidf("Session template '%s' boot set '%s': %v", t.Name, name, err)
+			return nil, bootSetError(t.Name, name, err)
 		}
 		var im images
 		if op != OpShutdown {
 			if im, err = s.readManifest(ctx, bs.Path); err != nil {
-				return nil, problem.Invalidf("Session template '%s' boot set '%s': %v", t.Name, name, err)
+				return nil, bootSetError(t.Name, name, err)
 			}
 		}
 		for _, n := range nodes {
@@ -51,6 +52,15 @@ func (s *Service) resolveTemplate(ctx context.Context, t Template, op string) (m
 		}
 	}
 	return out, nil
+}
+
+// bootSetError names the template and boot set err is about, keeping
+// ErrUnavailable (a peer may answer later) and making the rest ErrInvalid.
+func bootSetError(tmpl, bootSet string, err error) error {
+	if errors.Is(err, problem.ErrUnavailable) {
+		return fmt.Errorf("Session template '%s' boot set '%s': %w", tmpl, bootSet, err)
+	}
+	return problem.Invalidf("Session template '%s' boot set '%s': %v", tmpl, bootSet, err)
 }
 
 // bootSetNodes are the nodes a boot set names, of its architecture (HSM's
@@ -64,7 +74,7 @@ func (s *Service) bootSetNodes(ctx context.Context, bs BootSet) ([]hsm.Component
 		}
 		got, err := s.hsm.QueryComponents(ctx, ids)
 		if err != nil && !problemIsNotFound(err) {
-			return nil, fmt.Errorf("HSM: %w", err)
+			return nil, fmt.Errorf("HSM: %w: %w", problem.ErrUnavailable, err)
 		}
 		known := map[string]bool{}
 		for _, c := range got {
@@ -88,7 +98,7 @@ func (s *Service) bootSetNodes(ctx context.Context, bs BootSet) ([]hsm.Component
 		for _, n := range q.names {
 			got, err := s.hsm.Components(ctx, url.Values{q.key: {n}, "type": {"Node"}})
 			if err != nil && !unknownName(err) {
-				return nil, fmt.Errorf("HSM %s %s: %w", q.key, n, err)
+				return nil, fmt.Errorf("HSM %s %s: %w: %w", q.key, n, problem.ErrUnavailable, err)
 			}
 			if len(got) == 0 {
 				return nil, fmt.Errorf("%s %q holds no node in HSM", q.key, n)
@@ -166,7 +176,7 @@ func (s *Service) limitMembers(ctx context.Context, item string, nodes map[strin
 	for _, key := range []string{"group", "role"} {
 		got, err := s.hsm.Components(ctx, url.Values{key: {item}, "type": {"Node"}})
 		if err != nil && !unknownName(err) {
-			return nil, fmt.Errorf("limit %s: HSM: %w", item, err)
+			return nil, fmt.Errorf("limit %s: HSM: %w: %w", item, problem.ErrUnavailable, err)
 		}
 		for _, c := range got {
 			out[c.ID] = true

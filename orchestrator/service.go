@@ -56,6 +56,8 @@ type Service struct {
 	cfg   Config
 	log   *slog.Logger
 	wake  chan struct{}
+	// retries paces the setup of sessions whose setup failed.
+	retries backoff
 
 	mu            sync.Mutex
 	comps         map[string]*Component

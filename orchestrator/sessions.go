@@ -129,10 +129,6 @@ func (s *Service) DeleteSessions(ctx context.Context, f SessionFilter) error {
 
 // PatchSession merges body (components, status) into a session.
 func (s *Service) PatchSession(ctx context.Context, name string, body []byte) (Session, error) {
-	cur, err := s.store.Session(ctx, name)
-	if err != nil {
-		return Session{}, err
-	}
 	var upd struct {
 		Components *string        `json:"components"`
 		Status     map[string]any `json:"status"`
@@ -140,12 +136,16 @@ func (s *Service) PatchSession(ctx context.Context, name string, body []byte) (S
 	if err := decodeStrict(body, &upd); err != nil {
 		return Session{}, err
 	}
-	var next Session
-	if err := mergePatch(cur, body, &next); err != nil {
-		return Session{}, err
-	}
-	next.Name = name
-	if err := s.store.UpdateSession(ctx, next); err != nil {
+	next, err := s.modifySession(ctx, name, func(cur *Session) error {
+		var merged Session
+		if err := mergePatch(*cur, body, &merged); err != nil {
+			return err
+		}
+		merged.Name, merged.version = name, cur.version
+		*cur = merged
+		return nil
+	})
+	if err != nil {
 		return Session{}, err
 	}
 	return next, nil

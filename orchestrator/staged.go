@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"slices"
 )
 
@@ -44,7 +45,7 @@ func (s *Service) ApplyStaged(ctx context.Context, xnames []string) (ApplyStaged
 		res.Succeeded = append(res.Succeeded, id)
 	}
 	now := stamp(s.now())
-	err := s.update(ctx, res.Succeeded, func(c *Component) bool {
+	err := s.update(ctx, res.Succeeded, nil, func(c *Component) bool {
 		op := ops[c.StagedState.Session]
 		c.DesiredState = DesiredState{BootArtifacts: c.StagedState.BootArtifacts,
 			Configuration: c.StagedState.Configuration, LastUpdated: now}
@@ -74,12 +75,14 @@ func (s *Service) ApplyStaged(ctx context.Context, xnames []string) (ApplyStaged
 // reopen runs again a staged session that completed with nothing to do, so
 // its status and completion follow the components it now has.
 func (s *Service) reopen(ctx context.Context, name string) {
-	sess, err := s.store.Session(ctx, name)
-	if err != nil || sess.Status.Status != SessionComplete {
-		return
-	}
-	sess.Status.Status, sess.Status.EndTime = SessionRunning, nil
-	if err := s.store.UpdateSession(ctx, sess); err != nil {
+	_, err := s.modifySession(ctx, name, func(sess *Session) error {
+		if sess.Status.Status != SessionComplete {
+			return errUnchanged
+		}
+		sess.Status.Status, sess.Status.EndTime = SessionRunning, nil
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
 		s.log.Warn("staged_session_not_reopened", "session", name, "err", err)
 	}
 }

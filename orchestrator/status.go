@@ -22,7 +22,7 @@ type observation struct {
 // (PCS), state (HSM) and boot-script fetches (BSS), and moves each one's
 // phase: the decision table is decide's.
 func (s *Service) observe(ctx context.Context) error {
-	ids := s.enabledIDs()
+	ids, seen := s.enabled()
 	if len(ids) == 0 {
 		return nil
 	}
@@ -34,7 +34,8 @@ func (s *Service) observe(ctx context.Context) error {
 	s.mu.Lock()
 	s.observed = obs
 	s.mu.Unlock()
-	return s.update(ctx, ids, func(c *Component) bool {
+	// A component PATCHed while the peers were read is decided next pass.
+	return s.update(ctx, ids, &guard{seen: seen}, func(c *Component) bool {
 		o, ok := obs[c.ID]
 		if !ok {
 			o = observation{power: pcs.PowerUndefined, powerErr: "not reported"}

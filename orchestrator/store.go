@@ -69,7 +69,7 @@ func (s *Store) Template(ctx context.Context, name string) (Template, error) {
 
 // Templates lists every template by name.
 func (s *Store) Templates(ctx context.Context) ([]Template, error) {
-	return listDocs[Template](ctx, s, `SELECT doc FROM templates ORDER BY name`)
+	return listDocs[Template](ctx, s, `SELECT 0, doc FROM templates ORDER BY name`, nil)
 }
 
 // DeleteTemplate removes a template (ErrNotFound).
@@ -77,25 +77,38 @@ func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
 	return s.deleteRow(ctx, `DELETE FROM templates WHERE name = ?`, name, "Session Template")
 }
 
-// UpdateSession replaces a stored session's document; a session deleted
-// meanwhile stays deleted (ErrNotFound) instead of being written back by an
-// operator pass that read it before the DELETE.
-func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
+// UpdateSession replaces a stored session's document if it is still the
+// version sess was read at (UPDATE ... WHERE version = ?), and moves sess
+// to the new version. A session written meanwhile is ErrConflict (re-read
+// and retry); one deleted meanwhile stays deleted (ErrNotFound) instead of
+// being written back by an operator pass that read it before the DELETE.
+func (s *Store) UpdateSession(ctx context.Context, sess *Session) error {
 	doc, err := json.Marshal(sess)
 	if err != nil {
 		return fmt.Errorf("encode session %s: %w", sess.Name, err)
 	}
 	var n int64
 	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET doc = ? WHERE name = ?`, string(doc), sess.Name)
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET doc = ?, version = version + 1 WHERE name = ? AND version = ?`,
+			string(doc), sess.Name, sess.version)
 		if err != nil {
 			return fmt.Errorf("store session %s: %w", sess.Name, err)
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		var v int64
+		err = tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE name = ?`, sess.Name).Scan(&v)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return problem.NotFoundf("Session %s could not be found", sess.Name)
+		case err != nil:
+			return fmt.Errorf("store session %s: %w", sess.Name, err)
+		}
+		return problem.Conflictf("Session %s was changed meanwhile (version %d, not %d)", sess.Name, v, sess.version)
 	})
-	if err == nil && n == 0 {
-		return problem.NotFoundf("Session %s could not be found", sess.Name)
+	if err == nil {
+		sess.version++
 	}
 	return err
 }
@@ -121,19 +134,27 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, created int64) 
 	return nil
 }
 
-// Session returns one session (ErrNotFound).
+// Session returns one session (ErrNotFound), with the version it was read at.
 func (s *Store) Session(ctx context.Context, name string) (Session, error) {
 	var sess Session
-	err := s.getDoc(ctx, `SELECT doc FROM sessions WHERE name = ?`, name, &sess)
+	var doc string
+	err := s.db.R.QueryRowContext(ctx, `SELECT version, doc FROM sessions WHERE name = ?`, name).Scan(&sess.version, &doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sess, problem.NotFoundf("Session %s could not be found", name)
 	}
-	return sess, err
+	if err != nil {
+		return sess, fmt.Errorf("read session %s: %w", name, err)
+	}
+	if err := json.Unmarshal([]byte(doc), &sess); err != nil {
+		return sess, fmt.Errorf("decode session %s: %w", name, err)
+	}
+	return sess, nil
 }
 
 // Sessions lists every session, oldest first.
 func (s *Store) Sessions(ctx context.Context) ([]Session, error) {
-	return listDocs[Session](ctx, s, `SELECT doc FROM sessions ORDER BY created_at, name`)
+	return listDocs(ctx, s, `SELECT version, doc FROM sessions ORDER BY created_at, name`,
+		func(sess *Session) *int64 { return &sess.version })
 }
 
 // DeleteSession removes a session (ErrNotFound).
@@ -142,17 +163,14 @@ func (s *Store) DeleteSession(ctx context.Context, name string) error {
 }
 
 // SaveComponents writes the given components and deletes the deleted IDs,
-// in one transaction.
+// in one transaction. Each component is written only if the stored one is
+// still at c.version (0: not stored yet), else nothing is written and the
+// error is ErrConflict; on success each moves to version+1.
 func (s *Store) SaveComponents(ctx context.Context, comps []Component, deleted []string) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		for _, c := range comps {
-			doc, err := json.Marshal(c)
-			if err != nil {
-				return fmt.Errorf("encode component %s: %w", c.ID, err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO components (id, doc) VALUES (?, ?)
-				ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`, c.ID, string(doc)); err != nil {
-				return fmt.Errorf("store component %s: %w", c.ID, err)
+			if err := saveComponent(ctx, tx, c); err != nil {
+				return err
 			}
 		}
 		for _, id := range deleted {
@@ -162,11 +180,43 @@ func (s *Store) SaveComponents(ctx context.Context, comps []Component, deleted [
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for i := range comps {
+		comps[i].version++
+	}
+	return nil
+}
+
+func saveComponent(ctx context.Context, tx *sql.Tx, c Component) error {
+	doc, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode component %s: %w", c.ID, err)
+	}
+	var res sql.Result
+	if c.version == 0 {
+		res, err = tx.ExecContext(ctx, `INSERT INTO components (id, doc, version) VALUES (?, ?, 1)
+			ON CONFLICT (id) DO NOTHING`, c.ID, string(doc))
+	} else {
+		res, err = tx.ExecContext(ctx, `UPDATE components SET doc = ?, version = version + 1 WHERE id = ? AND version = ?`,
+			string(doc), c.ID, c.version)
+	}
+	if err != nil {
+		return fmt.Errorf("store component %s: %w", c.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store component %s: %w", c.ID, err)
+	} else if n == 0 {
+		return problem.Conflictf("Component %s was changed meanwhile (not at version %d)", c.ID, c.version)
+	}
+	return nil
 }
 
 // Components loads every component.
 func (s *Store) Components(ctx context.Context) ([]Component, error) {
-	return listDocs[Component](ctx, s, `SELECT doc FROM components ORDER BY id`)
+	return listDocs(ctx, s, `SELECT version, doc FROM components ORDER BY id`,
+		func(c *Component) *int64 { return &c.version })
 }
 
 // Options returns the stored options (nil when none were ever patched).
@@ -222,7 +272,9 @@ func (s *Store) deleteRow(ctx context.Context, query, key, what string) error {
 	})
 }
 
-func listDocs[T any](ctx context.Context, s *Store, query string) ([]T, error) {
+// listDocs reads rows of (version, doc); version, when given, says where
+// a row's version goes.
+func listDocs[T any](ctx context.Context, s *Store, query string, version func(*T) *int64) ([]T, error) {
 	rows, err := s.db.R.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
@@ -231,14 +283,18 @@ func listDocs[T any](ctx context.Context, s *Store, query string) ([]T, error) {
 	out := []T{}
 	for rows.Next() {
 		var doc string
-		if err := rows.Scan(&doc); err != nil {
+		var v int64
+		if err := rows.Scan(&v, &doc); err != nil {
 			return nil, fmt.Errorf("list: %w", err)
 		}
-		var v T
-		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		var item T
+		if err := json.Unmarshal([]byte(doc), &item); err != nil {
 			return nil, fmt.Errorf("list: decode: %w", err)
 		}
-		out = append(out, v)
+		if version != nil {
+			*version(&item) = v
+		}
+		out = append(out, item)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list: %w", err)
