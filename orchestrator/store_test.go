@@ -14,11 +14,7 @@ import (
 // winner's (a check before an upsert let a second creation replace the
 // first, found by review).
 func TestCreateSessionOnce(t *testing.T) {
-	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	const n = 8
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -54,11 +50,7 @@ func TestCreateSessionOnce(t *testing.T) {
 // TestUpdateSessionKeepsDeletedDeleted: an operator pass that read a session
 // before it was deleted cannot write it back (it used to upsert).
 func TestUpdateSessionKeepsDeletedDeleted(t *testing.T) {
-	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	sess := Session{Name: "s1", TemplateName: "t"}
 	if err := st.CreateSession(t.Context(), sess, 1); err != nil {
 		t.Fatal(err)
@@ -79,11 +71,7 @@ func TestUpdateSessionKeepsDeletedDeleted(t *testing.T) {
 // stored session is ErrConflict and changes nothing; after a re-read it
 // goes through.
 func TestUpdateSessionStaleVersion(t *testing.T) {
-	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	if err := st.CreateSession(t.Context(), Session{Name: "s1", TemplateName: "t"}, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +99,7 @@ func TestUpdateSessionStaleVersion(t *testing.T) {
 // TestSaveComponentsStaleVersion: a component written from a stale
 // version is ErrConflict, and the whole batch is left unwritten.
 func TestSaveComponentsStaleVersion(t *testing.T) {
-	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	first := []Component{{ID: "a"}, {ID: "b"}}
 	if err := st.SaveComponents(t.Context(), first, nil); err != nil {
 		t.Fatal(err)
@@ -134,4 +118,14 @@ func TestSaveComponentsStaleVersion(t *testing.T) {
 	if got[0].Error != "" || got[1].Error != "" || got[0].version != 1 {
 		t.Errorf("stored %+v after a refused batch", got)
 	}
+}
+
+func openStore(t *testing.T) *Store {
+	t.Helper()
+	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
