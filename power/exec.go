@@ -45,12 +45,13 @@ func (s *Service) runTransition(ctx context.Context, r *run) {
 		case <-taskCtx.Done():
 		}
 	}()
+	ord := newOrder(r)
 	var wg sync.WaitGroup
 	for _, t := range tasks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			(&taskRun{s: s, r: r, t: t, deadline: deadline}).execute(taskCtx)
+			(&taskRun{s: s, r: r, t: t, deadline: deadline, ord: ord}).execute(taskCtx)
 		}()
 	}
 	wg.Wait()

@@ -25,6 +25,7 @@ import (
 type env struct {
 	t      *testing.T
 	fleet  *redfishsim.Fleet
+	fleets []*redfishsim.Fleet // fleet first
 	hsm    *client.Client
 	hsmURL string
 	dir    string
@@ -112,16 +113,29 @@ func newEnv(t *testing.T, n int, faults map[int]redfishsim.Faults) *env {
 // newEnvTree is newEnv with BMCs serving tree (a template or a DMTF mockup).
 func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfishsim.Faults) *env {
 	t.Helper()
+	return newEnvFleets(t, faults, redfishsim.FleetConfig{Count: n, Tree: tree})
+}
+
+// newEnvFleets starts the fleets (on loopback, with the test login), HSM
+// walking all their BMCs, and pcs. The first fleet is e.fleet; faults
+// apply to its BMCs from the start.
+func newEnvFleets(t *testing.T, faults map[int]redfishsim.Faults, cfgs ...redfishsim.FleetConfig) *env {
+	t.Helper()
 	ctx := t.Context()
-	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: n, Listen: "127.0.0.1:0", Tree: tree,
-		User: "root", Password: simPassword})
-	if err != nil {
-		t.Fatal(err)
+	var fleets []*redfishsim.Fleet
+	for _, cfg := range cfgs {
+		cfg.Listen, cfg.User, cfg.Password = "127.0.0.1:0", "root", simPassword
+		fleet, err := redfishsim.NewFleet(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fctx, fcancel := context.WithCancel(ctx)
+		fdone := make(chan error, 1)
+		go func() { fdone <- fleet.Run(fctx) }()
+		t.Cleanup(func() { fcancel(); <-fdone })
+		fleets = append(fleets, fleet)
 	}
-	fctx, fcancel := context.WithCancel(ctx)
-	fdone := make(chan error, 1)
-	go func() { fdone <- fleet.Run(fctx) }()
-	t.Cleanup(func() { fcancel(); <-fdone })
+	fleet := fleets[0]
 	for i, f := range faults {
 		if err := fleet.Members()[i].BMC.SetFaults(f); err != nil {
 			t.Fatal(err)
@@ -137,11 +151,13 @@ func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfi
 	hdone := make(chan error, 1)
 	go func() { hdone <- hd.Run(hctx) }()
 	t.Cleanup(func() { hcancel(); <-hdone })
-	e := &env{t: t, fleet: fleet, hsm: client.New(hd.URL(), nil, "test"), hsmURL: hd.URL(), dir: dir, events: newEvents()}
+	e := &env{t: t, fleet: fleet, fleets: fleets, hsm: client.New(hd.URL(), nil, "test"), hsmURL: hd.URL(), dir: dir, events: newEvents()}
 	var eps []hsm.RedfishEndpoint
-	for _, m := range fleet.Members() {
-		eps = append(eps, hsm.RedfishEndpoint{ID: m.BMC.Xname(), FQDN: m.Addr, User: "root", Password: simPassword,
-			RediscoverOnUpdate: true})
+	for _, f := range fleets {
+		for _, m := range f.Members() {
+			eps = append(eps, hsm.RedfishEndpoint{ID: m.BMC.Xname(), FQDN: m.Addr, User: "root", Password: simPassword,
+				RediscoverOnUpdate: true})
+		}
 	}
 	if err := e.hsm.CreateRedfishEndpoints(ctx, eps...); err != nil {
 		t.Fatal(err)

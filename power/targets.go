@@ -118,8 +118,12 @@ func (ts *targets) lookup(ctx context.Context, x string) (Target, error) {
 	return ts.fallback(ctx, x)
 }
 
-// fallback finds node n<i> as member i of its BMC's Systems collection.
+// fallback finds node n<i> as member i of its BMC's Systems collection,
+// and a chassis or slot on its chassis controller (see enclosure).
 func (ts *targets) fallback(ctx context.Context, x string) (Target, error) {
+	if t, ok := ts.enclosure(x); ok {
+		return t, nil
+	}
 	bmcX := xname.Parent(x)
 	ts.mu.Lock()
 	base, ok := ts.bmcBase[bmcX]
@@ -148,6 +152,32 @@ func (ts *targets) fallback(ctx context.Context, x string) (Target, error) {
 	ts.byXname[x] = t
 	ts.mu.Unlock()
 	return t, nil
+}
+
+// enclosure is the target of a chassis (xXcC) or of a slot (compute
+// module xXcCsS, router module xXcCrR) HSM has no ComponentEndpoint for:
+// the Chassis resource of the chassis controller xXcCb0 named as Cray EX
+// controllers name them ("Enclosure", "Blade<S>", "Perif<R>"), as CSM's
+// HSM maps them when it walks a cC. The reset action is read from it.
+func (ts *targets) enclosure(x string) (Target, bool) {
+	var chassis, id string
+	switch xname.TypeOf(x) {
+	case xname.Chassis:
+		chassis, id = x, "Enclosure"
+	case xname.ComputeModule:
+		chassis, id = xname.Parent(x), "Blade"+x[strings.LastIndexByte(x, 's')+1:]
+	case xname.RouterModule:
+		chassis, id = xname.Parent(x), "Perif"+x[strings.LastIndexByte(x, 'r')+1:]
+	default:
+		return Target{}, false
+	}
+	ts.mu.Lock()
+	base, ok := ts.bmcBase[chassis+"b0"]
+	ts.mu.Unlock()
+	if !ok {
+		return Target{}, false
+	}
+	return Target{BMC: chassis + "b0", Base: base, Resource: "/redfish/v1/Chassis/" + id}, true
 }
 
 // allowed is the reset types t supports: HSM's list, else the live

@@ -66,6 +66,7 @@ type taskRun struct {
 	r        *run
 	t        *Task
 	deadline time.Time // zero: wait forever is not offered; see Create
+	ord      *order    // parent/child links of the transition (nil: none)
 }
 
 // outcome is how a task ended, as its status, description and error.
@@ -86,6 +87,9 @@ func (tr *taskRun) execute(ctx context.Context) {
 		o = failed("Aborted. Last status - "+tr.r.desc(tr.t), "Transition aborted")
 	}
 	tr.r.finish(tr.t, o)
+	if tr.ord != nil {
+		tr.ord.gates[tr.t].end()
+	}
 	op := string(tr.r.tr.Operation)
 	tr.s.m.tasks.WithLabelValues(op, o.status).Inc()
 	tr.s.m.taskTime.WithLabelValues(op, o.status).Observe(time.Since(start).Seconds())
@@ -120,32 +124,28 @@ func (tr *taskRun) sequence(ctx context.Context) (outcome, bool) {
 		return outcome{pcs.TaskUnsupported, "Component does not support the specified transition operation, " + string(op),
 			"Unsupported for transition operation"}, true
 	}
-	return tr.steps(ctx, tgt, uri, cur, plan(op, allowed), allowed)
+	steps := plan(op, allowed)
+	if op == pcs.OpSoftRestart && tr.ord.hasParents(t) {
+		// Its parent is power-cycled: a graceful restart of its own would
+		// be cut short, so it goes off before its parent and on after it.
+		steps = planCycle
+	}
+	return tr.steps(ctx, tgt, uri, cur, steps, allowed)
 }
 
 // steps sends the plan's resets from the task's Step on, confirming each.
 func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps []step, allowed []string) (outcome, bool) {
 	r, t := tr.r, tr.t
-	var last string
-	if t.Step > 0 && t.Step <= len(steps) {
-		// Resumed after a restart: the step sent last is confirmed first.
-		s := steps[t.Step-1]
-		last = s.act()
-		if cur != s.want && r.tr.Deadline != 0 {
-			r.update(t, "Confirming successful transition, "+last)
-			ok, stop := tr.confirm(ctx, tgt, s.want, tr.deadline)
-			switch {
-			case stop:
-				return outcome{}, r.aborting()
-			case ok:
-				cur = s.want
-			case !s.graceful:
-				return failed("Failed to achieve transition", "Timeout waiting for transition, "+last+"."), true
-			}
-		}
+	last, cur, o, end := tr.resume(ctx, tgt, cur, steps)
+	if end {
+		return o, o.status != "" || r.aborting()
 	}
+	offGated, onGated := sentBefore(steps, t.Step)
 	for i := t.Step; i < len(steps); i++ {
 		s := steps[i]
+		if s.want == pcs.PowerOn && tr.ord != nil {
+			tr.ord.gates[t].passOff()
+		}
 		if !s.always && cur == s.want {
 			continue
 		}
@@ -161,10 +161,16 @@ func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps
 					"Unsupported for transition operation"}, true
 			}
 		}
+		act := strings.ToLower(rt)
+		if o, stop := tr.gate(ctx, s.want, act, last, &offGated, &onGated); stop || o != nil {
+			if stop {
+				return outcome{}, r.aborting()
+			}
+			return *o, true
+		}
 		if r.aborting() || ctx.Err() != nil {
 			return outcome{}, r.aborting()
 		}
-		act := strings.ToLower(rt)
 		r.update(t, "Applying transition, "+act)
 		if err := tr.s.bmc.reset(ctx, tgt, uri, rt); err != nil {
 			if ctx.Err() != nil && !r.aborting() {
@@ -208,6 +214,69 @@ func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps
 		return outcome{pcs.TaskSucceeded, "Transition applied, " + last + ". Not confirming.", ""}, true
 	}
 	return outcome{pcs.TaskSucceeded, "Transition confirmed, " + last, ""}, true
+}
+
+// resume confirms, for a task resumed after a restart, the step it sent
+// last. end reports that the task ends with o (o empty: ctx ended).
+func (tr *taskRun) resume(ctx context.Context, tgt Target, cur string, steps []step) (last, now string, o outcome, end bool) {
+	r, t := tr.r, tr.t
+	if t.Step == 0 || t.Step > len(steps) {
+		return "", cur, outcome{}, false
+	}
+	s := steps[t.Step-1]
+	last = s.act()
+	if cur == s.want || r.tr.Deadline == 0 {
+		return last, cur, outcome{}, false
+	}
+	r.update(t, "Confirming successful transition, "+last)
+	ok, stop := tr.confirm(ctx, tgt, s.want, tr.deadline)
+	switch {
+	case stop:
+		return last, cur, outcome{}, true
+	case ok:
+		return last, s.want, outcome{}, false
+	case !s.graceful:
+		return last, cur, failed("Failed to achieve transition", "Timeout waiting for transition, "+last+"."), true
+	}
+	return last, cur, outcome{}, false
+}
+
+// sentBefore reports whether steps before step n (those already sent)
+// include an off step and an on step: their ordering waits are behind.
+func sentBefore(steps []step, n int) (off, on bool) {
+	for _, s := range steps[:min(n, len(steps))] {
+		off = off || s.want == pcs.PowerOff
+		on = on || s.want == pcs.PowerOn
+	}
+	return off, on
+}
+
+// gate waits, before the first off step, for the task's children to be
+// off and, before the first on step, for its parents to be on (see
+// order.go). It returns the outcome of a task whose dependency failed, or
+// stop when ctx ended first.
+func (tr *taskRun) gate(ctx context.Context, want, act, last string, offGated, onGated *bool) (*outcome, bool) {
+	if tr.ord == nil {
+		return nil, false
+	}
+	switch {
+	case want == pcs.PowerOff && !*offGated:
+		*offGated = true
+		return tr.ord.afterChildren(ctx, tr.t, act)
+	case want == pcs.PowerOn && !*onGated:
+		*onGated = true
+		if !tr.ord.hasParents(tr.t) {
+			return nil, false
+		}
+		switch {
+		case tr.r.tr.Operation == pcs.OpSoftRestart:
+			tr.r.update(tr.t, "Component will be reset as a result of its parent component getting powered off->on.")
+		case last != "":
+			tr.r.update(tr.t, "Transition applied, "+last+". Waiting for next transition.")
+		}
+		return tr.ord.afterParents(ctx, tr.t, act)
+	}
+	return nil, false
 }
 
 // confirm reads the power state back until it is want or until passes.

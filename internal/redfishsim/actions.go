@@ -8,8 +8,9 @@ import (
 )
 
 // action answers POST to an action target, "<resource>/Actions/<Type>.<Name>".
-// ComputerSystem.Reset changes PowerState; Manager.Reset and Chassis.Reset are
-// accepted without changing anything; any other action is refused.
+// ComputerSystem.Reset, and Chassis.Reset of a chassis with a PowerState,
+// change PowerState; Manager.Reset and Chassis.Reset of a chassis without
+// one are accepted without changing anything; any other action is refused.
 func (b *BMC) action(w http.ResponseWriter, r *http.Request) {
 	owner, name, ok := strings.Cut(r.URL.Path, "/Actions/")
 	if !ok || name == "" || strings.Contains(name, "/") {
@@ -72,7 +73,10 @@ func (b *BMC) resetLocked(owner, name string, body map[string]any) error {
 	if present && (!isString || !allowed(decl, resetType)) {
 		return &actionError{http.StatusBadRequest, "ActionParameterNotSupported", fmt.Sprintf("The parameter ResetType for the action %s is not supported on the target resource.", name)}
 	}
-	if name != "ComputerSystem.Reset" {
+	if name == "Manager.Reset" || !present {
+		return nil
+	}
+	if _, powered := res["PowerState"]; name == "Chassis.Reset" && !powered {
 		return nil
 	}
 	return b.applyResetLocked(owner, resetType)

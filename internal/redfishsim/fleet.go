@@ -39,6 +39,9 @@ type FleetConfig struct {
 	PasswordChangeRequired bool
 	// Log receives server errors.
 	Log *slog.Logger
+	// OnPower, if not nil, is Config.OnPower of every BMC, told which BMC
+	// (its xname) changed the PowerState of the resource at path.
+	OnPower func(bmc, path, state string)
 }
 
 // Member is one BMC of a Fleet and where it listens.
@@ -85,7 +88,8 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 	f := &Fleet{tls: cfg.TLS, members: make([]Member, 0, cfg.Count)}
 	for i, addr := range addrs {
 		b, err := New(Config{Xname: cfg.Xname(i), Tree: cfg.Tree, User: cfg.User, Password: cfg.Password,
-			Faults: cfg.Faults, Seed: uint64(i), Log: cfg.Log, PasswordChangeRequired: cfg.PasswordChangeRequired})
+			Faults: cfg.Faults, Seed: uint64(i), Log: cfg.Log, PasswordChangeRequired: cfg.PasswordChangeRequired,
+			OnPower: fleetOnPower(cfg.OnPower, cfg.Xname(i))})
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -99,6 +103,14 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 		f.members = append(f.members, Member{BMC: b, Addr: bound, URL: scheme + "://" + bound, ln: ln})
 	}
 	return f, nil
+}
+
+// fleetOnPower binds a fleet's OnPower to one BMC.
+func fleetOnPower(f func(bmc, path, state string), bmc string) func(path, state string) {
+	if f == nil {
+		return nil
+	}
+	return func(path, state string) { f(bmc, path, state) }
 }
 
 // fleetAddrs lists the n addresses a fleet binds, starting at listen.

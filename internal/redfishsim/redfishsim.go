@@ -60,7 +60,7 @@ type Config struct {
 	Seed uint64
 	// Log receives server errors (TLS handshakes, ...). Nil discards them.
 	Log *slog.Logger
-	// OnPower, if not nil, is called with a system's path (such as
+	// OnPower, if not nil, is called with a system's (or chassis's) path (such as
 	// "/redfish/v1/Systems/Node0") and its new PowerState each time a reset
 	// changes it (with PowerDelay, when the change settles on the next read).
 	// It runs under the BMC's lock: it must not call the BMC, and should only
