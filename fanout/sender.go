@@ -244,7 +244,7 @@ func (sd *sender) retryAfter(d time.Duration) {
 // when it failed (a retry is scheduled).
 func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 	limit := sd.svc.cfg.MemQueue
-	rows, err := sd.svc.store.loadQueue(ctx, sd.tid, cursor, limit)
+	rows, last, more, err := sd.svc.store.loadQueue(ctx, sd.tid, cursor, limit)
 	if err != nil {
 		if ctx.Err() == nil {
 			sd.svc.log.Error("backlog_load_failed", "subscriber", redact.URL(sd.url), "err", err)
@@ -264,10 +264,8 @@ func (sd *sender) load(ctx context.Context, gen uint64, cursor int64) bool {
 	sd.mu.Lock()
 	defer sd.mu.Unlock()
 	sd.buf = append(sd.buf, ps...)
-	if len(ps) > 0 {
-		sd.cursor = ps[len(ps)-1].id
-	}
-	if len(ps) < limit && sd.gen == gen {
+	sd.cursor = max(sd.cursor, last)
+	if !more && sd.gen == gen {
 		sd.spilled = false
 	}
 	return true

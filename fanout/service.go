@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -203,6 +204,20 @@ func (s *Service) senderFor(url string) *sender {
 	return snd
 }
 
+// sendersFor returns the senders of urls, creating them if needed.
+func (s *Service) sendersFor(urls []string) []*sender {
+	out := make([]*sender, len(urls))
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	for i, url := range urls {
+		if out[i] = s.senders[url]; out[i] == nil {
+			out[i] = newSender(s, url)
+			s.senders[url] = out[i]
+		}
+	}
+	return out
+}
+
 // dropSender stops and forgets the sender of url, if any.
 func (s *Service) dropSender(url string) {
 	s.smu.Lock()
@@ -253,14 +268,15 @@ func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (i
 	if err != nil {
 		return 0, err
 	}
-	rows := make([]qkey, 0, n)
+	byBody := make(map[int64][]int64, len(bodies))
 	for i, url := range urls {
 		for _, p := range per[url] {
-			rows = append(rows, qkey{target: targets[i], scn: p.id})
+			byBody[p.id] = append(byBody[p.id], targets[i])
 		}
 	}
-	// In key order the inserts append to the B-trees instead of splitting pages all over them.
-	slices.SortFunc(rows, qkey.compare)
+	for i := range bodies {
+		bodies[i].targets = toRanges(byBody[bodies[i].id])
+	}
 	// Senders get their deliveries as soon as the transaction has begun,
 	// while it writes and commits, rather than after: the store has one
 	// writer connection, which the transaction holds, so no acknowledgement
@@ -270,20 +286,25 @@ func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (i
 	// fit in a sender's memory go early: a spilled sender reads its backlog
 	// from the database, so it gets them after the commit.
 	var late []string
+	senders := s.sendersFor(urls)
 	handOff := func() {
 		woken := make([]*sender, 0, len(per))
-		for url, ps := range per {
-			sd := s.senderFor(url)
-			wake, pushed := sd.push(ps, false)
+		for i, url := range urls {
+			sd := senders[i]
+			wake, pushed := sd.push(per[url], false)
 			if !pushed {
 				late = append(late, url)
 			} else if wake {
 				woken = append(woken, sd)
 			}
 		}
+		// In target order, which the ready queue keeps: the
+		// acknowledgements then come back in runs of target ids, which
+		// the acks rows store as ranges.
+		slices.SortFunc(woken, func(a, b *sender) int { return cmp.Compare(a.tid, b.tid) })
 		s.sched.addAll(woken)
 	}
-	if err := s.store.enqueue(ctx, bodies, rows, marks, handOff); err != nil {
+	if err := s.store.enqueue(ctx, bodies, marks, handOff); err != nil {
 		return 0, err
 	}
 	woken := make([]*sender, 0, len(late))
@@ -307,7 +328,7 @@ func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (i
 func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, map[string][]pending, error) {
 	now := s.cfg.Now().UnixNano()
 	var bodies []scnRow
-	per := map[string][]pending{}
+	var per map[string][]pending
 	for i := range scns {
 		scn := s.fresh(scns[i], marks)
 		if scn == nil {
@@ -316,7 +337,11 @@ func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, map
 		s.mu.RLock()
 		matched := s.ix.match(scn)
 		s.mu.RUnlock()
-		byComps := map[string]pending{} // components joined -> the body for them
+		if per == nil {
+			per = make(map[string][]pending, len(matched))
+		}
+		slab := make([]pending, len(matched)) // every URL's first entry, in one allocation
+		byComps := map[string]pending{}       // components joined -> the body for them
 		for url, comps := range matched {
 			key := ""
 			if len(comps) != len(scn.Components) {
@@ -335,7 +360,12 @@ func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, map
 				bodies = append(bodies, scnRow{id: p.id, body: payload, enqueued: now})
 				byComps[key] = p
 			}
-			per[url] = append(per[url], p)
+			if prev := per[url]; prev != nil {
+				per[url] = append(prev, p)
+			} else {
+				slab[0] = p
+				per[url], slab = slab[:1:1], slab[1:]
+			}
 		}
 	}
 	return bodies, per, nil

@@ -1,14 +1,12 @@
 package fanout
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +25,13 @@ type Store struct {
 
 	tmu     sync.Mutex
 	targets map[string]int64 // subscriber URL -> targets.id; rows are never deleted
+	urls    map[int64]string // and back
+
+	// The queue in memory; see queue_store.go.
+	lmu     sync.Mutex
+	live    map[int64]*liveSCN // by SCN id
+	cursors map[int64]int64    // target id -> targets.acked
+	maxSCN  int64              // highest SCN id queued or covered by a cursor
 }
 
 // OpenStore opens (creating and migrating) the database at path.
@@ -39,25 +44,11 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open hmnfd store: %w", err)
 	}
-	s := &Store{db: db, targets: map[string]int64{}}
-	rows, err := db.R.QueryContext(ctx, `SELECT id, url FROM targets`)
-	if err != nil {
+	s := &Store{db: db, targets: map[string]int64{}, urls: map[int64]string{},
+		live: map[int64]*liveSCN{}, cursors: map[int64]int64{}}
+	if err := s.loadQueueState(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("load delivery targets: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var u string
-		if err := rows.Scan(&id, &u); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("load delivery targets: %w", err)
-		}
-		s.targets[u] = id
-	}
-	if err := rows.Err(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("load delivery targets: %w", err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -80,15 +71,12 @@ type scnRow struct {
 	id       int64
 	body     []byte
 	enqueued int64 // unix nanoseconds
+	targets  []rng // whom it goes to (when queueing)
 }
 
-// qkey names one undelivered SCN of one target (subscriber URL).
+// qkey names one delivery: an SCN to one target (subscriber URL).
 type qkey struct {
 	target, scn int64
-}
-
-func (k qkey) compare(o qkey) int {
-	return cmp.Or(cmp.Compare(k.target, o.target), cmp.Compare(k.scn, o.scn))
 }
 
 // seqMark is the newest SCN seen for a component.
@@ -158,48 +146,75 @@ func (s *Store) insertSubscription(ctx context.Context, k Key, sub Subscription,
 }
 
 // updateSubscription replaces subscription id; if the URL changed and no
-// other subscription uses the old one, dropOld names the backlog to delete.
+// other subscription uses the old one, dropOld names the backlog to drop.
 func (s *Store) updateSubscription(ctx context.Context, id int64, sub Subscription, dropOld string) error {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	drop := s.planDrop([]string{dropOld})
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET url = ?, body = ? WHERE id = ?`, sub.Url, subBody(sub), id); err != nil {
 			return err
 		}
-		return s.dropQueues(ctx, tx, []string{dropOld})
+		return s.execDrop(ctx, tx, drop)
 	})
 	if err != nil {
 		return fmt.Errorf("update subscription %d: %w", id, err)
 	}
+	s.applyDrop(drop)
 	return nil
 }
 
 // moveSubscription points subscription id at sub.Url and hands the backlog
 // of its old URL, which nothing else uses, to the new one, which nothing
-// else uses either; it returns how many deliveries moved.
+// else uses either; it returns how many deliveries moved. The old URL's
+// target takes the new URL, so the queued SCNs that name it need no change;
+// a target the new URL had (with nothing owed: nothing used it) takes the
+// old URL, whose backlog is then dropped. Target ids are never reused.
 func (s *Store) moveSubscription(ctx context.Context, id int64, sub Subscription, oldURL string) (int, error) {
-	ids, err := s.targetIDs(ctx, []string{sub.Url})
-	if err != nil {
-		return 0, err
-	}
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	oldT, newT := s.target(oldURL), s.target(sub.Url)
 	moved := 0
-	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	for sid, l := range s.live {
+		if oldT != 0 && s.owes(l, sid, oldT) {
+			moved++
+		}
+	}
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET url = ?, body = ? WHERE id = ?`, sub.Url, subBody(sub), id); err != nil {
 			return err
 		}
-		old := s.target(oldURL)
-		if old == 0 {
+		if oldT == 0 {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (target, scn) SELECT ?, scn FROM deliveries WHERE target = ?`, ids[0], old)
-		if err != nil {
+		if newT != 0 { // out of the way of UNIQUE (url) first
+			if _, err := tx.ExecContext(ctx, `UPDATE targets SET url = ?, acked = ? WHERE id = ?`,
+				fmt.Sprintf("moving:%d", newT), s.maxSCN, newT); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE targets SET url = ? WHERE id = ?`, sub.Url, oldT); err != nil {
 			return err
 		}
-		n, _ := res.RowsAffected()
-		moved = int(n)
-		_, err = tx.ExecContext(ctx, `DELETE FROM deliveries WHERE target = ?`, old)
-		return err
+		if newT != 0 {
+			_, err := tx.ExecContext(ctx, `UPDATE targets SET url = ? WHERE id = ?`, oldURL, newT)
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("move subscription %d to %s: %w", id, redact.URL(sub.Url), err)
+	}
+	if oldT == 0 {
+		return 0, nil
+	}
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	s.targets[sub.Url], s.urls[oldT] = oldT, sub.Url
+	delete(s.targets, oldURL)
+	if newT != 0 {
+		s.targets[oldURL], s.urls[newT] = newT, oldURL
+		s.cursors[newT] = s.maxSCN
 	}
 	return moved, nil
 }
@@ -207,35 +222,21 @@ func (s *Store) moveSubscription(ctx context.Context, id int64, sub Subscription
 // deleteSubscriptions removes subscriptions and the backlogs of the URLs
 // that no subscription uses any more.
 func (s *Store) deleteSubscriptions(ctx context.Context, ids []int64, orphanURLs []string) error {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	drop := s.planDrop(orphanURLs)
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM subscriptions WHERE id = ?`, id); err != nil {
 				return err
 			}
 		}
-		return s.dropQueues(ctx, tx, orphanURLs)
+		return s.execDrop(ctx, tx, drop)
 	})
 	if err != nil {
 		return fmt.Errorf("delete subscriptions: %w", err)
 	}
-	return nil
-}
-
-// dropQueues deletes the backlogs of urls and the SCN bodies nobody else is owed.
-func (s *Store) dropQueues(ctx context.Context, tx *sql.Tx, urls []string) error {
-	for _, u := range urls {
-		t := s.target(u)
-		if t == 0 {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM scns WHERE id IN (SELECT scn FROM deliveries WHERE target = ?)
-			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.scn = scns.id AND d.target <> ?)`, t, t); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE target = ?`, t); err != nil {
-			return err
-		}
-	}
+	s.applyDrop(drop)
 	return nil
 }
 
@@ -249,181 +250,57 @@ func (s *Store) target(url string) int64 {
 // targetIDs returns the target id of each of urls, storing the new ones.
 func (s *Store) targetIDs(ctx context.Context, urls []string) ([]int64, error) {
 	ids := make([]int64, len(urls))
-	var missing []int
+	var missing []any
 	s.tmu.Lock()
 	for i, u := range urls {
 		if ids[i] = s.targets[u]; ids[i] == 0 {
-			missing = append(missing, i)
+			missing = append(missing, u)
 		}
 	}
 	s.tmu.Unlock()
 	if len(missing) == 0 {
 		return ids, nil
 	}
+	got := make(map[string]int64, len(missing))
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		st, err := s.db.Stmt(ctx, tx, `INSERT INTO targets (url) VALUES (?)
-			ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING id`)
-		if err != nil {
-			return err
-		}
-		rowCtx := context.WithoutCancel(ctx) // see ack
-		for _, i := range missing {
-			if err := st.QueryRowContext(rowCtx, urls[i]).Scan(&ids[i]); err != nil {
+		clear(got)
+		return sqldb.Chunks(len(missing), maxChunk, func(lo, hi int) error {
+			rows, err := tx.QueryContext(ctx, `INSERT INTO targets (url) VALUES `+sqldb.Placeholders(hi-lo, 1)+`
+				ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING id, url`, missing[lo:hi]...)
+			if err != nil {
 				return err
 			}
-		}
-		return nil
+			defer rows.Close()
+			for rows.Next() {
+				var id int64
+				var u string
+				if err := rows.Scan(&id, &u); err != nil {
+					return err
+				}
+				got[u] = id
+			}
+			return rows.Err()
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store %d delivery targets: %w", len(missing), err)
 	}
+	s.lmu.Lock()
+	for _, id := range got {
+		if _, ok := s.cursors[id]; !ok {
+			s.cursors[id] = 0
+		}
+	}
+	s.lmu.Unlock()
 	s.tmu.Lock()
-	for _, i := range missing {
-		s.targets[urls[i]] = ids[i]
+	defer s.tmu.Unlock()
+	for u, id := range got {
+		s.targets[u], s.urls[id] = id, u
 	}
-	s.tmu.Unlock()
+	for i, u := range urls {
+		ids[i] = s.targets[u]
+	}
 	return ids, nil
-}
-
-// enqueue stores SCN bodies, deliveries and sequence marks in one
-// transaction; when it returns nil the SCNs are durable. begun, if not nil,
-// is called once, as soon as the transaction holds the database's only
-// writer connection (see Service.Enqueue).
-func (s *Store) enqueue(ctx context.Context, bodies []scnRow, rows []qkey, marks map[string]seqMark, begun func()) error {
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		if begun != nil {
-			begun()
-			begun = nil // WriteTx may run the transaction again
-		}
-		args := make([]any, 0, 3*maxChunk)
-		err := sqldb.Chunks(len(bodies), maxChunk, func(lo, hi int) error {
-			args = args[:0]
-			for _, b := range bodies[lo:hi] {
-				args = append(args, b.id, b.body, b.enqueued)
-			}
-			return s.exec(ctx, tx, `INSERT INTO scns (id, body, enqueued_at) VALUES `+sqldb.Placeholders(hi-lo, 3), args)
-		})
-		if err != nil {
-			return err
-		}
-		err = sqldb.Chunks(len(rows), maxChunk, func(lo, hi int) error {
-			args = args[:0]
-			for _, r := range rows[lo:hi] {
-				args = append(args, r.target, r.scn)
-			}
-			return s.exec(ctx, tx, `INSERT INTO deliveries (target, scn) VALUES `+sqldb.Placeholders(hi-lo, 2), args)
-		})
-		if err != nil {
-			return err
-		}
-		for comp, m := range marks {
-			err := s.exec(ctx, tx, `INSERT INTO intake_seq (component, seq, ts, epoch) VALUES (?, ?, ?, ?)
-				ON CONFLICT (component) DO UPDATE SET seq = excluded.seq, ts = excluded.ts, epoch = excluded.epoch`,
-				[]any{comp, m.seq, m.ts, m.epoch})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("queue %d deliveries: %w", len(rows), err)
-	}
-	return nil
-}
-
-// exec runs query in tx as a prepared statement kept for the next transaction.
-func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args []any) error {
-	st, err := s.db.Stmt(ctx, tx, query)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(ctx, args...)
-	return err
-}
-
-// maxChunk is the most rows one multi-row statement carries.
-const maxChunk = 256
-
-// ack deletes delivered rows, and the SCN bodies nobody is owed any more.
-func (s *Store) ack(ctx context.Context, keys []qkey) error {
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		del, err := s.db.Stmt(ctx, tx, `DELETE FROM deliveries WHERE target = ? AND scn = ?`)
-		if err != nil {
-			return err
-		}
-		gc, err := s.db.Stmt(ctx, tx, `DELETE FROM scns WHERE id = ? AND NOT EXISTS (SELECT 1 FROM deliveries WHERE scn = ?)`)
-		if err != nil {
-			return err
-		}
-		slices.SortFunc(keys, qkey.compare) // visit the B-tree pages in order
-		// modernc.org/sqlite starts a goroutine per statement to watch a
-		// cancellable context; for thousands of one-row deletes that was the
-		// largest allocation of a fan-out. The transaction keeps ctx.
-		rowCtx := context.WithoutCancel(ctx)
-		seen := map[int64]bool{}
-		for _, k := range keys {
-			if _, err := del.ExecContext(rowCtx, k.target, k.scn); err != nil {
-				return err
-			}
-			seen[k.scn] = true
-		}
-		for id := range seen {
-			if _, err := gc.ExecContext(rowCtx, id, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("delete %d delivered SCNs: %w", len(keys), err)
-	}
-	return nil
-}
-
-// loadQueue reads up to limit SCNs of target's backlog after SCN id after.
-func (s *Store) loadQueue(ctx context.Context, target, after int64, limit int) ([]scnRow, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT s.id, s.body, s.enqueued_at FROM deliveries d JOIN scns s ON s.id = d.scn
-		WHERE d.target = ? AND d.scn > ? ORDER BY d.scn LIMIT ?`, target, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("load backlog of target %d: %w", target, err)
-	}
-	defer rows.Close()
-	var out []scnRow
-	for rows.Next() {
-		var r scnRow
-		if err := rows.Scan(&r.id, &r.body, &r.enqueued); err != nil {
-			return nil, fmt.Errorf("load backlog of target %d: %w", target, err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-// backlogs reports the undelivered count per URL and the highest SCN id.
-func (s *Store) backlogs(ctx context.Context) (map[string]int, int64, error) {
-	out := map[string]int{}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT t.url, COUNT(*) FROM deliveries d JOIN targets t ON t.id = d.target GROUP BY t.url`)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count backlogs: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var u string
-		var n int
-		if err := rows.Scan(&u, &n); err != nil {
-			return nil, 0, fmt.Errorf("count backlogs: %w", err)
-		}
-		out[u] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("count backlogs: %w", err)
-	}
-	var maxID sql.NullInt64
-	if err := s.db.R.QueryRowContext(ctx, `SELECT MAX(id) FROM scns`).Scan(&maxID); err != nil {
-		return nil, 0, fmt.Errorf("max SCN id: %w", err)
-	}
-	return out, maxID.Int64, nil
 }
 
 // seqMarks loads the intake sequence marks.
