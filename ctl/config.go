@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
 )
 
@@ -53,7 +54,7 @@ func declareConnection(fs *flag.FlagSet) connection {
 		c.urls[s.name] = fs.String(s.name+"-url", "", fmt.Sprintf("`URL` of %s (env HMS_%s_URL; default http://127.0.0.1:%d)", s.name, strings.ToUpper(s.name), s.port))
 	}
 	c.timeout = fs.Duration("request-timeout", 30*time.Second, "`DURATION` a single request to a daemon may take")
-	c.tokenFile = fs.String("token-file", "", "`FILE` holding the Bearer token sent to the daemons when they check tokens (default: $HMS_TOKEN)")
+	c.tokenFile = fs.String("token-file", "", "`FILE` holding the Bearer token sent to the daemons when they check tokens (default: $HMS_TOKEN, else token-file or token in the config file)")
 	return c
 }
 
@@ -100,6 +101,34 @@ func resolve(o Options, c connection) (map[string]endpoint, error) {
 	return out, nil
 }
 
+// resolveToken finds the token sent to the daemons: -token-file, else
+// $HMS_TOKEN, else token-file or token of the user's config file, else of
+// the system's. A relative token-file is relative to its config file.
+func resolveToken(o Options, c connection) (token.Config, error) {
+	if *c.tokenFile != "" {
+		return token.Config{File: *c.tokenFile}, nil
+	}
+	if o.Getenv != nil && o.Getenv(token.Env) != "" {
+		return token.Config{Token: o.Getenv(token.Env)}, nil
+	}
+	files, err := readConfigs(o)
+	if err != nil {
+		return token.Config{}, err
+	}
+	for _, f := range files {
+		if p, ok := f.values["token-file"]; ok && p != "" {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(f.name), p)
+			}
+			return token.Config{File: p}, nil
+		}
+		if t, ok := f.values["token"]; ok && t != "" {
+			return token.Config{Token: t}, nil
+		}
+	}
+	return token.Config{}, nil
+}
+
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -135,8 +164,8 @@ func configPaths(o Options) []string {
 // does not parse, or names a key no flag has, is an error.
 func readConfigs(o Options) ([]configFile, error) {
 	known := map[string]bool{}
-	for _, s := range services() {
-		known[s.name+"-url"] = true
+	for _, k := range configKeys() {
+		known[k] = true
 	}
 	var out []configFile
 	for _, p := range configPaths(o) {
@@ -166,7 +195,7 @@ func configKeys() []string {
 	for _, s := range services() {
 		keys = append(keys, s.name+"-url")
 	}
-	return keys
+	return append(keys, "token-file", "token")
 }
 
 // configHelp is the end of `hms help config`.
@@ -180,6 +209,10 @@ func configHelp() string {
 A config file holds the flag names as keys:
   sls-url: http://mgmt1:8376
   hsm-url: http://mgmt1:27779
+  token-file: /root/hms-data/auth/admin.token
+The token sent to the daemons when they check tokens is the first of
+-token-file, $HMS_TOKEN, then token-file (relative to the config file) or
+token (the token itself: keep such a file mode 0600) in the config files.
 Keys: ` + strings.Join(configKeys(), ", ") + `
 `
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat/agent"
-	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
 	powerclient "github.com/hmsuite/hms/power/client"
@@ -41,9 +40,9 @@ func newSession(o Options, c connection, format *string) (*session, error) {
 	if base == nil {
 		base = &http.Client{Timeout: *c.timeout}
 	}
-	tok := token.Config{File: *c.tokenFile}
-	if !tok.Set() && o.Getenv != nil {
-		tok.Token = o.Getenv(token.Env)
+	tok, err := resolveToken(o, c)
+	if err != nil {
+		return nil, err
 	}
 	if tc := tok.Client(base); tc != nil {
 		base = tc

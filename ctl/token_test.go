@@ -22,16 +22,32 @@ func TestToken(t *testing.T) {
 	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The user's config names a token file relative to itself; the
+	// system's holds a token.
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".config", "hms"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(home, ".config", "hms", "admin.token"), []byte("from-user-config\n"), 0o600)
+	os.WriteFile(filepath.Join(home, ".config", "hms", "config.yaml"), []byte("token-file: admin.token\n"), 0o600)
+	system := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(system, []byte("token: from-system-config\n"), 0o600)
 	for _, tt := range []struct {
-		env  string
-		args []string
-		want string
+		env, home, system string
+		args              []string
+		want              string
 	}{
 		{env: "from-env", want: "Bearer from-env"},
 		{env: "from-env", args: []string{"-token-file", file}, want: "Bearer from-file"},
 		{want: ""},
+		{env: "from-env", home: home, system: system, want: "Bearer from-env"},
+		{home: home, system: system, want: "Bearer from-user-config"},
+		{system: system, want: "Bearer from-system-config"},
 	} {
-		r := runWith(t, map[string]string{"HMS_TOKEN": tt.env, "HOME": t.TempDir()}, "",
+		if tt.home == "" {
+			tt.home = t.TempDir()
+		}
+		r := runWith(t, map[string]string{"HMS_TOKEN": tt.env, "HOME": tt.home}, tt.system,
 			append([]string{"get", "nodes", "-hsm-url", srv.URL}, tt.args...)...)
 		if r.err != nil {
 			t.Fatalf("hms get nodes %v: %v (%s)", tt.args, r.err, r.stderr)

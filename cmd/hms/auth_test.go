@@ -154,3 +154,54 @@ func TestUpNodeTokens(t *testing.T) {
 		t.Errorf("script asked from another address:\n%s", other)
 	}
 }
+
+// TestUpAuthLocal: hms up -auth-local makes its own keys and admin token
+// under the data directory and enforces tokens with them: the CLI given the
+// token in its config file works, a caller without one is refused, and bss
+// gives a node a node token that hbtd takes.
+func TestUpAuthLocal(t *testing.T) {
+	dir := t.TempDir()
+	u := suiteUpWith(t, dir, func(string) string { return "" }, "-auth-local")
+	adminFile := filepath.Join(dir, "auth", "admin.token")
+	if u["admin-token"] != adminFile {
+		t.Fatalf("hms up printed admin-token %q, want %s", u["admin-token"], adminFile)
+	}
+	for _, f := range []string{adminFile, filepath.Join(dir, "auth", "signing.key"), filepath.Join(dir, "auth", "node-token.key")} {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", f, fi, err)
+		}
+	}
+	b, err := os.ReadFile(adminFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSpace(string(b))
+	const n0 = "x3000c0s1b0n0"
+	callAs(t, "", "GET", u["hsm"]+"/hsm/v2/State/Components", "", http.StatusUnauthorized)
+	callAs(t, admin, "POST", u["hsm"]+"/hsm/v2/State/Components",
+		`{"Components":[{"ID":"`+n0+`","State":"On","Role":"Compute","NID":1,"Enabled":true}]}`, http.StatusNoContent)
+
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".config", "hms"), 0o700)
+	os.WriteFile(filepath.Join(home, ".config", "hms", "config.yaml"), []byte("token-file: "+adminFile+"\nhsm-url: "+u["hsm"]+"\n"), 0o600)
+	var out strings.Builder
+	env := func(k string) string { return map[string]string{"HOME": home}[k] }
+	if err := run(t.Context(), []string{"get", "nodes", "-o", "json"}, env, &out); err != nil || !strings.Contains(out.String(), n0) {
+		t.Errorf("hms get nodes with the config's token: %v\n%s", err, out.String())
+	}
+
+	callAs(t, admin, "POST", u["hsm"]+"/hsm/v2/Inventory/EthernetInterfaces",
+		`{"MACAddress":"a4:bf:01:00:00:01","ComponentID":"`+n0+`","IPAddresses":[{"IPAddress":"127.0.0.1"}]}`, http.StatusCreated)
+	callAs(t, admin, "PUT", u["bss"]+"/boot/v1/bootparameters", `{"hosts":["Compute"],"kernel":"http://k/vmlinuz"}`, http.StatusOK)
+	callAs(t, admin, "POST", u["bss"]+"/boot/v1/hosts", "", http.StatusNoContent)
+	var md map[string]any
+	for i := 0; md["hms-node-token"] == nil; i++ {
+		if i == 3000 {
+			t.Fatalf("bss never gave %s its token: %v", n0, md)
+		}
+		time.Sleep(10 * time.Millisecond)
+		json.Unmarshal(callAs(t, "", "GET", u["bss"]+"/meta-data", "", http.StatusOK), &md)
+	}
+	beat := `{"Component":"` + n0 + `","Hostname":"nid1","NID":"1","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`
+	callAs(t, md["hms-node-token"].(string), "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat, http.StatusOK)
+}

@@ -37,9 +37,12 @@ type suite struct {
 	dir    *string
 	level  *slog.Level
 	auth   auth.Config // every daemon's: checks callers' tokens, sends its own
-	bus    *bus.Memory
-	urls   map[string]string // name -> URL of the daemons started so far
-	ready  []<-chan struct{} // all closed once the suite is connected
+	// nodeKey is bss's node-token key: -bss-node-token-key, or under
+	// -auth-local hms up's own.
+	nodeKey string
+	bus     *bus.Memory
+	urls    map[string]string // name -> URL of the daemons started so far
+	ready   []<-chan struct{} // all closed once the suite is connected
 }
 
 // local holds what hms up decides for a daemon unless its own flag says
@@ -188,9 +191,11 @@ func bssComponent(s *suite) component {
 			if cfg, err = fl.Config(); err != nil {
 				return err
 			}
+			s.nodeKey = cfg.NodeTokenKey
 			return l.noKafka(*fl.Brokers)
 		},
 		start: func(ctx context.Context) (daemon, error) {
+			cfg.NodeTokenKey = s.nodeKey
 			cfg.DB = l.file("db", cfg.DB, "bss.db")
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, _ = l.logger(*fl.Level)

@@ -32,6 +32,7 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 		dir:   f.String("data-dir", "./hms-data", "`DIR` holding each daemon's SQLite file and hsm's credential key (created if absent)"),
 		level: f.LogLevel()}
 	af := auth.RegisterFlags(f) // one set for every daemon: -jwks-url, HMS_UP_JWKS_URL
+	local := f.Bool("auth-local", false, "check tokens with keys of the suite's own, made on first start under <data-dir>/auth (mode 0600): the daemons then refuse callers without a token; the admin token for the CLI is <data-dir>/auth/admin.token, bss gives nodes node tokens")
 	// The order is the start order: each daemon's peers start before it.
 	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s), bosComponent(s), redsComponent(s)}
 	if err := f.ParseOrUsage(args); err != nil {
@@ -41,6 +42,9 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	if s.auth, err = af.Config(authTables()...); err != nil {
 		return err
 	}
+	if *local && (s.auth.On() || s.auth.Token.Set()) {
+		return cli.Usagef("-%s makes the suite's own keys and token: drop -jwks-url, -jwt-key-file, -node-jwt-keys, -token and -token-file", f.Name("auth-local"))
+	}
 	for _, p := range parts {
 		if err := p.check(); err != nil {
 			return err
@@ -48,6 +52,9 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	}
 	if err := os.MkdirAll(*s.dir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
+	}
+	if err := s.prepareAuth(ctx, *local, stdout); err != nil {
+		return err
 	}
 	// The in-process bus carries hsm's SCNs and hbtd's heartbeat changes for
 	// in-process consumers; none of the daemons needs it, so it keeps
@@ -106,6 +113,42 @@ func waitAll(ctx context.Context, chs ...<-chan struct{}) <-chan struct{} {
 		}
 	}()
 	return done
+}
+
+// prepareAuth, before any daemon starts: with -auth-local, makes the
+// suite's keys and admin token (auth.PrepareLocal) and has every daemon
+// check tokens with them and send the admin token to its peers; with a
+// node-token key for bss (hms up's own, or -bss-node-token-key) and no
+// -node-jwt-keys, has the daemons check node tokens with that key.
+func (s *suite) prepareAuth(ctx context.Context, local bool, stdout io.Writer) error {
+	if local {
+		l, err := auth.PrepareLocal(ctx, s.dataFile("auth"), nil)
+		if err != nil {
+			return err
+		}
+		s.auth.KeyFile, s.auth.Token.File = l.SigningJWKS, l.AdminToken
+		if s.nodeKey == "" {
+			s.nodeKey = l.NodeKey
+		}
+		log := cli.NewLogger(os.Stderr, *s.level)
+		for _, p := range l.Made {
+			log.Info("auth_file_made", "path", p)
+		}
+		fmt.Fprintln(stdout, "admin-token", l.AdminToken)
+	}
+	if s.nodeKey == "" || s.auth.NodeKeys != "" {
+		return nil
+	}
+	signer, err := auth.LoadSigner(s.nodeKey, nil)
+	if err != nil {
+		return err
+	}
+	jwks := s.dataFile("node-token.jwks")
+	if err := os.WriteFile(jwks, signer.JWKS(), 0o644); err != nil {
+		return fmt.Errorf("node-token keys: %w", err)
+	}
+	s.auth.NodeKeys = jwks
+	return nil
 }
 
 // dataFile is name under the data directory.

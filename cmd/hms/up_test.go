@@ -170,6 +170,8 @@ func TestUpBadInput(t *testing.T) {
 		{name: "kafka", args: []string{"up", "-hbtd-kafka-brokers", "k:9092"}, want: "separate binaries"},
 		{name: "bad duration", args: []string{"up", "-hmnfd-retry-max", "5"}, want: "such as 500ms"},
 		{name: "pcs sample interval", args: []string{"up", "-pcs-sample-interval", "0s"}, want: "-pcs-sample-interval must be positive"},
+		{name: "auth-local and a key source", args: []string{"up", "-auth-local", "-jwks-url", "https://kc/certs"}, want: "-auth-local makes"},
+		{name: "bad node-token key", args: []string{"up", "-bss-node-token-key", "/etc/hosts"}, want: "-bss-node-token-key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
