@@ -79,6 +79,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("POST /v2/applystaged", a.applyStaged)
 	m.HandleFunc("GET /v2/options", a.getOptions)
 	m.HandleFunc("PATCH /v2/options", a.patchOptions)
+	m.HandleFunc("POST "+SCNPath, a.scn)
 	return m
 }
 

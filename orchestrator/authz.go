@@ -33,6 +33,8 @@ func AuthTable() auth.Table {
 		add(w, auth.Write())
 	}
 	add("PATCH /v2/options", auth.AdminOnly())
+	// HSM posts SCNs with the suite's token, as to BSS.
+	add("POST "+SCNPath, auth.AdminOnly())
 	add("PATCH /v2/components/{id}", auth.Write().OrNode(func(r *http.Request) (string, bool) {
 		id := r.PathValue("id")
 		return id, id != ""

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -29,6 +30,11 @@ type DaemonConfig struct {
 	HSMURL, BSSURL, PCSURL string
 	// S3Endpoint serves s3:// manifest paths (see Config.S3Endpoint).
 	S3Endpoint string
+	// SCNInURL is where HSM posts SCNs to bos (SCNPath); empty: this
+	// daemon's URL as HSM reaches it (loopback when HSM is on loopback).
+	SCNInURL string
+	// FallbackPoll: see Config.FallbackPoll.
+	FallbackPoll time.Duration
 	// PeerTimeout bounds one request to a peer [20 s, BOS's *_read_timeout].
 	PeerTimeout time.Duration
 	// MaxConns caps the connections the HTTP server holds open; 0 means
@@ -48,6 +54,9 @@ type Daemon struct {
 	store *Store
 	svc   *Service
 	srv   *httpserver.Server
+	// hsm and scnURL are bos's SCN subscription: who, and where to.
+	hsm    *client.Client
+	scnURL string
 }
 
 // StartDaemon opens the database, loads the components and binds the port.
@@ -77,7 +86,8 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout})
 	h := client.New(cfg.HSMURL, hc, "bos")
 	svc, err := New(ctx, store, h, ipxe.NewClient(cfg.BSSURL, hc), pcsclient.New(cfg.PCSURL, hc, "bos"),
-		Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3Endpoint: cfg.S3Endpoint, Log: cfg.Log})
+		Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3Endpoint: cfg.S3Endpoint,
+			FallbackPoll: cfg.FallbackPoll, Log: cfg.Log})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -92,7 +102,11 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}
-	return &Daemon{store: store, svc: svc, srv: srv}, nil
+	scnURL := cfg.SCNInURL
+	if scnURL == "" {
+		scnURL = httpserver.CallbackURL(cfg.HSMURL, ln.Addr(), SCNPath)
+	}
+	return &Daemon{store: store, svc: svc, srv: srv, hsm: h, scnURL: scnURL}, nil
 }
 
 // URL is the base URL the daemon serves on.
@@ -108,11 +122,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.srv.Run(gctx) })
 	g.Go(func() error { return d.svc.Run(gctx) })
+	g.Go(func() error { d.svc.Subscribe(gctx, d.hsm, "bos@"+hostname(), d.scnURL); return nil })
 	err := g.Wait()
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return errors.Join(err, d.store.Close())
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
 }
 
 // Close releases a daemon that was started but will not be run.

@@ -11,10 +11,10 @@ import (
 // DaemonFlags are bos's flags, declared once for the bos binary and for
 // `hms up` (on f.Sub("bos"): -bos-hsm-url, HMS_BOS_HSM_URL).
 type DaemonFlags struct {
-	f                             *cli.FlagSet
-	listen, db, hsm, bss, pcs, s3 *string
-	timeout                       *time.Duration
-	maxConns                      *int
+	f                                    *cli.FlagSet
+	listen, db, hsm, bss, pcs, s3, scnIn *string
+	timeout, fallback                    *time.Duration
+	maxConns                             *int
 	// Level is -log-level.
 	Level *slog.Level
 }
@@ -28,6 +28,8 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		pcs:      f.URL("pcs-url", "", "PCS base `URL` (required): power transitions and power status"),
 		s3:       f.URL("s3-endpoint", "", "HTTP(S) `URL` s3://bucket/key manifest paths are read from (path-style, unsigned)"),
 		timeout:  f.Duration("peer-timeout", 20*time.Second, "give up on one request to HSM, BSS, PCS or a manifest after `DURATION`"),
+		scnIn:    f.URL("scn-in-url", "", "`URL` HSM posts SCNs to (default http://<hostname>:<port>/v2/scn, loopback when HSM is)"),
+		fallback: f.Duration("fallback-poll", time.Minute, "while HSM sends SCNs, run the operators at least every `DURATION` (polling_frequency until it does)"),
 		maxConns: f.MaxConnections(httpserver.DefaultMaxConns),
 	}
 }
@@ -39,9 +41,13 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if *fl.timeout <= 0 {
 		return DaemonConfig{}, cli.Usagef("-%s must be positive", fl.f.Name("peer-timeout"))
 	}
+	if *fl.fallback <= 0 {
+		return DaemonConfig{}, cli.Usagef("-%s must be positive", fl.f.Name("fallback-poll"))
+	}
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return DaemonConfig{}, err
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsm, BSSURL: *fl.bss, PCSURL: *fl.pcs,
-		S3Endpoint: *fl.s3, PeerTimeout: *fl.timeout, MaxConns: *fl.maxConns}, nil
+		S3Endpoint: *fl.s3, SCNInURL: *fl.scnIn, FallbackPoll: *fl.fallback, PeerTimeout: *fl.timeout,
+		MaxConns: *fl.maxConns}, nil
 }

@@ -64,6 +64,7 @@ type cluster struct {
 	// hsmDown makes HSM's component query answer 503; queries counts them.
 	hsmDown bool
 	queries int
+	subs    []hsm.Subscription
 }
 
 // arm sets the one-shot hook of route.
@@ -93,6 +94,17 @@ func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hsm/v2/service/ready", func(w http.ResponseWriter, _ *http.Request) {})
 	mux.HandleFunc("GET /hsm/v2/State/Components", c.hsmList)
+	mux.HandleFunc("GET /hsm/v2/service/values", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, hsm.Values{State: []string{"Unknown", "Empty", "Populated", "Off", "On", "Standby", "Halt", "Ready"}})
+	})
+	mux.HandleFunc("POST /hsm/v2/Subscriptions/SCN", func(w http.ResponseWriter, r *http.Request) {
+		var sub hsm.Subscription
+		_ = json.NewDecoder(r.Body).Decode(&sub)
+		c.mu.Lock()
+		c.subs = append(c.subs, sub)
+		c.mu.Unlock()
+		writeJSON(w, sub)
+	})
 	mux.HandleFunc("POST /hsm/v2/State/Components/Query", c.hsmQuery)
 	mux.HandleFunc("PUT /boot/v1/bootparameters", c.bssPut)
 	mux.HandleFunc("GET /boot/v1/endpoint-history", c.bssHistory)
@@ -290,7 +302,8 @@ func newEnv(t testing.TB, nodes ...string) *env {
 func (e *env) start() {
 	e.t.Helper()
 	d, err := StartDaemon(e.t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "bos.db"),
-		HSMURL: e.cluster.srv.URL, BSSURL: e.cluster.srv.URL, PCSURL: e.cluster.srv.URL, Now: e.clock.Now})
+		HSMURL: e.cluster.srv.URL, BSSURL: e.cluster.srv.URL, PCSURL: e.cluster.srv.URL, Now: e.clock.Now,
+		FallbackPoll: 10 * time.Minute})
 	if err != nil {
 		e.t.Fatal(err)
 	}

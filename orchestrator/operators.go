@@ -12,23 +12,17 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 )
 
-// Run runs operator passes until ctx ends: one every polling_frequency,
-// and one at once when something asks (Wake: a new session, applystaged,
-// an options change). One goroutine does every operator's work in turn,
+// Run runs operator passes until ctx ends: one every polling_frequency
+// (every Config.FallbackPoll once HSM sends SCNs) or when a component's
+// wait ends, and one at once when something asks (Wake: a new session,
+// applystaged, an options change, an SCN about a component bos moves). One goroutine does every operator's work in turn,
 // as one process rather than BOS's pod per operator.
 func (s *Service) Run(ctx context.Context) error {
 	for {
 		if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("operator_pass_failed", "err", err)
 		}
-		poll := s.options().Polling
-		if poll <= 0 {
-			poll = time.Second
-		}
-		if next, ok := s.retries.next(); ok {
-			poll = min(poll, max(next.Sub(s.now()), 0))
-		}
-		t := time.NewTimer(poll)
+		t := time.NewTimer(s.nextPass())
 		select {
 		case <-ctx.Done():
 			t.Stop()

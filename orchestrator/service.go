@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hmsuite/hms/ipxe"
@@ -42,7 +43,10 @@ type Config struct {
 	// S3Endpoint is the HTTP(S) URL s3://bucket/key paths are read from,
 	// path-style (endpoint/bucket/key) [none: s3:// paths cannot be read].
 	S3Endpoint string
-	Log        *slog.Logger
+	// FallbackPoll is how often the operators run at least while HSM sends
+	// SCNs (polling_frequency applies until it does) [1 min].
+	FallbackPoll time.Duration
+	Log          *slog.Logger
 }
 
 // Service holds BOS's records and runs its operators. Components live in
@@ -58,6 +62,8 @@ type Service struct {
 	wake  chan struct{}
 	// retries paces the setup of sessions whose setup failed.
 	retries backoff
+	// subscribed is set once HSM holds bos's SCN subscription.
+	subscribed atomic.Bool
 
 	mu            sync.Mutex
 	comps         map[string]*Component
@@ -77,6 +83,9 @@ func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*S
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.FallbackPoll <= 0 {
+		cfg.FallbackPoll = time.Minute
 	}
 	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
 		comps: map[string]*Component{}}

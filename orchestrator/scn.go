@@ -1,0 +1,142 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// SCNPath is where bos takes HSM's state-change notifications.
+const SCNPath = Base + "/scn"
+
+// scnStates are the HSM states whose changes move a BOS component: a node
+// reaching On or Off after a power call, Ready after its boot, and the
+// states it passes through on the way down.
+var scnStates = []string{"On", "Off", "Ready", "Standby", "Halt"}
+
+// Subscriber is what bos asks HSM to be told of state changes.
+type Subscriber interface {
+	Values(ctx context.Context) (hsm.Values, error)
+	Subscribe(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error)
+}
+
+// SCN wakes the operators when an HSM state change names a component bos
+// is moving; the pass that follows reads every peer as usual, so an SCN is
+// only ever a hint (lost or late ones cost the fallback poll's delay).
+func (s *Service) SCN(scn hsm.SCN) {
+	s.mu.Lock()
+	relevant := slices.ContainsFunc(scn.Components, func(id string) bool {
+		c := s.comps[id]
+		return c != nil && c.Enabled
+	})
+	s.mu.Unlock()
+	if relevant {
+		s.Wake()
+	}
+}
+
+func (a *API) scn(w http.ResponseWriter, r *http.Request) {
+	var scn hsm.SCN
+	b, err := body(w, r)
+	if err == nil {
+		err = decodeStrict(b, &scn)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.svc.SCN(scn)
+	w.WriteHeader(http.StatusOK)
+}
+
+// Subscribe asks HSM for SCNs of scnStates to callback, retrying with
+// backoff until HSM holds the subscription (an existing one, bos
+// restarted, is kept) or ctx ends. While it is held the operators poll
+// only every Config.FallbackPoll.
+func (s *Service) Subscribe(ctx context.Context, h Subscriber, name, callback string) {
+	t := true
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		v, err := h.Values(cctx)
+		if err == nil {
+			states := slices.DeleteFunc(slices.Clone(scnStates), func(st string) bool { return !slices.Contains(v.State, st) })
+			_, err = h.Subscribe(cctx, hsm.Subscription{Subscriber: name, Enabled: &t, Url: callback, States: states})
+		}
+		cancel()
+		if err == nil || errors.Is(err, problem.ErrConflict) {
+			s.log.Info("hsm_subscribed", "url", redact.URL(callback))
+			s.subscribed.Store(true)
+			s.Wake() // the poll interval changed
+			return
+		}
+		s.log.Warn("hsm_subscribe_failed", "attempt", attempt, "err", err)
+		wait := time.NewTimer(min(time.Second<<min(attempt, 5), 30*time.Second))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return
+		case <-wait.C:
+		}
+	}
+}
+
+// nextPass is how long the operators may sleep after a pass: the poll
+// (polling_frequency, or Config.FallbackPoll once HSM sends SCNs), but no
+// later than the first timeout a component or a session setup waits for.
+func (s *Service) nextPass() time.Duration {
+	opts, now := s.options(), s.now()
+	poll := opts.Polling
+	if s.subscribed.Load() {
+		poll = max(poll, s.cfg.FallbackPoll)
+	}
+	if poll <= 0 {
+		poll = time.Second
+	}
+	due := now.Add(poll)
+	if at, ok := s.retries.next(); ok && at.Before(due) {
+		due = at
+	}
+	if at, ok := s.firstTimeout(opts, now); ok && at.Before(due) {
+		due = at
+	}
+	return max(due.Sub(now), 0)
+}
+
+// firstTimeout is the earliest moment after now that an enabled
+// component's wait ends (power-on, boot, power-off), when the operators act
+// again without being told anything; or the next discovery. Moments past
+// are not counted: a pass saw them already (a power-on past its wait whose
+// node is on waits for its boot, not for another pass).
+func (s *Service) firstTimeout(opts Options, now time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first time.Time
+	note := func(t time.Time) {
+		if t.After(now) && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	if opts.Discovery > 0 {
+		note(s.lastDiscovery.Add(opts.Discovery))
+	}
+	for _, c := range s.comps {
+		if !c.Enabled || c.Status.StatusOverride != "" {
+			continue
+		}
+		last := parseStamp(c.LastAction.LastUpdated)
+		switch c.Status.Status {
+		case StatusPowerOnCalled:
+			note(last.Add(opts.MaxPowerOnWait))
+			note(last.Add(opts.MaxBootWait))
+		case StatusPowerOffGracefullyCalled, StatusPowerOffForcefullyCalled:
+			note(last.Add(opts.MaxPowerOffWait))
+		}
+	}
+	return first, !first.IsZero()
+}

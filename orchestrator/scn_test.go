@@ -1,0 +1,86 @@
+package orchestrator
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/client"
+)
+
+// woken reports (and takes) a pending wake-up of the operators.
+func (e *env) woken() bool {
+	select {
+	case <-e.daemon.svc.wake:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestSCNWakesOperators: an SCN naming a component bos is moving wakes the
+// operators; one about any other node does not; a malformed one is 400.
+func TestSCNWakesOperators(t *testing.T) {
+	e := newEnv(t, n1, n2)
+	e.template("t1", "img1", n1)
+	e.session(`{"name":"s1","operation":"boot","template_name":"t1"}`)
+	e.reconcile()
+	e.woken()
+	tests := []struct {
+		name, body string
+		code       int
+		wake       bool
+	}{
+		{name: "other node", body: `{"Components":["` + n2 + `"],"State":"Ready"}`, code: 200},
+		{name: "moving node", body: `{"Components":["` + n2 + `","` + n1 + `"],"State":"Ready"}`, code: 200, wake: true},
+		{name: "not an SCN", body: `{"Components":"x"}`, code: 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code := e.call("POST", SCNPath, tt.body, nil); code != tt.code {
+				t.Errorf("POST %s: %d, want %d", tt.body, code, tt.code)
+			}
+			if got := e.woken(); got != tt.wake {
+				t.Errorf("woken %v, want %v", got, tt.wake)
+			}
+		})
+	}
+}
+
+// TestSubscribeSlowsPoll: bos subscribes to HSM's power and readiness
+// states; once subscribed the operators poll every FallbackPoll, but wake
+// at the first component timeout before it (here a graceful power-off's).
+func TestSubscribeSlowsPoll(t *testing.T) {
+	e := newEnv(t, n1)
+	svc := e.daemon.svc
+	if code := e.call("PATCH", "/v2/options", `{"discovery_frequency":0}`, nil); code != 200 {
+		t.Fatal(code)
+	}
+	if got := svc.nextPass(); got != 15*time.Second {
+		t.Errorf("poll before the subscription %v, want polling_frequency 15s", got)
+	}
+	svc.Subscribe(t.Context(), client.New(e.cluster.srv.URL, http.DefaultClient, "bos"), "bos@test", "http://bos.test/v2/scn")
+	want := []string{"On", "Off", "Ready", "Standby", "Halt"}
+	if len(e.cluster.subs) != 1 || e.cluster.subs[0].Url != "http://bos.test/v2/scn" || e.cluster.subs[0].Subscriber != "bos@test" {
+		t.Fatalf("subscriptions %+v", e.cluster.subs)
+	}
+	if d := cmp.Diff(want, e.cluster.subs[0].States); d != "" {
+		t.Errorf("subscribed states (-want +got):\n%s", d)
+	}
+	if got := svc.nextPass(); got != 10*time.Minute {
+		t.Errorf("poll once subscribed %v, want the fallback 10m", got)
+	}
+	e.cluster.set(n1, func(n *simNode) { n.on, n.comp.State, n.ignoreGraceful = true, "Ready", true })
+	e.template("t1", "img1", n1)
+	e.session(`{"name":"r1","operation":"reboot","template_name":"t1"}`)
+	e.reconcile()
+	if got := e.component(n1).Status.Status; got != StatusPowerOffGracefullyCalled {
+		t.Fatalf("n1 %q", got)
+	}
+	e.clock.Advance(100 * time.Second)
+	if got := svc.nextPass(); got != 200*time.Second {
+		t.Errorf("sleep with a graceful power-off 100s old: %v, want the 200s left of max_power_off_wait_time", got)
+	}
+}
