@@ -142,14 +142,17 @@ func (s *Service) sampleLoop(ctx context.Context) error {
 	}
 }
 
-// Sample reads the power state of every node HSM knows and every
-// component with a Redfish endpoint, then reports changes to HSM.
+// Sample reads the power state of every component HSM knows of a type
+// pcs controls and of every component with a Redfish endpoint, then
+// reports changes to HSM. One pcs cannot reach (a switch, a PDU outlet or a
+// slot without a Redfish endpoint in HSM) is cached undefined/unavailable
+// with the reason, rather than left out.
 func (s *Service) Sample(ctx context.Context) error {
 	start := time.Now()
 	if err := s.targets.refresh(ctx); err != nil {
 		return err
 	}
-	nodes, err := s.hsm.Components(ctx, url.Values{"type": {"Node"}})
+	nodes, err := s.hsm.Components(ctx, url.Values{"type": powerable})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package power
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -168,5 +170,48 @@ func TestParentFailsWithChild(t *testing.T) {
 	}
 	if seq := log.take(); len(seq) != 0 {
 		t.Errorf("powered under a chassis that failed: %q", seq)
+	}
+}
+
+// TestSampleEveryPowerable: a sampling round reads the chassis and slots
+// on their chassis controller, and reports a switch and a PDU outlet HSM
+// has no Redfish endpoint for as undefined/unavailable with the reason,
+// rather than leaving them out.
+func TestSampleEveryPowerable(t *testing.T) {
+	e, _ := chassisEnv(t, nil)
+	if err := e.hsm.PostComponents(t.Context(), []hsm.Component{
+		{ID: "x3000c0w1", Type: "MgmtSwitch", State: hsm.StateOn, Flag: hsm.FlagOK},
+		{ID: "x3000m0p0v1", Type: "CabinetPDUPowerConnector", State: hsm.StateOn, Flag: hsm.FlagOK},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.daemon.Service().Sample(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	code, b := e.call("POST", "/power-status", map[string]any{"xname": []string{
+		"x3000c0", "x3000c0s1", "x3000c0s0b0n0", "x3000c0w1", "x3000m0p0v1"}})
+	if code != 200 {
+		t.Fatalf("power-status: %d %s", code, b)
+	}
+	var got pcs.PowerStatusList
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, st := range got.Status {
+		rows = append(rows, strings.Join([]string{st.Xname, st.PowerState, st.MgmtState, st.Error}, " | "))
+	}
+	want := []string{
+		"x3000c0 | on | available | ",
+		"x3000c0s1 | on | available | ",
+		"x3000c0s0b0n0 | on | available | ",
+		"x3000c0w1 | undefined | unavailable | no Redfish endpoint for x3000c0w1 in HSM",
+		"x3000m0p0v1 | undefined | unavailable | no Redfish endpoint for x3000m0p0v1 in HSM",
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("power-status (-want +got):\n%s", diff)
+	}
+	if st := got.Status[0]; !slices.Equal(st.Supported, []string{"On", "Force-Off"}) {
+		t.Errorf("chassis supportedPowerTransitions %q, want On, Force-Off", st.Supported)
 	}
 }
