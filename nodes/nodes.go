@@ -1,0 +1,281 @@
+// Package nodes is the node-centric API behind `hms apply`: an
+// administrator declares ComputeNodes, BootProfiles and NodeGroups (package
+// nodes/wire), and the daemon translates them into the services that hold
+// them (SLS hardware, HSM components, Ethernet interfaces, Redfish
+// endpoints and groups, BSS boot parameters and cloud-init). Apply is
+// declarative: the plan is the difference between the declared set and
+// what the daemon owns, per resource and per service; applying the same
+// set twice writes nothing. The daemon is the only writer of what it owns,
+// and owns only what it wrote: its store lists its resources, and the
+// services carry a mark (the HSM group OwnerGroup, the BSS meta-data key
+// OwnerKey), so a node made by hand is never pruned.
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/nodes/wire"
+)
+
+// ErrPrecondition is an If-Match that does not match the stored resource
+// (HTTP 412).
+var ErrPrecondition = errors.New("precondition failed")
+
+// Backend translates the owned state into the services and observes
+// nodes there. A Service without one keeps its own store only.
+type Backend interface {
+	// Plan compares the services with what st declares (owned lists
+	// everything the daemon owns before and after) and returns the writes
+	// that make them agree, by resource.
+	Plan(ctx context.Context, st *State, owned *State, secrets map[string]wire.Credentials) (*Writes, error)
+	// Apply carries the writes out; a failed write is reported on its
+	// resource in the returned map (resource key -> error).
+	Apply(ctx context.Context, w *Writes) map[Key]error
+	// Observe returns what the services see of one node.
+	Observe(ctx context.Context, xname string) wire.Observed
+}
+
+// Key names one resource: its kind and name.
+type Key struct{ Kind, Name string }
+
+// State is a whole owned set: nodes, profiles and groups by name.
+type State struct {
+	Nodes    map[string]*wire.ComputeNode
+	Profiles map[string]*wire.BootProfile
+	Groups   map[string]*wire.NodeGroup
+}
+
+func newState() *State {
+	return &State{Nodes: map[string]*wire.ComputeNode{}, Profiles: map[string]*wire.BootProfile{}, Groups: map[string]*wire.NodeGroup{}}
+}
+
+// Config is what a Service needs besides its store.
+type Config struct {
+	// Backend writes to the services; nil keeps the store only.
+	Backend Backend
+	// Box seals BMC credentials; nil refuses requests that carry secrets.
+	Box *sealed.Box
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Service owns the declared resources: it plans and applies sets, and
+// serves the resources one by one.
+type Service struct {
+	store   *Store
+	backend Backend
+	box     *sealed.Box
+	now     func() time.Time
+	log     *slog.Logger
+	// mu serialises writers: an apply plans against what it read, so two
+	// applies interleaving would each undo the other.
+	mu sync.Mutex
+}
+
+// New returns a Service over store.
+func New(store *Store, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: store, backend: cfg.Backend, box: cfg.Box, now: cfg.Now, log: cfg.Log}
+}
+
+// loadState reads every stored resource.
+func (s *Service) loadState(ctx context.Context) (*State, map[Key]Row, error) {
+	rows, err := s.store.Rows(ctx, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	st, byKey := newState(), make(map[Key]Row, len(rows))
+	for _, r := range rows {
+		byKey[Key{r.Kind, r.Name}] = r
+		if err := st.add(r); err != nil {
+			return nil, nil, err
+		}
+	}
+	return st, byKey, nil
+}
+
+// add decodes a stored row into st.
+func (st *State) add(r Row) error {
+	var err error
+	switch r.Kind {
+	case wire.KindComputeNode:
+		n := new(wire.ComputeNode)
+		err, st.Nodes[r.Name] = json.Unmarshal(r.Doc, n), n
+	case wire.KindBootProfile:
+		p := new(wire.BootProfile)
+		err, st.Profiles[r.Name] = json.Unmarshal(r.Doc, p), p
+	case wire.KindNodeGroup:
+		g := new(wire.NodeGroup)
+		err, st.Groups[r.Name] = json.Unmarshal(r.Doc, g), g
+	default:
+		err = fmt.Errorf("unknown kind %q", r.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("decode stored %s %s: %w", r.Kind, r.Name, err)
+	}
+	return nil
+}
+
+// clone copies the maps (not the resources) of st.
+func (st *State) clone() *State {
+	c := newState()
+	for k, v := range st.Nodes {
+		c.Nodes[k] = v
+	}
+	for k, v := range st.Profiles {
+		c.Profiles[k] = v
+	}
+	for k, v := range st.Groups {
+		c.Groups[k] = v
+	}
+	return c
+}
+
+// union is every resource of a or b (b's version when both have it).
+func union(a, b *State) *State {
+	u := a.clone()
+	for k, v := range b.Nodes {
+		u.Nodes[k] = v
+	}
+	for k, v := range b.Profiles {
+		u.Profiles[k] = v
+	}
+	for k, v := range b.Groups {
+		u.Groups[k] = v
+	}
+	return u
+}
+
+// doc is the stored form of a resource: its canonical JSON without the
+// daemon's fields (id, last_updated, observed).
+func doc(r wire.Resource) json.RawMessage {
+	var b []byte
+	switch {
+	case r.ComputeNode != nil:
+		n := *r.ComputeNode
+		n.ID, n.LastUpdated, n.Observed = "", nil, nil
+		b, _ = json.Marshal(n)
+	case r.BootProfile != nil:
+		p := *r.BootProfile
+		p.ID, p.LastUpdated = "", nil
+		b, _ = json.Marshal(p)
+	case r.NodeGroup != nil:
+		g := *r.NodeGroup
+		g.ID, g.LastUpdated = "", nil
+		b, _ = json.Marshal(g)
+	}
+	return b
+}
+
+// resources lists st's resources in apply order: profiles, groups, nodes.
+func (st *State) resources() []wire.Resource {
+	var out []wire.Resource
+	for _, k := range sortedKeys(st.Profiles) {
+		out = append(out, wire.Resource{Kind: wire.KindBootProfile, BootProfile: st.Profiles[k]})
+	}
+	for _, k := range sortedKeys(st.Groups) {
+		out = append(out, wire.Resource{Kind: wire.KindNodeGroup, NodeGroup: st.Groups[k]})
+	}
+	for _, k := range sortedKeys(st.Nodes) {
+		out = append(out, wire.Resource{Kind: wire.KindComputeNode, ComputeNode: st.Nodes[k]})
+	}
+	return out
+}
+
+// has reports whether st holds the resource k.
+func (st *State) has(k Key) bool {
+	switch k.Kind {
+	case wire.KindComputeNode:
+		return st.Nodes[k.Name] != nil
+	case wire.KindBootProfile:
+		return st.Profiles[k.Name] != nil
+	case wire.KindNodeGroup:
+		return st.Groups[k.Name] != nil
+	}
+	return false
+}
+
+// checkSecrets refuses a node whose bmc_credentials_file is neither in
+// the request nor stored from an earlier apply.
+func (s *Service) checkSecrets(ctx context.Context, st *set, secrets map[string]wire.Credentials) error {
+	if len(secrets) > 0 && s.box == nil {
+		return problem.Invalidf("this nodes daemon has no key to seal BMC credentials with (-cred-key-file)")
+	}
+	var errs []error
+	for _, x := range sortedKeys(st.nodes) {
+		ref := st.nodes[x].BMCCredentialsFile
+		if ref == "" {
+			continue
+		}
+		if _, ok := secrets[ref]; ok {
+			continue
+		}
+		if _, ok, err := s.store.Secret(ctx, ref); err != nil {
+			return err
+		} else if !ok {
+			errs = append(errs, fmt.Errorf("%s %q: no credentials for bmc_credentials_file %q", wire.KindComputeNode, x, ref))
+		}
+	}
+	if len(errs) > 0 {
+		return problem.Invalidf("invalid set: %v", errors.Join(errs...))
+	}
+	return nil
+}
+
+// secrets returns the credentials of every reference the state uses:
+// from the request, else unsealed from the store.
+func (s *Service) secrets(ctx context.Context, st *State, given map[string]wire.Credentials) (map[string]wire.Credentials, error) {
+	out := map[string]wire.Credentials{}
+	for _, n := range st.Nodes {
+		ref := n.BMCCredentialsFile
+		if ref == "" || out[ref] != (wire.Credentials{}) {
+			continue
+		}
+		if c, ok := given[ref]; ok {
+			out[ref] = c
+			continue
+		}
+		b, ok, err := s.store.Secret(ctx, ref)
+		if err != nil || !ok || s.box == nil {
+			continue
+		}
+		plain, err := s.box.Open(ref, b)
+		if err != nil {
+			return nil, err
+		}
+		var c wire.Credentials
+		if err := json.Unmarshal(plain, &c); err != nil {
+			return nil, fmt.Errorf("decode secret %s: %w", ref, err)
+		}
+		out[ref] = c
+	}
+	return out, nil
+}
+
+// sealSecrets stores the request's credentials sealed.
+func (s *Service) sealSecrets(ctx context.Context, given map[string]wire.Credentials) error {
+	for _, ref := range sortedKeys(given) {
+		plain, _ := json.Marshal(given[ref])
+		b, err := s.box.Seal(ref, plain)
+		if err != nil {
+			return err
+		}
+		if err := s.store.PutSecret(ctx, ref, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
