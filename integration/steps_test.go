@@ -53,7 +53,7 @@ func (w *watcher) read(ctx context.Context, src string, s *snapshot) {
 		var eps struct {
 			Endpoints []struct{ Xname, State string }
 		}
-		if err := getJSON(ctx, w.suite.url("reds")+"/v1/endpoints", &eps); err == nil {
+		if err := getJSON(ctx, w.suite.client(), w.suite.url("reds")+"/v1/endpoints", &eps); err == nil {
 			s.reds = map[string]string{}
 			for _, e := range eps.Endpoints {
 				s.reds[e.Xname] = e.State
@@ -128,7 +128,7 @@ type watcher struct {
 
 func newWatcher(s *suite, sm *sim.Sim, sub *subscriber, nodes []string, steps []step) *watcher {
 	return &watcher{suite: s, sim: sm, sub: sub, nodes: nodes, steps: steps, hooks: map[string]func(){},
-		hsm: client.New(s.url("hsm"), nil, "workflow-test"), hbtd: agent.NewClient(s.url("hbtd"), nil)}
+		hsm: client.New(s.url("hsm"), s.client(), "workflow-test"), hbtd: agent.NewClient(s.url("hbtd"), s.client())}
 }
 
 // run polls until the first upto steps held for every node, or fails the test at
@@ -296,12 +296,13 @@ func (s *subscriber) states() map[string][]string {
 	return out
 }
 
-// subscribe registers the subscriber with hmnfd for nodes' state changes.
-func (s *subscriber) subscribe(t *testing.T, hmnfd string, nodes []string) {
+// subscribe registers the subscriber with hmnfd for nodes' state changes,
+// with hc.
+func (s *subscriber) subscribe(t *testing.T, hc *http.Client, hmnfd string, nodes []string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"Subscriber": "x9000c0s1b0n0", "Components": nodes,
 		"States": []string{"Ready", "Standby", "Empty"}, "Url": s.srv.URL + "/scn"})
-	resp, err := http.Post(hmnfd+"/hmi/v1/subscribe", "application/json", strings.NewReader(string(body)))
+	resp, err := hc.Post(hmnfd+"/hmi/v1/subscribe", "application/json", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,12 +312,12 @@ func (s *subscriber) subscribe(t *testing.T, hmnfd string, nodes []string) {
 	}
 }
 
-func getJSON(ctx context.Context, url string, out any) error {
+func getJSON(ctx context.Context, hc *http.Client, url string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/internal/cli"
@@ -38,19 +39,23 @@ var suiteDaemons = []string{"sls", "hsm", "hbtd", "hmnfd", "bss", "reds"}
 // through a Kafka broker (kfake) in the test process in both modes, so a
 // reds killed mid-stream resumes at its consumer group's offset.
 type suite struct {
-	t      *testing.T
-	dir    string
-	bin    string // directory of the built binaries; "" runs in-process
-	ports  map[string]int
-	kafka  []string
-	dhcp   int // bss's DHCP port on 127.0.0.1
-	relay  int // the sim relay's port (bss -dhcp-relay-port)
-	bmc    int // BMC HTTPS port
-	snmp   int // the simulated switches' port
-	mu     sync.Mutex
-	procs  map[string]*proc
-	logs   map[string]*os.File
-	stderr io.Writer
+	t     *testing.T
+	dir   string
+	bin   string // directory of the built binaries; "" runs in-process
+	ports map[string]int
+	kafka []string
+	dhcp  int // bss's DHCP port on 127.0.0.1
+	relay int // the sim relay's port (bss -dhcp-relay-port)
+	bmc   int // BMC HTTPS port
+	snmp  int // the simulated switches' port
+	// authArgs are the auth flags of every daemon (nil: auth off); admin
+	// is the token the test's own calls send ("" when off).
+	authArgs []string
+	admin    string
+	mu       sync.Mutex
+	procs    map[string]*proc
+	logs     map[string]*os.File
+	stderr   io.Writer
 }
 
 // proc is one running daemon: stop ends it (SIGKILL for a binary, a
@@ -63,10 +68,18 @@ type proc struct {
 
 // newSuite picks the ports and starts every daemon; bin is the directory of
 // the built binaries, or "" for in-process daemons.
-func newSuite(t *testing.T, bin string) *suite {
+func newSuite(t *testing.T, bin string) *suite { t.Helper(); return newSuiteWith(t, bin, false) }
+
+// newSuiteWith is newSuite with every daemon checking tokens when enforce:
+// site tokens from a test issuer (the daemons send each other an admin
+// one), node tokens minted by bss with a key of the test's.
+func newSuiteWith(t *testing.T, bin string, enforce bool) *suite {
 	t.Helper()
 	s := &suite{t: t, dir: t.TempDir(), bin: bin, ports: map[string]int{}, procs: map[string]*proc{},
 		logs: map[string]*os.File{}, kafka: bustest.Kafka(t)}
+	if enforce {
+		s.enforce()
+	}
 	for _, n := range suiteDaemons {
 		s.ports[n] = freePort(t, "tcp4")
 	}
@@ -92,6 +105,7 @@ func (s *suite) args(name string) []string {
 		level = "info"
 	}
 	a := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", s.ports[name]), "-db", filepath.Join(s.dir, name+".db"), "-log-level", level}
+	a = append(a, s.authArgs...)
 	switch name {
 	case "hsm":
 		a = append(a, "-sls-url", s.url("sls"), "-cred-key-file", filepath.Join(s.dir, "hsm-cred.key"))
@@ -103,6 +117,9 @@ func (s *suite) args(name string) []string {
 		a = append(a, "-hsm-url", s.url("hsm"), "-scn-in-url", s.url("bss")+"/boot/v1/scn",
 			"-dhcp-listen", fmt.Sprintf("127.0.0.1:%d", s.dhcp), "-dhcp-relay-port", strconv.Itoa(s.relay),
 			"-dhcp-config", filepath.Join(s.dir, "dhcp.json"), "-kafka-brokers", strings.Join(s.kafka, ","))
+		if s.authArgs != nil {
+			a = append(a, "-node-token-key", filepath.Join(s.dir, "node-token.key"))
+		}
 	case "reds":
 		a = append(a, "-sls-url", s.url("sls"), "-hsm-url", s.url("hsm"), "-cred-key-file", filepath.Join(s.dir, "reds-cred.key"),
 			"-bmc-port", strconv.Itoa(s.bmc), "-bmc-insecure", "-snmp-port", strconv.Itoa(s.snmp),
@@ -271,12 +288,16 @@ func inProcess(ctx context.Context, name string, args []string) (daemon, []io.Cl
 	kafka := func(brokers []string) (*bus.Kafka, error) {
 		return bus.NewKafka(bus.KafkaConfig{Brokers: brokers, ClientID: name})
 	}
+	af := auth.RegisterFlags(f)
 	switch name {
 	case "sls":
 		fl := layout.RegisterFlags(f)
 		return startWith(f, args, func() (daemon, []io.Closer, error) {
 			cfg, err := fl.Config()
 			if err != nil {
+				return nil, nil, err
+			}
+			if cfg.Auth, err = af.Config(); err != nil {
 				return nil, nil, err
 			}
 			d, err := layout.StartDaemon(ctx, cfg)
@@ -287,6 +308,9 @@ func inProcess(ctx context.Context, name string, args []string) (daemon, []io.Cl
 		return startWith(f, args, func() (daemon, []io.Closer, error) {
 			cfg, err := fl.Config()
 			if err != nil {
+				return nil, nil, err
+			}
+			if cfg.Auth, err = af.Config(); err != nil {
 				return nil, nil, err
 			}
 			pub := bus.NewUnread()
@@ -301,6 +325,9 @@ func inProcess(ctx context.Context, name string, args []string) (daemon, []io.Cl
 			if err != nil {
 				return nil, nil, err
 			}
+			if o.Auth, err = af.Config(); err != nil {
+				return nil, nil, err
+			}
 			d, err := heartbeat.StartDaemon(ctx, listen, o)
 			return d, nil, err
 		})
@@ -311,6 +338,9 @@ func inProcess(ctx context.Context, name string, args []string) (daemon, []io.Cl
 			if err != nil {
 				return nil, nil, err
 			}
+			if cfg.Auth, err = af.Config(); err != nil {
+				return nil, nil, err
+			}
 			d, err := fanout.StartDaemon(ctx, cfg)
 			return d, nil, err
 		})
@@ -319,6 +349,9 @@ func inProcess(ctx context.Context, name string, args []string) (daemon, []io.Cl
 		return startWith(f, args, func() (daemon, []io.Closer, error) {
 			cfg, err := fl.Config()
 			if err != nil {
+				return nil, nil, err
+			}
+			if cfg.Auth, err = af.Config(); err != nil {
 				return nil, nil, err
 			}
 			k, err := kafka(*fl.Brokers)
@@ -334,6 +367,9 @@ func inProcess(ctx context.Context, name string, args []string) (daemon, []io.Cl
 		return startWith(f, args, func() (daemon, []io.Closer, error) {
 			cfg, err := fl.Config()
 			if err != nil {
+				return nil, nil, err
+			}
+			if cfg.Auth, err = af.Config(); err != nil {
 				return nil, nil, err
 			}
 			k, err := kafka(*fl.Brokers)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/ctl"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/sim"
 	"github.com/hmsuite/hms/statemgr/client"
@@ -43,6 +45,21 @@ func TestAddAndRemoveNodes(t *testing.T) {
 	runWorkflows(t, newSuite(t, ""), false)
 }
 
+// TestAddAndRemoveNodesEnforced runs the same workflows with every daemon
+// checking tokens: the daemons call each other with an admin token, the
+// admin's CLI and the sim's own calls send one, and the simulated nodes
+// heartbeat with the node tokens bss puts on their kernel command line.
+func TestAddAndRemoveNodesEnforced(t *testing.T) {
+	s := newSuiteWith(t, "", true)
+	for _, d := range []string{"sls", "hsm", "hbtd", "hmnfd", "bss", "reds"} {
+		var v any
+		if err := getJSON(t.Context(), http.DefaultClient, s.url(d)+"/nosuchroute", &v); err == nil || !strings.Contains(err.Error(), "status 401") {
+			t.Fatalf("%s without a token: %v, want 401", d, err)
+		}
+	}
+	runWorkflows(t, s, false)
+}
+
 // TestAddAndRemoveNodesKilled runs the same workflows against the daemons
 // as separate processes built from cmd/*, and kills hsm, hmnfd and reds
 // with SIGKILL mid-workflow (reds once a BMC has its lease, hsm once one is
@@ -66,7 +83,7 @@ var (
 func runWorkflows(t *testing.T, s *suite, kill bool) {
 	waitSubscribed(t, s)
 	sm := startSim(t, s)
-	h := client.New(s.url("hsm"), nil, "workflow-test")
+	h := client.New(s.url("hsm"), s.client(), "workflow-test")
 	if err := waitFor(t.Context(), 2*time.Minute, func() (bool, error) {
 		cs, err := h.QueryComponents(t.Context(), startNodes)
 		return err == nil && len(cs) == 2 && cs[0].State == "Ready" && cs[1].State == "Ready", nil
@@ -74,7 +91,7 @@ func runWorkflows(t *testing.T, s *suite, kill bool) {
 		t.Fatalf("the starting machine: %v", err)
 	}
 	sub := newSubscriber(t)
-	sub.subscribe(t, s.url("hmnfd"), append(slices.Clone(startNodes), newNodes...))
+	sub.subscribe(t, s.client(), s.url("hmnfd"), append(slices.Clone(startNodes), newNodes...))
 
 	// Add nodes: the admin's step, then the hardware.
 	nids := map[string]int{}
@@ -203,7 +220,7 @@ func bmcs(nodes []string) []string {
 // admin runs an hms CLI command against the suite and returns its output.
 func admin(t *testing.T, s *suite, args ...string) string {
 	t.Helper()
-	env := map[string]string{}
+	env := map[string]string{"HMS_TOKEN": s.admin}
 	for _, n := range suiteDaemons {
 		env["HMS_"+strings.ToUpper(n)+"_URL"] = s.url(n)
 	}
@@ -220,7 +237,7 @@ func startSim(t *testing.T, s *suite) *sim.Sim {
 	sm, err := sim.New(sim.Config{Nodes: len(startNodes), SLSURL: s.url("sls"), BSSURL: s.url("bss"), HBTDURL: s.url("hbtd"),
 		DHCPServer: fmt.Sprintf("127.0.0.1:%d", s.dhcp), Relay: fmt.Sprintf("127.20.0.1:%d", s.relay),
 		BMCPort: s.bmc, SNMPPort: s.snmp, Control: "127.0.0.1:0", Kernel: "http://127.0.0.1/sim/vmlinuz",
-		BootRetry: 200 * time.Millisecond, HeartbeatInterval: time.Second})
+		BootRetry: 200 * time.Millisecond, HeartbeatInterval: time.Second, Token: token.Config{Token: s.admin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +257,7 @@ func startSim(t *testing.T, s *suite) *sim.Sim {
 // HSM (SCNs before that are not for them).
 func waitSubscribed(t *testing.T, s *suite) {
 	t.Helper()
-	h := client.New(s.url("hsm"), nil, "workflow-test")
+	h := client.New(s.url("hsm"), s.client(), "workflow-test")
 	if err := waitFor(t.Context(), time.Minute, func() (bool, error) {
 		subs, err := h.Subscriptions(t.Context())
 		n := 0

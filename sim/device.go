@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/redfishsim"
 )
 
@@ -196,6 +197,7 @@ func (d *device) runNode(ctx context.Context, s *Sim, on bool) {
 var (
 	xnameParam = regexp.MustCompile(`(?:^|\s)xname=(\S+)`)
 	nidParam   = regexp.MustCompile(`(?:^|\s)nid=(\d+)`)
+	tokenParam = regexp.MustCompile(`(?:^|\s)` + token.CmdlineParam + `=(\S+)`)
 )
 
 // boot is the node from power-on: DHCP, its boot script from bss until the
@@ -208,14 +210,15 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 	}
 	d.update(func(st *Status) { st.NodeAddr, st.Leased, st.Phase = g.ip.String(), time.Now(), "bootscript" })
 	go s.relay.keep(ctx, nil, d.nodeMAC, g, func() { d.update(func(st *Status) { st.NodeRenewed = time.Now() }) })
-	var xname, nid string
+	var xname, nid, tok string
 	for xname == "" {
-		script, err := s.bootscript(ctx, d.nodeMAC.String())
+		script, err := s.bootscript(ctx, d.nodeMAC.String(), g.ip)
 		if m := xnameParam.FindStringSubmatch(script); err == nil && m != nil {
 			xname = m[1]
 			if n := nidParam.FindStringSubmatch(script); n != nil {
 				nid = n[1]
 			}
+			tok = scriptToken(script)
 			break
 		}
 		if !sleep(ctx, s.cfg.BootRetry) {
@@ -223,11 +226,17 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 		}
 	}
 	d.update(func(st *Status) { st.Booted, st.Phase = time.Now(), "heartbeat" })
-	a := &agent.Agent{Client: s.hbtd, XNames: []string{xname}, Hostname: "nid" + nid, NID: nid,
+	a := &agent.Agent{Client: s.nodeClient(xname, tok), XNames: []string{xname}, Hostname: "nid" + nid, NID: nid,
 		Interval: s.cfg.HeartbeatInterval, Log: s.cfg.Log.With("node", xname)}
 	for a.BeatOnce(ctx) != nil {
 		if !sleep(ctx, s.cfg.BootRetry) {
 			return
+		}
+		// Refused, perhaps for want of a token: bss gives one once HSM
+		// has the node's address; a real node would reboot.
+		if script, err := s.bootscript(ctx, d.nodeMAC.String(), g.ip); err == nil && scriptToken(script) != tok {
+			tok = scriptToken(script)
+			a.Client = s.nodeClient(xname, tok)
 		}
 	}
 	d.update(func(st *Status) { st.Heartbeat = time.Now() })
@@ -236,13 +245,14 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 	}
 }
 
-// bootscript fetches the iPXE script bss gives mac.
-func (s *Sim) bootscript(ctx context.Context, mac string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.BSSURL+"/boot/v1/bootscript?mac="+mac, nil)
+// bootscript fetches the iPXE script bss gives mac, from the node's address
+// from (bss hands a node token only to a node asking from its own address).
+func (s *Sim) bootscript(ctx context.Context, mac string, from netip.Addr) (string, error) {
+	req, err := http.NewRequestWithContext(withSource(ctx, from), http.MethodGet, s.cfg.BSSURL+"/boot/v1/bootscript?mac="+mac, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := s.hc.Do(req)
+	resp, err := s.nodeHC.Do(req)
 	if err != nil {
 		return "", err
 	}

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/layout"
@@ -62,7 +63,11 @@ type Config struct {
 	BootRetry time.Duration
 	// HeartbeatInterval is the nodes' heartbeat interval.
 	HeartbeatInterval time.Duration
-	Log               *slog.Logger
+	// Token is what the sim's own calls (SLS layout, bss boot entry) send
+	// when the suite checks tokens; its nodes send the node tokens bss
+	// gives them, as real nodes do.
+	Token token.Config
+	Log   *slog.Logger
 }
 
 // Sim is the simulated machine with its sockets bound. Run it, or Close it.
@@ -72,8 +77,13 @@ type Sim struct {
 	tls   *tls.Config
 	sls   *layout.Client
 	hbtd  *agent.Client
-	hc    *http.Client
-	ctl   net.Listener
+	hc    *http.Client // the sim's own calls, with Config.Token
+	// nodeHC is the nodes' client: no token, each connection from the
+	// address withSource puts in the request's context.
+	nodeHC *http.Client
+	// base is the transport of the nodes' heartbeats.
+	base *http.Client
+	ctl  net.Listener
 
 	mu       sync.Mutex
 	devices  map[string]*device // by BMC xname
@@ -103,9 +113,14 @@ func New(cfg Config) (*Sim, error) {
 		return nil, fmt.Errorf("control listen on %s: %w", cfg.Control, err)
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
-	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	s := &Sim{cfg: cfg, relay: r, tls: tc, sls: layout.NewClient(cfg.SLSURL, hc), hbtd: agent.NewClient(cfg.HBTDURL, hc),
-		hc: hc, ctl: ctl, devices: map[string]*device{}, switches: map[string]*mgmtSwitch{}, wake: make(chan struct{}, 1)}
+	base := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	hc := cfg.Token.Client(base)
+	if hc == nil {
+		hc = base
+	}
+	s := &Sim{cfg: cfg, relay: r, tls: tc, sls: layout.NewClient(cfg.SLSURL, hc), hbtd: agent.NewClient(cfg.HBTDURL, base),
+		hc: hc, nodeHC: newNodeClient(), base: base, ctl: ctl, devices: map[string]*device{}, switches: map[string]*mgmtSwitch{},
+		wake: make(chan struct{}, 1)}
 	for i := range cfg.Nodes {
 		if _, err := s.add(placeOf(i), !cfg.PoweredOff); err != nil {
 			s.Close()

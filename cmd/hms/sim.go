@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/sim"
 )
@@ -48,7 +49,12 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	retry := f.Duration("boot-retry", time.Second, "wait before a node asks bss again for a script that does not name it yet")
 	beat := f.Duration("heartbeat-interval", 10*time.Second, "the nodes' heartbeat interval")
 	level := f.LogLevel()
+	tf := token.Register(f) // the sim's own calls when the suite checks tokens; its nodes use bss's node tokens
 	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	tok, err := tf.ConfigOrEnv(getenv)
+	if err != nil {
 		return err
 	}
 	if f.IsSet("river") {
@@ -80,7 +86,7 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	s, err := sim.New(sim.Config{Nodes: *nodes, SLSURL: orDefault(slsURL, "sls", 8376), BSSURL: orDefault(bssURL, "bss", 27778),
 		HBTDURL: orDefault(hbtdURL, "hbtd", 28500), DHCPServer: *dhcp, Relay: *relay, BMCPort: *bmcPort, SNMPPort: *snmpPort,
-		Control: *control, PoweredOff: *off, Kernel: *kernel, BootRetry: *retry, HeartbeatInterval: *beat,
+		Control: *control, PoweredOff: *off, Kernel: *kernel, BootRetry: *retry, HeartbeatInterval: *beat, Token: tok,
 		Log: cli.NewLogger(io.Discard, *level).With("daemon", "sim")})
 	if err != nil {
 		return err
