@@ -13,6 +13,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // DaemonConfig is what a whole pcs needs: cmd/pcs fills it from its flags,
@@ -24,8 +25,9 @@ type DaemonConfig struct {
 	DB string
 	// HSMURL is HSM's base URL (required).
 	HSMURL string
-	// CredentialsFile holds the BMC logins (see LoadCredentials); empty:
-	// Credentials, else none.
+	// Credentials, if set, are the BMC logins (tests). Else they are HSM's
+	// (see HSMCredentials), with CredentialsFile (see LoadCredentials), if
+	// set, overriding them.
 	CredentialsFile string
 	Credentials     Credentials
 	// BMCTimeout bounds one BMC request; PerBMC and MaxRequests bound the
@@ -60,14 +62,11 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.HSMURL == "" {
 		return nil, errors.New("pcs needs HSM: set -hsm-url")
 	}
-	creds := cfg.Credentials
+	var override StaticCredentials
 	if cfg.CredentialsFile != "" {
-		if creds, err = LoadCredentials(cfg.CredentialsFile); err != nil {
+		if override, err = LoadCredentials(cfg.CredentialsFile); err != nil {
 			return nil, err
 		}
-	}
-	if creds == nil {
-		creds = StaticCredentials{}
 	}
 	if cfg.BMCTimeout <= 0 {
 		cfg.BMCTimeout = 30 * time.Second
@@ -92,6 +91,11 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	hc := client.New(cfg.HSMURL, cfg.Auth.Token.Client(nil), "pcs")
+	creds := cfg.Credentials
+	if creds == nil {
+		fetch := func(ctx context.Context) ([]hsm.BMCCredential, error) { return hc.BMCCredentials(ctx, nil) }
+		creds = NewHSMCredentials(fetch, override, cfg.Service.Now, cfg.Log)
+	}
 	reg := httpserver.NewRegistry()
 	bmc := NewBMCClient(creds, cfg.MaxRequests, cfg.PerBMC, cfg.BMCTimeout, reg)
 	cfg.Service.Log, cfg.Service.Registerer = cfg.Log, reg

@@ -26,7 +26,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
 		listen: f.Listen(":28007"), db: f.DB("./pcs.db"), Level: f.LogLevel(),
 		hsmURL:   f.URL("hsm-url", "", "HSM base `URL` (required): components, Redfish endpoints, reservations"),
-		creds:    f.String("bmc-credentials", "", "JSON `FILE` of BMC logins by BMC xname, \"default\" for the others (mode 0600)"),
+		creds:    f.String("bmc-credentials", "", "JSON `FILE` of BMC logins by BMC xname (mode 0600): its entries override the logins read from HSM (which needs pcs to hold an admin token), \"default\" serves BMCs HSM has none for"),
 		bmcHTTP:  f.Bool("bmc-http", false, "reach BMCs over plain HTTP (simulators only)"),
 		sample:   f.Duration("sample-interval", 30*time.Second, "refresh the power-status cache every `DURATION`"),
 		ttl:      f.Duration("transition-ttl", 24*time.Hour, "keep a finished transition for `DURATION`"),

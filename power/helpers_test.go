@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth"
+	"github.com/hmsuite/hms/internal/auth/authtest"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr"
@@ -33,6 +36,8 @@ type env struct {
 	stop   context.CancelFunc
 	done   chan error
 	events *events
+	// issuer, if set, signs the tokens HSM checks (see buildEnv).
+	issuer *authtest.Issuer
 	// clock, if set, is the engine's clock (from the next startPCS on).
 	clock *skipClock
 }
@@ -121,6 +126,14 @@ func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfi
 // apply to its BMCs from the start.
 func newEnvFleets(t *testing.T, faults map[int]redfishsim.Faults, cfgs ...redfishsim.FleetConfig) *env {
 	t.Helper()
+	return buildEnv(t, nil, faults, cfgs...)
+}
+
+// buildEnv is newEnvFleets; with an issuer, HSM checks tokens and pcs,
+// holding an admin token and no credentials of its own, reads the BMC
+// logins from HSM.
+func buildEnv(t *testing.T, issuer *authtest.Issuer, faults map[int]redfishsim.Faults, cfgs ...redfishsim.FleetConfig) *env {
+	t.Helper()
 	ctx := t.Context()
 	var fleets []*redfishsim.Fleet
 	for _, cfg := range cfgs {
@@ -143,7 +156,8 @@ func newEnvFleets(t *testing.T, faults map[int]redfishsim.Faults, cfgs ...redfis
 	}
 	dir := t.TempDir()
 	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
-		CredKeyFile: filepath.Join(dir, "cred.key"), Discovery: inventory.DiscoveryConfig{PlainHTTP: true, Timeout: 10 * time.Second}})
+		CredKeyFile: filepath.Join(dir, "cred.key"), Discovery: inventory.DiscoveryConfig{PlainHTTP: true, Timeout: 10 * time.Second},
+		Auth: issuerConfig(issuer)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +165,8 @@ func newEnvFleets(t *testing.T, faults map[int]redfishsim.Faults, cfgs ...redfis
 	hdone := make(chan error, 1)
 	go func() { hdone <- hd.Run(hctx) }()
 	t.Cleanup(func() { hcancel(); <-hdone })
-	e := &env{t: t, fleet: fleet, fleets: fleets, hsm: client.New(hd.URL(), nil, "test"), hsmURL: hd.URL(), dir: dir, events: newEvents()}
+	e := &env{t: t, fleet: fleet, fleets: fleets, hsm: client.New(hd.URL(), adminToken(issuer).Client(nil), "test"), hsmURL: hd.URL(),
+		dir: dir, events: newEvents(), issuer: issuer}
 	var eps []hsm.RedfishEndpoint
 	for _, f := range fleets {
 		for _, m := range f.Members() {
@@ -165,6 +180,22 @@ func newEnvFleets(t *testing.T, faults map[int]redfishsim.Faults, cfgs ...redfis
 	e.waitWalked()
 	e.startPCS()
 	return e
+}
+
+// issuerConfig is HSM's auth configuration: enforce with issuer, else off.
+func issuerConfig(issuer *authtest.Issuer) auth.Config {
+	if issuer == nil {
+		return auth.Config{}
+	}
+	return issuer.Config()
+}
+
+// adminToken is the admin token the tests and pcs send (none without issuer).
+func adminToken(issuer *authtest.Issuer) token.Config {
+	if issuer == nil {
+		return token.Config{}
+	}
+	return token.Config{Token: issuer.Token("pcs", auth.Admin)}
 }
 
 // waitWalked waits (polling, with a generous bound) until HSM has walked
@@ -203,6 +234,9 @@ func (e *env) startPCS() {
 		BMCTimeout: 2 * time.Second,
 		Service: Config{Scheme: "http", Poll: 10 * time.Millisecond, Minute: time.Second, SampleInterval: time.Hour,
 			OnEvent: e.events.record}}
+	if e.issuer != nil {
+		cfg.Credentials, cfg.Auth = nil, auth.Config{Token: adminToken(e.issuer)}
+	}
 	if e.clock != nil {
 		cfg.Service.Now, cfg.Service.After = e.clock.Now, e.clock.After
 	}

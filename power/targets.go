@@ -82,6 +82,9 @@ func (ts *targets) refresh(ctx context.Context) error {
 	ts.mu.Lock()
 	ts.byXname, ts.bmcBase = by, bases
 	ts.mu.Unlock()
+	if r, ok := ts.bmc.creds.(credsRefresher); ok {
+		r.refresh(ctx)
+	}
 	return nil
 }
 

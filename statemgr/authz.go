@@ -107,6 +107,7 @@ func AuthTable() auth.Table {
 		{"PATCH", "/Inventory/RedfishEndpoints/{xname}", write},
 		{"DELETE", "/Inventory/RedfishEndpoints/{xname}", write},
 		{"GET", "/Inventory/RedfishEndpoints/Query/{xname}", read},
+		{"GET", "/Inventory/RedfishEndpointCredentials", admin},
 		{"POST", "/Inventory/Discover", write},
 		{"GET", "/Inventory/DiscoveryStatus", read},
 		{"GET", "/Inventory/DiscoveryStatus/{id}", read},

@@ -48,6 +48,15 @@ func (c *Client) RedfishEndpoints(ctx context.Context, query url.Values) ([]hsm.
 	return out.RedfishEndpoints, err
 }
 
+// BMCCredentials returns the stored logins of the Redfish endpoints query
+// selects (id=X, ...; nil: all), from HSM's service-only route; it needs an
+// admin token.
+func (c *Client) BMCCredentials(ctx context.Context, query url.Values) ([]hsm.BMCCredential, error) {
+	var out hsm.BMCCredentialList
+	err := c.do(ctx, http.MethodGet, withQuery("/Inventory/RedfishEndpointCredentials", query), nil, &out)
+	return out.Credentials, err
+}
+
 // RedfishEndpoint returns one Redfish endpoint by xname.
 func (c *Client) RedfishEndpoint(ctx context.Context, xname string) (hsm.RedfishEndpoint, error) {
 	var out hsm.RedfishEndpoint

@@ -82,3 +82,17 @@ func (p *RedfishEndpointPatch) Apply(ep *RedfishEndpoint) {
 		ep.Enabled = p.Enabled
 	}
 }
+
+// BMCCredential is one RedfishEndpoint's login, as the service-only route
+// GET /Inventory/RedfishEndpointCredentials hands it to pcs (not a
+// shipped HSM route: CSM keeps these in Vault).
+type BMCCredential struct {
+	ID       string `json:"ID"`
+	User     string `json:"User"`
+	Password string `json:"Password"`
+}
+
+// BMCCredentialList is the body of GET /Inventory/RedfishEndpointCredentials.
+type BMCCredentialList struct {
+	Credentials []BMCCredential `json:"Credentials"`
+}

@@ -39,6 +39,7 @@ func (a *API) Routes(mux *httpserver.Mux) {
 	mux.HandleFunc("PATCH "+e+"/{xname}", a.patchRFEndpoint)
 	mux.HandleFunc("DELETE "+e+"/{xname}", a.deleteRFEndpoints)
 	mux.HandleFunc("GET "+e+"/Query/{xname}", a.queryRFEndpoints)
+	mux.HandleFunc("GET "+hsm.Base+"/Inventory/RedfishEndpointCredentials", a.getCredentials)
 	mux.HandleFunc("POST "+hsm.Base+"/Inventory/Discover", a.postDiscover)
 	mux.HandleFunc("GET "+hsm.Base+"/Inventory/DiscoveryStatus", a.getDiscoveryStatus)
 	mux.HandleFunc("GET "+hsm.Base+"/Inventory/DiscoveryStatus/{id}", a.getDiscoveryStatus)
@@ -56,17 +57,22 @@ func (a *API) public(row rfRow) hsm.RedfishEndpoint {
 }
 
 func (a *API) listRFEndpoints(w http.ResponseWriter, r *http.Request) {
-	f, err := parseRedfishEndpointFilter(r.URL.Query())
-	core.LogIgnored(r, a.log, f.ignored)
-	var rows []rfRow
-	if err == nil {
-		rows, err = a.store.rfEndpointRows(r.Context(), f)
-	}
+	rows, err := a.filteredRFRows(r)
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return
 	}
 	a.writeRFList(w, rows)
+}
+
+// filteredRFRows reads the endpoint rows r's query selects.
+func (a *API) filteredRFRows(r *http.Request) ([]rfRow, error) {
+	f, err := parseRedfishEndpointFilter(r.URL.Query())
+	core.LogIgnored(r, a.log, f.ignored)
+	if err != nil {
+		return nil, err
+	}
+	return a.store.rfEndpointRows(r.Context(), f)
 }
 
 func (a *API) writeRFList(w http.ResponseWriter, rows []rfRow) {
