@@ -53,6 +53,7 @@ func commands() []command {
 			minArgs: 1, maxArgs: -1, define: defineWait},
 	)
 	cmds = append(cmds, powerCommands()...)
+	cmds = append(cmds, applyCommands()...)
 	cmds = append(cmds, command{name: "completion", args: "bash|zsh", summary: "print a shell completion script (source <(hms completion bash))",
 		minArgs: 1, maxArgs: 1, define: defineCompletion})
 	return cmds

@@ -23,7 +23,7 @@ import (
 type service struct {
 	name string
 	port int    // its default port
-	path string // its readiness probe, below the URL
+	path string // its readiness probe, below the URL ("": status does not probe it)
 }
 
 // services lists the daemons in the order status shows them.
@@ -38,6 +38,8 @@ func services() []service {
 		{name: "bss", port: 27778, path: "/boot/v1/service/status/etcd"},
 		{name: "pcs", port: 28007, path: "/readiness"},
 		{name: "reds", port: 8269, path: "/v1/readiness"},
+		// The nodes daemon (hms apply) is not probed by status yet.
+		{name: "nodes", port: 27780},
 	}
 }
 

@@ -35,6 +35,8 @@ import (
 type Options struct {
 	// Getenv reads the environment (HMS_*_URL, HOME, XDG_CONFIG_HOME).
 	Getenv func(string) string
+	// Stdin is what "-" reads (nil: os.Stdin).
+	Stdin io.Reader
 	// Stdout receives the output; Stderr the progress lines and warnings.
 	Stdout, Stderr io.Writer
 	// SystemConfig is the site-wide config file, /etc/hms/config.yaml.
@@ -69,6 +71,14 @@ func (o *Options) defaults() {
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
+}
+
+// stdin is what a "-" file argument reads.
+func (o Options) stdin() io.Reader {
+	if o.Stdin == nil {
+		return os.Stdin
+	}
+	return o.Stdin
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

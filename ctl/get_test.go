@@ -160,6 +160,7 @@ func TestConfigPrecedence(t *testing.T) {
 		"bss":   {URL: "http://127.0.0.1:27778", Source: "default"},
 		"pcs":   {URL: "http://127.0.0.1:28007", Source: "default"},
 		"reds":  {URL: "http://127.0.0.1:8269", Source: "default"},
+		"nodes": {URL: "http://127.0.0.1:27780", Source: "default"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

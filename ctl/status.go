@@ -53,12 +53,24 @@ type NodeCounts struct {
 	ByRole  map[string]int `json:"ByRole"`
 }
 
+// statusServices are the daemons status probes: those with a readiness path.
+func statusServices() []service {
+	var out []service
+	for _, svc := range services() {
+		if svc.path != "" {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
 func defineStatus(*flag.FlagSet) execFunc {
 	return func(ctx context.Context, s *session, _ []string) error {
 		st := Status{Transitions: []pcs.Transition{}}
 		var wg sync.WaitGroup
-		st.Daemons = make([]DaemonStatus, len(services()))
-		for i, svc := range services() {
+		probed := statusServices()
+		st.Daemons = make([]DaemonStatus, len(probed))
+		for i, svc := range probed {
 			wg.Go(func() { st.Daemons[i] = s.daemonStatus(ctx, svc) })
 		}
 		wg.Go(func() { s.machineStatus(ctx, &st) })
