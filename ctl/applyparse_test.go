@@ -104,9 +104,9 @@ func TestReadSecrets(t *testing.T) {
 	write := func(name, text string) {
 		mustOK(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600))
 	}
-	write("nodes.yaml", "kind: ComputeNode\nxname: x1000c0s0b0n0\nbmc_credentials_file: creds.yaml\n---\n"+
-		"kind: ComputeNode\nxname: x1000c0s1b0n0\nbmc_credentials_file: none.yaml\n---\n"+
-		"kind: ComputeNode\nxname: x1000c0s2b0n0\nbmc_credentials_file: half.json\n")
+	write("nodes.yaml", "kind: ComputeNode\nxname: x1000c0s0b0n0\nbmc_ip: 10.2.0.1\nbmc_credentials_file: creds.yaml\n---\n"+
+		"kind: ComputeNode\nxname: x1000c0s1b0n0\nbmc_ip: 10.2.0.2\nbmc_credentials_file: none.yaml\n---\n"+
+		"kind: ComputeNode\nxname: x1000c0s2b0n0\nbmc_ip: 10.2.0.3\nbmc_credentials_file: half.json\n")
 	write("creds.yaml", "username: root\npassword: [hunter2]\n")
 	write("half.json", `{"username": "hunter2"}`)
 	m, errs = readManifest(filepath.Join(dir, "nodes.yaml"), nil)
@@ -119,9 +119,9 @@ func TestReadSecrets(t *testing.T) {
 		msgs = append(msgs, strings.TrimPrefix(e.Error(), dir+"/"))
 	}
 	want := []string{
-		"nodes.yaml:3: ComputeNode x1000c0s0b0n0: bmc_credentials_file creds.yaml: line 2: credentials: password: want a string, got a list",
-		"nodes.yaml:7: ComputeNode x1000c0s1b0n0: bmc_credentials_file none.yaml: cannot read: no such file or directory",
-		"nodes.yaml:11: ComputeNode x1000c0s2b0n0: bmc_credentials_file half.json: want both username and password",
+		"nodes.yaml:4: ComputeNode x1000c0s0b0n0: bmc_credentials_file creds.yaml: line 2: credentials: password: want a string, got a list",
+		"nodes.yaml:9: ComputeNode x1000c0s1b0n0: bmc_credentials_file none.yaml: cannot read: no such file or directory",
+		"nodes.yaml:14: ComputeNode x1000c0s2b0n0: bmc_credentials_file half.json: want both username and password",
 	}
 	if diff := cmp.Diff(want, msgs); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
