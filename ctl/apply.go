@@ -5,11 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/url"
 	"sort"
 
-	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/nodes/wire"
 )
@@ -135,7 +132,7 @@ func (s *session) checkReferences(ctx context.Context, ds []decl, prune bool) []
 			errs = append(errs, fileError{at: at[name], msg: fmt.Sprintf("boot_profile %s is not defined in the file (with -prune the file must define every profile it uses)", name)})
 			continue
 		}
-		ok, err := s.nodes().hasBootProfile(ctx, name)
+		ok, err := s.hasBootProfile(ctx, name)
 		if err != nil {
 			errs = append(errs, fileError{at: at[name], msg: fmt.Sprintf("boot_profile %s is not defined in the file and the daemon could not be asked: %v", name, explain(err))})
 			continue
@@ -174,22 +171,9 @@ func planError(mode applyMode, p wire.Plan) error {
 	return failf("%s: %d of %d changes failed; first %s %s: %s", mode, failed, len(p.Changes), c.Kind, c.Name, c.Error)
 }
 
-// nodesClient speaks the nodes daemon's API (/nodes/v1).
-type nodesClient struct{ hc *httpclient.Client }
-
-func (s *session) nodes() nodesClient {
-	return nodesClient{hc: httpclient.New("nodes", s.urls["nodes"].URL, "/nodes/v1", s.hc["nodes"])}
-}
-
-// Apply posts req to /nodes/v1/apply and returns the plan.
-func (c nodesClient) Apply(ctx context.Context, req wire.ApplyRequest) (wire.Plan, error) {
-	var p wire.Plan
-	err := c.hc.Do(ctx, http.MethodPost, "/apply", req, &p)
-	return p, err
-}
-
-func (c nodesClient) hasBootProfile(ctx context.Context, name string) (bool, error) {
-	err := c.hc.Do(ctx, http.MethodGet, "/bootprofiles/"+url.PathEscape(name), nil, nil)
+// hasBootProfile reports whether the nodes daemon has the boot profile name.
+func (s *session) hasBootProfile(ctx context.Context, name string) (bool, error) {
+	_, _, err := s.nodes().BootProfile(ctx, name)
 	if errors.Is(err, problem.ErrNotFound) {
 		return false, nil
 	}

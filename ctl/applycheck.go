@@ -108,16 +108,25 @@ func (v *validator) node(d *decl) {
 	}
 }
 
+// named checks the name of a profile or group: given, valid, unique in its
+// kind. It reports whether the rest is worth checking.
+func (v *validator) named(d *decl, name string) bool {
+	if name == "" {
+		v.errorf(d.at, "%s: missing name", d.res.Kind)
+		return false
+	}
+	if !v.name(d, "name", name) {
+		return false
+	}
+	v.unique(d.res.Kind+"/"+name, "name "+name, "another "+d.res.Kind, d.where("name"))
+	return true
+}
+
 func (v *validator) profile(d *decl) {
 	p := d.res.BootProfile
-	if p.Name == "" {
-		v.errorf(d.at, "BootProfile: missing name")
+	if !v.named(d, p.Name) {
 		return
 	}
-	if !v.name(d, "name", p.Name) {
-		return
-	}
-	v.unique("profile/"+p.Name, "name "+p.Name, "another BootProfile", d.where("name"))
 	for _, f := range []struct{ name, val string }{{"image_url", p.ImageURL}, {"kernel_url", p.KernelURL}, {"initrd_url", p.InitrdURL}} {
 		if f.val == "" {
 			continue
@@ -130,14 +139,9 @@ func (v *validator) profile(d *decl) {
 
 func (v *validator) group(d *decl) {
 	g := d.res.NodeGroup
-	if g.Name == "" {
-		v.errorf(d.at, "NodeGroup: missing name")
+	if !v.named(d, g.Name) {
 		return
 	}
-	if !v.name(d, "name", g.Name) {
-		return
-	}
-	v.unique("group/"+g.Name, "name "+g.Name, "another NodeGroup", d.where("name"))
 	if g.BootProfile != "" {
 		v.name(d, "boot_profile", g.BootProfile)
 	}

@@ -1,11 +1,12 @@
 // Package ctl is the operator's command line of the suite: every command of
 // the hms binary but `hms up` and `hms version` (status, get, describe,
-// layout load, boot set, node add|remove, wait, power, config, completion,
-// help).
+// layout load, boot set, node add|remove, wait, power, apply|diff|delete -f,
+// config, completion, help).
 //
 // It talks to the daemons only over their HTTP APIs, with their typed
 // clients and wire types (layout.Client, statemgr/client, agent.Client for
-// hbtd, fanout.Client, ipxe.Client for bss, power/client for pcs), exactly
+// hbtd, fanout.Client, ipxe.Client for bss, power/client for pcs,
+// nodes/client for the nodes daemon), exactly
 // as a remote operator would: it opens no database and runs no server. Each daemon's URL comes
 // from a flag (-hsm-url), else its environment variable (HMS_HSM_URL), else
 // ~/.config/hms/config.yaml, else /etc/hms/config.yaml, else the daemon's

@@ -9,6 +9,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	nodesclient "github.com/hmsuite/hms/nodes/client"
 	powerclient "github.com/hmsuite/hms/power/client"
 	"github.com/hmsuite/hms/statemgr/client"
 )
@@ -66,6 +67,9 @@ func (s *session) hmnfd() *fanout.Client {
 	return fanout.NewClient(s.urls["hmnfd"].URL, s.hc["hmnfd"])
 }
 func (s *session) bss() *ipxe.Client { return ipxe.NewClient(s.urls["bss"].URL, s.hc["bss"]) }
+func (s *session) nodes() *nodesclient.Client {
+	return nodesclient.New(s.urls["nodes"].URL, s.hc["nodes"], "hms-cli")
+}
 func (s *session) pcs() *powerclient.Client {
 	return powerclient.New(s.urls["pcs"].URL, s.hc["pcs"], "hms-cli")
 }
