@@ -34,6 +34,8 @@ type DaemonConfig struct {
 	// requests in flight to one BMC and overall.
 	BMCTimeout          time.Duration
 	PerBMC, MaxRequests int
+	// BMCAfter, if set, times BMCTimeout instead of the real clock (tests).
+	BMCAfter func(time.Duration) <-chan time.Time
 	// MaxConns caps the connections the HTTP server holds open; 0 means
 	// httpserver.DefaultMaxConns.
 	MaxConns int
@@ -98,6 +100,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	reg := httpserver.NewRegistry()
 	bmc := NewBMCClient(creds, cfg.MaxRequests, cfg.PerBMC, cfg.BMCTimeout, reg)
+	bmc.after = cfg.BMCAfter
 	cfg.Service.Log, cfg.Service.Registerer = cfg.Log, reg
 	svc, err := New(ctx, store, hc, bmc, cfg.Service)
 	if err != nil {

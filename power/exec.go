@@ -70,8 +70,9 @@ func (s *Service) runTransition(ctx context.Context, r *run) {
 	status := r.tr.Status
 	r.mu.Unlock()
 	stopFlush()
-	close(r.done)
+	// Counted before done closes, so a waiter (CAPMC, tests) sees it.
 	s.m.transitions.WithLabelValues(string(r.tr.Operation), status).Inc()
+	close(r.done)
 	s.log.InfoContext(ctx, "transition_finished", "transition_id", id, "status", status)
 	s.emit(Event{Kind: EventTransitionDone, ID: id, Status: status})
 }

@@ -38,8 +38,42 @@ type env struct {
 	events *events
 	// issuer, if set, signs the tokens HSM checks (see buildEnv).
 	issuer *authtest.Issuer
+	walked *walkLog
 	// clock, if set, is the engine's clock (from the next startPCS on).
 	clock *skipClock
+	// bmcClock, if set, times BMC requests (from the next startPCS on).
+	bmcClock *timerClock
+}
+
+// timerClock is a clock whose timers fire only when the test says so.
+type timerClock struct {
+	mu      sync.Mutex
+	pending []chan time.Time
+	kick    chan struct{} // closed and replaced when a timer is set
+}
+
+func newTimerClock() *timerClock { return &timerClock{kick: make(chan struct{})} }
+
+func (c *timerClock) After(time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.mu.Lock()
+	c.pending = append(c.pending, ch)
+	close(c.kick)
+	c.kick = make(chan struct{})
+	c.mu.Unlock()
+	return ch
+}
+
+// fire fires every timer set so far and returns a channel closed when the
+// next one is set.
+func (c *timerClock) fire() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.pending {
+		ch <- time.Time{}
+	}
+	c.pending = nil
+	return c.kick
 }
 
 // skipClock is a clock on which every wait ends at once, moving the time
@@ -155,9 +189,10 @@ func buildEnv(t *testing.T, issuer *authtest.Issuer, faults map[int]redfishsim.F
 		}
 	}
 	dir := t.TempDir()
+	walked := &walkLog{done: map[string]bool{}, kick: make(chan struct{})}
 	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
-		CredKeyFile: filepath.Join(dir, "cred.key"), Discovery: inventory.DiscoveryConfig{PlainHTTP: true, Timeout: 10 * time.Second},
-		Auth: issuerConfig(issuer)})
+		CredKeyFile: filepath.Join(dir, "cred.key"), Auth: issuerConfig(issuer),
+		Discovery: inventory.DiscoveryConfig{PlainHTTP: true, Timeout: 10 * time.Second, OnWalked: walked.record}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +201,7 @@ func buildEnv(t *testing.T, issuer *authtest.Issuer, faults map[int]redfishsim.F
 	go func() { hdone <- hd.Run(hctx) }()
 	t.Cleanup(func() { hcancel(); <-hdone })
 	e := &env{t: t, fleet: fleet, fleets: fleets, hsm: client.New(hd.URL(), adminToken(issuer).Client(nil), "test"), hsmURL: hd.URL(),
-		dir: dir, events: newEvents(), issuer: issuer}
+		dir: dir, events: newEvents(), issuer: issuer, walked: walked}
 	var eps []hsm.RedfishEndpoint
 	for _, f := range fleets {
 		for _, m := range f.Members() {
@@ -198,30 +233,44 @@ func adminToken(issuer *authtest.Issuer) token.Config {
 	return token.Config{Token: issuer.Token("pcs", auth.Admin)}
 }
 
-// waitWalked waits (polling, with a generous bound) until HSM has walked
-// every BMC. It is the one poll left in pcs's tests: HSM reports the end
-// of a walk only in DiscoveryInfo (statemgr has no walk-done hook), and
-// pcs's own waits go through Config.OnEvent.
+// walkLog records the BMCs HSM has walked (DiscoveryConfig.OnWalked).
+type walkLog struct {
+	mu   sync.Mutex
+	done map[string]bool
+	kick chan struct{} // closed and replaced on every walk
+}
+
+func (w *walkLog) record(x string) {
+	w.mu.Lock()
+	w.done[x] = true
+	close(w.kick)
+	w.kick = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// waitWalked waits until HSM has walked every BMC of the env's fleets.
 func (e *env) waitWalked() {
 	e.t.Helper()
-	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		eps, err := e.hsm.RedfishEndpoints(e.t.Context(), nil)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		walked := 0
-		for _, ep := range eps {
-			switch ep.DiscoveryInfo.LastDiscoveryStatus {
-			case "NotYetQueried", "DiscoveryStarted", "":
-			default:
-				walked++
+	for {
+		w := e.walked
+		w.mu.Lock()
+		left := 0
+		for _, f := range e.fleets {
+			for _, m := range f.Members() {
+				if !w.done[m.BMC.Xname()] {
+					left++
+				}
 			}
 		}
-		if walked == len(eps) {
+		kick := w.kick
+		w.mu.Unlock()
+		if left == 0 {
 			return
 		}
-		if time.Now().After(end) {
-			e.t.Fatalf("HSM walked %d of %d BMCs", walked, len(eps))
+		select {
+		case <-kick:
+		case <-e.t.Context().Done():
+			e.t.Fatalf("test ended with %d BMCs not walked by HSM", left)
 		}
 	}
 }
@@ -236,6 +285,9 @@ func (e *env) startPCS() {
 			OnEvent: e.events.record}}
 	if e.issuer != nil {
 		cfg.Credentials, cfg.Auth = nil, auth.Config{Token: adminToken(e.issuer)}
+	}
+	if e.bmcClock != nil {
+		cfg.BMCAfter = e.bmcClock.After
 	}
 	if e.clock != nil {
 		cfg.Service.Now, cfg.Service.After = e.clock.Now, e.clock.After
@@ -289,16 +341,23 @@ func (e *env) call(method, path string, body any) (int, []byte) {
 // transition posts a transition, waits for it to end and returns it.
 func (e *env) transition(op string, deadline int, locs ...pcs.Location) pcs.Transition {
 	e.t.Helper()
+	id := e.start(op, deadline, locs...)
+	if err := e.daemon.Service().Wait(e.t.Context(), id); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.get(id)
+}
+
+// start posts a transition and returns its ID.
+func (e *env) start(op string, deadline int, locs ...pcs.Location) string {
+	e.t.Helper()
 	code, b := e.call("POST", "/transitions", map[string]any{"operation": op, "taskDeadlineMinutes": deadline, "location": locs})
 	if code != 200 {
 		e.t.Fatalf("POST /transitions: %d %s", code, b)
 	}
 	var created struct{ TransitionID string }
 	_ = json.Unmarshal(b, &created)
-	if err := e.daemon.Service().Wait(e.t.Context(), created.TransitionID); err != nil {
-		e.t.Fatal(err)
-	}
-	return e.get(created.TransitionID)
+	return created.TransitionID
 }
 
 func (e *env) get(id string) pcs.Transition {

@@ -14,9 +14,10 @@ import (
 
 // TestRestartResumes: pcs stopped while a task waits for its BMC resumes
 // the transition on the next start and completes it, without sending the
-// reset again.
+// reset again. The BMC would take an hour to power off; while pcs is
+// down, its power button does it.
 func TestRestartResumes(t *testing.T) {
-	e := newEnv(t, 1, map[int]redfishsim.Faults{0: {PowerDelay: 1500 * time.Millisecond}})
+	e := newEnv(t, 1, map[int]redfishsim.Faults{0: {PowerDelay: time.Hour}})
 	n := e.node(0)
 	code, b := e.call("POST", "/transitions", map[string]any{"operation": "force-off", "taskDeadlineMinutes": 10, "location": locs(n)})
 	if code != 200 {
@@ -28,6 +29,13 @@ func TestRestartResumes(t *testing.T) {
 		return ev.Kind == EventTask && ev.ID == created.TransitionID && ev.Description == "Confirming successful transition, forceoff"
 	})
 	e.stopPCS()
+	bmc := e.fleet.Members()[0].BMC
+	if err := bmc.SetFaults(redfishsim.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bmc.Reset("/redfish/v1/Systems/Node0", "ForceOff"); err != nil {
+		t.Fatal(err)
+	}
 	e.startPCS()
 	if err := e.daemon.Service().Wait(t.Context(), created.TransitionID); err != nil {
 		t.Fatal(err)

@@ -98,7 +98,9 @@ type BMCClient struct {
 	global  chan struct{}
 	perBMC  int
 	timeout time.Duration
-	m       *bmcMetrics
+	// after, if set, times timeout instead of the real clock (tests).
+	after func(time.Duration) <-chan time.Time
+	m     *bmcMetrics
 
 	mu    sync.Mutex
 	hosts map[string]chan struct{}
@@ -171,7 +173,7 @@ func (c *BMCClient) send(ctx context.Context, t Target, method, path string, bod
 		return nil, 0, err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
@@ -194,6 +196,9 @@ func (c *BMCClient) send(ctx context.Context, t Target, method, path string, bod
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if context.Cause(ctx) == errBMCTimeout {
+			err = fmt.Errorf("%w: %w", err, context.DeadlineExceeded)
+		}
 		return nil, 0, err
 	}
 	defer resp.Body.Close()
@@ -209,6 +214,28 @@ func (c *BMCClient) send(ctx context.Context, t Target, method, path string, bod
 		return nil, resp.StatusCode, err
 	}
 	return b, resp.StatusCode, nil
+}
+
+// errBMCTimeout is the cause of a request cancelled by an injected clock's
+// -bmc-timeout.
+var errBMCTimeout = errors.New("BMC request timed out")
+
+// bounded bounds one request by the timeout, on the injected clock if any.
+func (c *BMCClient) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.after == nil {
+		return context.WithTimeout(ctx, c.timeout)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	fire, stop := c.after(c.timeout), make(chan struct{})
+	go func() {
+		select {
+		case <-fire:
+			cancel(errBMCTimeout)
+		case <-stop:
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { close(stop); cancel(context.Canceled) }
 }
 
 // read GETs the component's resource.

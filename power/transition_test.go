@@ -71,9 +71,30 @@ func TestNoAllowableValues(t *testing.T) {
 // tasks.
 func TestPartialFailure(t *testing.T) {
 	e := newEnv(t, 3, nil)
+	e.bmcClock = newTimerClock() // -bmc-timeout passes when the test fires it
+	e.stopPCS()
+	e.startPCS()
 	_ = e.fleet.Members()[1].BMC.SetFaults(redfishsim.Faults{Hang: true})
 	_ = e.fleet.Members()[2].BMC.SetFaults(redfishsim.Faults{ErrorRate: 1})
-	tr := e.transition("force-off", 1, locs(e.node(0), e.node(1), e.node(2))...)
+	id := e.start("force-off", 1, locs(e.node(0), e.node(1), e.node(2))...)
+	for _, i := range []int{0, 2} {
+		e.events.wait(t, func(ev Event) bool {
+			return ev.Kind == EventTask && ev.ID == id && ev.Xname == e.node(i) && ev.Status != pcs.TaskInProgress
+		})
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.daemon.Service().Wait(t.Context(), id) }()
+	for waiting := true; waiting; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting = false
+		case <-e.bmcClock.fire(): // the hung BMC's request set its timer
+		}
+	}
+	tr := e.get(id)
 	got := tasks(tr)
 	if got[e.node(0)].Status != pcs.TaskSucceeded || got[e.node(1)].Status != pcs.TaskFailed || got[e.node(2)].Status != pcs.TaskFailed {
 		t.Fatalf("tasks = %+v", got)

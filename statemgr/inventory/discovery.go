@@ -34,6 +34,10 @@ type DiscoveryConfig struct {
 	// Registerer receives the discovery metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
+	// OnWalked, if set, is told the xname of each endpoint whose walk has
+	// ended and been stored (tests wait on it instead of polling
+	// DiscoveryInfo). It must not block.
+	OnWalked func(xname string)
 }
 
 // Discovery status values (DiscoveryStatus.Status).
@@ -156,6 +160,9 @@ func (d *Discovery) work(ctx context.Context) {
 		}
 		d.discover(ctx, id)
 		d.finish(id)
+		if d.cfg.OnWalked != nil && ctx.Err() == nil {
+			d.cfg.OnWalked(id)
+		}
 		if ctx.Err() != nil {
 			return
 		}
