@@ -7,9 +7,8 @@ import (
 )
 
 // StaticCredentials are BMC logins by BMC xname; the key "default" serves
-// every BMC not listed. HSM never hands out the passwords it keeps (they
-// stay sealed in its database), so pcs reads its own file, as CSM's PCS
-// reads Vault's secret/hms-creds.
+// every BMC not listed. They are the -bmc-credentials file, which
+// overrides the logins read from HSM (see HSMCredentials).
 type StaticCredentials map[string]Credential
 
 // For returns bmc's login, else the default one.

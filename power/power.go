@@ -4,10 +4,11 @@
 // with the legacy CAPMC v1 routes. It is wire-compatible with
 // hms-power-control (routes with and without /v1) and hms-capmc.
 //
-// Components, their Redfish endpoints and their reservations come from HSM
-// through statemgr/client; BMC credentials come from a credentials file
-// (HSM never hands out BMC passwords). Transitions and their tasks persist
-// in SQLite, so a restarted daemon resumes the ones in flight.
+// Components, their Redfish endpoints, their reservations and the BMC
+// logins (through HSM's admin-only credentials route, a credentials file
+// overriding them) come from HSM through statemgr/client. Transitions and
+// their tasks persist in SQLite, so a restarted daemon resumes the ones in
+// flight.
 package power
 
 import (
