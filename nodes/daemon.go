@@ -82,7 +82,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		HBTDURL: cfg.HBTDURL, HTTP: hc, Workers: cfg.Workers, Log: cfg.Log})
 	svc := New(store, Config{Backend: backend, Box: box, Log: cfg.Log})
 	reg := httpserver.NewRegistry()
-	api, err := cfg.Auth.Wrap(NewAPI(svc, cfg.Log, store.Ping).Handler(), AuthTable(), cfg.Log, reg)
+	api, err := cfg.Auth.Wrap(NewAPI(svc, cfg.Log, store.Ping, backend.Ready).Handler(), AuthTable(), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -35,7 +35,7 @@ type Backend interface {
 	// Plan compares the services with what st declares (owned lists
 	// everything the daemon owns before and after) and returns the writes
 	// that make them agree, by resource.
-	Plan(ctx context.Context, st *State, owned *State, secrets map[string]wire.Credentials) (*Writes, error)
+	Plan(ctx context.Context, st *State, owned *State, secrets map[string]Secret) (*Writes, error)
 	// Apply carries the writes out; a failed write is reported on its
 	// resource in the returned map (resource key -> error).
 	Apply(ctx context.Context, w *Writes) map[Key]error
@@ -236,33 +236,45 @@ func (s *Service) checkSecrets(ctx context.Context, st *set, secrets map[string]
 }
 
 // secrets returns the credentials of every reference the state uses:
-// from the request, else unsealed from the store.
-func (s *Service) secrets(ctx context.Context, st *State, given map[string]wire.Credentials) (map[string]wire.Credentials, error) {
-	out := map[string]wire.Credentials{}
+// from the request (Changed when they differ from the stored ones), else
+// unsealed from the store.
+func (s *Service) secrets(ctx context.Context, st *State, given map[string]wire.Credentials) (map[string]Secret, error) {
+	out := map[string]Secret{}
 	for _, n := range st.Nodes {
 		ref := n.BMCCredentialsFile
-		if ref == "" || out[ref] != (wire.Credentials{}) {
+		if _, done := out[ref]; ref == "" || done {
 			continue
 		}
-		if c, ok := given[ref]; ok {
-			out[ref] = c
-			continue
-		}
-		b, ok, err := s.store.Secret(ctx, ref)
-		if err != nil || !ok || s.box == nil {
-			continue
-		}
-		plain, err := s.box.Open(ref, b)
+		stored, ok, err := s.storedSecret(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		var c wire.Credentials
-		if err := json.Unmarshal(plain, &c); err != nil {
-			return nil, fmt.Errorf("decode secret %s: %w", ref, err)
+		c, isGiven := given[ref]
+		switch {
+		case isGiven:
+			out[ref] = Secret{Credentials: c, Changed: !ok || c != stored}
+		case ok:
+			out[ref] = Secret{Credentials: stored}
 		}
-		out[ref] = c
 	}
 	return out, nil
+}
+
+// storedSecret unseals the credentials stored under ref.
+func (s *Service) storedSecret(ctx context.Context, ref string) (wire.Credentials, bool, error) {
+	var c wire.Credentials
+	b, ok, err := s.store.Secret(ctx, ref)
+	if err != nil || !ok || s.box == nil {
+		return c, false, err
+	}
+	plain, err := s.box.Open(ref, b)
+	if err != nil {
+		return c, false, err
+	}
+	if err := json.Unmarshal(plain, &c); err != nil {
+		return c, false, fmt.Errorf("decode secret %s: %w", ref, err)
+	}
+	return c, true, nil
 }
 
 // sealSecrets stores the request's credentials sealed.

@@ -55,6 +55,10 @@ func normalise(in []wire.Resource) (*set, error) {
 				bad(r.Kind, p.Name, "name must match %s", nameRE)
 				continue
 			}
+			if _, err := userData(&p); err != nil {
+				bad(r.Kind, p.Name, "%v", err)
+				continue
+			}
 			if s.profiles[p.Name] != nil {
 				bad(r.Kind, p.Name, "declared twice")
 				continue
@@ -85,12 +89,18 @@ func normalise(in []wire.Resource) (*set, error) {
 	return s, nil
 }
 
-// checkMACs refuses a MAC (boot or BMC) used by two nodes, or twice by one.
+// checkMACs refuses a MAC (boot or BMC) used by two nodes, or twice by
+// one, and a NID given to two nodes.
 func (s *set) checkMACs() []string {
 	var errs []string
 	seen := map[string]string{}
+	nids := map[int]string{}
 	for _, x := range sortedKeys(s.nodes) {
 		n := s.nodes[x]
+		if other, ok := nids[n.NID]; ok && n.NID > 0 {
+			errs = append(errs, fmt.Sprintf("%s %q: nid %d is also given to %s", wire.KindComputeNode, x, n.NID, other))
+		}
+		nids[n.NID] = x
 		for _, m := range []string{n.BootMAC, n.BMCMAC} {
 			if m == "" {
 				continue

@@ -13,6 +13,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/nodes"
 	"github.com/hmsuite/hms/orchestrator"
 	"github.com/hmsuite/hms/power"
 	"github.com/hmsuite/hms/statemgr"
@@ -245,6 +246,27 @@ func bosComponent(s *suite) component {
 		}}
 }
 
+// nodesComponent: the nodes daemon writes what `hms apply` declares to
+// the suite's sls, hsm and bss, and reads heartbeats from its hbtd.
+func nodesComponent(s *suite) component {
+	l := s.local("nodes")
+	fl := nodes.RegisterFlags(l.f)
+	var cfg nodes.DaemonConfig
+	return component{name: l.name,
+		check: func() (err error) { cfg, err = fl.Config(); return err },
+		start: func(ctx context.Context) (daemon, error) {
+			cfg.DB = l.file("db", cfg.DB, "nodes.db")
+			cfg.CredKeyFile = l.file("cred-key-file", cfg.CredKeyFile, "nodes-cred.key")
+			cfg.SLSURL = l.peer("sls-url", cfg.SLSURL, "sls")
+			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
+			cfg.BSSURL = l.peer("bss-url", cfg.BSSURL, "bss")
+			cfg.HBTDURL = l.peer("hbtd-url", cfg.HBTDURL, "hbtd")
+			cfg.Log, _ = l.logger(*fl.Level)
+			cfg.Auth = s.auth
+			return nodes.StartDaemon(ctx, cfg)
+		}}
+}
+
 // redsComponent: reds (endpoint discovery) reads the DHCP lease events
 // from the in-process bus and writes to hsm; it is started last, as
 // nothing depends on it.
@@ -278,7 +300,7 @@ func redsComponent(s *suite) component {
 // authTables are the route tables of the daemons of hms up, which
 // -help-auth prints.
 func authTables() []auth.Table {
-	return []auth.Table{layout.AuthTable(), statemgr.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable(), orchestrator.AuthTable(), discovery.AuthTable()}
+	return []auth.Table{layout.AuthTable(), statemgr.AuthTable(), heartbeat.AuthTable(), fanout.AuthTable(), ipxe.AuthTable(), power.AuthTable(), orchestrator.AuthTable(), nodes.AuthTable(), discovery.AuthTable()}
 }
 
 // The daemons' constructors return concrete types; make sure they fit.
@@ -290,5 +312,6 @@ var (
 	_ daemon = (*ipxe.Daemon)(nil)
 	_ daemon = (*power.Daemon)(nil)
 	_ daemon = (*orchestrator.Daemon)(nil)
+	_ daemon = (*nodes.Daemon)(nil)
 	_ daemon = (*discovery.Daemon)(nil)
 )

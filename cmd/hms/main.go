@@ -1,5 +1,5 @@
 // Command hms is the suite's all-in-one binary. `hms up` runs sls, hsm, hbtd,
-// hmnfd, bss, pcs and reds in one process, each on its usual port with its own
+// hmnfd, bss, pcs, bos, nodes and reds in one process, each on its usual port with its own
 // SQLite file under one data directory, joined by an in-process bus instead of
 // Kafka. Every other command (status, get, describe, power, ...) is the
 // operator's CLI of package ctl, which talks to the daemons over HTTP.
@@ -21,7 +21,7 @@ func main() { cli.Main("hms", run) }
 // own are the commands this binary runs itself; ctl runs the others.
 func own() []ctl.Summary {
 	return []ctl.Summary{
-		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs, bos and reds in one process (hms up -help for its flags)"},
+		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs, bos, nodes and reds in one process (hms up -help for its flags)"},
 		{Name: "sim", Text: "simulate BMCs, switches and nodes against a running suite (hms sim -help; docs/sim.md)"},
 		{Name: "version", Text: "print the version of this build"},
 	}

@@ -34,7 +34,7 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	af := auth.RegisterFlags(f) // one set for every daemon: -jwks-url, HMS_UP_JWKS_URL
 	local := f.Bool("auth-local", false, "check tokens with keys of the suite's own, made on first start under <data-dir>/auth (mode 0600): the daemons then refuse callers without a token; the admin token for the CLI is <data-dir>/auth/admin.token, bss gives nodes node tokens")
 	// The order is the start order: each daemon's peers start before it.
-	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s), bosComponent(s), redsComponent(s)}
+	parts := []component{slsComponent(s), hsmComponent(s), hbtdComponent(s), hmnfdComponent(s), bssComponent(s), pcsComponent(s), bosComponent(s), nodesComponent(s), redsComponent(s)}
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func suiteUpWith(t *testing.T, dir string, getenv func(string) string, more ...s
 	done := make(chan error, 1)
 	go func() {
 		args := append([]string{"up", "-data-dir", dir, "-log-level", "error", "-sls-listen", "127.0.0.1:0",
-			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0", "-bos-listen", "127.0.0.1:0", "-reds-listen", "127.0.0.1:0"}, more...)
+			"-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0", "-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0", "-bos-listen", "127.0.0.1:0", "-nodes-listen", "127.0.0.1:0", "-reds-listen", "127.0.0.1:0"}, more...)
 		done <- run(ctx, args, getenv, pw)
 		pw.Close()
 	}()
@@ -138,7 +138,7 @@ func TestUpRunsTheSuite(t *testing.T) {
 	if script := string(call(t, "GET", u["bss"]+"/boot/v1/bootscript?name=x3000c0s1b0n0", "", http.StatusOK)); !strings.Contains(script, "kernel --name kernel http://k/vmlinuz xname=x3000c0s1b0n0 nid=17 ") {
 		t.Errorf("bss script for the node:\n%s", script)
 	}
-	for _, f := range []string{"sls.db", "hsm.db", "hbtd.db", "hmnfd.db", "bss.db", "pcs.db", "bos.db", "hsm-cred.key"} {
+	for _, f := range []string{"sls.db", "hsm.db", "hbtd.db", "hmnfd.db", "bss.db", "pcs.db", "bos.db", "nodes.db", "nodes-cred.key", "hsm-cred.key"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("data directory: %v", err)
 		}
@@ -179,7 +179,7 @@ func TestUpBadInput(t *testing.T) {
 			args := tt.args
 			if len(args) > 0 && args[0] == "up" {
 				args = append([]string{"up", "-data-dir", dir, "-sls-listen", "127.0.0.1:0", "-hsm-listen", "127.0.0.1:0", "-hbtd-listen", "127.0.0.1:0",
-					"-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0", "-bos-listen", "127.0.0.1:0", "-reds-listen", "127.0.0.1:0"}, args[1:]...)
+					"-hmnfd-listen", "127.0.0.1:0", "-bss-listen", "127.0.0.1:0", "-pcs-listen", "127.0.0.1:0", "-bos-listen", "127.0.0.1:0", "-nodes-listen", "127.0.0.1:0", "-reds-listen", "127.0.0.1:0"}, args[1:]...)
 			}
 			err := run(t.Context(), args, func(k string) string { return tt.env[k] }, io.Discard)
 			if !errors.As(err, new(*cli.UsageError)) || !strings.Contains(err.Error(), tt.want) {
@@ -217,7 +217,7 @@ func TestUpRefusesADataDirInUse(t *testing.T) {
 	u := suiteUp(t, dir)
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestUpRefusesADataDirInUse$")
 	cmd.Env = append(os.Environ(), "HMS_TEST_MAIN_ARGS=up -data-dir "+dir+" -sls-listen 127.0.0.1:0 -hsm-listen 127.0.0.1:0 "+
-		"-hbtd-listen 127.0.0.1:0 -hmnfd-listen 127.0.0.1:0 -bss-listen 127.0.0.1:0 -pcs-listen 127.0.0.1:0 -bos-listen 127.0.0.1:0 -reds-listen 127.0.0.1:0 -log-level error")
+		"-hbtd-listen 127.0.0.1:0 -hmnfd-listen 127.0.0.1:0 -bss-listen 127.0.0.1:0 -pcs-listen 127.0.0.1:0 -bos-listen 127.0.0.1:0 -nodes-listen 127.0.0.1:0 -reds-listen 127.0.0.1:0 -log-level error")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -252,6 +252,7 @@ func TestUpGatewayPaths(t *testing.T) {
 		{daemon: "pcs", path: "/apis/power-control/v1/transitions", status: 200},
 		{daemon: "pcs", path: "/apis/capmc/capmc/v1/liveness", status: 204},
 		{daemon: "bos", path: "/apis/bos/v2/healthz", status: 200},
+		{daemon: "nodes", path: "/nodes/v1/liveness", status: 204},
 		{daemon: "sls", path: "/apis/smd/hsm/v2/service/ready", status: 404},
 		{daemon: "hsm", path: "/apis/sls/v1/version", status: 404},
 		{daemon: "hbtd", path: "/hmi/v1/nowhere", status: 404},

@@ -52,7 +52,10 @@ type Observed struct {
 	Flag          string     `json:"flag,omitempty"`
 	LastBootFetch *time.Time `json:"last_bootscript,omitempty"`
 	LastHeartbeat *time.Time `json:"last_heartbeat,omitempty"`
-	Errors        []string   `json:"errors,omitempty"`
+	// Heartbeating is hbtd's view (it keeps no time of the last beat):
+	// true while the node beats, false once hbtd declared it dead.
+	Heartbeating *bool    `json:"heartbeating,omitempty"`
+	Errors       []string `json:"errors,omitempty"`
 }
 
 // BootProfile is what a node boots: image, kernel, initrd, kernel
@@ -228,8 +231,9 @@ type Change struct {
 	Before   json.RawMessage `json:"before,omitempty"`
 	After    json.RawMessage `json:"after,omitempty"`
 	Services []ServiceChange `json:"services,omitempty"`
-	// Error is set when applying this resource failed; the changes after
-	// it were not attempted.
+	// Error is set when applying this resource failed. The other
+	// resources were still applied; this one is not recorded as applied,
+	// so the next apply retries it.
 	Error string `json:"error,omitempty"`
 }
 

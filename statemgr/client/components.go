@@ -103,3 +103,15 @@ func (c *Client) BulkRole(ctx context.Context, ids []string, role, subRole strin
 	}{ids, role, subRole}
 	return c.do(ctx, http.MethodPatch, "/State/Components/BulkRole", body, nil)
 }
+
+// PutComponent creates or updates one component (PUT); with force it
+// overwrites the state fields of an existing one.
+func (c *Client) PutComponent(ctx context.Context, comp hsm.Component, force bool) error {
+	return c.do(ctx, http.MethodPut, "/State/Components/"+url.PathEscape(comp.ID),
+		map[string]any{"Component": comp, "Force": force}, nil)
+}
+
+// DeleteComponent deletes one component.
+func (c *Client) DeleteComponent(ctx context.Context, xname string) error {
+	return c.do(ctx, http.MethodDelete, "/State/Components/"+url.PathEscape(xname), nil, nil)
+}

@@ -76,3 +76,8 @@ func (c *Client) PatchRedfishEndpoint(ctx context.Context, xname string, p hsm.R
 	err := c.do(ctx, http.MethodPatch, "/Inventory/RedfishEndpoints/"+url.PathEscape(xname), p, &out)
 	return out, err
 }
+
+// DeleteRedfishEndpoint deletes one endpoint.
+func (c *Client) DeleteRedfishEndpoint(ctx context.Context, xname string) error {
+	return c.do(ctx, http.MethodDelete, "/Inventory/RedfishEndpoints/"+url.PathEscape(xname), nil, nil)
+}

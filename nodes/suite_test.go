@@ -1,0 +1,109 @@
+package nodes_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/nodes"
+	"github.com/hmsuite/hms/nodes/client"
+	"github.com/hmsuite/hms/statemgr"
+	hsmclient "github.com/hmsuite/hms/statemgr/client"
+)
+
+// suite is sls, hsm and bss started from their packages, each behind a
+// proxy that counts the writes (every request but GET) it passes, and a
+// nodes API over them.
+type suite struct {
+	nodes  *client.Client
+	sls    *layout.Client
+	hsm    *hsmclient.Client
+	bss    *ipxe.Client
+	writes map[string]*atomic.Int64
+}
+
+// runner is a started daemon.
+type runner interface {
+	URL() string
+	Run(ctx context.Context) error
+}
+
+func newSuite(tb testing.TB) *suite {
+	tb.Helper()
+	dir := tb.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	tb.Cleanup(func() { cancel(); wg.Wait() })
+	run := func(d runner, err error) string {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = d.Run(ctx) }()
+		return d.URL()
+	}
+	slsURL := run(layout.StartDaemon(ctx, layout.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "sls.db")}))
+	pub := bus.NewUnread()
+	tb.Cleanup(func() { pub.Close() })
+	hsmURL := run(statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
+		SLSURL: slsURL, Publisher: pub, CredKeyFile: filepath.Join(dir, "hsm.key")}))
+	bssURL := run(ipxe.StartDaemon(ctx, ipxe.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsmURL}))
+	s := &suite{writes: map[string]*atomic.Int64{}}
+	slsURL, hsmURL, bssURL = s.counted(tb, "sls", slsURL), s.counted(tb, "hsm", hsmURL), s.counted(tb, "bss", bssURL)
+	s.sls, s.hsm, s.bss = layout.NewClient(slsURL, nil), hsmclient.New(hsmURL, nil, "test"), ipxe.NewClient(bssURL, nil)
+
+	store, err := nodes.OpenStore(ctx, filepath.Join(dir, "nodes.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	box, err := sealed.LoadKey(filepath.Join(dir, "nodes.key"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	backend := nodes.NewServices(nodes.ServicesConfig{SLSURL: slsURL, HSMURL: hsmURL, BSSURL: bssURL})
+	svc := nodes.New(store, nodes.Config{Backend: backend, Box: box})
+	srv := httptest.NewServer(nodes.NewAPI(svc, nil).Handler())
+	tb.Cleanup(srv.Close)
+	s.nodes = client.New(srv.URL, srv.Client(), "test")
+	return s
+}
+
+// counted returns the URL of a proxy to target that counts its writes.
+func (s *suite) counted(tb testing.TB, name, target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := new(atomic.Int64)
+	s.writes[name] = n
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			n.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// counts returns the writes each service has seen so far.
+func (s *suite) counts() map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range s.writes {
+		out[k] = v.Load()
+	}
+	return out
+}
