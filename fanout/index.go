@@ -17,6 +17,7 @@ type indexed struct {
 	id       int64
 	key      Key
 	sub      Subscription
+	ref      *urlRef
 	all      bool // "all" or no Components: every component
 	allNodes bool
 	comps    map[string]struct{}
@@ -34,12 +35,38 @@ func (e *indexed) watches(comp string, isNode bool) bool {
 // SCN's attribute values and components, never by scanning every
 // subscription. It is not safe for concurrent use; Service guards it.
 type index struct {
-	subs     map[int64]*indexed
-	byKey    map[Key]int64
-	attrs    [4]map[string]idSet // state, role, subrole, software status (lower-cased values)
-	enabled  idSet
-	byComp   map[string]idSet
-	urlCount map[string]int // subscriptions per URL
+	subs    map[int64]*indexed
+	byKey   map[Key]int64
+	attrs   [4]map[string]idSet // state, role, subrole, software status (lower-cased values)
+	enabled idSet
+	byComp  map[string]idSet
+	urls    map[string]*urlRef
+	epoch   uint64 // match calls so far
+}
+
+// urlRef is one subscriber URL as the index knows it: how many
+// subscriptions use it, and where the current match call put it, so that
+// match gathers each URL once without a map keyed by URL (for one SCN to
+// 10,000 subscribers, growing and filling that map was most of the match).
+type urlRef struct {
+	url  string
+	n    int    // subscriptions using it
+	mark uint64 // the match call that last added it
+	slot int    // its place in that call's result
+}
+
+// urlMatch is one URL that an SCN goes to, with the components it watches.
+type urlMatch struct {
+	url   string
+	comps []string
+}
+
+// urlUses is how many subscriptions use url.
+func (ix *index) urlUses(url string) int {
+	if r := ix.urls[url]; r != nil {
+		return r.n
+	}
+	return 0
 }
 
 const (
@@ -50,7 +77,7 @@ const (
 )
 
 func newIndex() *index {
-	ix := &index{subs: map[int64]*indexed{}, byKey: map[Key]int64{}, enabled: idSet{}, byComp: map[string]idSet{}, urlCount: map[string]int{}}
+	ix := &index{subs: map[int64]*indexed{}, byKey: map[Key]int64{}, enabled: idSet{}, byComp: map[string]idSet{}, urls: map[string]*urlRef{}}
 	for i := range ix.attrs {
 		ix.attrs[i] = map[string]idSet{}
 	}
@@ -87,9 +114,13 @@ func (ix *index) put(id int64, k Key, sub Subscription) {
 	if sub.Enabled != nil && *sub.Enabled {
 		ix.enabled.add(id)
 	}
+	if e.ref = ix.urls[sub.Url]; e.ref == nil {
+		e.ref = &urlRef{url: sub.Url}
+		ix.urls[sub.Url] = e.ref
+	}
+	e.ref.n++
 	ix.subs[id] = e
 	ix.byKey[k] = id
-	ix.urlCount[sub.Url]++
 }
 
 // remove drops subscription id; it reports the removed entry, if any.
@@ -109,8 +140,8 @@ func (ix *index) remove(id int64) *indexed {
 	delete(ix.enabled, id)
 	delete(ix.subs, id)
 	delete(ix.byKey, e.key)
-	if ix.urlCount[e.sub.Url]--; ix.urlCount[e.sub.Url] <= 0 {
-		delete(ix.urlCount, e.sub.Url)
+	if e.ref.n--; e.ref.n <= 0 {
+		delete(ix.urls, e.sub.Url)
 	}
 	return e
 }
@@ -165,8 +196,9 @@ func (ix *index) candidates(scn *hsm.SCN) idSet {
 
 // match returns, per subscriber URL, the SCN's components that URL's
 // subscriptions watch, in SCN order. Several subscriptions sharing a URL get
-// one delivery.
-func (ix *index) match(scn *hsm.SCN) map[string][]string {
+// one delivery. It writes the urlRefs' scratch fields, so calls must not
+// overlap (Service.match holds qmu) even under the read lock.
+func (ix *index) match(scn *hsm.SCN) []urlMatch {
 	cand := ix.candidates(scn)
 	if len(cand) == 0 || len(scn.Components) == 0 {
 		return nil
@@ -178,25 +210,27 @@ func (ix *index) match(scn *hsm.SCN) map[string][]string {
 			nodes = append(nodes, c)
 		}
 	}
-	out := make(map[string][]string, len(cand)) // sized: growing it was most of a 10,000-subscriber match
-	add := func(url string, comps []string) {
+	ix.epoch++
+	out := make([]urlMatch, 0, len(cand))
+	add := func(ref *urlRef, comps []string) {
 		if len(comps) == 0 {
 			return
 		}
-		if ix.urlCount[url] > 1 { // another subscription may have added to it
-			if prev, ok := out[url]; ok {
-				comps = unionInOrder(scn.Components, prev, comps)
-			}
+		if ref.mark == ix.epoch { // another subscription with this URL matched too
+			m := &out[ref.slot]
+			m.comps = unionInOrder(scn.Components, m.comps, comps)
+			return
 		}
-		out[url] = comps
+		ref.mark, ref.slot = ix.epoch, len(out)
+		out = append(out, urlMatch{url: ref.url, comps: comps})
 	}
 	for id := range cand {
 		e := ix.subs[id]
 		switch {
 		case e.all:
-			add(e.sub.Url, scn.Components)
+			add(e.ref, scn.Components)
 		case e.allNodes && len(e.comps) == 0:
-			add(e.sub.Url, nodes)
+			add(e.ref, nodes)
 		case e.allNodes:
 			var comps []string
 			for i, c := range scn.Components {
@@ -204,7 +238,7 @@ func (ix *index) match(scn *hsm.SCN) map[string][]string {
 					comps = append(comps, c)
 				}
 			}
-			add(e.sub.Url, comps)
+			add(e.ref, comps)
 		}
 	}
 	ix.matchExplicit(scn, cand, add)
@@ -213,7 +247,7 @@ func (ix *index) match(scn *hsm.SCN) map[string][]string {
 
 // matchExplicit handles subscriptions that list components without wildcards,
 // walking the SCN's components through the per-component index.
-func (ix *index) matchExplicit(scn *hsm.SCN, cand idSet, add func(string, []string)) {
+func (ix *index) matchExplicit(scn *hsm.SCN, cand idSet, add func(*urlRef, []string)) {
 	var per map[int64][]string
 	for _, c := range scn.Components {
 		for id := range ix.byComp[c] {
@@ -230,7 +264,7 @@ func (ix *index) matchExplicit(scn *hsm.SCN, cand idSet, add func(string, []stri
 		}
 	}
 	for id, comps := range per {
-		add(ix.subs[id].sub.Url, comps)
+		add(ix.subs[id].ref, comps)
 	}
 }
 

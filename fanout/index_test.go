@@ -63,9 +63,15 @@ func TestMatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ix.match(&tc.scn)
-			if len(got) == 0 {
-				got = nil
+			var got map[string][]string
+			for _, m := range ix.match(&tc.scn) {
+				if got == nil {
+					got = map[string][]string{}
+				}
+				if _, dup := got[m.url]; dup {
+					t.Errorf("URL %s matched twice", m.url)
+				}
+				got[m.url] = m.comps
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("match (-want +got):\n%s", diff)

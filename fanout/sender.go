@@ -395,11 +395,7 @@ func (sd *sender) acked(batch []pending) {
 // drop removes batch, delivered or dead-lettered, from the head of the
 // queue; the subscriber answered, so it is reachable.
 func (sd *sender) drop(batch []pending) {
-	keys := make([]qkey, len(batch))
-	for i, p := range batch {
-		keys[i] = qkey{target: sd.tid, scn: p.id}
-	}
-	sd.svc.ack(keys)
+	sd.svc.acks.add(sd.tid, batch)
 	sd.mu.Lock()
 	sd.buf = sd.buf[len(batch):]
 	if len(sd.buf) == 0 {

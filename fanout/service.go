@@ -126,7 +126,7 @@ type Service struct {
 	sched    *sched
 	filterCh chan struct{} // subscription attributes changed (HSM callback mode)
 
-	acks     chan []qkey
+	acks     *acker
 	h1       *h1Client    // nil when Config.Client was given
 	inFlight atomic.Int64 // POSTs being sent
 
@@ -143,7 +143,7 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	s := &Service{
 		cfg: cfg, store: store, log: log, m: newMetrics(reg, cfg.MetricSubscribers),
 		ix: newIndex(), senders: map[string]*sender{}, sched: newSched(),
-		filterCh: make(chan struct{}, 1), acks: make(chan []qkey, 4096),
+		filterCh: make(chan struct{}, 1), acks: newAcker(),
 	}
 	if ownClient {
 		s.h1 = newH1Client(cfg.Timeout, cfg.MaxInFlight)
@@ -204,6 +204,38 @@ func (s *Service) senderFor(url string) *sender {
 	return snd
 }
 
+// handOffChunk is how many senders handOff wakes at a time: the workers
+// start on the first ones while it pushes to the rest.
+const handOffChunk = 256
+
+// handOff pushes each queue to its sender and wakes the senders, in target
+// order (the acknowledgements then come back in runs of target ids, which
+// the acks rows store as ranges); it returns the indexes of the queues a
+// sender refused before the commit (see sender.push).
+func (s *Service) handOff(queues []urlQueue, senders []*sender, committed bool) (late []int) {
+	order := make([]int, len(queues))
+	tids := make([]int64, len(queues))
+	for i := range order {
+		order[i], tids[i] = i, senders[i].tid
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(tids[a], tids[b]) })
+	woken := make([]*sender, 0, min(len(order), handOffChunk))
+	for _, i := range order {
+		wake, pushed := senders[i].push(queues[i].ps, committed)
+		if !pushed {
+			late = append(late, i)
+		} else if wake {
+			woken = append(woken, senders[i])
+		}
+		if len(woken) == handOffChunk {
+			s.sched.addAll(woken)
+			woken = woken[:0]
+		}
+	}
+	s.sched.addAll(woken)
+	return late
+}
+
 // sendersFor returns the senders of urls, creating them if needed.
 func (s *Service) sendersFor(urls []string) []*sender {
 	out := make([]*sender, len(urls))
@@ -251,32 +283,33 @@ func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (i
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	marks := map[string]seqMark{}
-	bodies, per, err := s.match(scns, marks)
+	bodies, queues, err := s.match(scns, marks)
 	if err != nil {
 		return 0, err
 	}
-	if len(per) == 0 && len(marks) == 0 {
+	if len(queues) == 0 && len(marks) == 0 {
 		return 0, nil
 	}
-	urls := make([]string, 0, len(per))
+	urls := make([]string, len(queues))
 	n := 0
-	for url, ps := range per {
-		urls = append(urls, url)
-		n += len(ps)
+	for i, q := range queues {
+		urls[i] = q.url
+		n += len(q.ps)
 	}
 	targets, err := s.store.targetIDs(ctx, urls)
 	if err != nil {
 		return 0, err
 	}
 	byBody := make(map[int64][]int64, len(bodies))
-	for i, url := range urls {
-		for _, p := range per[url] {
+	for i, q := range queues {
+		for _, p := range q.ps {
 			byBody[p.id] = append(byBody[p.id], targets[i])
 		}
 	}
 	for i := range bodies {
 		bodies[i].targets = toRanges(byBody[bodies[i].id])
 	}
+	senders := s.sendersFor(urls)
 	// Senders get their deliveries as soon as the transaction has begun,
 	// while it writes and commits, rather than after: the store has one
 	// writer connection, which the transaction holds, so no acknowledgement
@@ -285,50 +318,41 @@ func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (i
 	// (a duplicate delivery, as at-least-once allows). Only deliveries that
 	// fit in a sender's memory go early: a spilled sender reads its backlog
 	// from the database, so it gets them after the commit.
-	var late []string
-	senders := s.sendersFor(urls)
+	var late []int
 	handOff := func() {
-		woken := make([]*sender, 0, len(per))
-		for i, url := range urls {
-			sd := senders[i]
-			wake, pushed := sd.push(per[url], false)
-			if !pushed {
-				late = append(late, url)
-			} else if wake {
-				woken = append(woken, sd)
-			}
-		}
-		// In target order, which the ready queue keeps: the
-		// acknowledgements then come back in runs of target ids, which
-		// the acks rows store as ranges.
-		slices.SortFunc(woken, func(a, b *sender) int { return cmp.Compare(a.tid, b.tid) })
-		s.sched.addAll(woken)
+		late = s.handOff(queues, senders, false)
 	}
 	if err := s.store.enqueue(ctx, bodies, marks, handOff); err != nil {
 		return 0, err
 	}
-	woken := make([]*sender, 0, len(late))
-	for _, url := range late {
-		sd := s.senderFor(url)
-		if wake, _ := sd.push(per[url], true); wake {
-			woken = append(woken, sd)
+	if len(late) > 0 {
+		lq, ls := make([]urlQueue, len(late)), make([]*sender, len(late))
+		for i, j := range late {
+			lq[i], ls[i] = queues[j], senders[j]
 		}
+		s.handOff(lq, ls, true)
 	}
-	s.sched.addAll(woken)
 	for c, m := range marks {
 		s.marks[c] = m
 	}
 	return n, nil
 }
 
+// urlQueue is what one Enqueue queues for one subscriber URL, in order.
+type urlQueue struct {
+	url string
+	ps  []pending
+}
+
 // match drops redelivered SCNs and matches the rest: it returns the bodies to
 // store, each encoded once (one for the whole SCN, one more per distinct
 // subset of its components that some subscriber watches), and each matching
 // URL's deliveries in order. Called with qmu held; it allocates SCN ids.
-func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, map[string][]pending, error) {
+func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, []urlQueue, error) {
 	now := s.cfg.Now().UnixNano()
 	var bodies []scnRow
-	var per map[string][]pending
+	var queues []urlQueue
+	var slots map[string]int // URL -> its place in queues, once a second SCN matched
 	for i := range scns {
 		scn := s.fresh(scns[i], marks)
 		if scn == nil {
@@ -337,20 +361,28 @@ func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, map
 		s.mu.RLock()
 		matched := s.ix.match(scn)
 		s.mu.RUnlock()
-		if per == nil {
-			per = make(map[string][]pending, len(matched))
+		if len(matched) == 0 {
+			continue
+		}
+		if queues == nil {
+			queues = make([]urlQueue, 0, len(matched))
+		} else if slots == nil {
+			slots = make(map[string]int, len(queues))
+			for j, q := range queues {
+				slots[q.url] = j
+			}
 		}
 		slab := make([]pending, len(matched)) // every URL's first entry, in one allocation
 		byComps := map[string]pending{}       // components joined -> the body for them
-		for url, comps := range matched {
+		for _, m := range matched {
 			key := ""
-			if len(comps) != len(scn.Components) {
-				key = strings.Join(comps, ",")
+			if len(m.comps) != len(scn.Components) {
+				key = strings.Join(m.comps, ",")
 			}
 			p, ok := byComps[key]
 			if !ok {
 				out := *scn
-				out.Components = comps
+				out.Components = m.comps
 				payload, err := json.Marshal(out)
 				if err != nil {
 					return nil, nil, fmt.Errorf("encode SCN: %w", err)
@@ -360,15 +392,19 @@ func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, map
 				bodies = append(bodies, scnRow{id: p.id, body: payload, enqueued: now})
 				byComps[key] = p
 			}
-			if prev := per[url]; prev != nil {
-				per[url] = append(prev, p)
-			} else {
-				slab[0] = p
-				per[url], slab = slab[:1:1], slab[1:]
+			if j, ok := slots[m.url]; ok {
+				queues[j].ps = append(queues[j].ps, p)
+				continue
 			}
+			if slots != nil {
+				slots[m.url] = len(queues)
+			}
+			slab[0] = p
+			queues = append(queues, urlQueue{url: m.url, ps: slab[:1:1]})
+			slab = slab[1:]
 		}
 	}
-	return bodies, per, nil
+	return bodies, queues, nil
 }
 
 // fresh returns scn without the components whose sequence number was already
@@ -404,65 +440,6 @@ func (s *Service) fresh(scn hsm.SCN, marks map[string]seqMark) *hsm.SCN {
 	scn.Components = keep
 	return &scn
 }
-
-// ackLinger is how long the acknowledgement writer waits for more acks
-// before it commits a batch.
-const ackLinger = 5 * time.Millisecond
-
-// runAcks deletes acknowledged rows in batches until ctx is cancelled, then
-// writes what is left.
-func (s *Service) runAcks(ctx context.Context) {
-	var buf []qkey
-	// A flush is never cut short by shutdown: a lost ack means a duplicate delivery.
-	flush := func(ctx context.Context) {
-		if len(buf) == 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := s.store.ack(ctx, buf); err != nil {
-			// The rows are delivered again after a restart: at least once.
-			s.log.Error("ack_write_failed", "count", len(buf), "err", err)
-		}
-		buf = buf[:0]
-	}
-	for {
-		select {
-		case ids := <-s.acks:
-			// Gather what arrives within ackLinger: one transaction per
-			// acknowledgement would cap delivery at the disk's commit rate.
-			buf = append(buf, ids...)
-			linger := time.NewTimer(ackLinger)
-			for more := true; more && len(buf) < 5000; {
-				select {
-				case ids := <-s.acks:
-					buf = append(buf, ids...)
-				case <-linger.C:
-					more = false
-				case <-ctx.Done():
-					more = false
-				}
-			}
-			linger.Stop()
-			flush(ctx)
-		case <-ctx.Done():
-			for more := true; more; {
-				select {
-				case ids := <-s.acks:
-					buf = append(buf, ids...)
-				default:
-					more = false
-				}
-			}
-			flush(ctx)
-			return
-		}
-	}
-}
-
-// ack hands delivered keys to the acknowledgement writer, which runs until
-// every sender has stopped.
-func (s *Service) ack(keys []qkey) { s.acks <- keys }
 
 // stats reports the number of senders and the total backlog.
 func (s *Service) stats() (senders, backlog int) {

@@ -76,7 +76,7 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 	if err := next.validate(); err != nil {
 		return err
 	}
-	if next.Url != cur.Url && s.ix.urlCount[cur.Url] == 1 && s.ix.urlCount[next.Url] == 0 {
+	if next.Url != cur.Url && s.ix.urlUses(cur.Url) == 1 && s.ix.urlUses(next.Url) == 0 {
 		// The subscriber moved: what it has not received yet follows it.
 		moved, err := s.store.moveSubscription(ctx, id, next, cur.Url)
 		if err != nil {
@@ -94,7 +94,7 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 	// them), or the new one already has its own queue: the backlog of an old
 	// URL nothing uses any more is dropped.
 	dropOld := ""
-	if next.Url != cur.Url && s.ix.urlCount[cur.Url] == 1 {
+	if next.Url != cur.Url && s.ix.urlUses(cur.Url) == 1 {
 		dropOld = cur.Url
 	}
 	if err := s.store.updateSubscription(ctx, id, next, dropOld); err != nil {
@@ -143,7 +143,7 @@ func (s *Service) deleteLocked(ctx context.Context, ids []int64) error {
 	for _, id := range ids {
 		u := s.ix.subs[id].sub.Url
 		if _, ok := left[u]; !ok {
-			left[u] = s.ix.urlCount[u]
+			left[u] = s.ix.urlUses(u)
 		}
 		left[u]--
 	}
