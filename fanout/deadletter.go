@@ -14,7 +14,8 @@ import (
 	"github.com/hmsuite/hms/internal/sqldb"
 )
 
-// deadLetterKeep is how many dead letters are kept: the newest ones.
+// deadLetterKeep is how many dead letters are kept at most: the newest
+// ones. Older than Config.DeadLetterAge they go too.
 const deadLetterKeep = 1000
 
 // DeadLetter is a delivery that a subscriber refused for good (a 4xx answer
@@ -43,7 +44,8 @@ type DeadLetterList struct {
 // counted, logged once, and dropped from the queue so the next SCN goes out.
 // False when it could not be stored (the caller retries the delivery later).
 func (sd *sender) deadLetter(ctx context.Context, p pending, refusal error) bool {
-	err := sd.svc.store.addDeadLetter(ctx, redact.URL(sd.url), refusal.Error(), sd.svc.cfg.Now(), p.payload)
+	now := sd.svc.cfg.Now()
+	err := sd.svc.store.addDeadLetter(ctx, redact.URL(sd.url), refusal.Error(), now, p.payload, now.Add(-sd.svc.cfg.DeadLetterAge))
 	if err != nil {
 		if ctx.Err() == nil {
 			sd.svc.log.Error("dead_letter_store_failed", "subscriber", redact.URL(sd.url), "err", err)
@@ -57,18 +59,37 @@ func (sd *sender) deadLetter(ctx context.Context, p pending, refusal error) bool
 	return true
 }
 
-// addDeadLetter stores a refused delivery and drops the oldest dead letters
-// beyond deadLetterKeep.
-func (s *Store) addDeadLetter(ctx context.Context, url, why string, at time.Time, body []byte) error {
+// addDeadLetter stores a refused delivery and drops the dead letters set
+// aside before oldest and the oldest beyond deadLetterKeep.
+func (s *Store) addDeadLetter(ctx context.Context, url, why string, at time.Time, body []byte, oldest time.Time) error {
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		return sqldb.InsertCapped(ctx, tx, "deadletters", deadLetterKeep,
+		err := sqldb.InsertCapped(ctx, tx, "deadletters", deadLetterKeep,
 			`INSERT INTO deadletters (url, error, created, body) VALUES (?, ?, ?, ?)`, url, why, at.UnixNano(), string(body))
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM deadletters WHERE created < ?`, oldest.UnixNano())
+		return err
 	})
 }
 
-// DeadLetters returns the stored dead letters, oldest first.
-func (s *Store) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT id, url, error, created, body FROM deadletters ORDER BY id`)
+// pruneDeadLetters drops the dead letters set aside before oldest.
+func (s *Store) pruneDeadLetters(ctx context.Context, oldest time.Time) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM deadletters WHERE created < ?`, oldest.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("drop old dead letters: %w", err)
+	}
+	return nil
+}
+
+// DeadLetters returns the dead letters set aside since oldest, oldest first
+// (older ones are deleted with the next dead letter or at the next start).
+func (s *Store) DeadLetters(ctx context.Context, oldest time.Time) ([]DeadLetter, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, url, error, created, body FROM deadletters WHERE created >= ? ORDER BY id`,
+		oldest.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("read dead letters: %w", err)
 	}
@@ -88,7 +109,7 @@ func (s *Store) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 }
 
 func (a *API) deadLetters(w http.ResponseWriter, r *http.Request) {
-	dl, err := a.svc.store.DeadLetters(r.Context())
+	dl, err := a.svc.store.DeadLetters(r.Context(), a.svc.cfg.Now().Add(-a.svc.cfg.DeadLetterAge))
 	if err != nil {
 		problem.Write(w, r, a.log, err)
 		return

@@ -104,6 +104,66 @@ func TestRefusedBatchIsSentOneByOne(t *testing.T) {
 	})
 }
 
+// TestDeadLettersAgeOut: dead letters older than DeadLetterAge are no
+// longer listed, and are deleted when the next one is stored.
+func TestDeadLettersAgeOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := newReceiver()
+		cfg := bubbleConfig(rc)
+		cfg.DeadLetterAge = time.Hour
+		svc, store := openService(t, dbPath(t), cfg)
+		const node = "x1c0s0b0n0"
+		mustSubscribe(t, svc, Key{Component: node, Agent: "a"}, Subscription{States: []string{"Ready"}, Url: "http://a/scn"})
+		rc.set(func() { rc.status["/scn"] = http.StatusBadRequest })
+		runService(t, svc)
+		listed := func() []int64 {
+			t.Helper()
+			code, body := apiDo(t, svc, "GET", "/hmi/v2/deadletters")
+			var list DeadLetterList
+			if err := json.Unmarshal(body, &list); code != 200 || err != nil {
+				t.Fatalf("GET /hmi/v2/deadletters: %d %s", code, body)
+			}
+			var seqs []int64
+			for _, d := range list.DeadLetters {
+				var scn hsm.SCN
+				if err := json.Unmarshal(d.SCN, &scn); err != nil {
+					t.Fatal(err)
+				}
+				seqs = append(seqs, scn.Seq)
+			}
+			return seqs
+		}
+		stored := func() int {
+			t.Helper()
+			var n int
+			if err := store.db.R.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM deadletters`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		enqueueStates(t, svc, 1, 1, node, "Ready")
+		synctest.Wait()
+		time.Sleep(45 * time.Minute)
+		enqueueStates(t, svc, 2, 2, node, "Ready")
+		synctest.Wait()
+		if got := listed(); !cmp.Equal(got, []int64{1, 2}) {
+			t.Errorf("dead letters after 45 min = %v, want [1 2]", got)
+		}
+		time.Sleep(30 * time.Minute) // the first is 75 min old
+		if got := listed(); !cmp.Equal(got, []int64{2}) {
+			t.Errorf("dead letters after 75 min = %v, want [2]", got)
+		}
+		if n := stored(); n != 2 {
+			t.Errorf("%d dead letters stored before the next one, want 2", n)
+		}
+		enqueueStates(t, svc, 3, 3, node, "Ready")
+		synctest.Wait()
+		if got, n := listed(), stored(); !cmp.Equal(got, []int64{2, 3}) || n != 2 {
+			t.Errorf("after the next dead letter: listed %v, %d stored; want [2 3], 2", got, n)
+		}
+	})
+}
+
 // apiDo serves one request to svc's API in memory (no socket, so it works
 // inside a synctest bubble) and returns the status and body.
 func apiDo(t *testing.T, svc *Service, method, path string) (int, []byte) {

@@ -35,6 +35,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	c := &fl.delivery
 	f.DurationVar(&c.RetentionAge, "retention-age", c.RetentionAge, "expire a failing subscriber whose oldest undelivered SCN is older than `DURATION`")
 	f.IntVar(&c.RetentionCount, "retention-count", c.RetentionCount, "expire a failing subscriber with more than `N` undelivered SCNs")
+	f.DurationVar(&c.DeadLetterAge, "deadletter-age", c.DeadLetterAge, "drop dead letters older than `DURATION` (the newest 1,000 are kept at most)")
 	f.IntVar(&c.BatchMax, "batch-max", c.BatchMax, "most consecutive same-attribute SCNs in one POST (1: no batching)")
 	f.DurationVar(&c.Timeout, "send-timeout", c.Timeout, "per-delivery request `DURATION`")
 	f.DurationVar(&c.RetryMin, "retry-min", c.RetryMin, "first retry backoff `DURATION`")

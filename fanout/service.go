@@ -33,6 +33,9 @@ type Config struct {
 	// more than RetentionCount undelivered, it is expired.
 	RetentionAge   time.Duration
 	RetentionCount int
+	// DeadLetterAge is how long a dead letter is kept (the newest 1,000
+	// at most are kept in any case).
+	DeadLetterAge time.Duration
 	// MemQueue is how many entries each sender keeps in memory; the rest of
 	// a backlog stays in the database until the sender catches up.
 	MemQueue int
@@ -52,7 +55,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Timeout: 10 * time.Second, RetryMin: 250 * time.Millisecond, RetryMax: 30 * time.Second,
-		BatchMax: 8, RetentionAge: 6 * time.Hour, RetentionCount: 10000, MemQueue: 256,
+		BatchMax: 8, RetentionAge: 6 * time.Hour, RetentionCount: 10000, DeadLetterAge: 7 * 24 * time.Hour, MemQueue: 256,
 		MaxInFlight: 256, MetricSubscribers: 200,
 	}
 }
@@ -76,6 +79,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetentionCount <= 0 {
 		c.RetentionCount = d.RetentionCount
+	}
+	if c.DeadLetterAge <= 0 {
+		c.DeadLetterAge = d.DeadLetterAge
 	}
 	if c.MemQueue <= 0 {
 		c.MemQueue = d.MemQueue
@@ -161,6 +167,9 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	}
 	s.m.subs.Set(float64(len(subs)))
 	if s.marks, err = store.seqMarks(ctx); err != nil {
+		return nil, err
+	}
+	if err := store.pruneDeadLetters(ctx, cfg.Now().Add(-cfg.DeadLetterAge)); err != nil {
 		return nil, err
 	}
 	backlogs, maxID, err := store.backlogs(ctx)
@@ -468,6 +477,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("batch-max must be 1-1000")
 	case c.RetentionAge <= 0 || c.RetentionCount < 1:
 		return fmt.Errorf("retention-age and retention-count must be positive")
+	case c.DeadLetterAge <= 0:
+		return fmt.Errorf("deadletter-age must be positive")
 	case c.MaxInFlight < 1:
 		return fmt.Errorf("max-inflight must be at least 1")
 	case c.MetricSubscribers < 0:

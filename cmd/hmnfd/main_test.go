@@ -20,6 +20,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}{
 		{name: "batch", args: []string{"-batch-max", "0"}, want: "batch-max"},
 		{name: "retention", args: []string{"-retention-count", "0"}, want: "retention"},
+		{name: "dead letter age", env: map[string]string{"HMS_HMNFD_DEADLETTER_AGE": "0s"}, want: "deadletter-age"},
 		{name: "retry", args: []string{"-retry-min", "10s", "-retry-max", "1s"}, want: "retry-min"},
 		{name: "listen", args: []string{"-listen", "nope"}, want: "HOST:PORT"},
 		{name: "hsm url", args: []string{"-hsm-url", "ftp://hsm"}, want: "http"},
