@@ -124,17 +124,29 @@ func (sd *sender) reload(n int) {
 // handed to the scheduler (sched.addAll) by the caller, who wakes many
 // senders at once.
 func (sd *sender) push(ps []pending, committed bool) (wake, pushed bool) {
+	n := len(ps)
 	sd.mu.Lock()
+	if committed {
+		// Refused before the commit, they are in the database now, and a
+		// load that read it after the commit may have taken them already
+		// (and found the backlog drained, so the sender is no longer
+		// spilled): those must not be queued twice.
+		for len(ps) > 0 && ps[0].id <= sd.cursor {
+			ps = ps[1:]
+		}
+	}
 	fits := !sd.spilled && len(sd.buf)+len(ps) <= sd.svc.cfg.MemQueue
 	if !fits && !committed {
 		sd.mu.Unlock()
 		return false, false
 	}
-	sd.backlog += len(ps)
-	if fits {
+	sd.backlog += n
+	switch {
+	case len(ps) == 0:
+	case fits:
 		sd.buf = append(sd.buf, ps...)
 		sd.cursor = ps[len(ps)-1].id
-	} else {
+	default:
 		sd.spilled = true
 		sd.gen++
 	}
@@ -142,7 +154,7 @@ func (sd *sender) push(ps []pending, committed bool) (wake, pushed bool) {
 		sd.scheduled, wake = true, true
 	}
 	sd.mu.Unlock()
-	sd.backlogG.Add(float64(len(ps)))
+	sd.backlogG.Add(float64(n))
 	return wake, true
 }
 
