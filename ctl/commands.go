@@ -54,6 +54,7 @@ func commands() []command {
 	)
 	cmds = append(cmds, powerCommands()...)
 	cmds = append(cmds, applyCommands()...)
+	cmds = append(cmds, bosCommands()...)
 	cmds = append(cmds, command{name: "completion", args: "bash|zsh", summary: "print a shell completion script (source <(hms completion bash))",
 		minArgs: 1, maxArgs: 1, define: defineCompletion})
 	return cmds
@@ -89,8 +90,9 @@ func (c command) usage(w io.Writer, fs *flag.FlagSet) {
 func help(o Options, cmds []command, args []string) error {
 	if len(args) > 1 {
 		topic := args[1:]
-		if g := group(cmds, topic[0]); len(topic) == 1 && len(g) > 0 && strings.Contains(g[0].name, " ") {
-			fmt.Fprintf(o.Stdout, "Usage: hms %s <%s> [arguments] [flags]\n\nCommands:\n", topic[0], strings.Join(subcommands(g), "|"))
+		if g := below(cmds, topic); len(g) > 0 {
+			fmt.Fprintf(o.Stdout, "Usage: hms %s <%s> [arguments] [flags]\n\nCommands:\n", strings.Join(topic, " "),
+				strings.Join(nextWords(g, len(topic)), "|"))
 			listCommands(o.Stdout, g)
 			return cli.ErrHelp
 		}
@@ -104,25 +106,15 @@ func help(o Options, cmds []command, args []string) error {
 	others := append([]Summary(nil), o.Others...)
 	sort.Slice(others, func(i, j int) bool { return others[i].Name < others[j].Name })
 	for _, s := range others {
-		fmt.Fprintf(o.Stdout, "  %-18s %s\n", s.Name, s.Text)
+		fmt.Fprintf(o.Stdout, "  %-26s %s\n", s.Name, s.Text)
 	}
 	listCommands(o.Stdout, cmds)
 	fmt.Fprint(o.Stdout, "\nhms help COMMAND (or hms COMMAND -help) shows its flags; hms help config says how the daemons' URLs are found.\n")
 	return cli.ErrHelp
 }
 
-func group(cmds []command, first string) []command {
-	var g []command
-	for _, c := range cmds {
-		if strings.Fields(c.name)[0] == first {
-			g = append(g, c)
-		}
-	}
-	return g
-}
-
 func listCommands(w io.Writer, cmds []command) {
 	for _, c := range cmds {
-		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-26s %s\n", c.name, c.summary)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -25,45 +26,47 @@ func defineCompletion(*flag.FlagSet) execFunc {
 }
 
 // writeBash writes a bash completion function for hms built from the
-// command tree: command words, then each command's flags.
+// command tree: the words typed so far select the next command word (or
+// completion's shell, help's topic), else the flags of the command they
+// name.
 func writeBash(w io.Writer, o Options) error {
 	cmds := commands()
-	firstSet := map[string]bool{"help": true}
-	for _, s := range o.Others {
-		firstSet[s.Name] = true
+	next := map[string][]string{} // words typed so far -> the words that may follow
+	add := func(key, word string) {
+		if !slices.Contains(next[key], word) {
+			next[key] = append(next[key], word)
+		}
 	}
-	seconds := map[string][]string{}
+	add("", "help")
+	for _, s := range o.Others {
+		add("", s.Name)
+	}
 	for _, c := range cmds {
 		words := strings.Fields(c.name)
-		firstSet[words[0]] = true
-		if len(words) > 1 {
-			seconds[words[0]] = append(seconds[words[0]], words[1])
+		for i, wd := range words {
+			add(strings.Join(words[:i], " "), wd)
 		}
 	}
-	var first, groups []string
-	for k := range firstSet {
-		first = append(first, k)
+	next["completion"] = []string{"bash", "zsh"}
+	next["help"] = next[""]
+	keys := make([]string, 0, len(next))
+	for k := range next {
+		sort.Strings(next[k])
+		keys = append(keys, k)
 	}
-	for k := range seconds {
-		groups = append(groups, k)
-	}
-	sort.Strings(first)
-	sort.Strings(groups)
+	sort.Strings(keys)
 	fmt.Fprintf(w, "# bash completion for hms: source <(hms completion bash)\n_hms() {\n")
-	fmt.Fprintf(w, "  local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]} sub=${COMP_WORDS[2]} words=\n")
-	fmt.Fprintf(w, "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n    words=%q\n", strings.Join(first, " "))
-	fmt.Fprintf(w, "  elif [ \"$COMP_CWORD\" -eq 2 ] && [[ $cur != -* ]]; then\n    case $cmd in\n")
-	for _, g := range groups {
-		fmt.Fprintf(w, "      %s) words=%q ;;\n", g, strings.Join(seconds[g], " "))
+	fmt.Fprintf(w, "  local cur=${COMP_WORDS[COMP_CWORD]} typed=\"${COMP_WORDS[*]:1:COMP_CWORD-1}\" words=\n")
+	fmt.Fprintf(w, "  if [[ $cur != -* ]]; then\n    case \"$typed\" in\n")
+	for _, k := range keys {
+		fmt.Fprintf(w, "      %q) words=%q ;;\n", k, strings.Join(next[k], " "))
 	}
-	fmt.Fprintf(w, "      completion) words=\"bash zsh\" ;;\n      help) words=%q ;;\n    esac\n", strings.Join(first, " "))
-	fmt.Fprintf(w, "  else\n    case \"$cmd $sub\" in\n")
-	for _, c := range cmds {
-		pattern := fmt.Sprintf("%q", c.name)
-		if !strings.Contains(c.name, " ") {
-			pattern = fmt.Sprintf("%q*", c.name+" ")
-		}
-		fmt.Fprintf(w, "      %s) words=%q ;;\n", pattern, strings.Join(flagWords(c), " "))
+	fmt.Fprintf(w, "    esac\n  fi\n  if [ -z \"$words\" ]; then\n    case \"$typed \" in\n")
+	// Longer names first: "bos sessions create " before any shorter prefix.
+	byLength := slices.Clone(cmds)
+	slices.SortStableFunc(byLength, func(a, b command) int { return len(b.name) - len(a.name) })
+	for _, c := range byLength {
+		fmt.Fprintf(w, "      %q*) words=%q ;;\n", c.name+" ", strings.Join(flagWords(c), " "))
 	}
 	fmt.Fprintf(w, "    esac\n  fi\n  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\ncomplete -o default -F _hms hms\n")
 	return nil

@@ -30,6 +30,10 @@ func TestCompletion(t *testing.T) {
 		{line: "hms wait -tim", want: "-timeout"},
 		{line: "hms node add x3000c0s1b0n0 -swi", want: "-switch-port"},
 		{line: "hms completion z", want: "zsh"},
+		{line: "hms bos sessionte", want: "sessiontemplates"},
+		{line: "hms bos sessions cr", want: "create"},
+		{line: "hms bos sessions create -tem", want: "-template"},
+		{line: "hms help bo", want: "boot bos"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

@@ -37,6 +37,7 @@ func services() []service {
 		// when its store answers.
 		{name: "bss", port: 27778, path: "/boot/v1/service/status/etcd"},
 		{name: "pcs", port: 28007, path: "/readiness"},
+		{name: "bos", port: 9000, path: "/v2/healthz"},
 		{name: "reds", port: 8269, path: "/v1/readiness"},
 		// The nodes daemon (hms apply) is not probed by status yet.
 		{name: "nodes", port: 27780},

@@ -1,12 +1,12 @@
 // Package ctl is the operator's command line of the suite: every command of
 // the hms binary but `hms up` and `hms version` (status, get, describe,
-// layout load, boot set, node add|remove, wait, power, apply|diff|delete -f,
-// config, completion, help).
+// layout load, boot set, node add|remove, wait, power, bos, apply|diff|delete
+// -f, config, completion, help).
 //
 // It talks to the daemons only over their HTTP APIs, with their typed
 // clients and wire types (layout.Client, statemgr/client, agent.Client for
 // hbtd, fanout.Client, ipxe.Client for bss, power/client for pcs,
-// nodes/client for the nodes daemon), exactly
+// orchestrator.Client for bos, nodes/client for the nodes daemon), exactly
 // as a remote operator would: it opens no database and runs no server. Each daemon's URL comes
 // from a flag (-hsm-url), else its environment variable (HMS_HSM_URL), else
 // ~/.config/hms/config.yaml, else /etc/hms/config.yaml, else the daemon's
@@ -26,6 +26,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,36 +112,49 @@ func Run(ctx context.Context, args []string, o Options) error {
 
 func isHelp(s string) bool { return s == "help" || s == "-h" || s == "-help" || s == "--help" }
 
-// find picks the command args name and returns the arguments after its name.
+// find picks the command args name and returns the arguments after its
+// name. A command's name is one to three words ("status", "get nodes",
+// "bos sessions list"); args naming only a group of them ("bos",
+// "bos sessions") is a usage error listing the group's next words.
 func find(cmds []command, args []string) (command, []string, error) {
-	var group []command
 	for _, c := range cmds {
-		words := strings.Fields(c.name)
-		if words[0] != args[0] {
-			continue
-		}
-		if len(words) == 1 {
-			return c, args[1:], nil
-		}
-		group = append(group, c)
-		if len(args) > 1 && args[1] == words[1] {
-			return c, args[2:], nil
+		if w := strings.Fields(c.name); len(args) >= len(w) && slices.Equal(args[:len(w)], w) {
+			return c, args[len(w):], nil
 		}
 	}
-	if len(group) == 0 {
+	depth := 0
+	for depth < len(args) && len(below(cmds, args[:depth+1])) > 0 {
+		depth++
+	}
+	if depth == 0 {
 		return command{}, nil, cli.Usagef("unknown command %q (see hms help)", args[0])
 	}
-	subs := subcommands(group)
-	if len(args) == 1 || isHelp(args[1]) {
-		return command{}, nil, cli.Usagef("%s: want one of %s (see hms help %s)", args[0], strings.Join(subs, ", "), args[0])
+	name := strings.Join(args[:depth], " ")
+	subs := strings.Join(nextWords(below(cmds, args[:depth]), depth), ", ")
+	if len(args) == depth || isHelp(args[depth]) {
+		return command{}, nil, cli.Usagef("%s: want one of %s (see hms help %s)", name, subs, name)
 	}
-	return command{}, nil, cli.Usagef("%s: unknown %q, want one of %s", args[0], args[1], strings.Join(subs, ", "))
+	return command{}, nil, cli.Usagef("%s: unknown %q, want one of %s", name, args[depth], subs)
 }
 
-func subcommands(group []command) []string {
+// below are the commands whose name is longer than prefix and starts with it.
+func below(cmds []command, prefix []string) []command {
+	var g []command
+	for _, c := range cmds {
+		if w := strings.Fields(c.name); len(w) > len(prefix) && slices.Equal(w[:len(prefix)], prefix) {
+			g = append(g, c)
+		}
+	}
+	return g
+}
+
+// nextWords are the distinct words at position depth of the commands' names.
+func nextWords(group []command, depth int) []string {
 	var subs []string
 	for _, c := range group {
-		subs = append(subs, strings.Fields(c.name)[1])
+		if w := strings.Fields(c.name)[depth]; !slices.Contains(subs, w) {
+			subs = append(subs, w)
+		}
 	}
 	return subs
 }

@@ -159,6 +159,7 @@ func TestConfigPrecedence(t *testing.T) {
 		"hmnfd": {URL: "http://system:4", Source: system},
 		"bss":   {URL: "http://127.0.0.1:27778", Source: "default"},
 		"pcs":   {URL: "http://127.0.0.1:28007", Source: "default"},
+		"bos":   {URL: "http://127.0.0.1:9000", Source: "default"},
 		"reds":  {URL: "http://127.0.0.1:8269", Source: "default"},
 		"nodes": {URL: "http://127.0.0.1:27780", Source: "default"},
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/orchestrator"
 	"github.com/hmsuite/hms/power"
 	"github.com/hmsuite/hms/statemgr"
 )
@@ -46,7 +47,7 @@ func startSuite(t *testing.T) map[string]string {
 	h := &harness{t: t, dir: t.TempDir(), pub: bus.NewUnread(), urls: map[string]string{}, log: slog.New(slog.DiscardHandler)}
 	t.Cleanup(func() { h.pub.Close() }) // after the daemons stopped
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 7)
+	errc := make(chan error, 8)
 	n := 0
 	t.Cleanup(func() {
 		cancel()
@@ -59,7 +60,7 @@ func startSuite(t *testing.T) map[string]string {
 	for _, d := range []struct {
 		name  string
 		start func(context.Context, *harness) (daemon, error)
-	}{{"sls", startSLS}, {"hsm", startHSM}, {"hbtd", startHBTD}, {"hmnfd", startHMNFD}, {"bss", startBSS}, {"pcs", startPCS}, {"reds", startREDS}} {
+	}{{"sls", startSLS}, {"hsm", startHSM}, {"hbtd", startHBTD}, {"hmnfd", startHMNFD}, {"bss", startBSS}, {"pcs", startPCS}, {"bos", startBOS}, {"reds", startREDS}} {
 		dm, err := d.start(ctx, h)
 		if err != nil {
 			t.Fatalf("start %s: %v", d.name, err)
@@ -134,6 +135,16 @@ func startPCS(ctx context.Context, h *harness) (daemon, error) {
 	mustOK(h.t, err)
 	cfg.Log = h.log
 	return power.StartDaemon(ctx, cfg)
+}
+
+func startBOS(ctx context.Context, h *harness) (daemon, error) {
+	var fl *orchestrator.DaemonFlags
+	h.flags("bos", func(f *cli.FlagSet) { fl = orchestrator.RegisterFlags(f) }, "-hsm-url", h.urls["hsm"],
+		"-bss-url", h.urls["bss"], "-pcs-url", h.urls["pcs"])
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log = h.log
+	return orchestrator.StartDaemon(ctx, cfg)
 }
 
 func startREDS(ctx context.Context, h *harness) (daemon, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
 	nodesclient "github.com/hmsuite/hms/nodes/client"
+	"github.com/hmsuite/hms/orchestrator"
 	powerclient "github.com/hmsuite/hms/power/client"
 	"github.com/hmsuite/hms/statemgr/client"
 )
@@ -72,6 +73,9 @@ func (s *session) nodes() *nodesclient.Client {
 }
 func (s *session) pcs() *powerclient.Client {
 	return powerclient.New(s.urls["pcs"].URL, s.hc["pcs"], "hms-cli")
+}
+func (s *session) bos() *orchestrator.Client {
+	return orchestrator.NewClient(s.urls["bos"].URL, s.hc["bos"], "hms-cli")
 }
 
 // unreachable marks the transport failures of one daemon's requests with
