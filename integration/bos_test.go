@@ -33,9 +33,9 @@ import (
 // on, fetches its boot script from bss and then reports Ready to HSM
 // until it is powered off (hbagent's part, without hbtd).
 //
-// hms sim is not used: reds replaces each BMC's factory password with one
-// only reds and HSM know, and pcs reads BMC logins from its
-// -bmc-credentials file only, so pcs cannot power a sim's nodes.
+// The BMCs are registered in HSM by the test, with their login, rather than
+// found by reds through DHCP and SNMP as hms sim's are: the boot path is
+// what is under test, and this keeps it to the daemons bos talks to.
 type bootCluster struct {
 	t      *testing.T
 	fleet  *redfishsim.Fleet
