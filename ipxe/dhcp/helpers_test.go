@@ -111,14 +111,21 @@ type harness struct {
 	srv   *Server
 	reg   *prometheus.Registry
 	cfg   Config
+	hsm   HSM // unknown MACs go there (nil: none)
 	stop  func()
 	conns []*net.UDPConn
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
 	t.Helper()
+	return newHarnessHSM(t, cfg, nil)
+}
+
+// newHarnessHSM is newHarness with the server writing unknown MACs to hsm.
+func newHarnessHSM(t *testing.T, cfg Config, hsm HSM) *harness {
+	t.Helper()
 	h := &harness{t: t, db: filepath.Join(t.TempDir(), "bss.db"), clk: &clock{now: t0},
-		pub: &switchPub{Memory: bus.NewMemory()}, cfg: cfg,
+		pub: &switchPub{Memory: bus.NewMemory()}, cfg: cfg, hsm: hsm,
 		view: hsmView{"02:00:00:00:00:01": {xname: "x3000c0s1b0n0", ip: netip.MustParseAddr("10.1.0.50")},
 			"02:00:00:00:00:02": {xname: "x3000c0s2b0n0"}}}
 	t.Cleanup(func() { h.pub.Close() })
@@ -136,7 +143,7 @@ func (h *harness) start() {
 	}
 	h.reg = prometheus.NewRegistry()
 	srv, err := Listen(t.Context(), ServerConfig{Handler: h.cfg, Listen: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, ReplyToPeer: true,
-		Lookup: h.view, Publisher: h.pub, Now: h.clk.Now, Registerer: h.reg}, db)
+		Lookup: h.view, Publisher: h.pub, HSM: h.hsm, Now: h.clk.Now, Registerer: h.reg}, db)
 	if err != nil {
 		t.Fatal(err)
 	}

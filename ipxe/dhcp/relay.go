@@ -3,7 +3,10 @@ package dhcp
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/problem"
@@ -17,21 +20,27 @@ const relayBatch = 512
 // relayRetry is the wait after a failed round (bus or HSM down).
 const relayRetry = time.Second
 
-// relay publishes the stored lease events in order and writes the unknown
-// MACs to HSM, after each commit and after a failed round every relayRetry.
-// A row leaves the outbox only once the bus took it: a bus or HSM outage
-// delays events, it does not lose them.
-func (s *Server) relay(ctx context.Context) error {
+// hsmWriters is how many unknown MACs are written to HSM at once (HSM
+// commits concurrent writes together).
+const hsmWriters = 16
+
+// relay runs round (the bus's or HSM's) after each commit and, after a
+// failed round, every relayRetry. A row leaves the outbox only once the bus
+// took it: a bus or HSM outage delays events, it does not lose them. The
+// bus and HSM have a loop each: in a boot storm HSM takes thousands of
+// unknown MACs, one POST each, and lease events queued behind those writes
+// reached discovery tens of seconds late.
+func (s *Server) relay(ctx context.Context, wake <-chan struct{}, round func(context.Context) (bool, error)) error {
 	retry := time.NewTimer(0)
 	defer retry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-s.stored:
+		case <-wake:
 		case <-retry.C:
 		}
-		busy, err := s.relayOnce(ctx)
+		busy, err := round(ctx)
 		s.relayedMu.Lock()
 		close(s.relayed)
 		s.relayed = make(chan struct{})
@@ -47,7 +56,7 @@ func (s *Server) relay(ctx context.Context) error {
 	}
 }
 
-// Relayed returns a channel closed when the next relay round (bus and HSM)
+// Relayed returns a channel closed when the next relay round (bus or HSM)
 // has ended, successful or not.
 func (s *Server) Relayed() <-chan struct{} {
 	s.relayedMu.Lock()
@@ -55,22 +64,17 @@ func (s *Server) Relayed() <-chan struct{} {
 	return s.relayed
 }
 
-// relayOnce runs one round of both relays; busy means a full batch was
-// handled and more may wait.
-func (s *Server) relayOnce(ctx context.Context) (busy bool, err error) {
-	b1, err1 := s.publish(ctx)
-	b2, err2 := s.writeHSM(ctx)
-	return b1 || b2, errors.Join(err1, err2)
-}
-
-// handOver gives the relay the outbox rows the writer just committed.
+// handOver gives the relays the outbox rows the writer just committed
+// (and the unknown MACs it stored).
 func (s *Server) handOver(rows []outboxRow) {
 	s.outMu.Lock()
 	s.outbox = append(s.outbox, rows...)
 	s.outMu.Unlock()
-	select {
-	case s.stored <- struct{}{}:
-	default:
+	for _, ch := range []chan struct{}{s.stored, s.storedHSM} {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -121,15 +125,25 @@ func (s *Server) writeHSM(ctx context.Context) (bool, error) {
 	if err != nil || len(macs) == 0 {
 		return false, err
 	}
+	var mu sync.Mutex
 	done := map[string]string{}
 	var errs []error
+	var g errgroup.Group
+	g.SetLimit(hsmWriters)
 	for mac, ip := range macs {
-		if err := s.createInterface(ctx, mac, ip); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		done[mac] = ip
+		g.Go(func() error {
+			err := s.createInterface(ctx, mac, ip)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				done[mac] = ip
+			}
+			return nil
+		})
 	}
+	_ = g.Wait()
 	if err := errors.Join(errs...); err != nil {
 		s.m.hsmErrors.Inc()
 		s.cfg.Log.Warn("dhcp_hsm_write_failed", "macs", len(errs), "err", err)

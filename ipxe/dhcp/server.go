@@ -56,7 +56,9 @@ type Server struct {
 	pending []pendingChange
 	stopped bool          // the writer has stored its last batch; s.mu
 	wake    chan struct{} // a change is queued
-	stored  chan struct{} // a batch is committed (the relays look)
+	stored  chan struct{} // a batch is committed (the bus relay looks)
+	// storedHSM: a batch is committed (the HSM relay looks)
+	storedHSM chan struct{}
 
 	warned sync.Map // drop reason -> logged once at warn
 
@@ -113,7 +115,7 @@ func Listen(ctx context.Context, cfg ServerConfig, db *sqldb.DB) (*Server, error
 	}
 	growReadBuffer(conn)
 	s := &Server{cfg: cfg, h: h, store: store, wake: make(chan struct{}, 1), stored: make(chan struct{}, 1),
-		relayed: make(chan struct{}), outbox: left}
+		storedHSM: make(chan struct{}, 1), relayed: make(chan struct{}), outbox: left}
 	s.m = newMetrics(cfg.Registerer, h)
 	s.conn, s.pc = conn, ipv4.NewPacketConn(conn)
 	return s, nil
@@ -136,7 +138,8 @@ func (s *Server) Run(ctx context.Context) error {
 	g.Go(func() error { <-gctx.Done(); return s.conn.Close() })
 	g.Go(func() error { return s.writer(gctx) })
 	g.Go(func() error { return s.expirer(gctx) })
-	g.Go(func() error { return s.relay(gctx) })
+	g.Go(func() error { return s.relay(gctx, s.stored, s.publish) })
+	g.Go(func() error { return s.relay(gctx, s.storedHSM, s.writeHSM) })
 	return g.Wait()
 }
 

@@ -1,9 +1,11 @@
 package dhcp
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hmsuite/hms/ipxe/lease"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 func TestDORAUnknownMAC(t *testing.T) {
@@ -324,5 +327,46 @@ func TestPoolSkipsReservedAndWraps(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"10.0.0.1", "10.0.0.3", "invalid IP"}, got); diff != "" {
 		t.Errorf("scan (-want +got):\n%s", diff)
+	}
+}
+
+// TestEventsNotBehindHSMWrites: lease events reach the bus while HSM has
+// not answered the writes of the unknown MACs (in a boot storm HSM takes
+// thousands, and events queued behind them reached discovery late).
+func TestEventsNotBehindHSMWrites(t *testing.T) {
+	stuck := &stuckHSM{gate: make(chan struct{}), called: make(chan struct{})}
+	h := newHarnessHSM(t, testConfig(), stuck)
+	defer close(stuck.gate) // before the harness stops: its writes end
+	h.dora("02:44:00:00:00:01")
+	select { // the HSM write of the first MAC is under way
+	case <-stuck.called:
+	case <-time.After(10 * time.Second): // a guard, not a timing
+		t.Fatal("the unknown MAC was never written to HSM")
+	}
+	h.dora("02:44:00:00:00:02")
+	got := map[string]bool{}
+	for _, e := range h.events(2) {
+		got[e.MACAddress] = true
+	}
+	if !got["02:44:00:00:00:01"] || !got["02:44:00:00:00:02"] {
+		t.Errorf("events for %v, want both MACs while HSM does not answer", got)
+	}
+}
+
+// stuckHSM does not answer until gate is closed; called is closed at the
+// first write.
+type stuckHSM struct {
+	gate   chan struct{}
+	once   sync.Once
+	called chan struct{}
+}
+
+func (s *stuckHSM) CreateEthernetInterface(ctx context.Context, _ hsm.EthernetInterface) error {
+	s.once.Do(func() { close(s.called) })
+	select {
+	case <-s.gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
