@@ -3,11 +3,14 @@ package ipxe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
@@ -199,4 +202,37 @@ func mustParams(t *testing.T, body string) BootParams {
 		t.Fatal(err)
 	}
 	return bp
+}
+
+// TestMissedMACsLookedUpTogether: the MACs the cache missed meanwhile are
+// read from HSM in one query (a boot storm misses a thousand a second), and
+// each node found is put in the cache.
+func TestMissedMACsLookedUpTogether(t *testing.T) {
+	hc, _ := withHSM(t)
+	var comps []hsm.Component
+	for i := range 20 {
+		comps = append(comps, hsm.Component{ID: fmt.Sprintf("x3001c0s%db0n0", i+1), Type: "Node", State: "On", Role: "Compute"})
+	}
+	if err := hc.PostComponents(t.Context(), comps, false); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *Config) { c.HSM = hc })
+	for i, c := range comps {
+		mac := fmt.Sprintf("aa:bb:cc:01:00:%02x", i)
+		if err := hc.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: c.ID}); err != nil {
+			t.Fatal(err)
+		}
+		h.svc.missed(mac)
+		h.svc.missed(mac) // asked twice, read once
+	}
+	before := testutil.ToFloat64(h.svc.m.lookups)
+	h.svc.lookupKeys(t.Context(), h.svc.drainLookups(<-h.svc.lookups))
+	if n := testutil.ToFloat64(h.svc.m.lookups) - before; n != 2 { // the interfaces, then their nodes
+		t.Errorf("%v HSM reads for 20 missed MACs, want 2", n)
+	}
+	for i, c := range comps {
+		if n, ok := h.svc.cache.ByMAC(fmt.Sprintf("aa:bb:cc:01:00:%02x", i)); !ok || n.ID != c.ID {
+			t.Errorf("MAC of %s: cache has %v, %v", c.ID, n, ok)
+		}
+	}
 }

@@ -102,7 +102,7 @@ func (s *Service) RunSync(ctx context.Context) error {
 		case ids := <-s.sync.fetch:
 			s.fetchNodes(ctx, ids)
 		case key := <-s.lookups:
-			s.lookupKey(ctx, key)
+			s.lookupKeys(ctx, s.drainLookups(key))
 		}
 	}
 }
@@ -181,38 +181,76 @@ func (s *Service) fetchNodes(ctx context.Context, ids []string) {
 	s.cache.put(list, gone)
 }
 
-// lookupKey reads from HSM the node owning a MAC or an IP the cache missed.
-func (s *Service) lookupKey(ctx context.Context, key string) {
-	q := url.Values{"MACAddress": {key}}
-	if ip, err := netip.ParseAddr(key); err == nil {
-		q = url.Values{"IPAddress": {ip.String()}}
+// lookupBatch bounds the MACs and IPs read from HSM in one query.
+const lookupBatch = 128
+
+// drainLookups returns first and the other keys already waiting, distinct,
+// up to lookupBatch: in a boot storm a thousand nodes ask every second, and
+// one query per key kept HSM busy and the queue full.
+func (s *Service) drainLookups(first string) []string {
+	keys := []string{first}
+	for len(keys) < lookupBatch {
+		select {
+		case k := <-s.lookups:
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		default:
+			return keys
+		}
+	}
+	return keys
+}
+
+// lookupKeys reads from HSM the nodes owning MACs or IPs the cache missed.
+func (s *Service) lookupKeys(ctx context.Context, keys []string) {
+	var macs, ips []string
+	for _, k := range keys {
+		if ip, err := netip.ParseAddr(k); err == nil {
+			ips = append(ips, ip.String())
+		} else {
+			macs = append(macs, k)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
-	s.m.lookups.Inc()
-	eths, err := s.sync.hsm.EthernetInterfaces(ctx, q)
-	if err != nil {
-		if !errors.Is(err, problem.ErrNotFound) {
-			s.m.resyncErrors.Inc()
-			s.log.Warn("hsm_lookup_failed", "key", key, "err", err)
-		}
-		return
-	}
-	// A node the cache knows is read again when the cache lacks this MAC
-	// of it: it was read before HSM gave it the interface (HSM's walk
-	// writes a node before its interfaces, and interfaces have no SCN).
-	_, cachedMAC := s.cache.ByMAC(key)
 	var ids []string
-	for _, ei := range eths {
-		if ei.ComponentID != "" && !slices.Contains(ids, ei.ComponentID) {
-			if _, known := s.cache.Node(ei.ComponentID); !known || (q.Has("MACAddress") && !cachedMAC) {
-				ids = append(ids, ei.ComponentID)
-			}
+	for _, q := range []url.Values{{"MACAddress": macs}, {"IPAddress": ips}} {
+		if len(q["MACAddress"])+len(q["IPAddress"]) > 0 {
+			ids = s.ownersToRead(ctx, q, ids)
 		}
 	}
 	if len(ids) > 0 {
 		s.fetchNodes(ctx, ids)
 	}
+}
+
+// ownersToRead adds to ids the nodes owning the interfaces q selects that
+// the cache lacks, or lacks the asked MAC of.
+func (s *Service) ownersToRead(ctx context.Context, q url.Values, ids []string) []string {
+	s.m.lookups.Inc()
+	eths, err := s.sync.hsm.EthernetInterfaces(ctx, q)
+	if err != nil {
+		if !errors.Is(err, problem.ErrNotFound) {
+			s.m.resyncErrors.Inc()
+			s.log.Warn("hsm_lookup_failed", "keys", len(q["MACAddress"])+len(q["IPAddress"]), "err", err)
+		}
+		return ids
+	}
+	for _, ei := range eths {
+		if ei.ComponentID == "" || slices.Contains(ids, ei.ComponentID) {
+			continue
+		}
+		// A node the cache knows is read again when the cache lacks this
+		// MAC of it: it was read before HSM gave it the interface (HSM's
+		// walk writes a node before its interfaces, and interfaces have no
+		// SCN).
+		_, cachedMAC := s.cache.ByMAC(ei.MACAddress)
+		if _, known := s.cache.Node(ei.ComponentID); !known || (q.Has("MACAddress") && !cachedMAC) {
+			ids = append(ids, ei.ComponentID)
+		}
+	}
+	return ids
 }
 
 // lookupIP reads the node owning ip from HSM now (cloud-init asks once per
@@ -221,7 +259,7 @@ func (s *Service) lookupIP(ctx context.Context, ip netip.Addr) {
 	if s.sync == nil {
 		return
 	}
-	s.lookupKey(ctx, ip.String())
+	s.lookupKeys(ctx, []string{ip.String()})
 }
 
 // subscribe creates BSS's SCN subscription in HSM (every state, role and
