@@ -3,6 +3,7 @@ package ipxe
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -223,8 +225,13 @@ func bootOnce(t *testing.T, fw firmware, hc *client.Client, bss *Daemon, images 
 	}
 	err = hc.PostComponents(t.Context(), []hsm.Component{{ID: fw.xname, Type: "Node", State: "On", Role: "Compute"}}, false)
 	if err == nil {
-		err = hc.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: fw.mac, ComponentID: fw.xname,
-			IPAddresses: []hsm.IPAddressMapping{{IPAddress: leases[0].IPAddress}}})
+		// bss's DHCP server wrote the MAC unnamed at its lease; HSM's walk
+		// names it, as this PATCH does.
+		ips := []hsm.IPAddressMapping{{IPAddress: leases[0].IPAddress}}
+		_, err = hc.PatchEthernetInterface(t.Context(), fw.mac, hsm.EthernetPatch{ComponentID: &fw.xname, IPAddresses: &ips})
+		if errors.Is(err, problem.ErrNotFound) { // not written yet
+			err = hc.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: fw.mac, ComponentID: fw.xname, IPAddresses: ips})
+		}
 	}
 	if err != nil {
 		t.Fatal(err)
