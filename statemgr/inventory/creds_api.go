@@ -14,8 +14,9 @@ import (
 // as CSM's services read Vault's secret/hms-creds. It is not a shipped
 // HSM route, and shipped HSM's routes never return a password; so beside
 // the route table (admin only), the handler itself refuses any caller
-// the token guard did not authenticate as admin: with tokens off or in
-// shadow mode the route answers 403, never a password.
+// the token guard did not authenticate as admin: with tokens off, and in
+// shadow mode to a caller without a valid admin token, the route answers
+// 403, never a password.
 func (a *API) getCredentials(w http.ResponseWriter, r *http.Request) {
 	if p, ok := auth.FromContext(r.Context()); !ok || !p.Has(auth.Admin) {
 		problem.WriteStatus(w, r, http.StatusForbidden,
