@@ -9,8 +9,9 @@ import (
 // AuthTable is who may call each hmnfd route when the suite checks tokens
 // (-help-auth prints it). A node token may manage only the subscriptions of
 // its own xname (v1: the body's Subscriber, agent@xname; v2: the path).
-// POST /scn is admin-only: it is how HSM delivers state changes, and anyone
-// else posting there forges them; so is PATCH /params.
+// POST /scn takes the scn role (HSM's SCN token) or admin: it is how HSM
+// delivers state changes, and anyone else posting there forges them.
+// PATCH /params is admin-only.
 func AuthTable() auth.Table {
 	v1 := auth.Write().OrNode(auth.BodyXname("Subscriber", subscriberXname), "body Subscriber")
 	v2 := auth.Write().OrNode(auth.PathXname("xname"), "path")
@@ -25,7 +26,7 @@ func AuthTable() auth.Table {
 		{Pattern: "POST /hmi/v2/subscriptions/{xname}/agents/{agent}", Access: v2},
 		{Pattern: "PATCH /hmi/v2/subscriptions/{xname}/agents/{agent}", Access: v2},
 		{Pattern: "DELETE /hmi/v2/subscriptions/{xname}/agents/{agent}", Access: v2},
-		{Pattern: "POST /hmi/{ver}/scn", Access: auth.AdminOnly()},
+		{Pattern: "POST /hmi/{ver}/scn", Access: auth.SCNIntake()},
 		{Pattern: "GET /hmi/v2/deadletters", Access: auth.Read()},
 		{Pattern: "GET /hmi/{ver}/params", Access: auth.Read()},
 		{Pattern: "PATCH /hmi/{ver}/params", Access: auth.AdminOnly()},

@@ -1,10 +1,14 @@
 package fanout
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/authtest"
@@ -72,3 +76,80 @@ func TestNodeTokenSubscribesItselfOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSCNTokenDelivers: the scn role may post SCNs to hmnfd and do nothing
+// else; deliveries to subscribers carry hmnfd's SCN token, over net/http
+// and over its own HTTP/1.1 client.
+func TestSCNTokenDelivers(t *testing.T) {
+	is := authtest.New(t)
+	svc, _ := openService(t, dbPath(t), Config{Client: &http.Client{Transport: newReceiver()}})
+	h, err := is.Config().Wrap(NewAPI(svc, quietLog(), Params{Port: 28600}, nil).Handler(), AuthTable(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	scn := is.Token("hms-scn", auth.SCN)
+	for _, s := range []struct {
+		method, path, body string
+		want               int
+	}{
+		{method: "POST", path: "/hmi/v1/scn", body: `{"Components":["x1000c0s0b0n0"],"State":"Off"}`, want: 200},
+		{method: "POST", path: "/hmi/v1/subscribe", body: `{"Subscriber":"a@x1000c0s0b0n0","Components":["x1000c0s0b0n0"],"States":["Ready"],"Url":"http://127.0.0.1:9/scn"}`, want: 403},
+		{method: "GET", path: "/hmi/v1/subscriptions", want: 403},
+		{method: "PATCH", path: "/hmi/v1/params", body: `{}`, want: 403},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), s.method, srv.URL+s.path, strings.NewReader(s.body))
+		req.Header.Set("Authorization", "Bearer "+scn)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != s.want {
+			t.Errorf("scn token %s %s: %d, want %d", s.method, s.path, resp.StatusCode, s.want)
+		}
+	}
+
+	seen := make(chan string, 1)
+	sub := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case seen <- r.Header.Get("Authorization"):
+		default:
+		}
+	}))
+	t.Cleanup(sub.Close)
+	tok := func(context.Context) (string, error) { return "scn-token", nil }
+	c := newH1Client(5*time.Second, 1)
+	defer c.close()
+	c.auth = tok
+	if err := c.post(t.Context(), mustTarget(t, sub.URL+"/scn"), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-seen; got != "Bearer scn-token" {
+		t.Errorf("h1Client delivery: Authorization %q", got)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		rc := newReceiver()
+		var got atomic.Value
+		cfg := bubbleConfig(rc)
+		cfg.Client = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			got.Store(r.Header.Get("Authorization"))
+			return rc.RoundTrip(r)
+		})}
+		cfg.Auth = tok
+		svc, _ := openService(t, dbPath(t), cfg)
+		mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0", Agent: "a"}, Subscription{States: []string{"Off"}, Url: "https://a/scn"})
+		stop := runService(t, svc)
+		defer stop()
+		enqueueStates(t, svc, 1, 1, "x1c0s0b0n0", "Off")
+		synctest.Wait()
+		if g, _ := got.Load().(string); g != "Bearer scn-token" {
+			t.Errorf("net/http delivery: Authorization %q", g)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

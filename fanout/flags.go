@@ -3,6 +3,7 @@ package fanout
 import (
 	"log/slog"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -16,6 +17,7 @@ type DaemonFlags struct {
 	listen, db, hsmURL, inURL, topic, group *string
 	delivery                                Config
 	maxConns                                *int
+	scnToken                                *token.Flags
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -31,6 +33,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		topic:    f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` HSM publishes SCNs on"),
 		group:    f.String("group", "hmnfd", "Kafka consumer `GROUP` shared by hmnfd replicas"),
 		maxConns: f.MaxConnections(httpserver.DefaultMaxConns),
+		scnToken: token.RegisterAs(f, "scn-token", "sent with every delivery to subscribers (a token with the scn role, which may only POST to SCN receivers); empty: deliveries carry no token"),
 	}
 	c := &fl.delivery
 	f.DurationVar(&c.RetentionAge, "retention-age", c.RetentionAge, "expire a failing subscriber whose oldest undelivered SCN is older than `DURATION`")
@@ -55,6 +58,12 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return DaemonConfig{}, err
 	}
-	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, Delivery: fl.delivery, Topic: *fl.topic, Group: *fl.group,
+	scn, err := fl.scnToken.Config()
+	if err != nil {
+		return DaemonConfig{}, err
+	}
+	d := fl.delivery
+	d.Auth = scn.Source()
+	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, Delivery: d, Topic: *fl.topic, Group: *fl.group,
 		Brokers: *fl.Brokers, HSMURL: *fl.hsmURL, ScnInURL: *fl.inURL, MaxConns: *fl.maxConns}, nil
 }

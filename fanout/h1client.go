@@ -33,6 +33,8 @@ type h1Client struct {
 	timeout time.Duration
 	maxIdle int // idle connections kept per host
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	// auth, when set, gives the Bearer token each request carries.
+	auth func(ctx context.Context) (string, error)
 
 	mu     sync.Mutex
 	idle   map[string][]*h1Conn // by host:port, most recently used last
@@ -101,12 +103,20 @@ var errClientClosed = errors.New("delivery client closed")
 // once more on a fresh connection: the server most likely closed the idle
 // connection, and deliveries are at least once anyway.
 func (c *h1Client) post(ctx context.Context, t *h1Target, body []byte) error {
+	var bearer string
+	if c.auth != nil {
+		tok, err := c.auth(ctx)
+		if err != nil {
+			return fmt.Errorf("post to %s: %w", t.addr, err)
+		}
+		bearer = tok
+	}
 	for {
 		cn, err := c.get(ctx, t.addr)
 		if err != nil {
 			return err
 		}
-		status, keep, err := cn.roundTrip(t, body, c.timeout)
+		status, keep, err := cn.roundTrip(t, body, bearer, c.timeout)
 		c.put(cn, err == nil && keep)
 		if err != nil {
 			if cn.reused && !cn.gotResp && !isTimeout(err) && ctx.Err() == nil {
@@ -224,13 +234,17 @@ func (c *h1Client) close() {
 
 // roundTrip writes one request and reads the status of its answer; keep
 // reports whether the connection can carry another request.
-func (cn *h1Conn) roundTrip(t *h1Target, body []byte, timeout time.Duration) (status int, keep bool, err error) {
+func (cn *h1Conn) roundTrip(t *h1Target, body []byte, bearer string, timeout time.Duration) (status int, keep bool, err error) {
 	cn.gotResp = false
 	if err := cn.nc.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return 0, false, err
 	}
 	cn.req = append(cn.req[:0], t.head...)
 	cn.req = strconv.AppendInt(cn.req, int64(len(body)), 10)
+	if bearer != "" {
+		cn.req = append(cn.req, "\r\nAuthorization: Bearer "...)
+		cn.req = append(cn.req, bearer...)
+	}
 	cn.req = append(cn.req, "\r\n\r\n"...)
 	cn.req = append(cn.req, body...)
 	if _, err := cn.nc.Write(cn.req); err != nil {

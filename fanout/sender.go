@@ -382,6 +382,13 @@ func (sd *sender) post(ctx context.Context, b []byte) error {
 		return fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if sd.svc.cfg.Auth != nil {
+		tok, err := sd.svc.cfg.Auth(ctx)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := sd.svc.cfg.Client.Do(req)
 	if err != nil {
 		return err

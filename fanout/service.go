@@ -47,6 +47,10 @@ type Config struct {
 	// hmnfd's own HTTP/1.1 keep-alive client (see h1Client) and to the rest
 	// with a net/http client, both pooled for MaxInFlight.
 	Client *http.Client
+	// Auth, when set, gives the Bearer token every delivery carries (the
+	// SCN token: a subscriber chooses its URL, so it gets a token worth
+	// nothing but posting SCNs).
+	Auth func(ctx context.Context) (string, error)
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -153,6 +157,7 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	}
 	if ownClient {
 		s.h1 = newH1Client(cfg.Timeout, cfg.MaxInFlight)
+		s.h1.auth = cfg.Auth
 	}
 	s.batchMax.Store(int64(cfg.BatchMax))
 	s.retryMin.Store(int64(cfg.RetryMin))

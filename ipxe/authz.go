@@ -37,7 +37,7 @@ func AuthTable() auth.Table {
 		{Pattern: Base + "/endpoint-history", Access: open},
 		{Pattern: "GET " + Base + "/dhcp/leases", Access: auth.Read()},
 		{Pattern: Base + "/dhcp/leases", Access: open},
-		{Pattern: "POST " + Base + "/scn", Access: auth.AdminOnly()},
+		{Pattern: "POST " + Base + "/scn", Access: auth.SCNIntake()},
 		{Pattern: Base + "/scn", Access: open},
 		{Pattern: "GET " + Base + "/node-token", Access: auth.AdminOnly().OrNode(auth.QueryXname("name"), "query name")},
 		{Pattern: Base + "/node-token", Access: open},

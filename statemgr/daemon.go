@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/internal/auth"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/statemgr/component"
@@ -49,7 +50,10 @@ type DaemonConfig struct {
 	// Auth says how callers' tokens are checked, and the token sent to SLS
 	// and to SCN subscribers on this host (zero: neither).
 	Auth auth.Config
-	Log  *slog.Logger
+	// SCNToken, when set, goes with the SCN callbacks to every subscriber
+	// instead (a token with the scn role only).
+	SCNToken token.Config
+	Log      *slog.Logger
 }
 
 // Daemon is an hsm with its database open and its port bound. Run it, or
@@ -100,11 +104,15 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// SCN callbacks carry hsm's token only to subscribers on this host
-	// (hms up's hmnfd and bss): a subscriber chooses its URL, and a token
-	// sent there would be the subscriber's to use.
-	callbacks := cfg.Auth.Token.ClientIf(&http.Client{Timeout: 10 * time.Second},
-		func(r *http.Request) bool { return httpserver.IsLoopbackURL(r.URL.String()) })
+	// A subscriber chooses its callback URL, and a token sent there is the
+	// subscriber's to use: SCN callbacks carry the scn-role token to every
+	// subscriber, or else hsm's own token only to subscribers on this host
+	// (hms up's hmnfd and bss).
+	callbacks := cfg.SCNToken.Client(&http.Client{Timeout: 10 * time.Second})
+	if !cfg.SCNToken.Set() {
+		callbacks = cfg.Auth.Token.ClientIf(callbacks,
+			func(r *http.Request) bool { return httpserver.IsLoopbackURL(r.URL.String()) })
+	}
 	relay := scn.NewRelay(scn.NewStore(store.Store), scn.RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
 		Client: callbacks, Registerer: reg, Log: cfg.Log})
 	api := NewAPI(store, cfg.Log, disc)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -23,6 +24,7 @@ type DaemonFlags struct {
 	retention, reap, walkTimeout *time.Duration
 	workers, maxConns            *int
 	plainHTTP                    *bool
+	scnToken                     *token.Flags
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -44,6 +46,7 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 		caBundle:    f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)"),
 		plainHTTP:   f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS"),
 		maxConns:    f.MaxConnections(httpserver.DefaultMaxConns),
+		scnToken:    token.RegisterAs(f, "scn-token", "sent with the SCN callbacks to every subscriber, whatever its host (a token with the scn role, which may only POST to SCN receivers); without it the -token goes to subscribers on this host only"),
 		hmsConfig: f.String("hms-config", getenv("HMS_CONFIG_PATH"),
 			"hms_config.json `FILE` with site Roles and SubRoles (HMSExtendedDefinitions), re-read when it changes (default $HMS_CONFIG_PATH)"),
 	}
@@ -66,7 +69,11 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return DaemonConfig{}, err
 	}
-	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic,
+	scn, err := fl.scnToken.Config()
+	if err != nil {
+		return DaemonConfig{}, err
+	}
+	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic, SCNToken: scn,
 		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
 		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP},
 		CABundle:  *fl.caBundle, HMSConfig: *fl.hmsConfig, MaxConns: *fl.maxConns}, nil

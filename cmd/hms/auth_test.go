@@ -166,7 +166,7 @@ func TestUpAuthLocal(t *testing.T) {
 	if u["admin-token"] != adminFile {
 		t.Fatalf("hms up printed admin-token %q, want %s", u["admin-token"], adminFile)
 	}
-	for _, f := range []string{adminFile, filepath.Join(dir, "auth", "signing.key"), filepath.Join(dir, "auth", "node-token.key")} {
+	for _, f := range []string{adminFile, filepath.Join(dir, "auth", "signing.key"), filepath.Join(dir, "auth", "node-token.key"), filepath.Join(dir, "auth", "scn.token")} {
 		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v, %v; want mode 0600", f, fi, err)
 		}

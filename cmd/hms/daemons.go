@@ -9,6 +9,7 @@ import (
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/auth"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
@@ -41,9 +42,12 @@ type suite struct {
 	// nodeKey is bss's node-token key: -bss-node-token-key, or under
 	// -auth-local hms up's own.
 	nodeKey string
-	bus     *bus.Memory
-	urls    map[string]string // name -> URL of the daemons started so far
-	ready   []<-chan struct{} // all closed once the suite is connected
+	// scnToken is what hsm and hmnfd send SCN subscribers unless their
+	// -scn-token flags say: under -auth-local hms up's own.
+	scnToken token.Config
+	bus      *bus.Memory
+	urls     map[string]string // name -> URL of the daemons started so far
+	ready    []<-chan struct{} // all closed once the suite is connected
 }
 
 // local holds what hms up decides for a daemon unless its own flag says
@@ -126,6 +130,9 @@ func hsmComponent(s *suite) component {
 			cfg.Log, _ = l.logger(*fl.Level)
 			cfg.Publisher = s.bus
 			cfg.Auth = s.auth
+			if !cfg.SCNToken.Set() {
+				cfg.SCNToken = s.scnToken
+			}
 			return statemgr.StartDaemon(ctx, cfg)
 		}}
 }
@@ -172,6 +179,9 @@ func hmnfdComponent(s *suite) component {
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, cfg.LogLevel = l.logger(*fl.Level)
 			cfg.Auth = s.auth
+			if cfg.Delivery.Auth == nil {
+				cfg.Delivery.Auth = s.scnToken.Source()
+			}
 			d, err := fanout.StartDaemon(ctx, cfg)
 			if err == nil {
 				s.ready = append(s.ready, d.Intake())

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/internal/auth"
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/cli"
 )
@@ -127,6 +128,7 @@ func (s *suite) prepareAuth(ctx context.Context, local bool, stdout io.Writer) e
 			return err
 		}
 		s.auth.KeyFile, s.auth.Token.File = l.SigningJWKS, l.AdminToken
+		s.scnToken = token.Config{File: l.SCNToken}
 		if s.nodeKey == "" {
 			s.nodeKey = l.NodeKey
 		}

@@ -35,10 +35,15 @@ const (
 	// its boot script and cloud-init, its own subscription, its discovery
 	// credentials.
 	Node Role = "node"
+	// SCN may only deliver state-change notifications to the SCN
+	// receivers (hmnfd's and bss's POST /scn): what hsm and hmnfd send
+	// their subscribers, whichever host a subscriber is on, so a token a
+	// subscriber receives is worth nothing else.
+	SCN Role = "scn"
 )
 
 // Roles lists the roles the suite knows, in the order -help-auth shows them.
-func Roles() []Role { return []Role{Admin, Operator, Viewer, Node} }
+func Roles() []Role { return []Role{Admin, Operator, Viewer, Node, SCN} }
 
 // ErrUnauthenticated is a request without a valid token (401).
 var ErrUnauthenticated = errors.New("unauthenticated")

@@ -14,7 +14,7 @@ import (
 // Local is the key material of a suite that issues its own tokens (hms up
 // -auth-local), under one directory: the key that signs the admin token,
 // the key bss signs node tokens with, each with its public JWKS beside it,
-// and the admin token.
+// the admin token and the SCN token.
 type Local struct {
 	// SigningKey signs AdminToken; SigningJWKS is its public key, what
 	// the daemons check site tokens with (Config.KeyFile).
@@ -25,6 +25,9 @@ type Local struct {
 	// AdminToken holds a token with the admin role, for the daemons'
 	// calls to each other and for the CLI (mode 0600).
 	AdminToken string
+	// SCNToken holds a token with the scn role only, which hsm and hmnfd
+	// send their SCN subscribers (mode 0600).
+	SCNToken string
 	// Made lists the files PrepareLocal wrote this time.
 	Made []string
 }
@@ -32,9 +35,9 @@ type Local struct {
 // LocalIssuer is the iss of the admin token hms up signs.
 const LocalIssuer = "hms-up"
 
-// AdminTokenTTL is how long the local admin token is valid; it is minted
-// again at a start that finds it missing, not verifying with the signing
-// key, or valid for less than AdminTokenRenew.
+// AdminTokenTTL is how long the local admin and SCN tokens are valid; each
+// is minted again at a start that finds it missing, not verifying with the
+// signing key, or valid for less than AdminTokenRenew.
 const (
 	AdminTokenTTL   = 365 * 24 * time.Hour
 	AdminTokenRenew = 30 * 24 * time.Hour
@@ -49,7 +52,7 @@ func PrepareLocal(ctx context.Context, dir string, now func() time.Time) (Local,
 	}
 	l := Local{SigningKey: filepath.Join(dir, "signing.key"), SigningJWKS: filepath.Join(dir, "signing.jwks"),
 		NodeKey: filepath.Join(dir, "node-token.key"), NodeJWKS: filepath.Join(dir, "node-token.jwks"),
-		AdminToken: filepath.Join(dir, "admin.token")}
+		AdminToken: filepath.Join(dir, "admin.token"), SCNToken: filepath.Join(dir, "scn.token")}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Local{}, fmt.Errorf("auth directory: %w", err)
 	}
@@ -60,17 +63,22 @@ func PrepareLocal(ctx context.Context, dir string, now func() time.Time) (Local,
 	if _, err := l.key(l.NodeKey, l.NodeJWKS, now); err != nil {
 		return Local{}, err
 	}
-	if l.adminFresh(ctx, now) {
-		return l, nil
+	for _, t := range []struct {
+		path, sub string
+		role      Role
+	}{{l.AdminToken, "hms-admin", Admin}, {l.SCNToken, "hms-scn", SCN}} {
+		if l.fresh(ctx, t.path, t.role, now) {
+			continue
+		}
+		tok, _, err := signer.Sign(Claims{Issuer: LocalIssuer, Subject: t.sub, Roles: []Role{t.role}}, AdminTokenTTL)
+		if err != nil {
+			return Local{}, err
+		}
+		if err := writeFile(t.path, []byte(tok+"\n"), 0o600); err != nil {
+			return Local{}, err
+		}
+		l.Made = append(l.Made, t.path)
 	}
-	tok, _, err := signer.Sign(Claims{Issuer: LocalIssuer, Subject: "hms-admin", Roles: []Role{Admin}}, AdminTokenTTL)
-	if err != nil {
-		return Local{}, err
-	}
-	if err := writeFile(l.AdminToken, []byte(tok+"\n"), 0o600); err != nil {
-		return Local{}, err
-	}
-	l.Made = append(l.Made, l.AdminToken)
 	return l, nil
 }
 
@@ -93,10 +101,10 @@ func (l *Local) key(path, jwks string, now func() time.Time) (*Signer, error) {
 	return s, nil
 }
 
-// adminFresh reports whether the admin token verifies with the signing key
-// and is valid for AdminTokenRenew more.
-func (l *Local) adminFresh(ctx context.Context, now func() time.Time) bool {
-	b, err := os.ReadFile(l.AdminToken)
+// fresh reports whether the token in path verifies with the signing key,
+// grants role and is valid for AdminTokenRenew more.
+func (l *Local) fresh(ctx context.Context, path string, role Role, now func() time.Time) bool {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return false
 	}
@@ -106,7 +114,7 @@ func (l *Local) adminFresh(ctx context.Context, now func() time.Time) bool {
 		return false
 	}
 	p, err := v.Verify(ctx, string(bytes.TrimSpace(b)))
-	return err == nil && p.Has(Admin)
+	return err == nil && p.Has(role)
 }
 
 // writeFile replaces path with b atomically (a reader never sees half a

@@ -39,6 +39,10 @@ func Write() Access { return Access{roles: []Role{Operator}} }
 // that redirect a daemon, reads that carry credentials.
 func AdminOnly() Access { return Access{} }
 
+// SCNIntake is a route that receives state-change notifications: admins
+// and the scn role (the token hsm and hmnfd send their subscribers).
+func SCNIntake() Access { return Access{roles: []Role{SCN}} }
+
 // OrNode lets a node token call the route too, for the xname f finds in
 // the request (what says where, for -help-auth) when it is the token's sub.
 func (a Access) OrNode(f XnameFunc, what string) Access {

@@ -57,6 +57,17 @@ func (c Config) ClientIf(hc *http.Client, allow func(*http.Request) bool) *http.
 	return &cp
 }
 
+// Source returns a function giving the token to send now (the file's
+// content as last changed, renewed when RenewURL says so), for clients that
+// write their requests themselves; nil when no token is configured.
+func (c Config) Source() func(ctx context.Context) (string, error) {
+	if !c.Set() {
+		return nil
+	}
+	src := &tokenSource{cfg: c, hc: &http.Client{Timeout: 10 * time.Second}}
+	return src.token
+}
+
 // transport adds the Bearer token to each request.
 type transport struct {
 	base  http.RoundTripper
@@ -132,24 +143,31 @@ func (s *tokenSource) current() (string, error) {
 // sends; Register declares them.
 type Flags struct {
 	f           *cli.FlagSet
+	name        string // "token": -token and -token-file
 	token, file *string
 }
 
 // Register declares -token and -token-file on f.
 func Register(f *cli.FlagSet) *Flags {
-	return &Flags{f: f,
-		token: f.String("token", "", "Bearer token sent to the suite's daemons (prefer -token-file: a flag shows in ps)"),
-		file:  f.String("token-file", "", "file holding the Bearer token sent to the suite's daemons; re-read when it changes"),
+	return RegisterAs(f, "token", "sent to the suite's daemons")
+}
+
+// RegisterAs declares -<name> and -<name>-file on f, for a token what says
+// where it goes ("sent with the SCNs delivered to subscribers").
+func RegisterAs(f *cli.FlagSet, name, what string) *Flags {
+	return &Flags{f: f, name: name,
+		token: f.String(name, "", "Bearer token "+what+" (prefer -"+f.Name(name)+"-file: a flag shows in ps)"),
+		file:  f.String(name+"-file", "", "file holding the Bearer token "+what+"; re-read when it changes"),
 	}
 }
 
 // Config returns the token the flags give.
 func (fl *Flags) Config() (Config, error) {
 	if *fl.token != "" && *fl.file != "" {
-		return Config{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("token"), fl.f.Name("token-file"))
+		return Config{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name(fl.name), fl.f.Name(fl.name+"-file"))
 	}
 	if *fl.file != "" {
-		if err := cli.CheckFile(fl.f.Name("token-file"), *fl.file); err != nil {
+		if err := cli.CheckFile(fl.f.Name(fl.name+"-file"), *fl.file); err != nil {
 			return Config{}, err
 		}
 	}
@@ -171,5 +189,5 @@ func (fl *Flags) ConfigOrEnv(getenv func(string) string) (Config, error) {
 
 // String shows the flags' names, for messages.
 func (fl *Flags) String() string {
-	return fmt.Sprintf("-%s/-%s", fl.f.Name("token"), fl.f.Name("token-file"))
+	return fmt.Sprintf("-%s/-%s", fl.f.Name(fl.name), fl.f.Name(fl.name+"-file"))
 }
