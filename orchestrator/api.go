@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"io"
 	"log/slog"
@@ -11,6 +12,14 @@ import (
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
 )
+
+//go:embed openapi.yaml
+var apiDoc []byte
+
+func serveDoc(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(apiDoc)
+}
 
 // Base is BOS v2's path prefix; the gateway serves it under /apis/bos.
 const Base = "/v2"
@@ -80,6 +89,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("GET /v2/options", a.getOptions)
 	m.HandleFunc("PATCH /v2/options", a.patchOptions)
 	m.HandleFunc("POST "+SCNPath, a.scn)
+	m.HandleFunc("GET "+Base+"/openapi.yaml", serveDoc)
 	return m
 }
 

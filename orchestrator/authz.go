@@ -18,6 +18,7 @@ func AuthTable() auth.Table {
 	add("GET /v2", auth.Open())
 	add("GET /v2/version", auth.Open())
 	add("GET /v2/healthz", auth.Open())
+	add("GET "+Base+"/openapi.yaml", auth.Open())
 	for _, p := range []string{"/v2/sessiontemplates", "/v2/sessions", "/v2/components"} {
 		add("GET "+p, auth.Read())
 		add("GET "+p+"/{id}", auth.Read())
