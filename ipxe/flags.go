@@ -38,7 +38,7 @@ type DaemonFlags struct {
 type dhcpFlags struct {
 	iface, subnet, rng, router, dns, file *string
 	listen                                *string
-	relayPort                             *int
+	relayPort, bootPort                   *int
 	lease                                 *time.Duration
 	proxy                                 *bool
 }
@@ -65,6 +65,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 			dns:       f.String("dhcp-dns", "", "DNS servers `IP,...` handed out on -dhcp-subnet"),
 			lease:     f.Duration("dhcp-lease", dhcp.DefaultLease, "lease time of known MACs (`DURATION`; unknown MACs get at most 5m)"),
 			proxy:     f.Bool("dhcp-proxy", false, "ProxyDHCP: another server owns the addresses; only add boot options"),
+			bootPort:  f.Int("dhcp-boot-server-port", dhcp.BootServerPort, "with -dhcp-proxy, also answer PXE boot server requests on UDP `PORT` (UEFI firmware and iPXE ask there after a proxy offer; 0: off)"),
 			file:      f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
 		},
 		nodeKey:       f.String("node-token-key", "", "PEM private key `FILE` (Ed25519, ECDSA P-256 or RSA) node tokens are signed with: a node asking from its own address gets one on its kernel command line ("+CmdlineParam+"=) and in its meta-data ("+MetaDataKey+"); the daemons verify them with -node-jwt-keys (this key's JWKS is served on /boot/v1/node-jwks). Empty: no node tokens"),
@@ -118,7 +119,7 @@ func (fl *DaemonFlags) dhcpConfig() (*dhcp.ServerConfig, error) {
 	d := fl.dhcp
 	name := fl.f.Name
 	if *d.iface == "" && *d.listen == "" {
-		for _, n := range []string{"dhcp-subnet", "dhcp-range", "dhcp-router", "dhcp-dns", "dhcp-proxy", "dhcp-config", "dhcp-lease", "dhcp-relay-port"} {
+		for _, n := range []string{"dhcp-subnet", "dhcp-range", "dhcp-router", "dhcp-dns", "dhcp-proxy", "dhcp-boot-server-port", "dhcp-config", "dhcp-lease", "dhcp-relay-port"} {
 			if fl.f.IsSet(n) {
 				return nil, cli.Usagef("-%s needs -%s", name(n), name("dhcp-interface"))
 			}
@@ -132,6 +133,12 @@ func (fl *DaemonFlags) dhcpConfig() (*dhcp.ServerConfig, error) {
 	}
 	if *d.relayPort < 1 || *d.relayPort > 65535 {
 		return nil, cli.Usagef("-%s %d: not a port", name("dhcp-relay-port"), *d.relayPort)
+	}
+	if *d.bootPort < 0 || *d.bootPort > 65535 {
+		return nil, cli.Usagef("-%s %d: not a port", name("dhcp-boot-server-port"), *d.bootPort)
+	}
+	if fl.f.IsSet("dhcp-boot-server-port") && !*d.proxy {
+		return nil, cli.Usagef("-%s needs -%s", name("dhcp-boot-server-port"), name("dhcp-proxy"))
 	}
 	if *d.lease < time.Minute {
 		return nil, cli.Usagef("-%s: at least 1m", name("dhcp-lease"))
@@ -174,6 +181,12 @@ func (fl *DaemonFlags) dhcpConfig() (*dhcp.ServerConfig, error) {
 		sc.Listen = net.UDPAddrFromAddrPort(ap)
 		if *d.iface == "" && !ap.Addr().IsUnspecified() {
 			sc.Handler.ServerID = ap.Addr()
+		}
+	}
+	if *d.proxy && *d.bootPort != 0 {
+		sc.BootServer = &net.UDPAddr{IP: net.IPv4zero, Port: *d.bootPort}
+		if sc.Listen != nil {
+			sc.BootServer.IP = sc.Listen.IP
 		}
 	}
 	return sc, nil

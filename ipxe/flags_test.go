@@ -41,10 +41,17 @@ func TestBootChainFlags(t *testing.T) {
 				}
 			}},
 		{name: "proxy needs no subnet", args: "-dhcp-interface lo -dhcp-proxy", check: func(t *testing.T, c DaemonConfig) {
-			if !c.DHCP.Handler.Proxy {
-				t.Error("not proxy")
+			if !c.DHCP.Handler.Proxy || c.DHCP.BootServer.String() != "0.0.0.0:4011" {
+				t.Errorf("proxy %v, boot server %v; want proxy with 0.0.0.0:4011", c.DHCP.Handler.Proxy, c.DHCP.BootServer)
 			}
 		}},
+		{name: "proxy without boot server", args: "-dhcp-interface lo -dhcp-proxy -dhcp-boot-server-port 0", check: func(t *testing.T, c DaemonConfig) {
+			if c.DHCP.BootServer != nil {
+				t.Errorf("boot server %v, want none", c.DHCP.BootServer)
+			}
+		}},
+		{name: "boot server without proxy", args: "-dhcp-interface lo -dhcp-subnet 10.1.0.0/24 -dhcp-boot-server-port 4011", wantErr: "-dhcp-boot-server-port needs -dhcp-proxy"},
+		{name: "bad boot server port", args: "-dhcp-interface lo -dhcp-proxy -dhcp-boot-server-port 70000", wantErr: "not a port"},
 		{name: "loopback port, no interface", args: "-dhcp-listen 127.0.0.1:6767 -dhcp-relay-port 6768 -dhcp-config " + file,
 			check: func(t *testing.T, c DaemonConfig) {
 				d := c.DHCP

@@ -143,7 +143,7 @@ func (h *harness) start() {
 	}
 	h.reg = prometheus.NewRegistry()
 	srv, err := Listen(t.Context(), ServerConfig{Handler: h.cfg, Listen: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, ReplyToPeer: true,
-		Lookup: h.view, Publisher: h.pub, HSM: h.hsm, Now: h.clk.Now, Registerer: h.reg}, db)
+		BootServer: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, Lookup: h.view, Publisher: h.pub, HSM: h.hsm, Now: h.clk.Now, Registerer: h.reg}, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,9 +178,15 @@ func (h *harness) exchange(req *dhcpv4.DHCPv4) *dhcpv4.DHCPv4 {
 }
 
 func (h *harness) exchangeRaw(b []byte) *dhcpv4.DHCPv4 {
+	h.t.Helper()
+	return h.exchangeWith(h.srv.Addr(), b)
+}
+
+// exchangeWith sends b to addr and returns the reply (nil: none).
+func (h *harness) exchangeWith(addr *net.UDPAddr, b []byte) *dhcpv4.DHCPv4 {
 	t := h.t
 	t.Helper()
-	c, err := net.DialUDP("udp4", nil, h.srv.Addr())
+	c, err := net.DialUDP("udp4", nil, addr)
 	if err != nil {
 		t.Fatal(err)
 	}

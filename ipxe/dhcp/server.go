@@ -32,7 +32,10 @@ type ServerConfig struct {
 	// where nothing listens on the broadcast address).
 	RelayPort, ClientPort int
 	ReplyToPeer           bool
-	Lookup                Lookup
+	// BootServer is where a proxy-mode server also answers PXE boot server
+	// requests (usually port 4011, BootServerPort); nil: not served.
+	BootServer *net.UDPAddr
+	Lookup     Lookup
 	// Publisher receives the lease events on lease.Topic; nil: not published
 	// (and not queued).
 	Publisher bus.Publisher
@@ -50,6 +53,7 @@ type Server struct {
 	store *Store
 	conn  *net.UDPConn
 	pc    *ipv4.PacketConn // conn, for batched reads and writes
+	boot  *net.UDPConn     // the PXE boot server socket (proxy mode), or nil
 	m     *metrics
 
 	mu      sync.Mutex // orders Handle and the queueing of its change
@@ -108,16 +112,24 @@ func Listen(ctx context.Context, cfg ServerConfig, db *sqldb.DB) (*Server, error
 	if err != nil {
 		return nil, fmt.Errorf("dhcp listen on %s %s: %w", cfg.Interface, cfg.Listen, err)
 	}
+	boot, err := listenBootServer(cfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
 	left, err := store.outbox(ctx)
 	if err != nil {
 		conn.Close()
+		if boot != nil {
+			boot.Close()
+		}
 		return nil, err
 	}
 	growReadBuffer(conn)
 	s := &Server{cfg: cfg, h: h, store: store, wake: make(chan struct{}, 1), stored: make(chan struct{}, 1),
 		storedHSM: make(chan struct{}, 1), relayed: make(chan struct{}), outbox: left}
 	s.m = newMetrics(cfg.Registerer, h)
-	s.conn, s.pc = conn, ipv4.NewPacketConn(conn)
+	s.conn, s.pc, s.boot = conn, ipv4.NewPacketConn(conn), boot
 	return s, nil
 }
 
@@ -127,15 +139,31 @@ func (s *Server) Addr() *net.UDPAddr { return s.conn.LocalAddr().(*net.UDPAddr) 
 // Handler is the server's handler (its lease table, for tests and tools).
 func (s *Server) Handler() *Handler { return s.h }
 
+// BootServerAddr is the bound PXE boot server address (nil: none).
+func (s *Server) BootServerAddr() *net.UDPAddr {
+	if s.boot == nil {
+		return nil
+	}
+	return s.boot.LocalAddr().(*net.UDPAddr)
+}
+
 // Close releases a server that will not be run.
-func (s *Server) Close() error { return s.conn.Close() }
+func (s *Server) Close() error {
+	if s.boot != nil {
+		s.boot.Close()
+	}
+	return s.conn.Close()
+}
 
 // Run serves until ctx ends. Replies wait for their lease to be stored;
 // stored events go to the bus and unknown MACs to HSM in the background.
 func (s *Server) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.read(gctx) })
-	g.Go(func() error { <-gctx.Done(); return s.conn.Close() })
+	g.Go(func() error { <-gctx.Done(); return s.Close() })
+	if s.boot != nil {
+		g.Go(func() error { return s.serveBootServer(gctx) })
+	}
 	g.Go(func() error { return s.writer(gctx) })
 	g.Go(func() error { return s.expirer(gctx) })
 	g.Go(func() error { return s.relay(gctx, s.stored, s.publish) })

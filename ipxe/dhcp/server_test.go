@@ -312,6 +312,46 @@ func TestProxyMode(t *testing.T) {
 	}
 }
 
+// TestProxyBootServer: a proxy-mode server answers PXE boot server
+// requests on its second port (4011), as EDK2 firmware and iPXE ask after a
+// ProxyDHCP offer: a REQUEST gets the ACK with the boot file and option 60,
+// the asked boot item echoed; anything else there is dropped.
+func TestProxyBootServer(t *testing.T) {
+	cfg := testConfig()
+	cfg.Proxy, cfg.Subnets = true, nil
+	h := newHarness(t, cfg)
+	bs := h.srv.BootServerAddr()
+	if bs == nil {
+		t.Fatal("proxy server bound no boot server port")
+	}
+	pxe := []dhcpv4.Modifier{dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")), withArch(iana.EFI_X86_64),
+		dhcpv4.WithOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, []byte{71, 4, 0x80, 0x00, 0x00, 0x00, 255}))}
+	req := msg(t, dhcpv4.MessageTypeRequest, "02:45:00:00:00:01", append(pxe, dhcpv4.WithClientIP(net.IPv4(127, 0, 0, 1)))...)
+	ack := h.exchangeWith(bs, req.ToBytes())
+	if ack == nil {
+		t.Fatal("no answer on the boot server port")
+	}
+	if ack.MessageType() != dhcpv4.MessageTypeAck || ack.BootFileNameOption() != "ipxe.efi" || ack.ClassIdentifier() != "PXEClient" ||
+		ack.ServerIPAddr.String() != "10.1.0.5" || !ack.YourIPAddr.Equal(net.IPv4zero) {
+		t.Errorf("boot server reply %v", ack)
+	}
+	if got := ack.Options.Get(dhcpv4.OptionVendorSpecificInformation); string(got) != string([]byte{71, 4, 0x80, 0, 0, 0, 255}) {
+		t.Errorf("option 43 % x, want the boot item echoed", got)
+	}
+	ipxe := msg(t, dhcpv4.MessageTypeRequest, "02:45:00:00:00:02", withArch(iana.EFI_X86_64), dhcpv4.WithOption(dhcpv4.OptUserClass("iPXE")))
+	if r := h.exchangeWith(bs, ipxe.ToBytes()); r == nil || r.BootFileNameOption() != "http://10.1.0.5:27778/boot/v1/bootscript?mac=${net0/mac}" {
+		t.Errorf("iPXE's ProxyDHCPREQUEST got %v", r)
+	}
+	for name, m := range map[string]*dhcpv4.DHCPv4{
+		"DISCOVER":       msg(t, dhcpv4.MessageTypeDiscover, "02:45:00:00:00:03", pxe...),
+		"not a PXE boot": msg(t, dhcpv4.MessageTypeRequest, "02:45:00:00:00:04"),
+	} {
+		if r := h.exchangeWith(bs, m.ToBytes()); r != nil {
+			t.Errorf("%s on the boot server port answered: %v", name, r)
+		}
+	}
+}
+
 func TestPoolSkipsReservedAndWraps(t *testing.T) {
 	s := &Subnet{Prefix: netip.MustParsePrefix("10.0.0.0/29"), First: netip.MustParseAddr("10.0.0.1"), Last: netip.MustParseAddr("10.0.0.3")}
 	tb := newTable()
