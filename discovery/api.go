@@ -3,14 +3,17 @@ package discovery
 import (
 	"crypto/subtle"
 	"embed"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/ipxe/lease"
 )
 
@@ -89,9 +92,16 @@ func (a *API) getEndpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized lets a request through only with "Authorization: Bearer
-// <token>"; without a configured token the node-side routes are closed.
+// <token>", the discovery token; without a configured token the node-side
+// routes are closed. When the suite checks JWTs, the caller of a valid one
+// (the guard put it in the context) may pass instead: an admin, or a node
+// token for the MACs of its own BMC (readAddresses checks them).
 func (a *API) authorized(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := auth.FromContext(r.Context()); ok && (p.Has(auth.Admin) || p.Has(auth.Node)) {
+			next(w, r)
+			return
+		}
 		if a.token == "" {
 			problem.WriteStatus(w, r, http.StatusForbidden, "the node-side discovery routes are off (no -discovery-token-file)")
 			return
@@ -133,7 +143,34 @@ func (a *API) readAddresses(w http.ResponseWriter, r *http.Request) (systemAddre
 			return body, false
 		}
 	}
+	if err := a.ownMACs(r, body); err != nil {
+		problem.WriteStatus(w, r, http.StatusForbidden, err.Error())
+		return body, false
+	}
 	return body, true
+}
+
+// ownMACs checks that a node token's request names only MACs reds knows as
+// its own BMC's (the node's xname's parent): the credentials are that BMC's.
+// Any other caller passed authorized already.
+func (a *API) ownMACs(r *http.Request, body systemAddresses) error {
+	p, ok := auth.FromContext(r.Context())
+	if !ok || p.Has(auth.Admin) || !p.Has(auth.Node) {
+		return nil
+	}
+	node, err := xname.Parse(p.Subject)
+	if err != nil {
+		return fmt.Errorf("node token of %q", p.Subject)
+	}
+	bmc, _ := node.Parent()
+	for _, ad := range body.Addresses {
+		mac := lease.NormalizeMAC(macColons(ad.MACAddress))
+		ep, err := a.store.ByMAC(r.Context(), mac)
+		if err != nil || !strings.EqualFold(ep.Xname, bmc.String()) {
+			return fmt.Errorf("a node token may name the MACs of its own BMC %s only, not %s", bmc, ad.MACAddress)
+		}
+	}
+	return nil
 }
 
 // macColons accepts a MAC with or without separators (hms-reds sends bare hex).

@@ -65,6 +65,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.routes.Ser
 
 func (g *guard) check(a Access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.optional {
+			if p, err := g.authenticate(r); err == nil {
+				r = r.WithContext(WithPrincipal(r.Context(), p))
+			}
+		}
 		if a.open {
 			g.pass(w, r)
 			return

@@ -18,7 +18,12 @@ type XnameFunc func(r *http.Request) (x string, ok bool)
 
 // Access is who may call one route.
 type Access struct {
-	open  bool
+	open bool
+	// optional: open, but a valid token's caller is put in the request's
+	// context for the handler to decide (optionalWhat says how, for
+	// -help-auth).
+	optional     bool
+	optionalWhat string
 	roles []Role // besides admin, which may call every route
 	node  XnameFunc
 	// nodeWhat says in -help-auth where the node's xname is read.
@@ -28,6 +33,12 @@ type Access struct {
 // Open is a route every caller may use, with or without a token: health,
 // liveness, readiness, OpenAPI documents.
 func Open() Access { return Access{open: true} }
+
+// Optional is a route the guard lets everyone through to, putting the
+// caller of a valid token (if one is given) in the request's context
+// (FromContext) for the handler, which decides as what says: a route
+// with a check of its own (reds's discovery token) that JWTs may pass too.
+func Optional(what string) Access { return Access{open: true, optional: true, optionalWhat: what} }
 
 // Read is a route viewers, operators and admins may call.
 func Read() Access { return Access{roles: []Role{Operator, Viewer}} }
@@ -52,6 +63,9 @@ func (a Access) OrNode(f XnameFunc, what string) Access {
 
 // String is the access as -help-auth shows it.
 func (a Access) String() string {
+	if a.optional {
+		return "open to the guard; " + a.optionalWhat
+	}
 	if a.open {
 		return "open"
 	}
