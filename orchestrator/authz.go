@@ -34,8 +34,9 @@ func AuthTable() auth.Table {
 		add(w, auth.Write())
 	}
 	add("PATCH /v2/options", auth.AdminOnly())
-	// HSM posts SCNs with the suite's token, as to BSS.
-	add("POST "+SCNPath, auth.AdminOnly())
+	// HSM posts SCNs with its scn token (or the suite's admin one), as to
+	// BSS and hmnfd.
+	add("POST "+SCNPath, auth.SCNIntake())
 	add("PATCH /v2/components/{id}", auth.Write().OrNode(func(r *http.Request) (string, bool) {
 		id := r.PathValue("id")
 		return id, id != ""

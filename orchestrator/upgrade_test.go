@@ -1,0 +1,46 @@
+package orchestrator
+
+import (
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+// TestComponentsStoredBeforeVersionsStayWritable: a component stored
+// before migration 0002 (version 0) can be written after an upgrade; it
+// was a 409 on every write.
+func TestComponentsStoredBeforeVersionsStayWritable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bos.db")
+	old := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_versions.sql"} {
+		b, err := migrationFiles.ReadFile("migrations/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = &fstest.MapFile{Data: b}
+	}
+	db, err := sqldb.Open(t.Context(), path, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(t.Context(), `INSERT INTO components (id, doc) VALUES ('x3000c0s1b0n0', '{"id":"x3000c0s1b0n0","enabled":true}')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	st, err := OpenStore(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	comps, err := st.Components(t.Context())
+	if err != nil || len(comps) != 1 {
+		t.Fatalf("components %+v, %v", comps, err)
+	}
+	comps[0].Enabled = false
+	if err := st.SaveComponents(t.Context(), comps, nil); err != nil {
+		t.Fatalf("writing a component stored before versions: %v", err)
+	}
+}
