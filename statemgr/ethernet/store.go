@@ -112,7 +112,8 @@ func (s *Store) Create(ctx context.Context, ei hsm.EthernetInterface) (hsm.Ether
 // Claim stores what a Redfish walk found of an interface in one
 // transaction: a new MAC is created with ei's addresses; an existing one (an
 // unknown MAC DHCP wrote, ComponentID empty) is pointed at ei's component,
-// and given ei's description when it has none. A read then a separate
+// and given ei's description when it has none; one already named is left
+// as it is. A read then a separate
 // create lost to a DHCP write landing between them and left the interface
 // unnamed for good (the node lost in the 1,000-node boot storm).
 func (s *Store) Claim(ctx context.Context, ei hsm.EthernetInterface) error {
@@ -132,14 +133,16 @@ func (s *Store) Claim(ctx context.Context, ei hsm.EthernetInterface) error {
 			return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
 		case err != nil:
 			return fmt.Errorf("read ethernet interface %s: %w", ei.ID, err)
-		case cid == ei.ComponentID:
+		case cid != "":
+			// Named already (by this walk before, an administrator or the
+			// nodes daemon): a walk does not re-point it.
 			return nil
 		}
 		if desc == "" {
 			desc = ei.Description
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET component_id = ?, type = ?, description = ? WHERE id = ?`,
-			ei.ComponentID, ei.Type, desc, ei.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET component_id = ?, type = ?, description = ?, last_update = ? WHERE id = ?`,
+			ei.ComponentID, ei.Type, desc, now, ei.ID); err != nil {
 			return fmt.Errorf("update ethernet interface %s: %w", ei.ID, err)
 		}
 		return nil

@@ -46,3 +46,24 @@ func TestWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkLeavesNamedInterface: a walk names only unnamed interfaces; one an
+// administrator (or the nodes daemon) pointed at a component stays so.
+func TestWalkLeavesNamedInterface(t *testing.T) {
+	s, _ := newTestStore(t)
+	d := NewDiscovery(s, nil, DiscoveryConfig{})
+	const mac = "02:00:00:00:aa:01"
+	if _, err := s.eth.Create(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: "x3000c0s1b0n0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.storeEthernet(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: "x3000c0s2b0n0"}); err != nil {
+		t.Fatal(err)
+	}
+	ei, err := s.eth.Get(t.Context(), mac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ei.ComponentID != "x3000c0s1b0n0" {
+		t.Errorf("ComponentID %q after the walk, want the administrator's x3000c0s1b0n0", ei.ComponentID)
+	}
+}
