@@ -51,6 +51,9 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 			return err
 		}
 	}
+	if !*local && s.nodeKey != "" && !s.auth.On() {
+		return cli.Usagef("-bss-node-token-key needs -auth-local, -jwks-url or -jwt-key-file (node tokens alone would refuse every admin and peer call)")
+	}
 	if err := os.MkdirAll(*s.dir, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}

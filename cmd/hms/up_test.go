@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/cli"
 )
 
@@ -151,6 +152,10 @@ func TestUpBadInput(t *testing.T) {
 	busy := httptest.NewServer(http.NotFoundHandler())
 	defer busy.Close()
 	addr := strings.TrimPrefix(busy.URL, "http://")
+	nodeKey := filepath.Join(t.TempDir(), "node.key")
+	if err := auth.WriteKeyFile(nodeKey); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -171,6 +176,7 @@ func TestUpBadInput(t *testing.T) {
 		{name: "bad duration", args: []string{"up", "-hmnfd-retry-max", "5"}, want: "such as 500ms"},
 		{name: "pcs sample interval", args: []string{"up", "-pcs-sample-interval", "0s"}, want: "-pcs-sample-interval must be positive"},
 		{name: "auth-local and a key source", args: []string{"up", "-auth-local", "-jwks-url", "https://kc/certs"}, want: "-auth-local makes"},
+		{name: "node-token key alone", args: []string{"up", "-bss-node-token-key", nodeKey}, want: "-bss-node-token-key needs"},
 		{name: "bad node-token key", args: []string{"up", "-bss-node-token-key", "/etc/hosts"}, want: "-bss-node-token-key"},
 	}
 	for _, tt := range tests {

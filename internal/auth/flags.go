@@ -90,6 +90,12 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 			return Config{}, cli.Usagef("-%s: %v", fl.f.Name("jwt-key-file"), err)
 		}
 	}
+	if c.NodeKeys != "" && c.JWKSURL == "" && c.KeyFile == "" {
+		// Node keys alone would turn checking on with no key for anyone
+		// else: every admin, CLI and peer call would be a 401.
+		return Config{}, cli.Usagef("-%s needs -%s or -%s (the site's keys; node tokens alone would refuse every admin and peer call)",
+			fl.f.Name("node-jwt-keys"), fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
+	}
 	if c.NodeKeys != "" && !isURL(c.NodeKeys) {
 		if _, err := readKeyFile(c.NodeKeys); err != nil {
 			return Config{}, cli.Usagef("-%s: %v", fl.f.Name("node-jwt-keys"), err)

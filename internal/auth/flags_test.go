@@ -31,8 +31,11 @@ func TestFlags(t *testing.T) {
 	if !c.On() || !c.Shadow || c.JWKSURL != "https://kc/certs" || len(c.RolesClaims) != 2 || c.Token.Token != "t0" {
 		t.Errorf("config %+v", c)
 	}
-	if c, _, err := parse(t, nil, "-node-jwt-keys", "http://bss:27778/boot/v1/node-jwks"); err != nil || !c.On() || c.NodeKeys == "" {
-		t.Errorf("-node-jwt-keys alone: %+v, %v; want auth on", c, err)
+	if _, _, err := parse(t, nil, "-node-jwt-keys", "http://bss:27778/boot/v1/node-jwks"); err == nil || !strings.Contains(err.Error(), "needs") {
+		t.Errorf("-node-jwt-keys alone: %v; want a usage error (it would refuse every admin and peer call)", err)
+	}
+	if c, _, err := parse(t, nil, "-jwks-url", "https://kc/certs", "-node-jwt-keys", "http://bss:27778/boot/v1/node-jwks"); err != nil || !c.On() || c.NodeKeys == "" {
+		t.Errorf("-node-jwt-keys with site keys: %+v, %v; want auth on", c, err)
 	}
 	if c, _, err := parse(t, nil); err != nil || c.On() {
 		t.Errorf("no flags: %+v, %v; want auth off", c, err)
