@@ -64,8 +64,12 @@ func (s *Store) enqueue(ctx context.Context, bodies []scnRow, marks map[string]s
 	// may be acknowledged as soon as it commits.
 	s.lmu.Lock()
 	for _, b := range bodies {
+		// Every target is owed a new SCN: targetIDs made them known, and
+		// no cursor reaches an id not allocated yet.
 		l := &liveSCN{targets: b.targets}
-		l.pending = s.count(l, b.id)
+		for _, r := range b.targets {
+			l.pending += int(r.hi - r.lo + 1)
+		}
 		s.live[b.id] = l
 		s.maxSCN = max(s.maxSCN, b.id)
 	}
