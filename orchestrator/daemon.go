@@ -30,6 +30,9 @@ type DaemonConfig struct {
 	HSMURL, BSSURL, PCSURL string
 	// S3Endpoint serves s3:// manifest paths (see Config.S3Endpoint).
 	S3Endpoint string
+	// CFSURL is a CFS v3 service that configures nodes; empty: no
+	// configuration step (see Config.CFS).
+	CFSURL string
 	// SCNInURL is where HSM posts SCNs to bos (SCNPath); empty: this
 	// daemon's URL as HSM reaches it (loopback when HSM is on loopback).
 	SCNInURL string
@@ -85,9 +88,12 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout})
 	h := client.New(cfg.HSMURL, hc, "bos")
-	svc, err := New(ctx, store, h, ipxe.NewClient(cfg.BSSURL, hc), pcsclient.New(cfg.PCSURL, hc, "bos"),
-		Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3Endpoint: cfg.S3Endpoint,
-			FallbackPoll: cfg.FallbackPoll, Log: cfg.Log})
+	sc := Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3Endpoint: cfg.S3Endpoint,
+		FallbackPoll: cfg.FallbackPoll, Log: cfg.Log}
+	if cfg.CFSURL != "" {
+		sc.CFS = NewCFSClient(cfg.CFSURL, hc)
+	}
+	svc, err := New(ctx, store, h, ipxe.NewClient(cfg.BSSURL, hc), pcsclient.New(cfg.PCSURL, hc, "bos"), sc)
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -65,6 +65,9 @@ type cluster struct {
 	hsmDown bool
 	queries int
 	subs    []hsm.Subscription
+	// cfs is the CFS's components; cfsSets counts its PATCHes.
+	cfs     map[string]*CFSComponent
+	cfsSets int
 }
 
 // arm sets the one-shot hook of route.
@@ -86,7 +89,7 @@ func (c *cluster) fire(route string) {
 
 func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 	c := &cluster{t: t, clock: clk, nodes: map[string]*simNode{}, groups: map[string][]string{},
-		params: map[string]ipxe.BootParams{}, before: map[string]func(){}}
+		params: map[string]ipxe.BootParams{}, before: map[string]func(){}, cfs: map[string]*CFSComponent{}}
 	for _, id := range ids {
 		c.nodes[id] = &simNode{comp: hsm.Component{ID: id, Type: "Node", State: "Off", Role: "Compute",
 			Arch: "X86", Enabled: new(true)}}
@@ -111,6 +114,8 @@ func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 	mux.HandleFunc("POST /v1/transitions", c.pcsTransition)
 	mux.HandleFunc("POST /v1/power-status", c.pcsStatus)
 	mux.HandleFunc("GET /images/{id}/manifest.json", c.manifest)
+	mux.HandleFunc("GET /v3/components", c.cfsList)
+	mux.HandleFunc("PATCH /v3/components", c.cfsPatch)
 	c.srv = httptest.NewServer(mux)
 	t.Cleanup(c.srv.Close)
 	return c
@@ -265,6 +270,42 @@ func (c *cluster) pcsStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
+func (c *cluster) cfsList(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []CFSComponent{}
+	for _, id := range strings.Split(r.URL.Query().Get("ids"), ",") {
+		if cc, ok := c.cfs[id]; ok {
+			out = append(out, *cc)
+		}
+	}
+	writeJSON(w, map[string]any{"components": out, "next": nil})
+}
+
+// cfsPatch takes CFS v3's {patch, filters: {ids}}; a new desired
+// configuration is pending until the test says how it went.
+func (c *cluster) cfsPatch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Patch struct {
+			DesiredConfig string `json:"desired_config"`
+			Enabled       *bool  `json:"enabled"`
+		} `json:"patch"`
+		Filters struct {
+			IDs string `json:"ids"`
+		} `json:"filters"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cfsSets++
+	ids := strings.Split(req.Filters.IDs, ",")
+	for _, id := range ids {
+		c.cfs[id] = &CFSComponent{ID: id, DesiredConfig: req.Patch.DesiredConfig, ConfigurationStatus: CFSPending,
+			Enabled: req.Patch.Enabled}
+	}
+	writeJSON(w, map[string]any{"component_ids": ids})
+}
+
 func (c *cluster) takeCalls() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -303,7 +344,7 @@ func (e *env) start() {
 	e.t.Helper()
 	d, err := StartDaemon(e.t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "bos.db"),
 		HSMURL: e.cluster.srv.URL, BSSURL: e.cluster.srv.URL, PCSURL: e.cluster.srv.URL, Now: e.clock.Now,
-		FallbackPoll: 10 * time.Minute})
+		CFSURL: e.cluster.srv.URL, FallbackPoll: 10 * time.Minute})
 	if err != nil {
 		e.t.Fatal(err)
 	}

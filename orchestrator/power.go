@@ -29,7 +29,7 @@ func (p plans) guard(also func(c *Component) bool) *guard {
 	}}
 }
 
-// act runs the power operators: power-on (boot parameters into BSS, then
+// act runs the configuration step (setConfigs) and the power operators: power-on (boot parameters into BSS, then
 // PCS On), graceful power-off (PCS Soft-Off), and forceful power-off
 // (PCS Force-Off) for nodes still on max_power_off_wait_time after the
 // graceful one. A component whose action is due again past its
@@ -46,7 +46,7 @@ func (s *Service) act(ctx context.Context) error {
 			return err
 		}
 	}
-	return errors.Join(s.powerOn(ctx, p, p.on),
+	return errors.Join(s.setConfigs(ctx), s.powerOn(ctx, p, p.on),
 		s.powerOff(ctx, p, p.graceful, pcs.OpSoftOff, ActionPowerOffGraceful),
 		s.powerOff(ctx, p, p.forceful, pcs.OpForceOff, ActionPowerOffForceful))
 }

@@ -43,6 +43,9 @@ type Config struct {
 	// S3Endpoint is the HTTP(S) URL s3://bucket/key paths are read from,
 	// path-style (endpoint/bucket/key) [none: s3:// paths cannot be read].
 	S3Endpoint string
+	// CFS configures nodes (-cfs-url) [none: configuration is skipped and
+	// a node that boots its image counts as configured].
+	CFS Configurer
 	// FallbackPoll is how often the operators run at least while HSM sends
 	// SCNs (polling_frequency applies until it does) [1 min].
 	FallbackPoll time.Duration
@@ -57,6 +60,7 @@ type Service struct {
 	hsm   HSM
 	bss   BSS
 	pcs   PCS
+	cfs   Configurer
 	cfg   Config
 	log   *slog.Logger
 	wake  chan struct{}
@@ -87,7 +91,7 @@ func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*S
 	if cfg.FallbackPoll <= 0 {
 		cfg.FallbackPoll = time.Minute
 	}
-	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
+	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfs: cfg.CFS, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
 		comps: map[string]*Component{}}
 	comps, err := store.Components(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,10 @@ import (
 type observation struct {
 	power, powerErr string
 	hsmState        string
+	// cfs: bos configures nodes through CFS (-cfs-url); cfsDesired and
+	// cfsStatus are CFS's desired_config and configuration_status.
+	cfs                   bool
+	cfsDesired, cfsStatus string
 	// fetched is when the node last fetched its boot script from BSS.
 	fetched time.Time
 }
@@ -38,7 +43,7 @@ func (s *Service) observe(ctx context.Context) error {
 	return s.update(ctx, ids, &guard{seen: seen}, func(c *Component) bool {
 		o, ok := obs[c.ID]
 		if !ok {
-			o = observation{power: pcs.PowerUndefined, powerErr: "not reported"}
+			o = observation{power: pcs.PowerUndefined, powerErr: "not reported", cfs: s.cfs != nil}
 		}
 		return decide(c, o, opts, now)
 	})
@@ -51,7 +56,7 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 		return nil, fmt.Errorf("pcs power-status: %w", err)
 	}
 	for _, p := range ps {
-		out[p.Xname] = observation{power: p.PowerState, powerErr: p.Error}
+		out[p.Xname] = observation{power: p.PowerState, powerErr: p.Error, cfs: s.cfs != nil}
 	}
 	hs, err := s.hsm.QueryComponents(ctx, ids)
 	if err != nil {
@@ -72,7 +77,38 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 			out[h.Name] = o
 		}
 	}
-	return out, nil
+	return out, s.gatherCFS(ctx, out)
+}
+
+// gatherCFS reads from CFS the components that have a configuration.
+func (s *Service) gatherCFS(ctx context.Context, out map[string]observation) error {
+	if s.cfs == nil {
+		return nil
+	}
+	var ids []string
+	s.mu.Lock()
+	for id := range out {
+		if c := s.comps[id]; c != nil && c.DesiredState.Configuration != "" {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(ids)
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		got, err := s.cfs.CFSComponents(ctx, ids[:n])
+		if err != nil {
+			return fmt.Errorf("cfs components: %w", err)
+		}
+		for _, c := range got {
+			if o, ok := out[c.ID]; ok {
+				o.cfsDesired, o.cfsStatus = c.DesiredConfig, c.ConfigurationStatus
+				out[c.ID] = o
+			}
+		}
+		ids = ids[n:]
+	}
+	return nil
 }
 
 // decide moves one enabled component along, from what was observed:
@@ -86,7 +122,10 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 //	powering_off  off                              powering_on
 //	powering_on   on, runs desired image, Ready    done
 //	powering_on   on, not booted in max_boot_wait  powering_off (again), or failed past the retries
-//	configuring   -                                done (no configuration step yet)
+//	configuring   CFS configured / failed           done / failed (no CFS: done)
+//
+// "done" above is configured's: with a configuration and a CFS, the
+// component goes configuring first, until CFS has configured it.
 //
 // Power that PCS cannot read counts as neither on nor off and is noted in
 // error; BOS puts such a node on_hold, which never ends: bos lets the power
@@ -107,7 +146,7 @@ func decide(c *Component, o observation, opts Options, now time.Time) bool {
 	case PhaseNone:
 		switch {
 		case on && !shutdown && booted(c) && o.hsmState == "Ready":
-			done(c)
+			configured(c, o)
 		case on || (shutdown && !off):
 			c.Status.Phase = PhasePoweringOff
 		case shutdown:
@@ -124,7 +163,7 @@ func decide(c *Component, o observation, opts Options, now time.Time) bool {
 	case PhasePoweringOn:
 		switch {
 		case on && booted(c) && o.hsmState == "Ready":
-			done(c)
+			configured(c, o)
 		case on && c.LastAction.Action == ActionPowerOn && now.Sub(parseStamp(c.LastAction.LastUpdated)) >= opts.MaxBootWait:
 			if c.EventStats.PowerOnAttempts >= retries(c, opts) {
 				fail(c, fmt.Sprintf("node did not boot its desired image within max_boot_wait_time after %d power-on attempts", c.EventStats.PowerOnAttempts))
@@ -133,9 +172,27 @@ func decide(c *Component, o observation, opts Options, now time.Time) bool {
 			}
 		}
 	case PhaseConfiguring:
-		done(c)
+		configured(c, o)
 	}
 	return !sameComponent(*c, before)
+}
+
+// configured moves a component that runs its desired image on: done when
+// it needs no configuration (none named, or bos has no CFS: the step is
+// skipped) or CFS configured it as desired; failed when CFS failed to;
+// configuring while CFS works on it.
+func configured(c *Component, o observation) {
+	want := c.DesiredState.Configuration
+	switch {
+	case want == "" || !o.cfs:
+		done(c)
+	case o.cfsDesired == want && o.cfsStatus == CFSConfigured:
+		done(c)
+	case o.cfsDesired == want && o.cfsStatus == CFSFailed:
+		fail(c, fmt.Sprintf("CFS failed to apply configuration %s", want))
+	default:
+		c.Status.Phase = PhaseConfiguring
+	}
 }
 
 // noteBoot records the desired artifacts as the actual ones once BSS saw
