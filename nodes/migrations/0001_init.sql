@@ -5,7 +5,7 @@ CREATE TABLE resources (
     kind    TEXT    NOT NULL,
     name    TEXT    NOT NULL,
     doc     TEXT    NOT NULL,
-    updated INTEGER NOT NULL,
+    updated BIGINT  NOT NULL, -- Unix nanoseconds: past 32 bits
     PRIMARY KEY (kind, name)
 );
 -- secrets holds BMC credentials sealed with the daemon's key (never plain
