@@ -48,6 +48,7 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 		return nil, err
 	}
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), o.Log, reg)
+	srv.WrapMetrics(o.Auth.MetricsGuard("hbtd", o.Log))
 	if o.MaxConns > 0 {
 		srv.MaxConns = o.MaxConns
 	}

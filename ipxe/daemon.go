@@ -145,6 +145,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	// fetches them before anything could give it a token.
 	h := bc.handler(httpserver.WithPrefixes(guarded, GatewayPrefixes()...))
 	srv := httpserver.Serve(ln, h, cfg.Log, reg)
+	srv.WrapMetrics(cfg.Auth.MetricsGuard("bss", cfg.Log))
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

@@ -65,6 +65,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		store.Close()
 		return nil, err
 	}
+	srv.WrapMetrics(cfg.Auth.MetricsGuard("sls", cfg.Log))
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

@@ -88,6 +88,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	srv := httpserver.Serve(ln, api, cfg.Log, reg)
+	srv.WrapMetrics(cfg.Auth.MetricsGuard("nodes", cfg.Log))
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

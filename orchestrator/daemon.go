@@ -105,6 +105,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api, GatewayPrefixes()...), cfg.Log, reg)
+	srv.WrapMetrics(cfg.Auth.MetricsGuard("bos", cfg.Log))
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

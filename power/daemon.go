@@ -114,6 +114,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
+	srv.WrapMetrics(cfg.Auth.MetricsGuard("pcs", cfg.Log))
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

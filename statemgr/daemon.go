@@ -124,6 +124,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.WrapMetrics(cfg.Auth.MetricsGuard("hsm", cfg.Log))
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

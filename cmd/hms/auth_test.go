@@ -58,6 +58,7 @@ func TestUpEnforcesAuth(t *testing.T) {
 	callAs(t, other, "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat, http.StatusForbidden)
 	callAs(t, node, "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat, http.StatusOK)
 	callAs(t, "", "GET", u["hsm"]+"/hsm/v2/service/ready", "", http.StatusOK)
+	callAs(t, "", "GET", u["hbtd"]+"/metrics", "", http.StatusOK) // open without -metrics-auth
 
 	// hbtd tells hsm (with the suite's token) in the background: poll,
 	// bounded, until the node is Ready.
@@ -104,7 +105,7 @@ func TestUpNodeTokens(t *testing.T) {
 	admin := is.Token("ada", auth.Admin)
 	u := suiteUpWith(t, t.TempDir(), func(string) string { return "" },
 		"-jwt-key-file", is.KeyFile(), "-jwt-issuer", authtest.IssuerName, "-jwt-audience", authtest.Audience,
-		"-token-file", is.TokenFile("hms-up", auth.Admin), "-bss-node-token-key", key, "-node-jwt-keys", jwks)
+		"-token-file", is.TokenFile("hms-up", auth.Admin), "-bss-node-token-key", key, "-node-jwt-keys", jwks, "-metrics-auth")
 	const a, b = "x3000c0s1b0n0", "x3000c0s2b0n0"
 	callAs(t, admin, "POST", u["hsm"]+"/hsm/v2/State/Components",
 		`{"Components":[{"ID":"`+a+`","State":"On","Role":"Compute","NID":1,"Enabled":true},{"ID":"`+b+`","State":"On","Role":"Compute","NID":2,"Enabled":true}]}`, http.StatusNoContent)
@@ -142,6 +143,11 @@ func TestUpNodeTokens(t *testing.T) {
 	callAs(t, tok, "GET", u["sls"]+"/v1/hardware", "", http.StatusForbidden)
 	callAs(t, tok, "GET", u["hsm"]+"/hsm/v2/State/Components/"+a, "", http.StatusOK)
 	callAs(t, tok, "GET", u["hsm"]+"/hsm/v2/State/Components/"+b, "", http.StatusForbidden)
+	for _, d := range []string{"sls", "hsm", "hbtd", "hmnfd", "bss", "pcs", "bos", "reds"} {
+		callAs(t, "", "GET", u[d]+"/metrics", "", http.StatusUnauthorized)
+		callAs(t, tok, "GET", u[d]+"/metrics", "", http.StatusForbidden)
+		callAs(t, is.Token("vera", auth.Viewer), "GET", u[d]+"/metrics", "", http.StatusOK)
+	}
 	// From another address the same script carries no token.
 	hc := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
 	resp, err := hc.Get(u["bss"] + "/boot/v1/bootscript?mac=a4:bf:01:00:00:01")

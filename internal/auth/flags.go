@@ -29,6 +29,9 @@ type Config struct {
 	Skew time.Duration
 	// Shadow logs refusals without refusing.
 	Shadow bool
+	// MetricsAuth requires a viewer, operator or admin token on /metrics
+	// (MetricsGuard); false leaves it open.
+	MetricsAuth bool
 	// Token is what the daemon sends to its peers.
 	Token token.Config
 }
@@ -42,7 +45,7 @@ type Flags struct {
 	jwksURL, keyFile, issuer, audience, rolesClaims *string
 	nodeKeys                                        *string
 	skew                                            *time.Duration
-	shadow, help                                    *bool
+	shadow, help, metrics                           *bool
 	token                                           *token.Flags
 }
 
@@ -58,10 +61,11 @@ func RegisterFlags(f *cli.FlagSet) *Flags {
 		audience: f.String("jwt-audience", "", "a value the aud of tokens must include (empty: not checked)"),
 		rolesClaims: f.String("roles-claim", "roles",
 			"comma-separated dotted paths of the claims holding roles (admin, operator, viewer, node), e.g. realm_access.roles,resource_access.hms.roles"),
-		skew:   f.Duration("jwt-skew", DefaultSkew, "clock difference tolerated on exp and nbf"),
-		shadow: f.Bool("auth-shadow", false, "check tokens and log what would be refused, but refuse nothing (for rollout)"),
-		help:   f.Bool("help-auth", false, "print which roles may call each route, and exit"),
-		token:  token.Register(f),
+		skew:    f.Duration("jwt-skew", DefaultSkew, "clock difference tolerated on exp and nbf"),
+		shadow:  f.Bool("auth-shadow", false, "check tokens and log what would be refused, but refuse nothing (for rollout)"),
+		help:    f.Bool("help-auth", false, "print which roles may call each route, and exit"),
+		metrics: f.Bool("metrics-auth", false, "require a viewer, operator or admin token on /metrics too (default: /metrics stays open for scrapers without a token)"),
+		token:   token.Register(f),
 	}
 }
 
@@ -76,7 +80,8 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 		return Config{}, cli.ErrHelp
 	}
 	c := Config{JWKSURL: *fl.jwksURL, KeyFile: *fl.keyFile, Issuer: *fl.issuer, Audience: *fl.audience,
-		RolesClaims: cli.SplitList(*fl.rolesClaims), Skew: *fl.skew, Shadow: *fl.shadow, NodeKeys: *fl.nodeKeys}
+		RolesClaims: cli.SplitList(*fl.rolesClaims), Skew: *fl.skew, Shadow: *fl.shadow, NodeKeys: *fl.nodeKeys,
+		MetricsAuth: *fl.metrics}
 	if c.JWKSURL != "" && c.KeyFile != "" {
 		return Config{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
 	}
@@ -100,6 +105,9 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 		if _, err := readKeyFile(c.NodeKeys); err != nil {
 			return Config{}, cli.Usagef("-%s: %v", fl.f.Name("node-jwt-keys"), err)
 		}
+	}
+	if c.MetricsAuth && !c.On() {
+		return Config{}, cli.Usagef("-%s needs a key source (-%s or -%s)", fl.f.Name("metrics-auth"), fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
 	}
 	if c.Shadow && !c.On() {
 		return Config{}, cli.Usagef("-%s needs -%s or -%s", fl.f.Name("auth-shadow"), fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))

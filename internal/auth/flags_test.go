@@ -52,6 +52,7 @@ func TestFlags(t *testing.T) {
 		{"-token", "a", "-token-file", "/etc/hosts"},
 		{"-token-file", "/nonexistent"},
 		{"-node-jwt-keys", "/etc/hosts"},
+		{"-metrics-auth"},
 	} {
 		if _, _, err := parse(t, nil, args...); !errors.As(err, new(*cli.UsageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)

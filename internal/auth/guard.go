@@ -39,6 +39,16 @@ func newGuard(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Lo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	g := guardFor(v, shadow, t, next, log, reg)
+	mode := "enforce"
+	if shadow {
+		mode = "shadow"
+	}
+	log.Info("auth_on", "mode", mode, "routes", len(t.Routes))
+	return g
+}
+
+func guardFor(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Logger, reg prometheus.Registerer) *guard {
 	g := &guard{v: v, shadow: shadow, realm: t.Daemon, routes: http.NewServeMux(), next: next, log: log,
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hms_auth_decisions_total",
 			Help: "Requests checked by the auth guard, by decision and whether the request was refused (not in shadow mode)."},
@@ -51,12 +61,29 @@ func newGuard(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Lo
 	}
 	// A route the table lacks is admin-only: the guard fails closed.
 	g.routes.Handle("/", g.check(AdminOnly()))
-	mode := "enforce"
-	if shadow {
-		mode = "shadow"
-	}
-	log.Info("auth_on", "mode", mode, "routes", len(t.Routes))
 	return g
+}
+
+// MetricsGuard returns what a daemon's server wraps its /metrics handler in
+// (httpserver.Server.WrapMetrics): with -metrics-auth and a key source, a
+// check that the caller is a viewer, operator or admin; else nothing (the
+// default: Prometheus scrapers often carry no token).
+func (c Config) MetricsGuard(daemon string, log *slog.Logger) func(http.Handler) http.Handler {
+	if !c.MetricsAuth || !c.On() {
+		return func(h http.Handler) http.Handler { return h }
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	v, err := NewVerifier(c, nil, nil)
+	return func(h http.Handler) http.Handler {
+		if err != nil { // the flags and Wrap read the same key file first
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				problem.WriteStatus(w, r, http.StatusServiceUnavailable, "token keys unavailable")
+			})
+		}
+		return guardFor(v, c.Shadow, Table{Daemon: daemon, Routes: []Route{{Pattern: "/metrics", Access: Read()}}}, h, log, nil)
+	}
 }
 
 // ServeHTTP routes r through the table's mux, which sets r's path values

@@ -24,8 +24,8 @@ type Access struct {
 	// -help-auth).
 	optional     bool
 	optionalWhat string
-	roles []Role // besides admin, which may call every route
-	node  XnameFunc
+	roles        []Role // besides admin, which may call every route
+	node         XnameFunc
 	// nodeWhat says in -help-auth where the node's xname is read.
 	nodeWhat string
 }

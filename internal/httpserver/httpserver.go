@@ -45,7 +45,13 @@ type Server struct {
 	// MaxConns caps the connections open at once; beyond it a connection
 	// gets a bare 503 problem+json and is closed. Zero or less: no cap.
 	MaxConns int
+	// metrics answers GET /metrics (WrapMetrics guards it).
+	metrics http.Handler
 }
+
+// WrapMetrics puts wrap around the /metrics handler (a token check: auth's
+// Config.MetricsGuard). Call it before Run.
+func (s *Server) WrapMetrics(wrap func(http.Handler) http.Handler) { s.metrics = wrap(s.metrics) }
 
 // NewRegistry returns a Prometheus registry with the Go runtime and process
 // collectors registered, and hms_build_info (always 1, its version label the
@@ -75,7 +81,7 @@ func Listen(addr string, h http.Handler, log *slog.Logger, reg *prometheus.Regis
 func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Registry) *Server {
 	// /metrics is matched by hand rather than by a second ServeMux in front
 	// of the daemon's own: that lookup cost every request of every daemon.
-	prom := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	var s *Server
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/metrics" {
 			h.ServeHTTP(w, r)
@@ -87,10 +93,11 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Re
 			return
 		}
 		r.Pattern = "GET /metrics"
-		prom.ServeHTTP(w, r)
+		s.metrics.ServeHTTP(w, r)
 	})
 	m := newMetrics(reg)
-	s := &Server{
+	s = &Server{
+		metrics:         promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		ln:              ln,
 		log:             log,
 		ShutdownTimeout: DefaultShutdownTimeout,
