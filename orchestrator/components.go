@@ -134,6 +134,9 @@ func (s *Service) patch(ctx context.Context, ids []string, patch []byte, skipBad
 			return nil, err
 		}
 		next.ID = id
+		if _, ok := touched["actual_state"]; ok {
+			tokenArtifacts(&next)
+		}
 		s.autoFields(&next, touched)
 		out = append(out, next)
 	}
@@ -144,6 +147,17 @@ func (s *Service) patch(ctx context.Context, ids []string, patch []byte, skipBad
 		out = []Component{}
 	}
 	return out, nil
+}
+
+// tokenArtifacts completes a node's report of its actual state (package
+// report: kernel parameters and referral token, all /proc/cmdline holds):
+// a token that is the one BSS issued for the desired artifacts names them,
+// so they become the actual kernel and initrd.
+func tokenArtifacts(c *Component) {
+	a, d := &c.ActualState, c.DesiredState
+	if a.BSSToken != "" && a.BSSToken == d.BSSToken && a.BootArtifacts.Kernel == "" && a.BootArtifacts.Initrd == "" {
+		a.BootArtifacts.Kernel, a.BootArtifacts.Initrd = d.BootArtifacts.Kernel, d.BootArtifacts.Initrd
+	}
 }
 
 // componentsUpdate is the filtered form of PATCH /v2/components.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/orchestrator/report"
 )
 
 func main() { cli.Main("hbagent", run) }
@@ -30,6 +33,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	tf := token.Register(f) // a node token whose sub is this node's xname, when hbtd checks tokens
 	cmdline := f.String("token-cmdline", "/proc/cmdline", "`FILE` whose "+token.CmdlineParam+"= (put on the kernel command line by bss -node-token-key) is the token when neither -token, -token-file nor $"+token.Env+" gives one")
 	bssURL := f.URL("bss-url", "", "bss base `URL`: renew the node token there (GET /boot/v1/node-token) once it is past half its life; empty: never renew")
+	bosURL := f.URL("bos-url", "", "bos base `URL`: report the kernel command line in -token-cmdline's file as this node's booted state (PATCH /v2/components/XNAME) at start; empty: no report")
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
@@ -48,11 +52,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		tok.RenewURL = strings.TrimRight(*bssURL, "/") + "/boot/v1/node-token?name=" + xnames[0]
 	}
 	host, _ := os.Hostname()
+	log := cli.NewLogger(os.Stderr, *level)
+	if *bosURL != "" && len(xnames) == 1 {
+		go reportBoot(ctx, tok.Client(nil), *bosURL, xnames[0], *cmdline, log)
+	}
 	a := &agent.Agent{
 		Client: agent.NewClient(*url, tok.Client(nil)), XNames: xnames, Hostname: host,
-		Interval: *interval, Log: cli.NewLogger(os.Stderr, *level),
+		Interval: *interval, Log: log,
 	}
 	return a.Run(ctx)
+}
+
+// reportBoot tells bos what this node booted (package report), retrying
+// with backoff until bos takes it or ctx ends.
+func reportBoot(ctx context.Context, hc *http.Client, bosURL, xname, cmdlineFile string, log *slog.Logger) {
+	b, err := os.ReadFile(cmdlineFile)
+	if err != nil {
+		log.Warn("bos_report_skipped", "err", err)
+		return
+	}
+	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+		err := report.Send(ctx, hc, bosURL, xname, string(b))
+		if err == nil {
+			log.Info("bos_report_sent", "xname", xname)
+			return
+		}
+		log.Warn("bos_report_failed", "err", err, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // agentXnames reads and validates the xnames from the flag or the file.
