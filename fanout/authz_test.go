@@ -5,13 +5,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/authtest"
+	"github.com/hmsuite/hms/internal/auth/token"
 )
 
 // TestAuthTable: the table names every route hmnfd serves, and nothing else.
@@ -131,21 +134,29 @@ func TestSCNTokenDelivers(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		rc := newReceiver()
-		var got atomic.Value
+		var mu sync.Mutex
+		got := map[string]string{}
 		cfg := bubbleConfig(rc)
 		cfg.Client = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			got.Store(r.Header.Get("Authorization"))
+			mu.Lock()
+			got[r.URL.Host] = r.Header.Get("Authorization")
+			mu.Unlock()
 			return rc.RoundTrip(r)
 		})}
-		cfg.Auth = tok
+		cfg.Auth, cfg.AuthHosts = tok, token.Hosts{"bss.mgmt"}
 		svc, _ := openService(t, dbPath(t), cfg)
-		mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0", Agent: "a"}, Subscription{States: []string{"Off"}, Url: "https://a/scn"})
+		// bss.mgmt is listed; node.mgmt, a subscriber that chose its own
+		// URL, must not collect the token.
+		mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0", Agent: "a"}, Subscription{States: []string{"Off"}, Url: "https://bss.mgmt/scn"})
+		mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0", Agent: "b"}, Subscription{States: []string{"Off"}, Url: "https://node.mgmt/scn"})
 		stop := runService(t, svc)
 		defer stop()
 		enqueueStates(t, svc, 1, 1, "x1c0s0b0n0", "Off")
 		synctest.Wait()
-		if g, _ := got.Load().(string); g != "Bearer scn-token" {
-			t.Errorf("net/http delivery: Authorization %q", g)
+		mu.Lock()
+		defer mu.Unlock()
+		if diff := cmp.Diff(map[string]string{"bss.mgmt": "Bearer scn-token", "node.mgmt": ""}, got); diff != "" {
+			t.Errorf("net/http deliveries' Authorization by host (-want +got):\n%s", diff)
 		}
 	})
 }

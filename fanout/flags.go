@@ -18,6 +18,7 @@ type DaemonFlags struct {
 	delivery                                Config
 	maxConns                                *int
 	scnToken                                *token.Flags
+	scnHosts                                *string
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -33,7 +34,8 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		topic:    f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` HSM publishes SCNs on"),
 		group:    f.String("group", "hmnfd", "Kafka consumer `GROUP` shared by hmnfd replicas"),
 		maxConns: f.MaxConnections(httpserver.DefaultMaxConns),
-		scnToken: token.RegisterAs(f, "scn-token", "sent with every delivery to subscribers (a token with the scn role, which may only POST to SCN receivers); empty: deliveries carry no token"),
+		scnToken: token.RegisterAs(f, "scn-token", "sent with deliveries to subscribers on this host and on -scn-token-hosts (a token with the scn role, which may only POST to SCN receivers); empty: deliveries carry no token"),
+		scnHosts: f.String("scn-token-hosts", "", "`HOST,...` besides this one whose deliveries carry -scn-token; never list node addresses: a subscriber picks its URL, and the token lets its holder post SCNs"),
 	}
 	c := &fl.delivery
 	f.DurationVar(&c.RetentionAge, "retention-age", c.RetentionAge, "expire a failing subscriber whose oldest undelivered SCN is older than `DURATION`")
@@ -63,7 +65,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		return DaemonConfig{}, err
 	}
 	d := fl.delivery
-	d.Auth = scn.Source()
+	d.Auth, d.AuthHosts = scn.Source(), cli.SplitList(*fl.scnHosts)
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, Delivery: d, Topic: *fl.topic, Group: *fl.group,
 		Brokers: *fl.Brokers, HSMURL: *fl.hsmURL, ScnInURL: *fl.inURL, MaxConns: *fl.maxConns}, nil
 }

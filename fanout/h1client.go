@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/httpclient"
 )
 
@@ -35,6 +36,8 @@ type h1Client struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	// auth, when set, gives the Bearer token each request carries.
 	auth func(ctx context.Context) (string, error)
+	// authHosts are the hosts besides loopback the token goes to.
+	authHosts token.Hosts
 
 	mu     sync.Mutex
 	idle   map[string][]*h1Conn // by host:port, most recently used last
@@ -104,7 +107,7 @@ var errClientClosed = errors.New("delivery client closed")
 // connection, and deliveries are at least once anyway.
 func (c *h1Client) post(ctx context.Context, t *h1Target, body []byte) error {
 	var bearer string
-	if c.auth != nil {
+	if c.auth != nil && c.authHosts.AllowsAddr(t.addr) {
 		tok, err := c.auth(ctx)
 		if err != nil {
 			return fmt.Errorf("post to %s: %w", t.addr, err)

@@ -382,7 +382,7 @@ func (sd *sender) post(ctx context.Context, b []byte) error {
 		return fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if sd.svc.cfg.Auth != nil {
+	if sd.svc.cfg.Auth != nil && sd.svc.cfg.AuthHosts.Allows(req.URL.Hostname()) {
 		tok, err := sd.svc.cfg.Auth(ctx)
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 	// SCN token: a subscriber chooses its URL, so it gets a token worth
 	// nothing but posting SCNs).
 	Auth func(ctx context.Context) (string, error)
+	// AuthHosts are the hosts besides loopback whose deliveries carry
+	// Auth's token: a node subscribing with its own URL must not collect a
+	// token that posts SCNs to bss or hmnfd.
+	AuthHosts token.Hosts
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -157,7 +162,7 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	}
 	if ownClient {
 		s.h1 = newH1Client(cfg.Timeout, cfg.MaxInFlight)
-		s.h1.auth = cfg.Auth
+		s.h1.auth, s.h1.authHosts = cfg.Auth, cfg.AuthHosts
 	}
 	s.batchMax.Store(int64(cfg.BatchMax))
 	s.retryMin.Store(int64(cfg.RetryMin))

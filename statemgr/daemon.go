@@ -50,10 +50,13 @@ type DaemonConfig struct {
 	// Auth says how callers' tokens are checked, and the token sent to SLS
 	// and to SCN subscribers on this host (zero: neither).
 	Auth auth.Config
-	// SCNToken, when set, goes with the SCN callbacks to every subscriber
-	// instead (a token with the scn role only).
+	// SCNToken, when set, goes with the SCN callbacks to subscribers on
+	// this host and on SCNTokenHosts instead (a token with the scn role
+	// only).
 	SCNToken token.Config
-	Log      *slog.Logger
+	// SCNTokenHosts are the hosts besides this one SCNToken goes to.
+	SCNTokenHosts []string
+	Log           *slog.Logger
 }
 
 // Daemon is an hsm with its database open and its port bound. Run it, or
@@ -105,10 +108,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	// A subscriber chooses its callback URL, and a token sent there is the
-	// subscriber's to use: SCN callbacks carry the scn-role token to every
-	// subscriber, or else hsm's own token only to subscribers on this host
+	// subscriber's to use: SCN callbacks carry the scn-role token only to
+	// subscribers on this host and on SCNTokenHosts (a node subscribing
+	// with its own URL must not collect a token that posts SCNs to bss or
+	// hmnfd), or else hsm's own token only to subscribers on this host
 	// (hms up's hmnfd and bss).
-	callbacks := cfg.SCNToken.Client(&http.Client{Timeout: 10 * time.Second})
+	hosts := token.Hosts(cfg.SCNTokenHosts)
+	callbacks := cfg.SCNToken.ClientIf(&http.Client{Timeout: 10 * time.Second},
+		func(r *http.Request) bool { return hosts.Allows(r.URL.Hostname()) })
 	if !cfg.SCNToken.Set() {
 		callbacks = cfg.Auth.Token.ClientIf(callbacks,
 			func(r *http.Request) bool { return httpserver.IsLoopbackURL(r.URL.String()) })

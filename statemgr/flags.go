@@ -25,6 +25,7 @@ type DaemonFlags struct {
 	workers, maxConns            *int
 	plainHTTP                    *bool
 	scnToken                     *token.Flags
+	scnHosts                     *string
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -46,7 +47,8 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 		caBundle:    f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)"),
 		plainHTTP:   f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS"),
 		maxConns:    f.MaxConnections(httpserver.DefaultMaxConns),
-		scnToken:    token.RegisterAs(f, "scn-token", "sent with the SCN callbacks to every subscriber, whatever its host (a token with the scn role, which may only POST to SCN receivers); without it the -token goes to subscribers on this host only"),
+		scnToken:    token.RegisterAs(f, "scn-token", "sent with the SCN callbacks to subscribers on this host and on -scn-token-hosts (a token with the scn role, which may only POST to SCN receivers); without it the -token goes to subscribers on this host only"),
+		scnHosts:    f.String("scn-token-hosts", "", "`HOST,...` besides this one whose SCN callbacks carry -scn-token (bss, hmnfd, bos on other hosts); never list node addresses: a subscriber picks its URL, and the token lets its holder post SCNs"),
 		hmsConfig: f.String("hms-config", getenv("HMS_CONFIG_PATH"),
 			"hms_config.json `FILE` with site Roles and SubRoles (HMSExtendedDefinitions), re-read when it changes (default $HMS_CONFIG_PATH)"),
 	}
@@ -73,7 +75,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if err != nil {
 		return DaemonConfig{}, err
 	}
-	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic, SCNToken: scn,
+	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic, SCNToken: scn, SCNTokenHosts: cli.SplitList(*fl.scnHosts),
 		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
 		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP},
 		CABundle:  *fl.caBundle, HMSConfig: *fl.hmsConfig, MaxConns: *fl.maxConns}, nil

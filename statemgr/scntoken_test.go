@@ -16,7 +16,7 @@ import (
 )
 
 // TestSCNCallbacksCarrySCNToken: with -scn-token hsm's SCN callbacks carry
-// that token (to every subscriber); without it, hsm's own token, to
+// that token (to loopback and -scn-token-hosts subscribers); without it, hsm's own token, to
 // subscribers on this host only.
 func TestSCNCallbacksCarrySCNToken(t *testing.T) {
 	is := authtest.New(t)
