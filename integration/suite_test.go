@@ -25,6 +25,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/nodes"
 	"github.com/hmsuite/hms/statemgr"
 )
 
@@ -42,6 +43,9 @@ type suite struct {
 	t     *testing.T
 	dir   string
 	bin   string // directory of the built binaries; "" runs in-process
+	// daemons are those this suite runs, in start order (suiteDaemons
+	// unless newSuiteOf chose others).
+	daemons []string
 	ports map[string]int
 	kafka []string
 	dhcp  int // bss's DHCP port on 127.0.0.1
@@ -75,12 +79,24 @@ func newSuite(t *testing.T, bin string) *suite { t.Helper(); return newSuiteWith
 // one), node tokens minted by bss with a key of the test's.
 func newSuiteWith(t *testing.T, bin string, enforce bool) *suite {
 	t.Helper()
-	s := &suite{t: t, dir: t.TempDir(), bin: bin, ports: map[string]int{}, procs: map[string]*proc{},
+	return startSuite(t, bin, enforce, suiteDaemons)
+}
+
+// newSuiteOf runs only the daemons named (in start order), in-process, tokens
+// unchecked: e.g. sls, hsm, bss and nodes for `hms apply`.
+func newSuiteOf(t *testing.T, daemons ...string) *suite {
+	t.Helper()
+	return startSuite(t, "", false, daemons)
+}
+
+func startSuite(t *testing.T, bin string, enforce bool, daemons []string) *suite {
+	t.Helper()
+	s := &suite{t: t, dir: t.TempDir(), bin: bin, daemons: daemons, ports: map[string]int{}, procs: map[string]*proc{},
 		logs: map[string]*os.File{}, kafka: bustest.Kafka(t)}
 	if enforce {
 		s.enforce()
 	}
-	for _, n := range suiteDaemons {
+	for _, n := range daemons {
 		s.ports[n] = freePort(t, "tcp4")
 	}
 	s.dhcp, s.relay, s.snmp, s.bmc = freePort(t, "udp4"), freePort(t, "udp4"), freePort(t, "udp4"), freePort(t, "tcp4")
@@ -89,7 +105,7 @@ func newSuiteWith(t *testing.T, bin string, enforce bool) *suite {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.stopAll)
-	for _, n := range suiteDaemons {
+	for _, n := range daemons {
 		s.start(n)
 	}
 	return s
@@ -124,6 +140,9 @@ func (s *suite) args(name string) []string {
 		a = append(a, "-sls-url", s.url("sls"), "-hsm-url", s.url("hsm"), "-cred-key-file", filepath.Join(s.dir, "reds-cred.key"),
 			"-bmc-port", strconv.Itoa(s.bmc), "-bmc-insecure", "-snmp-port", strconv.Itoa(s.snmp),
 			"-sls-refresh", "1s", "-presence-interval", "1s", "-kafka-brokers", strings.Join(s.kafka, ","))
+	case "nodes":
+		a = append(a, "-sls-url", s.url("sls"), "-hsm-url", s.url("hsm"), "-bss-url", s.url("bss"),
+			"-cred-key-file", filepath.Join(s.dir, "nodes-cred.key"))
 	}
 	return a
 }
@@ -169,9 +188,9 @@ func (s *suite) restart(name string) {
 }
 
 func (s *suite) stopAll() {
-	for i := len(suiteDaemons) - 1; i >= 0; i-- {
+	for i := len(s.daemons) - 1; i >= 0; i-- {
 		s.mu.Lock()
-		p := s.procs[suiteDaemons[i]]
+		p := s.procs[s.daemons[i]]
 		s.mu.Unlock()
 		if p != nil {
 			p.stop()
@@ -379,6 +398,19 @@ func inProcess(ctx context.Context, name string, args []string) (daemon, []io.Cl
 			cfg.Bus = k
 			d, err := discovery.StartDaemon(ctx, cfg)
 			return d, []io.Closer{k}, err
+		})
+	case "nodes":
+		fl := nodes.RegisterFlags(f)
+		return startWith(f, args, func() (daemon, []io.Closer, error) {
+			cfg, err := fl.Config()
+			if err != nil {
+				return nil, nil, err
+			}
+			if cfg.Auth, err = af.Config(); err != nil {
+				return nil, nil, err
+			}
+			d, err := nodes.StartDaemon(ctx, cfg)
+			return d, nil, err
 		})
 	}
 	return nil, nil, fmt.Errorf("no daemon %q", name)

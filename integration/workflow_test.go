@@ -221,7 +221,7 @@ func bmcs(nodes []string) []string {
 func admin(t *testing.T, s *suite, args ...string) string {
 	t.Helper()
 	env := map[string]string{"HMS_TOKEN": s.admin}
-	for _, n := range suiteDaemons {
+	for _, n := range s.daemons {
 		env["HMS_"+strings.ToUpper(n)+"_URL"] = s.url(n)
 	}
 	var out strings.Builder
