@@ -39,8 +39,7 @@ func services() []service {
 		{name: "pcs", port: 28007, path: "/readiness"},
 		{name: "bos", port: 9000, path: "/v2/healthz"},
 		{name: "reds", port: 8269, path: "/v1/readiness"},
-		// The nodes daemon (hms apply) is not probed by status yet.
-		{name: "nodes", port: 27780},
+		{name: "nodes", port: 27780, path: "/nodes/v1/readiness"},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/nodes"
 	"github.com/hmsuite/hms/orchestrator"
 	"github.com/hmsuite/hms/power"
 	"github.com/hmsuite/hms/statemgr"
@@ -39,7 +40,7 @@ type harness struct {
 	log  *slog.Logger
 }
 
-// startSuite runs sls, hsm, hbtd, hmnfd, bss, pcs and reds on loopback
+// startSuite runs sls, hsm, hbtd, hmnfd, bss, pcs, bos, reds and nodes on loopback
 // ports the kernel picks, each daemon's peers set as `hms up` sets them, and
 // returns each one's URL. Everything stops at the end of the test.
 func startSuite(t *testing.T) map[string]string {
@@ -47,7 +48,7 @@ func startSuite(t *testing.T) map[string]string {
 	h := &harness{t: t, dir: t.TempDir(), pub: bus.NewUnread(), urls: map[string]string{}, log: slog.New(slog.DiscardHandler)}
 	t.Cleanup(func() { h.pub.Close() }) // after the daemons stopped
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 8)
+	errc := make(chan error, 9)
 	n := 0
 	t.Cleanup(func() {
 		cancel()
@@ -60,7 +61,7 @@ func startSuite(t *testing.T) map[string]string {
 	for _, d := range []struct {
 		name  string
 		start func(context.Context, *harness) (daemon, error)
-	}{{"sls", startSLS}, {"hsm", startHSM}, {"hbtd", startHBTD}, {"hmnfd", startHMNFD}, {"bss", startBSS}, {"pcs", startPCS}, {"bos", startBOS}, {"reds", startREDS}} {
+	}{{"sls", startSLS}, {"hsm", startHSM}, {"hbtd", startHBTD}, {"hmnfd", startHMNFD}, {"bss", startBSS}, {"pcs", startPCS}, {"bos", startBOS}, {"reds", startREDS}, {"nodes", startNodes}} {
 		dm, err := d.start(ctx, h)
 		if err != nil {
 			t.Fatalf("start %s: %v", d.name, err)
@@ -155,6 +156,16 @@ func startREDS(ctx context.Context, h *harness) (daemon, error) {
 	mustOK(h.t, err)
 	cfg.Log, cfg.Bus = h.log, h.pub
 	return discovery.StartDaemon(ctx, cfg)
+}
+
+func startNodes(ctx context.Context, h *harness) (daemon, error) {
+	var fl *nodes.DaemonFlags
+	h.flags("nodes", func(f *cli.FlagSet) { fl = nodes.RegisterFlags(f) }, "-sls-url", h.urls["sls"], "-hsm-url", h.urls["hsm"],
+		"-bss-url", h.urls["bss"], "-hbtd-url", h.urls["hbtd"], "-cred-key-file", filepath.Join(h.dir, "nodes-cred.key"))
+	cfg, err := fl.Config()
+	mustOK(h.t, err)
+	cfg.Log = h.log
+	return nodes.StartDaemon(ctx, cfg)
 }
 
 func mustOK(t *testing.T, err error) {

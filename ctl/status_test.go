@@ -21,8 +21,8 @@ func TestStatus(t *testing.T) {
 			t.Errorf("daemon %+v, want ready with a version at %s", d, urls[d.Name])
 		}
 	}
-	if len(st.Daemons) != 8 {
-		t.Errorf("%d daemons, want 8", len(st.Daemons))
+	if len(st.Daemons) != 9 {
+		t.Errorf("%d daemons, want 9", len(st.Daemons))
 	}
 	want := &ctl.NodeCounts{Total: 3, ByState: map[string]int{"Ready": 2, "Standby": 1}, ByRole: map[string]int{"Compute": 2, "Application": 1}}
 	if diff := cmp.Diff(want, st.Nodes); diff != "" {
