@@ -105,23 +105,24 @@ func (p *parser) ochamiInterfaces(ifs *yaml.Node, c *wire.ComputeNode, d decl) b
 		p.fields(item, "ochami interface", reflect.ValueOf(&in).Elem(), fld, "ip_addrs")
 		addrs := lookup(item, "ip_addrs")
 		var first string
+		firstAt := fld["mac_addr"]
 		if addrs != nil {
-			first, dropped = p.ochamiAddrs(addrs, dropped)
+			first, firstAt, dropped = p.ochamiAddrs(addrs, firstAt, dropped)
 		}
 		if i == 0 {
 			c.BootMAC, c.ManagementIP = in.MACAddr, first
-			d.fld["boot_mac"], d.fld["management_ip"] = fld["mac_addr"], fld["mac_addr"]
+			d.fld["boot_mac"], d.fld["management_ip"] = fld["mac_addr"], firstAt
 		}
 	}
 	return dropped
 }
 
-// ochamiAddrs returns the first address of an ip_addrs list, and whether
-// some were dropped.
-func (p *parser) ochamiAddrs(addrs *yaml.Node, dropped bool) (string, bool) {
+// ochamiAddrs returns the first address of an ip_addrs list and where it
+// is (else at), and whether some were dropped.
+func (p *parser) ochamiAddrs(addrs *yaml.Node, at pos, dropped bool) (string, pos, bool) {
 	if addrs.Kind != yaml.SequenceNode {
 		p.errorf(addrs, "ochami node: ip_addrs: want a list, got %s", describe(addrs))
-		return "", dropped
+		return "", at, dropped
 	}
 	var first string
 	for j, a := range addrs.Content {
@@ -131,10 +132,14 @@ func (p *parser) ochamiAddrs(addrs *yaml.Node, dropped bool) (string, bool) {
 			continue
 		}
 		var ad ochamiAddr
-		p.fields(a, "ochami address", reflect.ValueOf(&ad).Elem(), map[string]pos{})
+		fld := map[string]pos{}
+		p.fields(a, "ochami address", reflect.ValueOf(&ad).Elem(), fld)
 		if j == 0 {
 			first = ad.IPAddr
+			if f, ok := fld["ip_addr"]; ok {
+				at = f
+			}
 		}
 	}
-	return first, dropped || len(addrs.Content) > 1
+	return first, at, dropped || len(addrs.Content) > 1
 }
