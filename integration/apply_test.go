@@ -146,6 +146,15 @@ func TestApplyNodes(t *testing.T) {
 	if after := writes(t, s); !cmp.Equal(before, after) {
 		t.Errorf("bad files wrote (-before +after):\n%s", cmp.Diff(before, after))
 	}
+
+	// hms delete -f removes what the file declares, and only that.
+	plan = applyPlan(t, s, "delete", "-f", file)
+	if n := plan.Counts(); n[wire.ActionDelete] != 4 || len(n) != 1 {
+		t.Errorf("delete: %v, want 4 deletes (2 nodes, 2 profiles)", n)
+	}
+	checkGone(t, s, applyNodes[0].xname)
+	checkGone(t, s, applyNodes[2].xname)
+	checkHandNode(t, s)
 }
 
 func writeFile(t *testing.T, path, text string) {
