@@ -40,18 +40,18 @@ var suiteDaemons = []string{"sls", "hsm", "hbtd", "hmnfd", "bss", "reds"}
 // through a Kafka broker (kfake) in the test process in both modes, so a
 // reds killed mid-stream resumes at its consumer group's offset.
 type suite struct {
-	t     *testing.T
-	dir   string
-	bin   string // directory of the built binaries; "" runs in-process
+	t   *testing.T
+	dir string
+	bin string // directory of the built binaries; "" runs in-process
 	// daemons are those this suite runs, in start order (suiteDaemons
 	// unless newSuiteOf chose others).
 	daemons []string
-	ports map[string]int
-	kafka []string
-	dhcp  int // bss's DHCP port on 127.0.0.1
-	relay int // the sim relay's port (bss -dhcp-relay-port)
-	bmc   int // BMC HTTPS port
-	snmp  int // the simulated switches' port
+	ports   map[string]int
+	kafka   []string
+	dhcp    int // bss's DHCP port on 127.0.0.1
+	relay   int // the sim relay's port (bss -dhcp-relay-port)
+	bmc     int // BMC HTTPS port
+	snmp    int // the simulated switches' port
 	// authArgs are the auth flags of every daemon (nil: auth off); admin
 	// is the token the test's own calls send ("" when off).
 	authArgs []string
