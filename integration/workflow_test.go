@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hmsuite/hms/ctl"
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/sim"
@@ -220,15 +219,11 @@ func bmcs(nodes []string) []string {
 // admin runs an hms CLI command against the suite and returns its output.
 func admin(t *testing.T, s *suite, args ...string) string {
 	t.Helper()
-	env := map[string]string{"HMS_TOKEN": s.admin}
-	for _, n := range s.daemons {
-		env["HMS_"+strings.ToUpper(n)+"_URL"] = s.url(n)
+	out, stderr, err := hmsRun(t, s, args...)
+	if err != nil {
+		t.Fatalf("hms %v: %v\n%s%s", args, err, out, stderr)
 	}
-	var out strings.Builder
-	if err := ctl.Run(t.Context(), args, ctl.Options{Getenv: func(k string) string { return env[k] }, Stdout: &out}); err != nil {
-		t.Fatalf("hms %v: %v\n%s", args, err, out.String())
-	}
-	return out.String()
+	return out
 }
 
 // startSim runs the simulated machine against s with startNodes.
