@@ -42,6 +42,7 @@ func bosCommands() []command {
 			maxArgs: -1, output: true, define: defineComponentsList},
 		{name: "bos components describe", args: "ID", summary: "one component: actual, desired and staged state, last action, event counts",
 			minArgs: 1, maxArgs: 1, output: true, define: defineComponentDescribe},
+		bosApplyStaged(),
 	}
 }
 

@@ -95,6 +95,25 @@ func TestBos(t *testing.T) {
 		}
 	}
 
+	// Slurm's RebootProgram: a staged node is handed to its session, a node
+	// with nothing staged runs -otherwise, an unknown one fails.
+	ok("bos", "sessions", "create", "-template", "compute", "-operation", "reboot", "-stage", "-name", "st")
+	req, err = http.NewRequestWithContext(t.Context(), "PUT", urls["bos"]+"/v2/components/x3000c0s2b0n0",
+		strings.NewReader(`{"staged_state":{"session":"st"}}`))
+	mustOK(t, err)
+	resp, err = http.DefaultClient.Do(req)
+	mustOK(t, err)
+	resp.Body.Close()
+	xfile := filepath.Join(t.TempDir(), "xname")
+	mustOK(t, os.WriteFile(xfile, []byte("x3000c0s2b0n0\n"), 0o600))
+	contains(ok("bos", "applystaged", "-xname-file", xfile, "-otherwise", "echo plain reboot"), "x3000c0s2b0n0 succeeded")
+	if out := ok("bos", "applystaged", "x3000c0s3b0n0", "-otherwise", "echo plain reboot"); out != "x3000c0s3b0n0 ignored\nplain reboot\n" {
+		t.Errorf("applystaged with nothing staged: %q", out)
+	}
+	if r := hms(t, e, "bos", "applystaged", "x9000c0s0b0n0"); r.code() != 1 || !strings.Contains(r.stdout, "x9000c0s0b0n0 failed") {
+		t.Errorf("applystaged of an unknown node: code %d, %q", r.code(), r.stdout)
+	}
+
 	contains(ok("bos", "sessions", "delete", "s1"), "session s1 deleted")
 	contains(ok("bos", "sessiontemplates", "delete", "compute"), "sessiontemplate compute deleted")
 	if r := hms(t, e, "bos", "sessiontemplates", "list"); r.err != nil || !strings.Contains(r.stderr, "no session templates") {

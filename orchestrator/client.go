@@ -95,3 +95,9 @@ func (c *Client) Component(ctx context.Context, id string) (Component, error) {
 	var out Component
 	return out, c.hc.Do(ctx, http.MethodGet, "/components/"+url.PathEscape(id), nil, &out)
 }
+
+// ApplyStaged starts the staged sessions of the named nodes.
+func (c *Client) ApplyStaged(ctx context.Context, xnames []string) (ApplyStagedResult, error) {
+	var out ApplyStagedResult
+	return out, c.hc.Do(ctx, http.MethodPost, "/applystaged", map[string][]string{"xnames": xnames}, &out)
+}
