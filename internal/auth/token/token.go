@@ -27,10 +27,13 @@ type Config struct {
 	// node token. A failed renewal keeps the token and is tried again a
 	// minute later.
 	RenewURL string
+	// OAuth, when its TokenURL is set, fetches the token instead with the
+	// OAuth 2.0 client credentials grant.
+	OAuth ClientCredentials
 }
 
 // Set reports whether a token is configured.
-func (c Config) Set() bool { return c.Token != "" || c.File != "" }
+func (c Config) Set() bool { return c.Token != "" || c.File != "" || c.OAuth.TokenURL != "" }
 
 // Client returns a copy of hc (nil: a new client) whose requests carry the
 // token, or hc itself when none is configured. A request that already has
@@ -104,6 +107,8 @@ type tokenSource struct {
 	// tried.
 	renewed string
 	tried   time.Time
+	// expires is when a client credentials token is fetched again.
+	expires time.Time
 }
 
 func (s *tokenSource) token(ctx context.Context) (string, error) {
@@ -115,6 +120,9 @@ func (s *tokenSource) token(ctx context.Context) (string, error) {
 }
 
 func (s *tokenSource) current() (string, error) {
+	if s.cfg.OAuth.TokenURL != "" {
+		return s.clientCredentials()
+	}
 	if s.cfg.File == "" {
 		return s.cfg.Token, nil
 	}
@@ -145,11 +153,18 @@ type Flags struct {
 	f           *cli.FlagSet
 	name        string // "token": -token and -token-file
 	token, file *string
+	oauth       struct{ url, id, secret, scope *string } // Register's only
 }
 
-// Register declares -token and -token-file on f.
+// Register declares -token and -token-file on f, and the OAuth 2.0 client
+// credentials flags that fetch the token instead.
 func Register(f *cli.FlagSet) *Flags {
-	return RegisterAs(f, "token", "sent to the suite's daemons")
+	fl := RegisterAs(f, "token", "sent to the suite's daemons")
+	fl.oauth.url = f.String("oauth-token-url", "", "OAuth 2.0 token endpoint `URL` (Keycloak: .../realms/R/protocol/openid-connect/token): fetch the token sent to the suite's daemons with the client credentials grant, again before it expires, instead of -token/-token-file")
+	fl.oauth.id = f.String("oauth-client-id", "", "client ID for -oauth-token-url")
+	fl.oauth.secret = f.String("oauth-client-secret-file", "", "`FILE` holding the client secret for -oauth-token-url; re-read at each fetch")
+	fl.oauth.scope = f.String("oauth-scope", "", "space-separated scopes asked of -oauth-token-url (empty: none)")
+	return fl
 }
 
 // RegisterAs declares -<name> and -<name>-file on f, for a token what says
@@ -171,7 +186,19 @@ func (fl *Flags) Config() (Config, error) {
 			return Config{}, err
 		}
 	}
-	return Config{Token: *fl.token, File: *fl.file}, nil
+	c := Config{Token: *fl.token, File: *fl.file}
+	if fl.oauth.url == nil || *fl.oauth.url == "" {
+		return c, nil
+	}
+	if c.Token != "" || c.File != "" || *fl.oauth.id == "" || *fl.oauth.secret == "" {
+		return Config{}, cli.Usagef("-%s needs -%s and -%s, and excludes -%s and -%s", fl.f.Name("oauth-token-url"),
+			fl.f.Name("oauth-client-id"), fl.f.Name("oauth-client-secret-file"), fl.f.Name(fl.name), fl.f.Name(fl.name+"-file"))
+	}
+	if err := cli.CheckFile(fl.f.Name("oauth-client-secret-file"), *fl.oauth.secret); err != nil {
+		return Config{}, err
+	}
+	c.OAuth = ClientCredentials{TokenURL: *fl.oauth.url, ClientID: *fl.oauth.id, SecretFile: *fl.oauth.secret, Scope: *fl.oauth.scope}
+	return c, nil
 }
 
 // Env is the variable the suite's tools (hms, hbagent) read a token from
