@@ -127,11 +127,14 @@ func TestNodeTokens(t *testing.T) {
 	t.Cleanup(srv2.Close)
 	for _, c := range []struct {
 		path, token string
+		from        *http.Client // nil: node B's address
 		want        int
 	}{
 		{path: "/boot/v1/node-token?name=x3000c0s1b0n0", want: 401},
 		{path: "/boot/v1/node-token?name=x3000c0s2b0n0", token: tokA, want: 403},
-		{path: "/boot/v1/node-token?name=x3000c0s1b0n0", token: tokA, want: 200},
+		{path: "/boot/v1/node-token?name=x3000c0s1b0n0", token: tokA, from: a, want: 200},
+		// A's token used from another address (leaked) is not renewed.
+		{path: "/boot/v1/node-token?name=x3000c0s1b0n0", token: tokA, want: 403},
 		{path: "/boot/v1/node-token?name=x3000c0s2b0n0", token: is.Token("ada", auth.Admin), want: 200},
 		{path: "/boot/v1/node-token?name=x3000c0s2b0n0", token: is.Token("olaf", auth.Operator), want: 403},
 		{path: "/boot/v1/bootparameters", token: tokA, want: 403},
@@ -139,7 +142,11 @@ func TestNodeTokens(t *testing.T) {
 		{path: "/boot/v1/dumpstate", token: is.Token("vera", auth.Viewer), want: 403},
 		{path: "/boot/v1/service/status", want: 200},
 	} {
-		st, body := getAs(t, b, srv2.URL+c.path, c.token)
+		from := b
+		if c.from != nil {
+			from = c.from
+		}
+		st, body := getAs(t, from, srv2.URL+c.path, c.token)
 		if st != c.want {
 			t.Errorf("GET %s: %d, want %d: %s", c.path, st, c.want, body)
 			continue

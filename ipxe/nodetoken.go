@@ -85,7 +85,17 @@ func (a *API) nodeTokenRoute(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, problem.Invalidf("name=%q: want a node xname", x))
 		return
 	}
-	tok, ttl, err := a.svc.mintNodeToken(xname.Normalize(x))
+	x = xname.Normalize(x)
+	// Anyone but an admin renews only from the node's own address, as at
+	// boot: a leaked token used elsewhere, or the token of a node HSM no
+	// longer has, is not renewed and stops working at its expiry.
+	if p, ok := auth.FromContext(r.Context()); !ok || !p.Has(auth.Admin) {
+		if n, _ := a.svc.callerNode(r.Context(), r); n == nil || n.ID != x {
+			problem.WriteStatus(w, r, http.StatusForbidden, "a node token is renewed only from an address HSM gives node "+x)
+			return
+		}
+	}
+	tok, ttl, err := a.svc.mintNodeToken(x)
 	if err != nil {
 		a.fail(w, r, err)
 		return
