@@ -100,5 +100,20 @@ func (h *HSMCredentials) refresh(ctx context.Context) {
 	h.by = by
 }
 
-// credsRefresher is a Credentials that re-reads its source.
-type credsRefresher interface{ refresh(ctx context.Context) }
+// forget drops the logins of bmcs (their address changed) and makes the
+// next refresh read HSM at once.
+func (h *HSMCredentials) forget(bmcs []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, b := range bmcs {
+		delete(h.by, b)
+	}
+	h.next = h.now()
+}
+
+// credsRefresher is a Credentials that re-reads its source, and forgets
+// the logins of BMCs that moved.
+type credsRefresher interface {
+	refresh(ctx context.Context)
+	forget(bmcs []string)
+}

@@ -77,5 +77,29 @@ func TestHSMCredentialsLayers(t *testing.T) {
 	}
 }
 
+// TestHSMCredentialsForgetMovedBMC: a BMC whose address changed loses its
+// cached login at once (HSM drops it too), and HSM is read again without
+// waiting for the TTL, so pcs never presents the old login at the new
+// address.
+func TestHSMCredentialsForgetMovedBMC(t *testing.T) {
+	now := time.Unix(0, 0)
+	reads := 0
+	list := []hsm.BMCCredential{{ID: "x1c0s0b0", User: "hsm", Password: "h"}}
+	h := NewHSMCredentials(func(context.Context) ([]hsm.BMCCredential, error) {
+		reads++
+		return list, nil
+	}, nil, func() time.Time { return now }, nil)
+	h.refresh(t.Context())
+	list = nil // HSM dropped the login with the address change
+	h.forget([]string{"x1c0s0b0"})
+	if c, ok := h.For("x1c0s0b0"); ok {
+		t.Errorf("moved BMC still has login %+v", c)
+	}
+	h.refresh(t.Context())
+	if _, ok := h.For("x1c0s0b0"); reads != 2 || ok {
+		t.Errorf("after forget: %d reads (want 2, no wait for the TTL), login held %v", reads, ok)
+	}
+}
+
 // refused reports whether err is HSM's 403.
 func refused(err error) bool { return err != nil && strings.Contains(err.Error(), "403") }

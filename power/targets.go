@@ -80,9 +80,20 @@ func (ts *targets) refresh(ctx context.Context) error {
 		}
 	}
 	ts.mu.Lock()
+	var moved []string // BMCs whose address changed since the last read
+	for id, old := range ts.bmcBase {
+		if nb, ok := bases[id]; ok && nb != old {
+			moved = append(moved, id)
+		}
+	}
 	ts.byXname, ts.bmcBase = by, bases
 	ts.mu.Unlock()
 	if r, ok := ts.bmc.creds.(credsRefresher); ok {
+		if len(moved) > 0 {
+			// HSM drops a BMC's stored login when its address changes; a
+			// cached one must not be presented at the new address.
+			r.forget(moved)
+		}
 		r.refresh(ctx)
 	}
 	return nil
