@@ -41,7 +41,7 @@ func (s *Service) applyLocked(ctx context.Context, in *set, req wire.ApplyReques
 		return wire.Plan{}, err
 	}
 	if !req.Delete {
-		if err := s.checkSecrets(ctx, in, req.Secrets); err != nil {
+		if err := s.checkSecrets(ctx, in, desired, req.Secrets); err != nil {
 			return wire.Plan{}, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -210,9 +211,12 @@ func (st *State) has(k Key) bool {
 
 // checkSecrets refuses a node whose bmc_credentials_file is neither in
 // the request nor stored from an earlier apply.
-func (s *Service) checkSecrets(ctx context.Context, st *set, secrets map[string]wire.Credentials) error {
+func (s *Service) checkSecrets(ctx context.Context, st *set, desired *State, secrets map[string]wire.Credentials) error {
 	if len(secrets) > 0 && s.box == nil {
 		return problem.Invalidf("this nodes daemon has no key to seal BMC credentials with (-cred-key-file)")
+	}
+	if err := s.checkSharedSecrets(ctx, st, desired, secrets); err != nil {
+		return err
 	}
 	var errs []error
 	for _, x := range sortedKeys(st.nodes) {
@@ -231,6 +235,33 @@ func (s *Service) checkSecrets(ctx context.Context, st *set, secrets map[string]
 	}
 	if len(errs) > 0 {
 		return problem.Invalidf("invalid set: %v", errors.Join(errs...))
+	}
+	return nil
+}
+
+// checkSharedSecrets refuses new content for a reference that nodes
+// outside this apply still use: two files of one name in two directories
+// (rack1/bmc.yaml, rack2/bmc.yaml) would otherwise replace the other
+// rack's BMC logins with this one's.
+func (s *Service) checkSharedSecrets(ctx context.Context, st *set, desired *State, secrets map[string]wire.Credentials) error {
+	for _, ref := range sortedKeys(secrets) {
+		var others []string
+		for _, x := range sortedKeys(desired.Nodes) {
+			if _, mine := st.nodes[x]; !mine && desired.Nodes[x].BMCCredentialsFile == ref {
+				others = append(others, x)
+			}
+		}
+		if len(others) == 0 {
+			continue
+		}
+		stored, ok, err := s.storedSecret(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if ok && stored != secrets[ref] {
+			return problem.Conflictf("bmc_credentials_file %q: its content differs from the one nodes %s (not in this set) were applied with; give the file another name, or apply those nodes with it too",
+				ref, strings.Join(others, ","))
+		}
 	}
 	return nil
 }

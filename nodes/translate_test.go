@@ -2,6 +2,7 @@ package nodes_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
 	"github.com/hmsuite/hms/nodes"
@@ -204,5 +206,17 @@ func TestApplyEndpointSecret(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, s.counts()); diff != "" {
 		t.Errorf("re-apply without secrets wrote (-before +after):\n%s", diff)
+	}
+	// Another set (another rack) whose credentials file has the same name
+	// but other content must not replace this node's login.
+	other := threeNodes("http://img/vmlinuz")
+	rack2 := []wire.Resource{other[0], other[3]}
+	rack2[1].ComputeNode.BMCIP, rack2[1].ComputeNode.BMCCredentialsFile = "127.0.0.2", "bmc.json"
+	_, err = s.nodes.Apply(ctx, wire.ApplyRequest{Resources: rack2, Secrets: map[string]wire.Credentials{"bmc.json": {Username: "rack2", Password: "other-pw"}}})
+	if !errors.Is(err, problem.ErrConflict) || !strings.Contains(err.Error(), n.Xname) {
+		t.Errorf("same-named credentials of another set: %v, want a conflict naming %s", err, n.Xname)
+	}
+	if ep, err := s.hsm.RedfishEndpoint(ctx, "x1000c0s0b0"); err != nil || ep.User != "root" {
+		t.Errorf("endpoint after the refused apply = %+v, %v; want root's login kept", ep, err)
 	}
 }
