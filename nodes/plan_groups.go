@@ -68,13 +68,14 @@ func (p *planner) planGroup(label string, members, former []string) {
 		return
 	}
 	var adds, removes []string
+	have, keep := setOf(cur.Members.IDs), setOf(members)
 	for _, x := range members {
-		if !slices.Contains(cur.Members.IDs, x) {
+		if !have[x] {
 			adds = append(adds, x)
 		}
 	}
 	for _, x := range cur.Members.IDs {
-		if !slices.Contains(members, x) && (mine || p.owned.Nodes[x] != nil) {
+		if !keep[x] && (mine || p.owned.Nodes[x] != nil) {
 			removes = append(removes, x)
 		}
 	}
@@ -169,4 +170,12 @@ func sameBoot(cur, want ipxe.BootParams) bool {
 
 func bootView(bp ipxe.BootParams) any {
 	return map[string]any{"kernel": bp.Kernel, "initrd": bp.Initrd, "params": bp.Params, "user-data": bp.CloudInit.UserData}
+}
+
+func setOf(ids []string) map[string]bool {
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
 }

@@ -25,6 +25,7 @@ type planner struct {
 	snap      *snapshot
 	secrets   map[string]Secret
 	nids      map[string]int
+	marked    map[string]bool // OwnerGroup's members, read once
 	w         *Writes
 	b         *batch
 }
@@ -77,8 +78,10 @@ func jsonOf(v any) json.RawMessage {
 // ownsNode reports whether the services carry the daemon's mark on node x
 // (membership of OwnerGroup): only such nodes are deleted.
 func (p *planner) ownsNode(x string) bool {
-	g, ok := p.snap.groups[OwnerGroup]
-	return ok && slices.Contains(g.Members.IDs, x)
+	if p.marked == nil {
+		p.marked = setOf(p.snap.groups[OwnerGroup].Members.IDs)
+	}
+	return p.marked[x]
 }
 
 // removed lists the nodes the daemon owned and the apply drops, by name.
@@ -279,6 +282,9 @@ func (p *planner) planEthernet() {
 	for _, x := range sortedKeys(p.st.Nodes) {
 		k := nodeKey(x)
 		for _, want := range ethernet(p.st.Nodes[x]) {
+			if wanted[want.ID] {
+				continue // a BMC's interface, met on a node before
+			}
 			wanted[want.ID] = true
 			target := "/hsm/v2/Inventory/EthernetInterfaces/" + want.ID
 			cur, ok := p.snap.eths[want.ID]
@@ -331,6 +337,9 @@ func (p *planner) planEndpoints() {
 			continue
 		}
 		want := endpoint(n, sec.Credentials)
+		if wanted[want.ID] {
+			continue // a BMC met on a node before
+		}
 		wanted[want.ID] = true
 		target := "/hsm/v2/Inventory/RedfishEndpoints/" + want.ID
 		cur, ok := p.snap.rfes[want.ID]

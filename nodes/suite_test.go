@@ -25,11 +25,12 @@ import (
 // proxy that counts the writes (every request but GET) it passes, and a
 // nodes API over them.
 type suite struct {
-	nodes  *client.Client
-	sls    *layout.Client
-	hsm    *hsmclient.Client
-	bss    *ipxe.Client
-	writes map[string]*atomic.Int64
+	nodes   *client.Client
+	backend *nodes.Services
+	sls     *layout.Client
+	hsm     *hsmclient.Client
+	bss     *ipxe.Client
+	writes  map[string]*atomic.Int64
 }
 
 // runner is a started daemon.
@@ -76,7 +77,7 @@ func newSuite(tb testing.TB) *suite {
 	svc := nodes.New(store, nodes.Config{Backend: backend, Box: box})
 	srv := httptest.NewServer(nodes.NewAPI(svc, nil).Handler())
 	tb.Cleanup(srv.Close)
-	s.nodes = client.New(srv.URL, srv.Client(), "test")
+	s.nodes, s.backend = client.New(srv.URL, srv.Client(), "test"), backend
 	return s
 }
 

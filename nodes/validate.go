@@ -84,7 +84,7 @@ func normalise(in []wire.Resource) (*set, error) {
 	errs = append(errs, s.checkMACs()...)
 	s.order = slices.Concat(profiles, groups, nodes)
 	if len(errs) > 0 {
-		return nil, problem.Invalidf("invalid set: %s", strings.Join(errs, "; "))
+		return nil, invalid(errs)
 	}
 	return s, nil
 }
@@ -101,15 +101,19 @@ func (s *set) checkMACs() []string {
 			errs = append(errs, fmt.Sprintf("%s %q: nid %d is also given to %s", wire.KindComputeNode, x, n.NID, other))
 		}
 		nids[n.NID] = x
-		for _, m := range []string{n.BootMAC, n.BMCMAC} {
+		for i, m := range []string{n.BootMAC, n.BMCMAC} {
 			if m == "" {
 				continue
 			}
-			if other, ok := seen[m]; ok {
+			owner := x // the boot MAC's; the BMC MAC's is the BMC, which nodes may share
+			if i == 1 {
+				owner = bmcOf(x)
+			}
+			if other, ok := seen[m]; ok && other != owner {
 				errs = append(errs, fmt.Sprintf("%s %q: MAC %s is also used by %s", wire.KindComputeNode, x, m, other))
 				continue
 			}
-			seen[m] = x
+			seen[m] = owner
 		}
 	}
 	return errs
@@ -139,9 +143,20 @@ func checkRefs(st *State) error {
 		}
 	}
 	if len(errs) > 0 {
-		return problem.Invalidf("invalid set: %s", strings.Join(errs, "; "))
+		return invalid(errs)
 	}
 	return nil
+}
+
+// maxErrors caps the errors an invalid set's problem lists.
+const maxErrors = 50
+
+// invalid is the ErrInvalid error of a set: the first maxErrors errors.
+func invalid(errs []string) error {
+	if len(errs) > maxErrors {
+		errs = append(errs[:maxErrors:maxErrors], fmt.Sprintf("and %d more", len(errs)-maxErrors))
+	}
+	return problem.Invalidf("invalid set: %s", strings.Join(errs, "; "))
 }
 
 func normaliseNode(n *wire.ComputeNode) error {
