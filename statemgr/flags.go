@@ -18,14 +18,14 @@ import (
 // `hms up` (which declares them on f.Sub("hsm"): -hsm-discovery-workers,
 // HMS_HSM_DISCOVERY_WORKERS).
 type DaemonFlags struct {
-	f                            *cli.FlagSet
-	listen, db, slsURL, topic    *string
-	credKey, caBundle, hmsConfig *string
-	retention, reap, walkTimeout *time.Duration
-	workers, maxConns            *int
-	plainHTTP                    *bool
-	scnToken                     *token.Flags
-	scnHosts                     *string
+	f                             *cli.FlagSet
+	listen, db, slsURL, topic     *string
+	credKey, caBundle, hmsConfig  *string
+	retention, reap, walkTimeout  *time.Duration
+	workers, maxConns, burstWalks *int
+	plainHTTP                     *bool
+	scnToken                      *token.Flags
+	scnHosts                      *string
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -36,13 +36,15 @@ type DaemonFlags struct {
 func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 	return &DaemonFlags{f: f,
 		listen: f.Listen(":27779"), db: f.DB("./hsm.db"), Level: f.LogLevel(),
-		slsURL:      f.URL("sls-url", "", "SLS base `URL` for node NID/Role defaults (empty: NodeMaps only)"),
-		Brokers:     f.Brokers(),
-		topic:       f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to"),
-		retention:   f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`"),
-		reap:        f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`"),
-		credKey:     f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)"),
-		workers:     f.Int("discovery-workers", 32, "how many BMCs are walked at once (at least 1)"),
+		slsURL:    f.URL("sls-url", "", "SLS base `URL` for node NID/Role defaults (empty: NodeMaps only)"),
+		Brokers:   f.Brokers(),
+		topic:     f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to"),
+		retention: f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`"),
+		reap:      f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`"),
+		credKey:   f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)"),
+		workers:   f.Int("discovery-workers", 32, "how many BMCs are walked at once (at least 1)"),
+		burstWalks: f.Int("discovery-burst-walks", 4,
+			"how many BMCs are walked at once within 1 s of a RedfishEndpoint registration, so a burst of new BMCs is registered first (-1: no cap)"),
 		walkTimeout: f.Seconds("discovery-timeout", 30*time.Second, "time limit of the walk of one BMC, in `SECONDS`"),
 		caBundle:    f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)"),
 		plainHTTP:   f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS"),
@@ -59,6 +61,9 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 // the caller's to set). Errors are *cli.UsageError, found before any file is
 // created.
 func (fl *DaemonFlags) Config() (DaemonConfig, error) {
+	if *fl.burstWalks == 0 || *fl.burstWalks < -1 {
+		return DaemonConfig{}, cli.Usagef("-%s %d: at least 1, or -1 for no cap", fl.f.Name("discovery-burst-walks"), *fl.burstWalks)
+	}
 	if *fl.workers < 1 {
 		return DaemonConfig{}, cli.Usagef("-%s %d: at least 1 BMC must be walked at a time", fl.f.Name("discovery-workers"), *fl.workers)
 	}
@@ -77,8 +82,9 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic, SCNToken: scn, SCNTokenHosts: cli.SplitList(*fl.scnHosts),
 		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
-		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP},
-		CABundle:  *fl.caBundle, HMSConfig: *fl.hmsConfig, MaxConns: *fl.maxConns}, nil
+		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP,
+			BurstWalks: *fl.burstWalks},
+		CABundle: *fl.caBundle, HMSConfig: *fl.hmsConfig, MaxConns: *fl.maxConns}, nil
 }
 
 // checkHMSConfig refuses an -hms-config that is missing or not JSON; once

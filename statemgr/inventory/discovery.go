@@ -38,6 +38,13 @@ type DiscoveryConfig struct {
 	// ended and been stored (tests wait on it instead of polling
 	// DiscoveryInfo). It must not block.
 	OnWalked func(xname string)
+	// BurstWalks caps the walks running while BMCs are being registered
+	// (within BurstHold of a POST, PUT or PATCH of a RedfishEndpoint), so
+	// that in a burst of new BMCs the registrations get the CPU and HSM's
+	// writer first and the walks catch up after (4; negative: no cap).
+	BurstWalks int
+	// BurstHold is how long after the last registration the cap lasts (1 s).
+	BurstHold time.Duration
 }
 
 // Discovery status values (DiscoveryStatus.Status).
@@ -87,6 +94,7 @@ type Discovery struct {
 	done    int
 	status  DiscoveryStatus
 	wake    chan struct{}
+	lastReg time.Time // the last registration (see BurstWalks)
 
 	walks    *prometheus.CounterVec
 	walkTime prometheus.Histogram
@@ -99,6 +107,12 @@ func NewDiscovery(store *Store, creds *Creds, cfg DiscoveryConfig) *Discovery {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = redfish.DefaultTimeout
+	}
+	if cfg.BurstWalks == 0 {
+		cfg.BurstWalks = 4
+	}
+	if cfg.BurstHold <= 0 {
+		cfg.BurstHold = time.Second
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -145,14 +159,12 @@ func (d *Discovery) Run(ctx context.Context) error {
 
 func (d *Discovery) work(ctx context.Context) {
 	for {
-		id, ok := d.next()
+		id, ok, wait := d.next()
 		if !ok {
-			select {
-			case <-ctx.Done():
+			if !d.idle(ctx, wait) {
 				return
-			case <-d.wake:
-				continue
 			}
+			continue
 		}
 		// From here the endpoint is DiscoveryStarted, which a restart redoes.
 		if err := d.store.unqueueDiscovery(ctx, id); err != nil && ctx.Err() == nil {
@@ -167,6 +179,24 @@ func (d *Discovery) work(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// idle waits for a wake-up, or for wait (when positive: the burst cap
+// lasts that long); it reports whether ctx is still live.
+func (d *Discovery) idle(ctx context.Context, wait time.Duration) bool {
+	var hold <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		hold = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-d.wake:
+	case <-hold:
+	}
+	return true
 }
 
 // Enqueue queues walks of the endpoints ids, durably: a restart walks
@@ -215,13 +245,28 @@ func (d *Discovery) signal() {
 	}
 }
 
-func (d *Discovery) next() (string, bool) {
+// registering notes that a BMC is being registered: for BurstHold, at
+// most BurstWalks walks run.
+func (d *Discovery) registering() {
+	d.mu.Lock()
+	d.lastReg = d.store.now()
+	d.mu.Unlock()
+}
+
+// next takes the next endpoint to walk; when the burst cap holds it back,
+// wait is how long the cap lasts.
+func (d *Discovery) next() (id string, ok bool, wait time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.queue) == 0 {
-		return "", false
+		return "", false, 0
 	}
-	id := d.queue[0]
+	if d.cfg.BurstWalks > 0 && len(d.running) >= d.cfg.BurstWalks {
+		if left := d.lastReg.Add(d.cfg.BurstHold).Sub(d.store.now()); left > 0 {
+			return "", false, left
+		}
+	}
+	id = d.queue[0]
 	d.queue[0] = ""
 	d.queue = d.queue[1:]
 	delete(d.queued, id)
@@ -234,7 +279,7 @@ func (d *Discovery) next() (string, bool) {
 		default:
 		}
 	}
-	return id, true
+	return id, true, 0
 }
 
 func (d *Discovery) finish(id string) {
@@ -248,8 +293,9 @@ func (d *Discovery) finish(id string) {
 		d.queue = append(d.queue, id)
 	}
 	d.touch()
+	more := len(d.queue) > 0
 	d.mu.Unlock()
-	if requeue {
+	if more { // a worker the burst cap held back may take one now
 		d.signal()
 	}
 }

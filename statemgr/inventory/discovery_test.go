@@ -424,7 +424,7 @@ func TestDiscoveryQueue(t *testing.T) {
 	if backlog, err := storedQueue(t, s); err != nil || len(backlog) != 2 {
 		t.Fatalf("stored queue = %v, %v; want both endpoints", backlog, err)
 	}
-	id, _ := d.next()
+	id, _, _ := d.next()
 	if err := s.unqueueDiscovery(t.Context(), id); err != nil { // as work does
 		t.Fatal(err)
 	}
@@ -493,4 +493,28 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	if cur, _ := s.comp.Component("x1c0s0b0n0"); cur.State != hsm.StateOn {
 		t.Errorf("forced upsert left %s %s, want On", cur.ID, cur.State)
 	}
+}
+
+// TestDiscoveryBurstCapsWalks: while BMCs are being registered, at most
+// BurstWalks walks run; once no registration came for BurstHold, the
+// others start (issue 13: walks yield to a burst of registrations).
+func TestDiscoveryBurstCapsWalks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newRFEnv(t, DiscoveryConfig{Workers: 8, BurstWalks: 1, BurstHold: time.Second, Timeout: time.Hour})
+		var eps []hsm.RedfishEndpoint
+		for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0", "x3000c0s3b0"} {
+			e.bmc(x, 1, redfishsim.Faults{Hang: true}) // each walk runs until the test ends
+			eps = append(eps, hsm.RedfishEndpoint{ID: x, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+		}
+		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: eps})
+		synctest.Wait()
+		if got := e.disc.counts(); got.Running != 1 || got.Queued != 2 {
+			t.Errorf("during the burst: %+v, want 1 running 2 queued", got)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := e.disc.counts(); got.Running != 3 || got.Queued != 0 {
+			t.Errorf("after the burst: %+v, want 3 running", got)
+		}
+	})
 }

@@ -125,6 +125,7 @@ func (a *API) postRFEndpoints(w http.ResponseWriter, r *http.Request) {
 			discover = append(discover, row.ep.ID)
 		}
 	}
+	a.rf.registering()
 	if err := a.store.insertRFEndpoints(r.Context(), rows); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
@@ -339,6 +340,7 @@ func (a *API) patchRFEndpoint(w http.ResponseWriter, r *http.Request) {
 // stored, after queueing its walk when it asks for discovery on update.
 func (a *API) answerStored(w http.ResponseWriter, r *http.Request, stored rfRow, err error) {
 	if err == nil && stored.ep.RediscoverOnUpdate {
+		a.rf.registering()
 		err = a.rf.Enqueue(r.Context(), []string{stored.ep.ID}, true)
 	}
 	if err != nil {
