@@ -226,7 +226,7 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 		}
 	}
 	d.update(func(st *Status) { st.Booted, st.Phase = time.Now(), "heartbeat" })
-	a := &agent.Agent{Client: s.nodeClient(xname, tok), XNames: []string{xname}, Hostname: "nid" + nid, NID: nid,
+	a := &agent.Agent{Client: s.nodeClient(xname, tok, g.ip), XNames: []string{xname}, Hostname: "nid" + nid, NID: nid,
 		Interval: s.cfg.HeartbeatInterval, Log: s.cfg.Log.With("node", xname)}
 	for a.BeatOnce(ctx) != nil {
 		if !sleep(ctx, s.cfg.BootRetry) {
@@ -236,7 +236,7 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 		// has the node's address; a real node would reboot.
 		if script, err := s.bootscript(ctx, d.nodeMAC.String(), g.ip); err == nil && scriptToken(script) != tok {
 			tok = scriptToken(script)
-			a.Client = s.nodeClient(xname, tok)
+			a.Client = s.nodeClient(xname, tok, g.ip)
 		}
 	}
 	d.update(func(st *Status) { st.Heartbeat = time.Now() })

@@ -44,11 +44,19 @@ func scriptToken(script string) string {
 }
 
 // nodeClient is the hbtd client of node x: with its node token tok (renewed
-// at bss, as hbagent -bss-url does) when bss gave one.
-func (s *Sim) nodeClient(x, tok string) *agent.Client {
+// at bss, as hbagent -bss-url does) when bss gave one. Its requests,
+// renewals included, come from the node's lease address from: bss renews a
+// node token only for a caller at one of the node's own addresses.
+func (s *Sim) nodeClient(x, tok string, from netip.Addr) *agent.Client {
 	if tok == "" {
 		return s.hbtd
 	}
 	tc := token.Config{Token: tok, RenewURL: s.cfg.BSSURL + "/boot/v1/node-token?name=" + url.QueryEscape(x)}
-	return agent.NewClient(s.cfg.HBTDURL, tc.Client(s.base))
+	return agent.NewClient(s.cfg.HBTDURL, tc.Client(sourceClient(from)))
+}
+
+// sourceClient is a client whose connections come from addr.
+func sourceClient(addr netip.Addr) *http.Client {
+	d := &net.Dialer{LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(addr, 0))}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1}, Timeout: 10 * time.Second}
 }
