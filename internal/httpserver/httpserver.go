@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/version"
 )
@@ -172,17 +172,9 @@ func (s *Server) Close() error { return s.ln.Close() }
 
 // IsLoopbackURL reports whether raw names this host by a loopback address
 // (or localhost).
-func IsLoopbackURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
-}
+// It is token.Hosts's rule with no hosts listed: one definition of "this
+// host" for the tokens hsm and hmnfd send and for callback URLs.
+func IsLoopbackURL(raw string) bool { return token.Hosts(nil).AllowsURL(raw) }
 
 // CallbackURL is the URL a peer at peerURL reaches this server's path on:
 // the loopback URL when the peer is on this host, else
