@@ -30,6 +30,10 @@ func TestRestartResumes(t *testing.T) {
 	})
 	e.stopPCS()
 	bmc := e.fleet.Members()[0].BMC
+	sent := bmc.Stats().Actions
+	if sent != 1 {
+		t.Fatalf("before the restart the BMC got %d resets, want 1", sent)
+	}
 	if err := bmc.SetFaults(redfishsim.Faults{}); err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +47,10 @@ func TestRestartResumes(t *testing.T) {
 	tr := e.get(created.TransitionID)
 	if got := tasks(tr)[n]; tr.Status != pcs.TransitionCompleted || got.Status != pcs.TaskSucceeded || got.Description != "Transition confirmed, forceoff" {
 		t.Fatalf("after restart: %s %+v", tr.Status, got)
+	}
+	// The restarted pcs only confirms: the reset it had sent is not sent again.
+	if n := bmc.Stats().Actions; n != sent {
+		t.Errorf("the restarted pcs sent the reset again: %d resets, want %d", n, sent)
 	}
 }
 

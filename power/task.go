@@ -121,8 +121,7 @@ func (tr *taskRun) sequence(ctx context.Context) (outcome, bool) {
 		uri = live.Target
 	}
 	if uri == "" {
-		return outcome{pcs.TaskUnsupported, "Component does not support the specified transition operation, " + string(op),
-			"Unsupported for transition operation"}, true
+		return tr.unsupported(), true
 	}
 	steps := plan(op, allowed)
 	if op == pcs.OpSoftRestart && tr.ord.hasParents(t) {
@@ -149,17 +148,12 @@ func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps
 		if !s.always && cur == s.want {
 			continue
 		}
-		rt := s.reset
-		if !slices.Contains(allowed, rt) {
-			switch {
-			case s.alt != "" && slices.Contains(allowed, s.alt):
-				rt = s.alt
-			case s.graceful:
-				continue
-			default:
-				return outcome{pcs.TaskUnsupported, "Component does not support the specified transition operation, " + string(r.tr.Operation),
-					"Unsupported for transition operation"}, true
-			}
+		rt, skip, unsupported := s.resetType(allowed)
+		switch {
+		case unsupported:
+			return tr.unsupported(), true
+		case skip:
+			continue
 		}
 		act := strings.ToLower(rt)
 		if o, stop := tr.gate(ctx, s.want, act, last, &offGated, &onGated); stop || o != nil {
@@ -189,31 +183,67 @@ func (tr *taskRun) steps(ctx context.Context, tgt Target, uri, cur string, steps
 		if r.tr.Deadline == 0 {
 			continue
 		}
-		r.update(t, "Confirming successful transition, "+act)
-		until := tr.deadline
-		if s.graceful {
-			now := tr.s.cfg.Now()
-			until = now.Add(tr.deadline.Sub(now) / 2)
+		reached, o, done := tr.confirmStep(ctx, tgt, s, act)
+		if done {
+			return o, o.status != "" || r.aborting()
 		}
-		ok, stop := tr.confirm(ctx, tgt, s.want, until)
-		if stop {
-			return outcome{}, r.aborting()
+		if reached {
+			cur = s.want
 		}
-		if !ok && s.graceful {
-			continue
-		}
-		if !ok {
-			return failed("Failed to achieve transition", "Timeout waiting for transition, "+act+"."), true
-		}
-		cur = s.want
 	}
+	return tr.succeeded(last), true
+}
+
+// resetType is the reset the step sends given the ResetTypes the target
+// allows: its own, else its alternative. Without either a graceful step is
+// skipped and any other leaves the operation unsupported.
+func (s step) resetType(allowed []string) (rt string, skip, unsupported bool) {
+	switch {
+	case slices.Contains(allowed, s.reset):
+		return s.reset, false, false
+	case s.alt != "" && slices.Contains(allowed, s.alt):
+		return s.alt, false, false
+	case s.graceful:
+		return "", true, false
+	}
+	return "", false, true
+}
+
+func (tr *taskRun) unsupported() outcome {
+	return outcome{pcs.TaskUnsupported, "Component does not support the specified transition operation, " + string(tr.r.tr.Operation),
+		"Unsupported for transition operation"}
+}
+
+// confirmStep waits for the power state a sent step wants: a graceful step
+// gets half the time left, and falls through to the next step when it is
+// not reached. done reports that the task ends with o (o empty: ctx ended).
+func (tr *taskRun) confirmStep(ctx context.Context, tgt Target, s step, act string) (reached bool, o outcome, done bool) {
+	tr.r.update(tr.t, "Confirming successful transition, "+act)
+	until := tr.deadline
+	if s.graceful {
+		now := tr.s.cfg.Now()
+		until = now.Add(tr.deadline.Sub(now) / 2)
+	}
+	ok, stop := tr.confirm(ctx, tgt, s.want, until)
+	switch {
+	case stop:
+		return false, outcome{}, true
+	case !ok && !s.graceful:
+		return false, failed("Failed to achieve transition", "Timeout waiting for transition, "+act+"."), true
+	}
+	return ok, outcome{}, false
+}
+
+// succeeded is the outcome of a task whose steps all went through; last is
+// the last reset it sent ("" when none was needed).
+func (tr *taskRun) succeeded(last string) outcome {
 	switch {
 	case last == "":
-		return outcome{pcs.TaskSucceeded, "Component already in desired state", ""}, true
-	case r.tr.Deadline == 0:
-		return outcome{pcs.TaskSucceeded, "Transition applied, " + last + ". Not confirming.", ""}, true
+		return outcome{pcs.TaskSucceeded, "Component already in desired state", ""}
+	case tr.r.tr.Deadline == 0:
+		return outcome{pcs.TaskSucceeded, "Transition applied, " + last + ". Not confirming.", ""}
 	}
-	return outcome{pcs.TaskSucceeded, "Transition confirmed, " + last, ""}, true
+	return outcome{pcs.TaskSucceeded, "Transition confirmed, " + last, ""}
 }
 
 // resume confirms, for a task resumed after a restart, the step it sent

@@ -77,6 +77,7 @@ type BMC struct {
 	faults   atomic.Pointer[Faults]
 	maxSess  int
 	requests atomic.Int64
+	actions  atomic.Int64 // POSTs to an Actions URI that reached the handler
 
 	mu       sync.Mutex
 	changed  map[string][]byte       // resources changed by PATCH or actions
@@ -159,13 +160,16 @@ type Stats struct {
 	Requests int64
 	// Sessions is the number of live sessions (logins not yet logged out).
 	Sessions int
+	// Actions is the number of POSTs to an Actions URI (Reset, ...) that got
+	// past authentication and the injected faults, accepted or refused.
+	Actions int64
 }
 
 // Stats returns the BMC's counters now.
 func (b *BMC) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Stats{Requests: b.requests.Load(), Sessions: len(b.sessions)}
+	return Stats{Requests: b.requests.Load(), Sessions: len(b.sessions), Actions: b.actions.Load()}
 }
 
 // accountsPath is the collection the BMC's logins live in.
