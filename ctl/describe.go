@@ -16,7 +16,7 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/ipxe"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -25,7 +25,7 @@ import (
 type NodeView struct {
 	Xname string `json:"Xname"`
 	// Layout is the node's SLS entry.
-	Layout *layout.Hardware `json:"Layout"`
+	Layout *sls.Hardware `json:"Layout"`
 	// State is the node's HSM component.
 	State *hsm.Component `json:"State"`
 	// BMC is HSM's Redfish endpoint of the node's BMC.

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 func defineLayoutLoad(*flag.FlagSet) execFunc {
@@ -22,7 +22,7 @@ func defineLayoutLoad(*flag.FlagSet) execFunc {
 		}
 		// The dump is checked here first, so a file that is not one is
 		// refused before SLS's state is replaced.
-		var d layout.Dump
+		var d sls.Dump
 		if err := json.Unmarshal(b, &d); err != nil {
 			return failf("layout load: %s is not an SLS dump: %v", name, err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // nodeAdd is a checked `hms node add`.
@@ -18,7 +18,7 @@ type nodeAdd struct {
 	nodes          []string
 	nid            int
 	role, subRole  string
-	class          layout.Class
+	class          sls.Class
 	port, portName string // the switch port the nodes' BMC is cabled to
 }
 
@@ -41,7 +41,7 @@ func defineNodeAdd(fs *flag.FlagSet) execFunc {
 // check validates everything before anything is written.
 func (a *nodeAdd) check(args []string, class string) error {
 	var err error
-	if a.class, err = layout.ParseClass(class); err != nil {
+	if a.class, err = sls.ParseClass(class); err != nil {
 		return usagef("node add: -class %q: want River, Mountain or Hill", class)
 	}
 	if a.nid <= 0 {
@@ -79,13 +79,13 @@ func (a *nodeAdd) check(args []string, class string) error {
 }
 
 func (a *nodeAdd) run(ctx context.Context, s *session) error {
-	sls := s.sls()
+	lc := s.sls()
 	check := append([]string(nil), a.nodes...)
 	if a.port != "" {
 		check = append(check, a.port)
 	}
 	for _, x := range check {
-		_, err := sls.GetHardware(ctx, x)
+		_, err := lc.GetHardware(ctx, x)
 		if err == nil {
 			return failf("node add: %s is already in the layout (%w); nothing was added", x, problem.ErrConflict)
 		}
@@ -97,8 +97,8 @@ func (a *nodeAdd) run(ctx context.Context, s *session) error {
 		if err := a.addBMC(ctx, s, xname.Parent(n)); err != nil {
 			return err
 		}
-		props, _ := json.Marshal(layout.NodeProps{NID: a.nid + i, Role: a.role, SubRole: a.subRole})
-		if _, err := sls.CreateHardware(ctx, layout.Hardware{Xname: n, Class: a.class, ExtraProperties: props}); err != nil {
+		props, _ := json.Marshal(sls.NodeProps{NID: a.nid + i, Role: a.role, SubRole: a.subRole})
+		if _, err := lc.CreateHardware(ctx, sls.Hardware{Xname: n, Class: a.class, ExtraProperties: props}); err != nil {
 			return err
 		}
 		fmt.Fprintf(s.Stdout, "added node %s (NID %d, %s)\n", n, a.nid+i, a.role)
@@ -106,8 +106,8 @@ func (a *nodeAdd) run(ctx context.Context, s *session) error {
 	if a.port == "" {
 		return nil
 	}
-	props, _ := json.Marshal(layout.ConnectorProps{NodeNics: []string{xname.Parent(a.nodes[0])}, VendorName: a.portName})
-	if _, err := sls.CreateHardware(ctx, layout.Hardware{Xname: a.port, Class: a.class, ExtraProperties: props}); err != nil {
+	props, _ := json.Marshal(sls.ConnectorProps{NodeNics: []string{xname.Parent(a.nodes[0])}, VendorName: a.portName})
+	if _, err := lc.CreateHardware(ctx, sls.Hardware{Xname: a.port, Class: a.class, ExtraProperties: props}); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.Stdout, "added switch port %s -> %s\n", a.port, xname.Parent(a.nodes[0]))
@@ -120,7 +120,7 @@ func (a *nodeAdd) addBMC(ctx context.Context, s *session, bmc string) error {
 	if !errors.Is(err, problem.ErrNotFound) {
 		return err
 	}
-	if _, err := s.sls().CreateHardware(ctx, layout.Hardware{Xname: bmc, Class: a.class}); err != nil {
+	if _, err := s.sls().CreateHardware(ctx, sls.Hardware{Xname: bmc, Class: a.class}); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.Stdout, "added BMC %s\n", bmc)
@@ -136,9 +136,9 @@ func defineNodeRemove(*flag.FlagSet) execFunc {
 			}
 			names = append(names, xname.Normalize(arg))
 		}
-		sls := s.sls()
+		lc := s.sls()
 		for _, x := range names {
-			if _, err := sls.GetHardware(ctx, x); err != nil {
+			if _, err := lc.GetHardware(ctx, x); err != nil {
 				if errors.Is(err, problem.ErrNotFound) {
 					return failf("node remove: %s is not in the layout; nothing was removed", x)
 				}
@@ -148,7 +148,7 @@ func defineNodeRemove(*flag.FlagSet) execFunc {
 		var bmcs []string
 		for _, x := range names {
 			// SLS removes everything below x with it.
-			if err := sls.DeleteHardware(ctx, x); err != nil {
+			if err := lc.DeleteHardware(ctx, x); err != nil {
 				return err
 			}
 			fmt.Fprintf(s.Stdout, "removed %s\n", x)
@@ -168,19 +168,19 @@ func defineNodeRemove(*flag.FlagSet) execFunc {
 // removeEmptyBMC removes bmc and the switch ports cabled to it once no node
 // is left under it.
 func removeEmptyBMC(ctx context.Context, s *session, bmc string) error {
-	sls := s.sls()
-	h, err := sls.GetHardware(ctx, bmc)
+	lc := s.sls()
+	h, err := lc.GetHardware(ctx, bmc)
 	if errors.Is(err, problem.ErrNotFound) || (err == nil && len(h.Children) > 0) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	ports, err := sls.SearchHardware(ctx, layout.HardwareSearch{Type: xname.MgmtSwitchConnector.SLSType(), NodeNics: bmc})
+	ports, err := lc.SearchHardware(ctx, sls.HardwareSearch{Type: xname.MgmtSwitchConnector.SLSType(), NodeNics: bmc})
 	if err != nil {
 		return err
 	}
-	if err := sls.DeleteHardware(ctx, bmc); err != nil {
+	if err := lc.DeleteHardware(ctx, bmc); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.Stdout, "removed BMC %s (no node left)\n", bmc)
@@ -194,7 +194,7 @@ func removeEmptyBMC(ctx context.Context, s *session, bmc string) error {
 
 // unplug takes bmc off switch port p: the port goes when bmc was all it
 // was cabled to, else it keeps its other BMCs.
-func unplug(ctx context.Context, s *session, p layout.Hardware, bmc string) error {
+func unplug(ctx context.Context, s *session, p sls.Hardware, bmc string) error {
 	props, err := p.Connector()
 	if err != nil {
 		return fmt.Errorf("switch port %s: %w", p.Xname, err)

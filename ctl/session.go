@@ -8,7 +8,7 @@ import (
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/ipxe"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	nodesclient "github.com/hmsuite/hms/nodes/client"
 	"github.com/hmsuite/hms/orchestrator"
 	powerclient "github.com/hmsuite/hms/power/client"
@@ -61,9 +61,9 @@ func newSession(o Options, c connection, format *string) (*session, error) {
 	return s, nil
 }
 
-func (s *session) sls() *layout.Client { return layout.NewClient(s.urls["sls"].URL, s.hc["sls"]) }
-func (s *session) hsm() *client.Client { return client.New(s.urls["hsm"].URL, s.hc["hsm"], "hms-cli") }
-func (s *session) hbtd() *agent.Client { return agent.NewClient(s.urls["hbtd"].URL, s.hc["hbtd"]) }
+func (s *session) sls() *slsclient.Client { return slsclient.New(s.urls["sls"].URL, s.hc["sls"]) }
+func (s *session) hsm() *client.Client    { return client.New(s.urls["hsm"].URL, s.hc["hsm"], "hms-cli") }
+func (s *session) hbtd() *agent.Client    { return agent.NewClient(s.urls["hbtd"].URL, s.hc["hbtd"]) }
 func (s *session) hmnfd() *fanout.Client {
 	return fanout.NewClient(s.urls["hmnfd"].URL, s.hc["hmnfd"])
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hmsuite/hms/ctl"
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -21,7 +21,7 @@ import (
 func TestAdminSteps(t *testing.T) {
 	urls := startSuite(t)
 	e := suiteEnv(t, urls)
-	sls := layout.NewClient(urls["sls"], nil)
+	sls := slsclient.New(urls["sls"], nil)
 	loadLayout(t, e, sls)
 	addNode(t, e, sls)
 	// Discovery would put the node in HSM; HSM takes NID and role from SLS.
@@ -41,7 +41,7 @@ func TestAdminSteps(t *testing.T) {
 
 // loadLayout: layout load puts the dump in SLS; a file that is not a dump
 // changes nothing.
-func loadLayout(t *testing.T, e func(string) string, sls *layout.Client) {
+func loadLayout(t *testing.T, e func(string) string, sls *slsclient.Client) {
 	t.Helper()
 	ctx := t.Context()
 	r := hms(t, e, "layout", "load", filepath.Join("testdata", "river.json"))
@@ -60,7 +60,7 @@ func loadLayout(t *testing.T, e func(string) string, sls *layout.Client) {
 
 // addNode: node add writes the node, its BMC and its switch port; bad or
 // repeated commands change nothing.
-func addNode(t *testing.T, e func(string) string, sls *layout.Client) {
+func addNode(t *testing.T, e func(string) string, sls *slsclient.Client) {
 	t.Helper()
 	ctx := t.Context()
 

@@ -17,7 +17,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/sealed"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/statemgr/client"
 )
 
@@ -92,7 +92,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	reg := httpserver.NewRegistry()
 	peers := cfg.Auth.Token.Client(nil)
 	sc.HSM = client.New(cfg.HSMURL, peers, "reds")
-	sc.SLS = layout.NewClient(cfg.SLSURL, peers)
+	sc.SLS = slsclient.New(cfg.SLSURL, peers)
 	sc.Store, sc.BMCs, sc.Walker = store, NewBMCs(cfg.BMC), NewSNMPWalker(cfg.SNMP)
 	sc.Bus, sc.Registerer, sc.Log = cfg.Bus, reg, cfg.Log
 	svc := New(sc)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/snmpsim"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -120,7 +120,7 @@ func TestSwitchAddedToSLS(t *testing.T) {
 		t.Fatalf("before the switch is in SLS: %+v, want %s", o, ReasonNotOnSwitch)
 	}
 	b, _ := json.Marshal(sw)
-	var h layout.Hardware
+	var h sls.Hardware
 	if err := json.Unmarshal(b, &h); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hmsuite/hms/internal/snmpsim"
 	"github.com/hmsuite/hms/ipxe/lease"
 	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/inventory"
@@ -31,7 +32,7 @@ import (
 type suite struct {
 	t     testing.TB
 	dir   string
-	sls   *layout.Client
+	sls   *slsclient.Client
 	hsm   *client.Client
 	bus   *bus.Memory
 	store *Store
@@ -89,7 +90,7 @@ func newSuiteOpts(t testing.TB, hw map[string]any, xnames []string, opts suiteOp
 		t.Fatal(err)
 	}
 	s.run(func() error { return sd.Run(ctx) })
-	s.sls = layout.NewClient(sd.URL(), nil)
+	s.sls = slsclient.New(sd.URL(), nil)
 	dump, _ := json.Marshal(map[string]any{"Hardware": hw, "Networks": map[string]any{}})
 	if err := s.sls.Load(ctx, bytes.NewReader(dump)); err != nil {
 		t.Fatal(err)

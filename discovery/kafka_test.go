@@ -11,7 +11,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus/bustest"
 	"github.com/hmsuite/hms/internal/sealed"
 	"github.com/hmsuite/hms/ipxe/lease"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/statemgr/client"
 )
 
@@ -35,7 +35,7 @@ func TestLeasesFromKafka(t *testing.T) {
 	}
 	defer store.Close()
 	done := make(chan outcome, 4)
-	svc := New(Config{HSM: client.New("http://127.0.0.1:1", nil, "reds"), SLS: layout.NewClient("http://127.0.0.1:1", nil),
+	svc := New(Config{HSM: client.New("http://127.0.0.1:1", nil, "reds"), SLS: slsclient.New("http://127.0.0.1:1", nil),
 		Store: store, BMCs: NewBMCs(BMCConfig{}), Walker: NewSNMPWalker(SNMPConfig{}), Bus: k, River: true,
 		HSMPoll: time.Hour, PresenceInterval: time.Hour, Done: func(o Outcome) { done <- outcome{mac: o.MAC, xname: o.Xname, err: o.Err} }})
 	ctx, cancel := context.WithCancel(context.Background())

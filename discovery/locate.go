@@ -12,13 +12,13 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
-// Layout is what discovery reads from SLS (layout.Client).
+// Layout is what discovery reads from SLS (slsclient.Client).
 type Layout interface {
-	SearchHardware(ctx context.Context, s layout.HardwareSearch) ([]layout.Hardware, error)
-	GetHardware(ctx context.Context, x string) (layout.Hardware, error)
+	SearchHardware(ctx context.Context, s sls.HardwareSearch) ([]sls.Hardware, error)
+	GetHardware(ctx context.Context, x string) (sls.Hardware, error)
 }
 
 // switchTypes are the SLS types of the management switches discovery walks.
@@ -39,10 +39,10 @@ type SwitchConfig struct {
 
 // Switches lists the management switches SLS knows, with their SNMP
 // address and credentials; a switch without IP4addr is skipped.
-func Switches(ctx context.Context, sls Layout, cfg SwitchConfig) ([]Switch, error) {
+func Switches(ctx context.Context, lay Layout, cfg SwitchConfig) ([]Switch, error) {
 	var out []Switch
 	for _, t := range switchTypes {
-		hs, err := sls.SearchHardware(ctx, layout.HardwareSearch{Type: t})
+		hs, err := lay.SearchHardware(ctx, sls.HardwareSearch{Type: t})
 		if err != nil {
 			return nil, fmt.Errorf("list switches: %w", err)
 		}
@@ -69,7 +69,7 @@ func snmpAddr(ip string, port int) string {
 	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
-func switchCreds(p layout.SwitchProps, cfg SwitchConfig) SNMPCreds {
+func switchCreds(p sls.SwitchProps, cfg SwitchConfig) SNMPCreds {
 	if p.SNMPUsername == "" {
 		return SNMPCreds{Community: cfg.Community}
 	}
@@ -119,7 +119,7 @@ type Locator struct {
 }
 
 // NewLocator returns a Locator reading SLS and the FDB cache.
-func NewLocator(sls Layout, fdb *FDB) *Locator { return &Locator{sls: sls, fdb: fdb} }
+func NewLocator(lay Layout, fdb *FDB) *Locator { return &Locator{sls: lay, fdb: fdb} }
 
 // SetSwitches replaces the switches walked (read from SLS by the caller).
 func (l *Locator) SetSwitches(sws []Switch) {
@@ -209,7 +209,7 @@ func (l *Locator) Place(ctx context.Context, mac string, hits []Hit) (Location, 
 
 // connector returns the BMC SLS cables to port of switch sw (ErrNotFound if none).
 func (l *Locator) connector(ctx context.Context, sw, port string) (Location, error) {
-	hs, err := l.sls.SearchHardware(ctx, layout.HardwareSearch{Type: xname.MgmtSwitchConnector.SLSType(),
+	hs, err := l.sls.SearchHardware(ctx, sls.HardwareSearch{Type: xname.MgmtSwitchConnector.SLSType(),
 		Parent: sw, Extra: map[string]string{"VendorName": port}})
 	if err != nil {
 		return Location{}, fmt.Errorf("search connectors of %s: %w", sw, err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -57,8 +57,8 @@ func MountainEndpoints(prefix string, cab, ch int) []MountainEndpoint {
 // (so DHCP knows them), and queues those HSM already has an address for.
 func (s *Service) refreshMountain(ctx context.Context) error {
 	var eps []MountainEndpoint
-	for _, class := range []layout.Class{layout.Mountain, layout.Hill} {
-		cabs, err := s.cfg.SLS.SearchHardware(ctx, layout.HardwareSearch{Type: xname.Cabinet.SLSType(), Class: string(class)})
+	for _, class := range []sls.Class{sls.Mountain, sls.Hill} {
+		cabs, err := s.cfg.SLS.SearchHardware(ctx, sls.HardwareSearch{Type: xname.Cabinet.SLSType(), Class: string(class)})
 		if err != nil {
 			return fmt.Errorf("list %s cabinets: %w", class, err)
 		}
@@ -84,7 +84,7 @@ func (s *Service) refreshMountain(ctx context.Context) error {
 }
 
 // cabinetEndpoints lists the expected BMCs of cabinet c's chassis.
-func (s *Service) cabinetEndpoints(ctx context.Context, c layout.Hardware) ([]MountainEndpoint, error) {
+func (s *Service) cabinetEndpoints(ctx context.Context, c sls.Hardware) ([]MountainEndpoint, error) {
 	cx, err := xname.Parse(c.Xname)
 	if err != nil {
 		return nil, nil
@@ -94,7 +94,7 @@ func (s *Service) cabinetEndpoints(ctx context.Context, c layout.Hardware) ([]Mo
 	if n, ok := props.Networks["cn"]["HMN"]; ok && n.MACPrefix != "" {
 		prefix = n.MACPrefix
 	}
-	chs, err := s.cfg.SLS.SearchHardware(ctx, layout.HardwareSearch{Type: xname.Chassis.SLSType(), Parent: c.Xname})
+	chs, err := s.cfg.SLS.SearchHardware(ctx, sls.HardwareSearch{Type: xname.Chassis.SLSType(), Parent: c.Xname})
 	if err != nil {
 		return nil, fmt.Errorf("list chassis of %s: %w", c.Xname, err)
 	}

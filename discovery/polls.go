@@ -8,7 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/ipxe/lease"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // refreshSLS re-reads the switches (River) and the Mountain chassis.
@@ -32,7 +32,7 @@ func (s *Service) refreshSLS(ctx context.Context) {
 // slsVersioner is the part of the SLS client that reads /version, a cheap
 // change detector (its counter grows by one on every SLS write).
 type slsVersioner interface {
-	Version(ctx context.Context) (layout.Version, error)
+	Version(ctx context.Context) (sls.Version, error)
 }
 
 // slsWatch re-reads SLS when its /version counter moves; it is used by one

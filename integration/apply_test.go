@@ -21,7 +21,8 @@ import (
 	"github.com/hmsuite/hms/ctl"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/ipxe"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes/wire"
 	"github.com/hmsuite/hms/statemgr/client"
 )
@@ -201,8 +202,8 @@ func applyPlan(t *testing.T, s *suite, args ...string) wire.Plan {
 func checkNode(t *testing.T, s *suite, x string, nid int, bootMAC, ip, bmcMAC, bmcIP, kernel string) {
 	t.Helper()
 	ctx := t.Context()
-	hw, err := layout.NewClient(s.url("sls"), nil).GetHardware(ctx, x)
-	var props layout.NodeProps
+	hw, err := slsclient.New(s.url("sls"), nil).GetHardware(ctx, x)
+	var props sls.NodeProps
 	if err == nil {
 		err = json.Unmarshal(hw.ExtraProperties, &props)
 	}
@@ -266,7 +267,7 @@ func checkGroup(t *testing.T, s *suite, label string, members ...string) {
 func checkGone(t *testing.T, s *suite, x string) {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := layout.NewClient(s.url("sls"), nil).GetHardware(ctx, x); !errors.Is(err, problem.ErrNotFound) {
+	if _, err := slsclient.New(s.url("sls"), nil).GetHardware(ctx, x); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("%s: SLS still has it (%v)", x, err)
 	}
 	if _, err := client.New(s.url("hsm"), nil, "apply-test").Component(ctx, x); !errors.Is(err, problem.ErrNotFound) {
@@ -298,7 +299,7 @@ func makeHandNode(t *testing.T, s *suite) {
 func checkHandNode(t *testing.T, s *suite) {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := layout.NewClient(s.url("sls"), nil).GetHardware(ctx, handNode); err != nil {
+	if _, err := slsclient.New(s.url("sls"), nil).GetHardware(ctx, handNode); err != nil {
 		t.Errorf("hand-made node: SLS: %v", err)
 	}
 	if c, err := client.New(s.url("hsm"), nil, "apply-test").Component(ctx, handNode); err != nil || c.State != "Ready" {

@@ -9,11 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	slsclient "github.com/hmsuite/hms/layout/client"
 )
 
 func TestClient(t *testing.T) {
 	e := newTestEnv(t)
-	c := NewClient(e.url+"/", nil)
+	c := slsclient.New(e.url+"/", nil)
 	ctx := t.Context()
 	if err := c.Load(ctx, bytes.NewReader(readTestdata(t, "river.json"))); err != nil {
 		t.Fatalf("Load: %v", err)
@@ -109,7 +110,7 @@ func TestClient(t *testing.T) {
 		}
 	})
 	t.Run("unreachable is unavailable", func(t *testing.T) {
-		_, err := NewClient("http://127.0.0.1:1", nil).Version(ctx)
+		_, err := slsclient.New("http://127.0.0.1:1", nil).Version(ctx)
 		if !errors.Is(err, problem.ErrUnavailable) {
 			t.Errorf("err = %v, want ErrUnavailable", err)
 		}

@@ -11,57 +11,6 @@ import (
 	"github.com/hmsuite/hms/internal/problem"
 )
 
-// NetworkProps are the ExtraProperties of a Network that SLS defines. Unknown
-// fields are kept as sent.
-type NetworkProps struct {
-	CIDR               string   `json:"CIDR,omitempty"`
-	CIDR6              string   `json:"CIDR6,omitempty"`
-	VlanRange          []int    `json:"VlanRange,omitempty"`
-	MTU                int      `json:"MTU,omitempty"`
-	Comment            string   `json:"Comment,omitempty"`
-	PeerASN            int      `json:"PeerASN,omitempty"`
-	MyASN              int      `json:"MyASN,omitempty"`
-	SystemDefaultRoute string   `json:"SystemDefaultRoute,omitempty"`
-	Subnets            []Subnet `json:"Subnets,omitempty"`
-}
-
-// Subnet is one subnet of a network; DHCP and DNS servers are configured from it.
-type Subnet struct {
-	Name             string          `json:"Name"`
-	FullName         string          `json:"FullName,omitempty"`
-	CIDR             string          `json:"CIDR"`
-	CIDR6            string          `json:"CIDR6,omitempty"`
-	VlanID           int             `json:"VlanID"`
-	Gateway          string          `json:"Gateway,omitempty"`
-	Gateway6         string          `json:"Gateway6,omitempty"`
-	DHCPStart        string          `json:"DHCPStart,omitempty"`
-	DHCPEnd          string          `json:"DHCPEnd,omitempty"`
-	ReservationStart string          `json:"ReservationStart,omitempty"`
-	ReservationEnd   string          `json:"ReservationEnd,omitempty"`
-	MetalLBPoolName  string          `json:"MetalLBPoolName,omitempty"`
-	Comment          string          `json:"Comment,omitempty"`
-	IPReservations   []IPReservation `json:"IPReservations,omitempty"`
-}
-
-// IPReservation is a fixed address in a subnet.
-type IPReservation struct {
-	Name       string   `json:"Name"`
-	IPAddress  string   `json:"IPAddress"`
-	IPAddress6 string   `json:"IPAddress6,omitempty"`
-	Aliases    []string `json:"Aliases,omitempty"`
-	Comment    string   `json:"Comment,omitempty"`
-}
-
-// Props decodes n.ExtraProperties.
-func (n Network) Props() (NetworkProps, error) {
-	var p NetworkProps
-	if len(n.ExtraProperties) == 0 {
-		return p, nil
-	}
-	err := json.Unmarshal(n.ExtraProperties, &p)
-	return p, err
-}
-
 // parseNetworkType returns the canonical (lower-case) spelling of a network type.
 func parseNetworkType(s string) (string, error) {
 	for _, t := range []string{"slingshot10", "slingshot11", "cassini", "ethernet", "opa", "infiniband", "mixed"} {

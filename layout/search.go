@@ -8,6 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // HardwareQuery is a parsed /search/hardware query. Empty fields match
@@ -29,7 +30,7 @@ type PropMatch struct {
 }
 
 // extraPrefix starts a query parameter that searches one ExtraProperties field.
-const extraPrefix = "extra_properties."
+const extraPrefix = sls.ExtraPrefix
 
 // namedParam maps a named hardware search parameter onto the ExtraProperties
 // fields it searches, and says whether its value is an xname.

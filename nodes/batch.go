@@ -2,7 +2,7 @@ package nodes
 
 import (
 	"github.com/hmsuite/hms/ipxe"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -40,7 +40,7 @@ type ownedName struct {
 
 type ownedHW struct {
 	owner Key
-	hw    layout.Hardware
+	hw    sls.Hardware
 }
 
 type ownedComp struct {

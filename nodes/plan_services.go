@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes/wire"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -138,8 +138,8 @@ func (p *planner) assignNIDs() {
 	}
 }
 
-func slsNID(h layout.Hardware) int {
-	var props layout.NodeProps
+func slsNID(h sls.Hardware) int {
+	var props sls.NodeProps
 	if len(h.ExtraProperties) == 0 || json.Unmarshal(h.ExtraProperties, &props) != nil {
 		return 0
 	}
@@ -159,7 +159,7 @@ func (p *planner) planSLS() {
 				continue
 			}
 			queued[anc] = true
-			p.b.slsPut[depth] = append(p.b.slsPut[depth], ownedHW{k, layout.Hardware{Xname: anc, Class: layout.River}})
+			p.b.slsPut[depth] = append(p.b.slsPut[depth], ownedHW{k, sls.Hardware{Xname: anc, Class: sls.River}})
 			p.note(k, "sls", wire.ActionCreate, "/v1/hardware/"+anc, nil, nil)
 		}
 		want := slsNode(n, p.nids[x])
@@ -192,7 +192,7 @@ func (p *planner) planSLS() {
 	}
 }
 
-func slsView(h layout.Hardware) any {
+func slsView(h sls.Hardware) any {
 	return map[string]any{"Xname": h.Xname, "Class": h.Class, "ExtraProperties": h.ExtraProperties}
 }
 
@@ -216,7 +216,7 @@ func (p *planner) onlyGoneChildren(bmc string, gone map[string]bool) bool {
 	return true
 }
 
-func firstGoneChild(h layout.Hardware, gone map[string]bool) string {
+func firstGoneChild(h sls.Hardware, gone map[string]bool) string {
 	kids := slices.Clone(h.Children)
 	slices.Sort(kids)
 	for _, c := range kids {

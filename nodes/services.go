@@ -11,7 +11,8 @@ import (
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/ipxe"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes/wire"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -31,7 +32,7 @@ type ServicesConfig struct {
 // Services is the Backend that writes to SLS, HSM and BSS with their
 // typed clients.
 type Services struct {
-	sls     *layout.Client
+	sls     *slsclient.Client
 	hsm     *client.Client
 	bss     *ipxe.Client
 	hbtd    *agent.Client
@@ -47,7 +48,7 @@ func NewServices(cfg ServicesConfig) *Services {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Services{sls: layout.NewClient(cfg.SLSURL, cfg.HTTP), hsm: client.New(cfg.HSMURL, cfg.HTTP, "nodes"),
+	s := &Services{sls: slsclient.New(cfg.SLSURL, cfg.HTTP), hsm: client.New(cfg.HSMURL, cfg.HTTP, "nodes"),
 		bss: ipxe.NewClient(cfg.BSSURL, cfg.HTTP), workers: cfg.Workers, log: cfg.Log}
 	if cfg.HBTDURL != "" {
 		s.hbtd = agent.NewClient(cfg.HBTDURL, cfg.HTTP)
@@ -60,7 +61,7 @@ func (s *Services) Ready(ctx context.Context) error { return s.hsm.Ready(ctx) }
 
 // snapshot is what the services hold of the objects the daemon may own.
 type snapshot struct {
-	sls    map[string]layout.Hardware
+	sls    map[string]sls.Hardware
 	comps  map[string]hsm.Component
 	eths   map[string]hsm.EthernetInterface
 	rfes   map[string]hsm.RedfishEndpoint
@@ -71,7 +72,7 @@ type snapshot struct {
 // read takes a snapshot of the services; Redfish endpoints only when
 // withEndpoints (they are the slowest to list, and most sets have none).
 func (s *Services) read(ctx context.Context, withEndpoints bool) (*snapshot, error) {
-	snap := &snapshot{sls: map[string]layout.Hardware{}, comps: map[string]hsm.Component{}, eths: map[string]hsm.EthernetInterface{},
+	snap := &snapshot{sls: map[string]sls.Hardware{}, comps: map[string]hsm.Component{}, eths: map[string]hsm.EthernetInterface{},
 		rfes: map[string]hsm.RedfishEndpoint{}, groups: map[string]hsm.Group{}, bss: map[string]ipxe.BootParams{}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

@@ -15,6 +15,7 @@ import (
 	"github.com/hmsuite/hms/internal/sealed"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/nodes"
 	"github.com/hmsuite/hms/nodes/client"
 	"github.com/hmsuite/hms/statemgr"
@@ -27,7 +28,7 @@ import (
 type suite struct {
 	nodes   *client.Client
 	backend *nodes.Services
-	sls     *layout.Client
+	sls     *slsclient.Client
 	hsm     *hsmclient.Client
 	bss     *ipxe.Client
 	writes  map[string]*atomic.Int64
@@ -62,7 +63,7 @@ func newSuite(tb testing.TB) *suite {
 	bssURL := run(ipxe.StartDaemon(ctx, ipxe.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsmURL}))
 	s := &suite{writes: map[string]*atomic.Int64{}}
 	slsURL, hsmURL, bssURL = s.counted(tb, "sls", slsURL), s.counted(tb, "hsm", hsmURL), s.counted(tb, "bss", bssURL)
-	s.sls, s.hsm, s.bss = layout.NewClient(slsURL, nil), hsmclient.New(hsmURL, nil, "test"), ipxe.NewClient(bssURL, nil)
+	s.sls, s.hsm, s.bss = slsclient.New(slsURL, nil), hsmclient.New(hsmURL, nil, "test"), ipxe.NewClient(bssURL, nil)
 
 	store, err := nodes.OpenStore(ctx, filepath.Join(dir, "nodes.db"))
 	if err != nil {

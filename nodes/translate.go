@@ -10,7 +10,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/ipxe"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes/wire"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -48,9 +48,9 @@ func chain(node string) []string {
 }
 
 // slsNode is a node's SLS hardware object.
-func slsNode(n *wire.ComputeNode, nid int) layout.Hardware {
-	props, _ := json.Marshal(layout.NodeProps{NID: nid, Role: roleOf(n), SubRole: n.SubRole})
-	return layout.Hardware{Xname: n.Xname, Class: layout.River, ExtraProperties: props}
+func slsNode(n *wire.ComputeNode, nid int) sls.Hardware {
+	props, _ := json.Marshal(sls.NodeProps{NID: nid, Role: roleOf(n), SubRole: n.SubRole})
+	return sls.Hardware{Xname: n.Xname, Class: sls.River, ExtraProperties: props}
 }
 
 func roleOf(n *wire.ComputeNode) string {
@@ -64,7 +64,7 @@ func roleOf(n *wire.ComputeNode) string {
 func hsmComponent(n *wire.ComputeNode, nid int) hsm.Component {
 	enabled := true
 	return hsm.Component{ID: n.Xname, Type: string(xname.Node), State: createState, Flag: "OK", Enabled: &enabled,
-		Role: roleOf(n), SubRole: n.SubRole, NID: &nid, Arch: n.Arch, Class: string(layout.River)}
+		Role: roleOf(n), SubRole: n.SubRole, NID: &nid, Arch: n.Arch, Class: string(sls.River)}
 }
 
 // macID is HSM's Ethernet interface ID of a MAC: its hex digits.

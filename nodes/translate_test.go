@@ -13,7 +13,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/ipxe"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes"
 	"github.com/hmsuite/hms/nodes/wire"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -119,7 +119,7 @@ func TestApplyEditPruneKeepsHandMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A node made by hand, beside the owned ones.
-	if _, err := s.sls.PutHardware(ctx, layout.Hardware{Xname: "x1000c0s9b0n0", Class: layout.River}); err != nil {
+	if _, err := s.sls.PutHardware(ctx, sls.Hardware{Xname: "x1000c0s9b0n0", Class: sls.River}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.hsm.PostComponents(ctx, []hsm.Component{{ID: "x1000c0s9b0n0", Type: "Node", State: "Off"}}, false); err != nil {

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/hmsuite/hms/internal/slsgen"
-	"github.com/hmsuite/hms/layout"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // FirstCabinet is the xname number of the first simulated River cabinet.
@@ -50,8 +50,8 @@ func (p place) switchAddr() netip.Addr {
 }
 
 // hw builds one SLS hardware object.
-func hw(x string, extra any) layout.Hardware {
-	h := layout.Hardware{Xname: x, Class: layout.River}
+func hw(x string, extra any) sls.Hardware {
+	h := sls.Hardware{Xname: x, Class: sls.River}
 	if extra != nil {
 		h.ExtraProperties, _ = json.Marshal(extra)
 	}
@@ -60,8 +60,8 @@ func hw(x string, extra any) layout.Hardware {
 
 // chassisHardware is the SLS objects of a chassis: cabinet, chassis and its
 // management switch (v2c at swAddr, community public).
-func chassisHardware(p place, swAddr string) []layout.Hardware {
-	return []layout.Hardware{
+func chassisHardware(p place, swAddr string) []sls.Hardware {
+	return []sls.Hardware{
 		hw(p.cabinetX(), nil),
 		hw(p.chassisX(), nil),
 		hw(p.switchX(), map[string]any{"IP4addr": swAddr, "Brand": "Dell", "Model": "S3048-ON",
@@ -71,8 +71,8 @@ func chassisHardware(p place, swAddr string) []layout.Hardware {
 
 // nodeHardware is the SLS objects of device p with NID nid: its slot, BMC,
 // node and the switch connector cabling the BMC.
-func nodeHardware(p place, nid int) []layout.Hardware {
-	return []layout.Hardware{
+func nodeHardware(p place, nid int) []sls.Hardware {
+	return []sls.Hardware{
 		hw(fmt.Sprintf("%ss%d", p.chassisX(), p.slot), nil),
 		hw(p.bmcX(), map[string]any{"IP4addr": "DHCPv4", "IP6addr": "DHCPv6"}),
 		hw(p.nodeX(), map[string]any{"NID": nid, "Role": "Compute", "Aliases": []string{fmt.Sprintf("nid%06d", nid)}}),

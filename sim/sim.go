@@ -30,7 +30,8 @@ import (
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/redfishsim"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // Config is what a Sim simulates and where the suite is.
@@ -75,7 +76,7 @@ type Sim struct {
 	cfg   Config
 	relay *relay
 	tls   *tls.Config
-	sls   *layout.Client
+	sls   *slsclient.Client
 	hbtd  *agent.Client
 	hc    *http.Client // the sim's own calls, with Config.Token
 	// nodeHC is the nodes' client: no token, each connection from the
@@ -118,7 +119,7 @@ func New(cfg Config) (*Sim, error) {
 	if hc == nil {
 		hc = base
 	}
-	s := &Sim{cfg: cfg, relay: r, tls: tc, sls: layout.NewClient(cfg.SLSURL, hc), hbtd: agent.NewClient(cfg.HBTDURL, base),
+	s := &Sim{cfg: cfg, relay: r, tls: tc, sls: slsclient.New(cfg.SLSURL, hc), hbtd: agent.NewClient(cfg.HBTDURL, base),
 		hc: hc, nodeHC: newNodeClient(), base: base, ctl: ctl, devices: map[string]*device{}, switches: map[string]*mgmtSwitch{},
 		wake: make(chan struct{}, 1)}
 	for i := range cfg.Nodes {
@@ -232,7 +233,7 @@ func (s *Sim) Devices() []Status {
 // writeLayout puts the SLS objects of the devices (and their chassis) into
 // SLS, eight at a time; existing objects are replaced, others kept.
 func (s *Sim) writeLayout(ctx context.Context, devs []Status) error {
-	var objs []layout.Hardware
+	var objs []sls.Hardware
 	seen := map[string]bool{}
 	for _, st := range devs {
 		p, err := parsePlace(st.BMC)

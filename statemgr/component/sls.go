@@ -8,20 +8,20 @@ import (
 	"net/http"
 
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/layout"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
 // SLS reads node defaults from the System Layout Service over HTTP
 // (GET {base}/v1/hardware/{xname}, ExtraProperties NID, Role, SubRole).
 type SLS struct {
-	client *layout.Client
+	client *slsclient.Client
 }
 
 // NewSLS returns an SLS client for the service at base (such as
 // http://127.0.0.1:8376); client nil means http.DefaultClient.
 func NewSLS(base string, client *http.Client) *SLS {
-	return &SLS{client: layout.NewClient(base, client)}
+	return &SLS{client: slsclient.New(base, client)}
 }
 
 // NodeInfo implements LayoutSource.

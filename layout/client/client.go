@@ -1,4 +1,7 @@
-package layout
+// Package client is the typed client of the System Layout Service (SLS),
+// for the daemons and tools that read or write the intended layout. It
+// links only the wire types of layout/sls, never the server.
+package client
 
 import (
 	"bytes"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // Client is a typed client of the SLS API, for the daemons and tools that read
@@ -20,55 +24,33 @@ type Client struct {
 	hc *httpclient.Client
 }
 
-// NewClient returns a client of the SLS at baseURL, such as
+// New returns a client of the SLS at baseURL, such as
 // http://127.0.0.1:8376 (the client adds /v1). hc nil means http.DefaultClient.
-func NewClient(baseURL string, hc *http.Client) *Client {
+func New(baseURL string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{hc: httpclient.New("sls", baseURL, Base, hc)}
-}
-
-// HardwareSearch is a /search/hardware query; empty fields are left out.
-// Extra maps ExtraProperties field names to values, e.g. {"VendorName": "ethernet1/1/36"}.
-type HardwareSearch struct {
-	Xname, Parent, Class, Type, NodeNics, PowerConnector, Peers, Networks string
-	Extra                                                                 map[string]string
-}
-
-// Values returns the query parameters of s.
-func (s HardwareSearch) Values() url.Values {
-	v := url.Values{}
-	for k, val := range map[string]string{"xname": s.Xname, "parent": s.Parent, "class": s.Class, "type": s.Type,
-		"node_nics": s.NodeNics, "power_connector": s.PowerConnector, "peers": s.Peers, "networks": s.Networks} {
-		if val != "" {
-			v.Set(k, val)
-		}
-	}
-	for k, val := range s.Extra {
-		v.Set(extraPrefix+k, val)
-	}
-	return v
+	return &Client{hc: httpclient.New("sls", baseURL, sls.Base, hc)}
 }
 
 // GetHardware returns the object x; a missing one is an ErrNotFound error.
-func (c *Client) GetHardware(ctx context.Context, x string) (Hardware, error) {
-	var h Hardware
+func (c *Client) GetHardware(ctx context.Context, x string) (sls.Hardware, error) {
+	var h sls.Hardware
 	err := c.do(ctx, http.MethodGet, "/hardware/"+url.PathEscape(x), nil, "", &h)
 	return h, err
 }
 
 // ListHardware returns every object.
-func (c *Client) ListHardware(ctx context.Context) ([]Hardware, error) {
-	var hs []Hardware
+func (c *Client) ListHardware(ctx context.Context) ([]sls.Hardware, error) {
+	var hs []sls.Hardware
 	err := c.do(ctx, http.MethodGet, "/hardware", nil, "", &hs)
 	return hs, err
 }
 
 // SearchHardware returns the objects matching s; none is an empty result, not
 // an error.
-func (c *Client) SearchHardware(ctx context.Context, s HardwareSearch) ([]Hardware, error) {
-	var hs []Hardware
+func (c *Client) SearchHardware(ctx context.Context, s sls.HardwareSearch) ([]sls.Hardware, error) {
+	var hs []sls.Hardware
 	err := c.do(ctx, http.MethodGet, "/search/hardware?"+s.Values().Encode(), nil, "", &hs)
 	if problem.Status(err) == http.StatusNotFound {
 		return nil, nil
@@ -77,15 +59,15 @@ func (c *Client) SearchHardware(ctx context.Context, s HardwareSearch) ([]Hardwa
 }
 
 // PutHardware creates or replaces h.Xname and returns the stored object.
-func (c *Client) PutHardware(ctx context.Context, h Hardware) (Hardware, error) {
-	var out Hardware
+func (c *Client) PutHardware(ctx context.Context, h sls.Hardware) (sls.Hardware, error) {
+	var out sls.Hardware
 	err := c.doJSON(ctx, http.MethodPut, "/hardware/"+url.PathEscape(h.Xname), h, &out)
 	return out, err
 }
 
 // CreateHardware creates h.Xname; an existing one is an ErrConflict error.
-func (c *Client) CreateHardware(ctx context.Context, h Hardware) (Hardware, error) {
-	var out Hardware
+func (c *Client) CreateHardware(ctx context.Context, h sls.Hardware) (sls.Hardware, error) {
+	var out sls.Hardware
 	err := c.doJSON(ctx, http.MethodPost, "/hardware", h, &out)
 	return out, err
 }
@@ -96,22 +78,22 @@ func (c *Client) DeleteHardware(ctx context.Context, x string) error {
 }
 
 // Networks returns every network.
-func (c *Client) Networks(ctx context.Context) ([]Network, error) {
-	var ns []Network
+func (c *Client) Networks(ctx context.Context) ([]sls.Network, error) {
+	var ns []sls.Network
 	err := c.do(ctx, http.MethodGet, "/networks", nil, "", &ns)
 	return ns, err
 }
 
 // GetNetwork returns the network called name.
-func (c *Client) GetNetwork(ctx context.Context, name string) (Network, error) {
-	var n Network
+func (c *Client) GetNetwork(ctx context.Context, name string) (sls.Network, error) {
+	var n sls.Network
 	err := c.do(ctx, http.MethodGet, "/networks/"+url.PathEscape(name), nil, "", &n)
 	return n, err
 }
 
 // PutNetwork creates or replaces n and returns the stored network.
-func (c *Client) PutNetwork(ctx context.Context, n Network) (Network, error) {
-	var out Network
+func (c *Client) PutNetwork(ctx context.Context, n sls.Network) (sls.Network, error) {
+	var out sls.Network
 	err := c.doJSON(ctx, http.MethodPut, "/networks/"+url.PathEscape(n.Name), n, &out)
 	return out, err
 }
@@ -123,8 +105,8 @@ func (c *Client) DeleteNetwork(ctx context.Context, name string) error {
 
 // SearchNetworks returns the networks matching q (parameters name, full_name,
 // type, ip_address, extra_properties.<Field>); none is an empty result.
-func (c *Client) SearchNetworks(ctx context.Context, q url.Values) ([]Network, error) {
-	var ns []Network
+func (c *Client) SearchNetworks(ctx context.Context, q url.Values) ([]sls.Network, error) {
+	var ns []sls.Network
 	err := c.do(ctx, http.MethodGet, "/search/networks?"+q.Encode(), nil, "", &ns)
 	if problem.Status(err) == http.StatusNotFound {
 		return nil, nil
@@ -133,15 +115,15 @@ func (c *Client) SearchNetworks(ctx context.Context, q url.Values) ([]Network, e
 }
 
 // Version returns the change counter; poll it to notice changes cheaply.
-func (c *Client) Version(ctx context.Context) (Version, error) {
-	var v Version
+func (c *Client) Version(ctx context.Context) (sls.Version, error) {
+	var v sls.Version
 	err := c.do(ctx, http.MethodGet, "/version", nil, "", &v)
 	return v, err
 }
 
 // Dump returns the whole state.
-func (c *Client) Dump(ctx context.Context) (Dump, error) {
-	var d Dump
+func (c *Client) Dump(ctx context.Context) (sls.Dump, error) {
+	var d sls.Dump
 	err := c.do(ctx, http.MethodGet, "/dumpstate", nil, "", &d)
 	return d, err
 }
