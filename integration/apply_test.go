@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -225,14 +226,21 @@ func checkNode(t *testing.T, s *suite, x string, nid int, bootMAC, ip, bmcMAC, b
 	if bp.Kernel != kernel || bp.Initrd != "http://img/initrd-1" || !strings.Contains(bp.Params, "console=ttyS0") {
 		t.Errorf("%s: BSS %+v, want kernel %s, initrd-1, console=ttyS0", x, bp, kernel)
 	}
-	// bss learns the node's MAC from HSM (an SCN, or a lookup); until then
-	// it answers the retry script, and a booting node retries.
-	var script string
+	// The node boots: relayed DHCP gives it the management address of the
+	// file (HSM's reservation for its boot MAC) and iPXE the boot script
+	// URL, whose script names the profile's kernel. bss learns the MAC from
+	// HSM (an SCN, or a lookup); until then it offers a pool address and
+	// the retry script, and a booting node tries again.
+	var (
+		leased netip.Addr
+		script string
+		last   error
+	)
 	if err := waitFor(ctx, 30*time.Second, func() (bool, error) {
-		script = get(t, "", s.url("bss")+"/boot/v1/bootscript?mac="+bootMAC)
-		return strings.Contains(script, kernel), nil
+		leased, script, last = dhcpBoot(ctx, s, bootMAC)
+		return last == nil && leased.String() == ip && strings.Contains(script, kernel), nil
 	}); err != nil {
-		t.Errorf("%s: boot script by MAC lacks %s (%v):\n%s", x, kernel, err, script)
+		t.Errorf("%s: booted with %s (%v), want %s and a script naming %s:\n%s", x, leased, last, ip, kernel, script)
 	}
 	ud := get(t, ip, s.url("bss")+"/user-data")
 	if !strings.Contains(ud, sshKey) || !strings.Contains(ud, "name: student") {

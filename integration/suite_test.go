@@ -101,7 +101,8 @@ func startSuite(t *testing.T, bin string, enforce bool, daemons []string) *suite
 	}
 	s.dhcp, s.relay, s.snmp, s.bmc = freePort(t, "udp4"), freePort(t, "udp4"), freePort(t, "udp4"), freePort(t, "tcp4")
 	conf := filepath.Join(s.dir, "dhcp.json")
-	if err := os.WriteFile(conf, []byte(`{"subnets":[{"subnet":"127.20.0.0/16","range":"127.20.1.0-127.20.255.254","relayed":true}]}`), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(`{"subnets":[{"subnet":"127.20.0.0/16","range":"127.20.1.0-127.20.255.254","relayed":true},`+
+		`{"subnet":"127.31.0.0/16","range":"127.31.1.0-127.31.255.254","relayed":true}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.stopAll)
