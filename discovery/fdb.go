@@ -41,6 +41,8 @@ type switchState struct {
 
 // walk is one walk of a switch; done is closed when table/err are set.
 type walk struct {
+	// start is when the walk began reading the switch (or, before that,
+	// the earliest it can): its table holds what the switch knew then.
 	start time.Time
 	done  chan struct{}
 	table Table
@@ -97,7 +99,11 @@ func (f *FDB) join(sw Switch, s *switchState, since time.Time) *walk {
 		return s.running
 	}
 	if s.running == nil {
-		s.running = &walk{done: make(chan struct{})}
+		// Started now as far as questions go: the walk reads the switch
+		// no earlier than this, so a question asked at since <= now (many
+		// leases noticed at one instant) shares it instead of queueing a
+		// second walk while this one's goroutine has not begun.
+		s.running = &walk{start: f.now(), done: make(chan struct{})}
 		go f.run(sw, s, s.running)
 		return s.running
 	}

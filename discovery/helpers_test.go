@@ -266,3 +266,16 @@ func riverLayout(switchAddr string, v3 bool, bmcs int) map[string]any {
 	}
 	return hw
 }
+
+// fakeClock is a settable clock for Config.Now: the tests move it instead
+// of waiting.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }

@@ -52,6 +52,11 @@ type Agent struct {
 	oids []oid // sorted
 	vals map[string]gosnmp.SnmpPDU
 	reqs int
+	// from counts the GETNEXT and GETBULK requests by the OID they start
+	// from (without a leading dot) when that is not one of the agent's
+	// own: a walk starts from its table's root once, then goes on from
+	// the last OID it was given (which is one).
+	from map[string]int
 }
 
 type oid struct {
@@ -61,7 +66,7 @@ type oid struct {
 
 // New returns an agent answering the v2c community.
 func New(community string) *Agent {
-	return &Agent{community: community, vals: map[string]gosnmp.SnmpPDU{}}
+	return &Agent{community: community, vals: map[string]gosnmp.SnmpPDU{}, from: map[string]int{}}
 }
 
 // Set replaces what the agent serves.
@@ -109,6 +114,15 @@ func (a *Agent) Requests() int {
 	return a.reqs
 }
 
+// Walks returns how many walks of the table at root (an OID, as
+// "1.3.6.1.2.1.17.7.1.2.2.1.2") the agent was asked for: the GETNEXT or
+// GETBULK requests that start from root itself.
+func (a *Agent) Walks(root string) int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.from[strings.TrimPrefix(root, ".")]
+}
+
 func parseOID(s string) ([]uint32, error) {
 	parts := strings.Split(strings.Trim(s, "."), ".")
 	out := make([]uint32, len(parts))
@@ -152,6 +166,12 @@ func (a *Agent) answer(dec *gosnmp.GoSNMP, req []byte) ([]byte, bool) {
 	}
 	a.mu.Lock()
 	a.reqs++
+	if len(p.Variables) > 0 && (p.PDUType == gosnmp.GetNextRequest || p.PDUType == gosnmp.GetBulkRequest) {
+		name := strings.TrimPrefix(p.Variables[0].Name, ".")
+		if _, own := a.vals[name]; !own {
+			a.from[name]++
+		}
+	}
 	a.mu.Unlock()
 	resp := &gosnmp.SnmpPacket{Version: p.Version, Community: p.Community, PDUType: gosnmp.GetResponse,
 		RequestID: p.RequestID, Logger: dec.Logger}
