@@ -62,7 +62,9 @@ func (a *API) routes(mux *httpserver.Mux) {
 }
 
 func (a *API) getUnknown(w http.ResponseWriter, r *http.Request) {
-	httpserver.WriteJSON(w, http.StatusOK, map[string][]Unknown{"Unknown": a.svc.Unknowns()})
+	// ?deferred=true adds the MACs on no switch still in their grace.
+	deferred := r.URL.Query().Get("deferred") == "true"
+	httpserver.WriteJSON(w, http.StatusOK, map[string][]Unknown{"Unknown": a.svc.unknowns(deferred)})
 }
 
 // endpointView is an endpoint as GET /v1/endpoints shows it: never a password.

@@ -9,7 +9,6 @@ import (
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/snmpsim"
 	"github.com/hmsuite/hms/layout/sls"
-	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestUnknownReasons: each way a MAC can fail leaves it unknown with its
@@ -34,7 +33,8 @@ func TestUnknownReasons(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, addr := startSim(t, snmpsim.Switch{Ports: ports, FDB: tt.fdb})
 			s := newSuite(t, riverLayout(addr, false, 2), xnames)
-			cfg := Config{Switch: SwitchConfig{Community: "public"}}
+			// A MAC on no switch is reported at once, not deferred.
+			cfg := Config{Switch: SwitchConfig{Community: "public"}, UnplacedGrace: -1}
 			if tt.community != "" {
 				cfg.Switch.Community = tt.community
 			}
@@ -138,32 +138,5 @@ func TestSwitchAddedToSLS(t *testing.T) {
 		if !strings.Contains(o.err.Error(), ReasonNotOnSwitch) {
 			t.Fatalf("after the switch was added: %v", o.err)
 		}
-	}
-}
-
-// TestNodeMACLeftToHSM: a MAC on no switch (a node's NIC) is retried until
-// HSM places it under a node (its BMC's walk found it); then it is dropped,
-// not retried forever. A MAC HSM places under a BMC is still processed.
-func TestNodeMACLeftToHSM(t *testing.T) {
-	const node = "02:00:00:00:00:09"
-	_, addr := simSwitch(t, "02:00:00:00:00:01")
-	s := newSuite(t, riverLayout(addr, false, 1), nil)
-	s.startService(NewSNMPWalker(SNMPConfig{}), Config{Switch: SwitchConfig{Community: "public"}, RetryMin: 50 * time.Millisecond})
-	s.lease(node, "127.0.0.9")
-	if o := s.waitFor(node); o.err == nil {
-		t.Fatalf("outcome %+v, want unknown", o)
-	}
-	if err := s.hsm.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: node, ComponentID: "x3000c0s1b0n0"}); err != nil {
-		t.Fatal(err)
-	}
-	o := s.waitFor(node)
-	for o.err != nil && o.xname == "" { // retries that ran before HSM knew
-		o = s.waitFor(node)
-	}
-	if o.err != nil || o.xname != "x3000c0s1b0n0" {
-		t.Fatalf("outcome %+v (%v), want placed by HSM under x3000c0s1b0n0", o, o.err)
-	}
-	if u := s.svc.Unknowns(); len(u) != 0 {
-		t.Errorf("still unknown: %+v", u)
 	}
 }

@@ -21,6 +21,7 @@ type DaemonFlags struct {
 	walkers, workers, maxConns                *int
 	bmcTimeout, snmpTimeout, fdbTTL, fdbEvery *time.Duration
 	slsEvery, hsmEvery, presence, retryMax    *time.Duration
+	grace                                     *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -41,6 +42,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	fl.hsmEvery = f.Duration("hsm-poll", time.Minute, "read HSM's Ethernet interfaces without ComponentID every `DURATION` (the fallback when another DHCP server writes them)")
 	fl.presence = f.Duration("presence-interval", 30*time.Second, "check each registered BMC's service root every `DURATION` (jittered ±10 %)")
 	fl.retryMax = f.Duration("retry-max", 5*time.Minute, "longest backoff before a MAC that failed is tried again (`DURATION`)")
+	fl.grace = f.Duration("unplaced-grace", 5*time.Minute, "a MAC on no switch is retried quietly for `DURATION` (HSM may yet name it, a node's NIC from its BMC's walk) before /v1/unknown lists it (0: at once)")
 	fl.workers = f.Int("workers", defaultWorkers, "`N` MACs placed and registered at once")
 	fl.ntp = f.String("ntp-servers", "", "comma-separated NTP servers set on new Mountain BMCs (`LIST`)")
 	fl.syslog = f.String("syslog-target", "", "syslog `HOST:PORT` set on new Mountain BMCs")
@@ -77,7 +79,10 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	n := fl.f.Name
 	sc := Config{FDBTTL: *fl.fdbTTL, FDBRefresh: *fl.fdbEvery, WalkConcurrency: *fl.walkers, Workers: *fl.workers,
 		SLSRefresh: *fl.slsEvery, HSMPoll: *fl.hsmEvery, PresenceInterval: *fl.presence, RetryMax: *fl.retryMax,
-		Syslog: *fl.syslog, Switch: SwitchConfig{Port: *fl.snmpPort, Community: *fl.community}}
+		Syslog: *fl.syslog, Switch: SwitchConfig{Port: *fl.snmpPort, Community: *fl.community}, UnplacedGrace: *fl.grace}
+	if sc.UnplacedGrace == 0 {
+		sc.UnplacedGrace = -1 // Config's zero is the default
+	}
 	for _, r := range cli.SplitList(*fl.roles) {
 		switch r {
 		case "river":
@@ -116,6 +121,8 @@ func (fl *DaemonFlags) check() error {
 		}
 	}
 	switch {
+	case *fl.grace < 0:
+		return cli.Usagef("-%s must not be negative", n("unplaced-grace"))
 	case *fl.pwLen < 12 || *fl.pwLen > 64:
 		return cli.Usagef("-%s: %d: want 12 to 64", n("bmc-password-length"), *fl.pwLen)
 	case distinct(*fl.pwChars) < 10:

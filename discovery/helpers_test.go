@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -42,6 +43,18 @@ type suite struct {
 	done  chan outcome
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
+	// agent is the simulated switch of newRiver's suites.
+	agent *snmpsim.Agent
+	// ctx lives as long as the suite; hsmCfg is how HSM is (re)started,
+	// stopHSM stops it.
+	ctx     context.Context
+	hsmCfg  statemgr.DaemonConfig
+	stopHSM func()
+	// svcCfg and walker are what startService was given (restartService
+	// starts the same again); stopService stops the Service.
+	svcCfg      Config
+	walker      Walker
+	stopService func()
 }
 
 // outcome is what Config.Done reported for one MAC.
@@ -83,7 +96,7 @@ func (g gated) RoundTrip(r *http.Request) (*http.Response, error) {
 func newSuiteOpts(t testing.TB, hw map[string]any, xnames []string, opts suiteOpts) *suite {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &suite{t: t, dir: t.TempDir(), bus: bus.NewMemory(), done: make(chan outcome, 1024), stop: cancel}
+	s := &suite{t: t, dir: t.TempDir(), bus: bus.NewMemory(), done: make(chan outcome, 1024), stop: cancel, ctx: ctx}
 	t.Cleanup(s.close)
 	sd, err := layout.StartDaemon(ctx, layout.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(s.dir, "sls.db")})
 	if err != nil {
@@ -104,17 +117,32 @@ func newSuiteOpts(t testing.TB, hw map[string]any, xnames []string, opts suiteOp
 		stop := s.stop
 		s.stop = func() { tr.CloseIdleConnections(); stop() }
 	}
-	hd, err := statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(s.dir, "hsm.db"),
-		SLSURL: sd.URL(), CredKeyFile: filepath.Join(s.dir, "hsm.key"), Publisher: s.bus, Discovery: disc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.run(func() error { return hd.Run(ctx) })
-	s.hsm = client.New(hd.URL(), nil, "reds-test")
+	s.hsmCfg = statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(s.dir, "hsm.db"),
+		SLSURL: sd.URL(), CredKeyFile: filepath.Join(s.dir, "hsm.key"), Publisher: s.bus, Discovery: disc}
+	s.startHSM()
 	if len(xnames) > 0 {
 		s.startBMCs(ctx, xnames)
 	}
 	return s
+}
+
+// startHSM runs HSM on s.hsmCfg until stopHSM or the end of the test; the
+// first start picks a free port, which later starts bind again.
+func (s *suite) startHSM() {
+	t := s.t
+	hd, err := statemgr.StartDaemon(s.ctx, s.hsmCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.hsm == nil {
+		s.hsm = client.New(hd.URL(), nil, "reds-test")
+		u, _ := url.Parse(hd.URL())
+		s.hsmCfg.Listen = u.Host
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	done := make(chan struct{})
+	s.run(func() error { defer close(done); return hd.Run(ctx) })
+	s.stopHSM = func() { cancel(); <-done }
 }
 
 func (s *suite) run(fn func() error) {
@@ -154,6 +182,7 @@ func (s *suite) startBMCs(ctx context.Context, xnames []string) {
 // startService runs the Service against the suite, walking switches with w.
 func (s *suite) startService(w Walker, cfg Config) {
 	t := s.t
+	s.svcCfg, s.walker = cfg, w
 	box, err := sealed.LoadKey(filepath.Join(s.dir, "reds.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +208,16 @@ func (s *suite) startService(w Walker, cfg Config) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := s.stop
 	s.stop = func() { cancel(); stop() }
-	s.run(func() error { defer s.store.Close(); return s.svc.Run(ctx) })
+	done, store, svc := make(chan struct{}), s.store, s.svc
+	s.run(func() error { defer close(done); defer store.Close(); return svc.Run(ctx) })
+	s.stopService = func() { cancel(); <-done }
+}
+
+// restartService stops the Service and starts a new one, as a restart of
+// reds does: same database, same configuration, nothing kept in memory.
+func (s *suite) restartService() {
+	s.stopService()
+	s.startService(s.walker, s.svcCfg)
 }
 
 // bmcClient reaches the suite's BMCs with factory password pw.
@@ -187,11 +225,19 @@ func (s *suite) bmcClient(pw string) *BMCs {
 	return NewBMCs(BMCConfig{DefaultUser: redfishsim.DefaultUser, DefaultPassword: pw, Port: s.port, Insecure: true, Timeout: 5 * time.Second})
 }
 
-// lease publishes a commit lease event for mac at ip, as the DHCP server does.
+// lease publishes a commit lease event for mac at ip, as the DHCP server
+// does for a MAC it does not know.
 func (s *suite) lease(mac, ip string) {
 	s.t.Helper()
-	b, _ := lease.Encode(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: ip, Time: time.Now()})
-	if err := s.bus.Publish(context.Background(), lease.Topic, bus.Message{Key: []byte(lease.Key(mac)), Value: b}); err != nil {
+	s.leaseEvent(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: ip})
+}
+
+// leaseEvent publishes ev (its Time set to now).
+func (s *suite) leaseEvent(ev lease.Event) {
+	s.t.Helper()
+	ev.Time = time.Now()
+	b, _ := lease.Encode(ev)
+	if err := s.bus.Publish(context.Background(), lease.Topic, bus.Message{Key: []byte(lease.Key(ev.MACAddress)), Value: b}); err != nil {
 		s.t.Fatal(err)
 	}
 }

@@ -105,6 +105,9 @@ type Location struct {
 type locateError struct {
 	reason, detail string
 	sw, port       string
+	// onNoSwitch: every switch answered and none has the MAC (perhaps a
+	// node's NIC, which HSM's walk of its BMC will name): deferred.
+	onNoSwitch bool
 }
 
 func (e *locateError) Error() string { return e.reason + ": " + e.detail }
@@ -177,7 +180,8 @@ func (l *Locator) Ports(ctx context.Context, mac string, since time.Time) ([]Hit
 		if len(walkErrs) > 0 {
 			return nil, &locateError{reason: ReasonSNMP, detail: strings.Join(walkErrs, "; ")}
 		}
-		return nil, &locateError{reason: ReasonNotOnSwitch, detail: fmt.Sprintf("%s is in no forwarding table of %d switches", mac, len(sws))}
+		return nil, &locateError{reason: ReasonNotOnSwitch, onNoSwitch: true,
+			detail: fmt.Sprintf("%s is in no forwarding table of %d switches", mac, len(sws))}
 	}
 	return hits, nil
 }

@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
 	m := &metrics{
-		leases:     cv("reds_lease_events_total", "DHCP lease events read from the bus, by kind and whether discovery acted on them.", "kind", "action"),
+		leases:     cv("reds_lease_events_total", "DHCP lease events read from the bus, by kind and action (queued; netboot: a node's NIC booting, left to HSM; ignored).", "kind", "action"),
 		registered: cv("reds_registered_total", "BMCs registered in HSM, by kind (river, mountain).", "kind"),
 		failures:   cv("reds_failures_total", "Failed attempts to place or register a MAC, by reason (as /v1/unknown shows it).", "reason"),
 		walks:      cv("reds_snmp_walks_total", "SNMP walks of a switch's forwarding table, by result (ok, error).", "result"),
@@ -43,8 +43,11 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		return m
 	}
 	unknown := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reds_unknown_macs",
-		Help: "MACs discovery could not place yet (GET /v1/unknown)."}, func() float64 { return float64(s.unknownCount()) })
+		Help: "MACs discovery could not place yet (GET /v1/unknown)."}, func() float64 { return float64(s.unknownCount(false)) })
+	deferred := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reds_deferred_macs",
+		Help: "MACs on no switch within their grace, perhaps nodes' NICs HSM has yet to name (GET /v1/unknown?deferred=true)."},
+		func() float64 { return float64(s.unknownCount(true)) })
 	reg.MustRegister(m.leases, m.registered, m.failures, m.walks, m.walkTime, m.badEntries, m.latency,
-		m.removed, m.missing, m.polls, m.stages, unknown)
+		m.removed, m.missing, m.polls, m.stages, unknown, deferred)
 	return m
 }

@@ -3,8 +3,6 @@ package discovery
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/url"
 
 	"github.com/hmsuite/hms/internal/problem"
 )
@@ -16,51 +14,40 @@ func (s *Service) process(ctx context.Context, j job, c *clock) (string, error) 
 	if prev, err := s.cfg.Store.ByMAC(ctx, j.mac); err == nil && prev.State == StateRegistered && prev.IP == j.ip {
 		return prev.Xname, nil // a renewal of a BMC registered already
 	}
-	x := j.xname
-	if x == "" && !j.prev.IsZero() {
-		if owner, err := s.ownerOf(ctx, j.mac); err != nil || owner != "" {
-			if owner != "" {
-				s.log.Info("mac_placed_by_hsm", "mac", j.mac, "component", owner)
-			}
-			return owner, err
+	if j.resume {
+		if e, err := s.cfg.Store.Get(ctx, j.xname); err != nil || e.State != StatePending {
+			return "", err // registered, or being removed, since it was queued
 		}
 	}
-	if x == "" {
-		after := j.since
-		if !j.prev.IsZero() {
-			after = j.prev
-		}
-		hits, err := s.loc.Ports(ctx, j.mac, after)
-		c.lap(&c.t.Switch)
-		if err != nil {
-			return "", err
-		}
-		loc, err := s.loc.Place(ctx, j.mac, hits)
-		c.lap(&c.t.SLS)
-		if err != nil {
-			return "", err
-		}
-		x = loc.Xname
+	if j.xname != "" {
+		return j.xname, s.configure(ctx, j.xname, j, c)
 	}
-	return x, s.configure(ctx, x, j, c)
-}
-
-// ownerOf returns the component HSM has placed mac under when that is not
-// a BMC: a node's NIC, which HSM learnt from its walk of the node's BMC.
-// Such a MAC is none of discovery's business and stops being retried. A
-// MAC HSM places under a BMC goes on (it may be ours, pointed at its BMC
-// before the registration failed).
-func (s *Service) ownerOf(ctx context.Context, mac string) (string, error) {
-	eis, err := s.cfg.HSM.EthernetInterfaces(ctx, url.Values{"MACAddress": {mac}})
+	// A MAC HSM already gives to a node is not walked for. HSM not
+	// answering does not stop the search (a BMC's registration then
+	// fails at HSM, and says so).
+	owner, err := s.ownerOf(ctx, j.mac)
+	switch {
+	case err != nil:
+		s.pollFailed(ctx, "hsm", err)
+	case owner != "":
+		s.log.Info("mac_placed_by_hsm", "mac", j.mac, "component", owner)
+		return owner, nil
+	}
+	after := j.since
+	if !j.prev.IsZero() {
+		after = j.prev // a retry shares walks made since the attempt before
+	}
+	hits, err := s.loc.Ports(ctx, j.mac, after)
+	c.lap(&c.t.Switch)
 	if err != nil {
-		return "", stepErr(ReasonHSM, fmt.Errorf("hsm: interface of %s: %w", mac, err))
+		return "", err
 	}
-	for _, ei := range eis {
-		if ei.ComponentID != "" && !isBMC(ei.ComponentID) {
-			return ei.ComponentID, nil
-		}
+	loc, err := s.loc.Place(ctx, j.mac, hits)
+	c.lap(&c.t.SLS)
+	if err != nil {
+		return "", err
 	}
-	return "", nil
+	return loc.Xname, s.configure(ctx, loc.Xname, j, c)
 }
 
 // configure sets credentials (and, on Mountain BMCs, NTP and syslog) on

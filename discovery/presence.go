@@ -11,13 +11,15 @@ import (
 // presenceConcurrency bounds the BMCs checked at once.
 const presenceConcurrency = 32
 
-// checkPresence checks every registered (or missing) BMC's service root. A
-// BMC that answers again is registered again; one that does not is retired
-// when SLS no longer has its xname (RedfishEndpoint disabled, it and its
-// components Empty in HSM), else flagged Alert in HSM and kept.
+// checkPresence checks the service root of every BMC discovery registered,
+// found missing, or left pending (its credentials set, HSM not told yet:
+// HSM was unreachable, or reds stopped). A BMC that answers again is
+// registered again; one that does not is retired when SLS no longer has
+// its xname (RedfishEndpoint disabled, it and its components Empty in
+// HSM), else flagged Alert in HSM and kept.
 func (s *Service) checkPresence(ctx context.Context) {
 	var eps []Endpoint
-	for _, st := range []string{StateRegistered, StateMissing} {
+	for _, st := range []string{StateRegistered, StateMissing, StatePending} {
 		l, err := s.cfg.Store.List(ctx, st)
 		if err != nil {
 			s.pollFailed(ctx, "store", err)
@@ -40,7 +42,12 @@ func (s *Service) checkPresence(ctx context.Context) {
 
 func (s *Service) checkOne(ctx context.Context, e Endpoint) {
 	if err := s.cfg.BMCs.Present(ctx, e.Addr); err == nil {
-		if e.State == StateMissing {
+		switch e.State {
+		case StatePending:
+			// Its registration goes on (a no-op if it is queued or
+			// waiting for its retry already).
+			s.resume(e)
+		case StateMissing:
 			if err := s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "OK"); err != nil {
 				s.pollFailed(ctx, "hsm", err)
 				return
@@ -56,16 +63,12 @@ func (s *Service) checkOne(ctx context.Context, e Endpoint) {
 	_, err := s.cfg.SLS.GetHardware(ctx, e.Xname)
 	switch {
 	case errors.Is(err, problem.ErrNotFound):
-		if err := retire(ctx, s.cfg.HSM, e.Xname); err != nil {
-			s.pollFailed(ctx, "hsm", err)
-			return
-		}
-		s.setState(ctx, e, StateRemoved)
-		s.m.removed.Inc()
-		s.log.Info("bmc_removed", "xname", e.Xname, "mac", e.MAC)
+		// A pending BMC is retired too: HSM may hold its endpoint (the
+		// POST committed, its answer lost when HSM went down).
+		s.startRemoval(ctx, e)
 	case err != nil:
 		s.pollFailed(ctx, "sls", err)
-	case e.State != StateMissing:
+	case e.State == StateRegistered:
 		if err := s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "Alert"); err != nil {
 			s.pollFailed(ctx, "hsm", err)
 			return
@@ -74,6 +77,8 @@ func (s *Service) checkOne(ctx context.Context, e Endpoint) {
 		s.m.missing.Inc()
 		s.log.Warn("bmc_missing", "xname", e.Xname, "addr", e.Addr)
 	}
+	// A pending BMC still in SLS stays pending: its registration's retries
+	// say why in /v1/unknown.
 }
 
 func (s *Service) setState(ctx context.Context, e Endpoint, state string) {
@@ -85,3 +90,25 @@ func (s *Service) setState(ctx context.Context, e Endpoint, state string) {
 // CheckPresence runs one presence round now (tests, and the operator's
 // POST /v1/presence).
 func (s *Service) CheckPresence(ctx context.Context) { s.checkPresence(ctx) }
+
+// resume queues the registration of e, a BMC left pending (its xname and
+// credentials known), unless its MAC is queued or waiting already.
+func (s *Service) resume(e Endpoint) {
+	s.submit(job{mac: e.MAC, ip: e.IP, since: s.cfg.Now(), xname: e.Xname, kind: e.Kind, resume: true})
+}
+
+// resumePending queues every endpoint left pending by an earlier run: HSM
+// was not told of it, and no lease event may come for it again soon (a
+// lease renewal, or none at all when DHCP already names its MAC).
+func (s *Service) resumePending(ctx context.Context) {
+	eps, err := s.cfg.Store.List(ctx, StatePending)
+	if err != nil {
+		s.pollFailed(ctx, "store", err)
+		return
+	}
+	for _, e := range eps {
+		if e.MAC != "" && e.IP != "" {
+			s.resume(e)
+		}
+	}
+}

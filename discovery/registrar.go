@@ -19,75 +19,49 @@ const maxBatch = 100
 // also need) as many commits. A batch HSM refuses whole (one endpoint
 // exists, or is invalid) is retried one by one, PATCHing those that exist.
 type registrar struct {
-	h  HSM
-	in chan regReq
+	h HSM
+	b *batcher[Endpoint, error]
 }
 
-type regReq struct {
-	e    Endpoint
-	done chan error
+func newRegistrar(h HSM) *registrar {
+	r := &registrar{h: h}
+	r.b = newBatcher(maxBatch, r.post)
+	return r
 }
-
-func newRegistrar(h HSM) *registrar { return &registrar{h: h, in: make(chan regReq)} }
 
 // register registers e and returns once HSM has it (or refused it).
 func (r *registrar) register(ctx context.Context, e Endpoint) error {
-	req := regReq{e: e, done: make(chan error, 1)}
-	select {
-	case r.in <- req:
-	case <-ctx.Done():
-		return ctx.Err()
+	err, cerr := r.b.call(ctx, e)
+	if cerr != nil {
+		return cerr
 	}
-	select {
-	case err := <-req.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return err
 }
 
 // run POSTs batches until ctx ends.
-func (r *registrar) run(ctx context.Context) {
-	for {
-		var batch []regReq
-		select {
-		case <-ctx.Done():
-			return
-		case req := <-r.in:
-			batch = append(batch, req)
-		}
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case req := <-r.in:
-				batch = append(batch, req)
-			default:
-				break more
-			}
-		}
-		r.post(ctx, batch)
-	}
-}
+func (r *registrar) run(ctx context.Context) { r.b.run(ctx) }
 
 // post registers batch: one POST, or one by one if HSM refuses it whole.
-func (r *registrar) post(ctx context.Context, batch []regReq) {
+func (r *registrar) post(ctx context.Context, batch []Endpoint) []error {
+	errs := make([]error, len(batch))
 	if len(batch) > 1 {
 		eps := make([]hsm.RedfishEndpoint, len(batch))
-		for i, req := range batch {
-			eps[i] = endpointOf(req.e)
+		for i, e := range batch {
+			eps[i] = endpointOf(e)
 		}
 		err := r.h.CreateRedfishEndpoints(ctx, eps...)
 		if !errors.Is(err, problem.ErrConflict) && !errors.Is(err, problem.ErrInvalid) {
 			if err != nil {
 				err = fmtRegister("", err)
 			}
-			for _, req := range batch {
-				req.done <- err
+			for i := range errs {
+				errs[i] = err
 			}
-			return
+			return errs
 		}
 	}
-	for _, req := range batch {
-		req.done <- registerEndpoint(ctx, r.h, req.e)
+	for i, e := range batch {
+		errs[i] = registerEndpoint(ctx, r.h, e)
 	}
+	return errs
 }

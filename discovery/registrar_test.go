@@ -31,13 +31,8 @@ func TestRegistrarBatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &countPosts{HSM: s.hsm}
 			r := newRegistrar(h)
-			batch := make([]regReq, len(tt.eps))
-			for i, e := range tt.eps {
-				batch[i] = regReq{e: e, done: make(chan error, 1)}
-			}
-			r.post(ctx, batch)
-			for i, req := range batch {
-				if err := <-req.done; err != nil {
+			for i, err := range r.post(ctx, tt.eps) {
+				if err != nil {
 					t.Errorf("%s: %v", tt.eps[i].Xname, err)
 				}
 				got, err := s.hsm.RedfishEndpoint(ctx, tt.eps[i].Xname)

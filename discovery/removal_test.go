@@ -13,27 +13,44 @@ import (
 // until HSM has walked them all.
 func newRiver(t *testing.T, n int, cfg Config) *suite {
 	t.Helper()
+	s := newRiverSuite(t, n)
+	s.registerAll(cfg)
+	return s
+}
+
+// newRiverSuite starts a suite with n simulated BMCs x3000c0s<i+1>b0
+// cabled to an in-process switch (s.agent); no service yet.
+func newRiverSuite(t *testing.T, n int) *suite {
+	t.Helper()
 	xnames, macs := make([]string, n), make([]string, n)
 	for i := range n {
 		xnames[i] = fmt.Sprintf("x3000c0s%db0", i+1)
 		macs[i] = redfishsim.MAC(xnames[i], "bmc:eth0")
 	}
-	_, addr := simSwitch(t, macs...)
+	agent, addr := simSwitch(t, macs...)
 	s := newSuite(t, riverLayout(addr, false, n), xnames)
+	s.agent = agent
+	return s
+}
+
+// registerAll runs the service (cfg), leases every BMC and waits until HSM
+// has walked them all.
+func (s *suite) registerAll(cfg Config) {
+	t := s.t
+	t.Helper()
 	cfg.Switch.Community = "public"
 	s.startService(NewSNMPWalker(SNMPConfig{}), cfg)
-	for i := range n {
-		s.lease(macs[i], s.bmcIP(i))
+	for i := range s.bmcs {
+		s.lease(s.bmcMAC(i), s.bmcIP(i))
 	}
-	for range n {
+	for range s.bmcs {
 		if o := s.next(); o.err != nil {
 			t.Fatalf("registration: %+v (%v)", o, o.err)
 		}
 	}
-	for _, x := range xnames {
-		s.walked(x)
+	for _, m := range s.bmcs {
+		s.walked(m.BMC.Xname())
 	}
-	return s
 }
 
 // TestRemoval: a registered BMC that stops answering and is gone from SLS

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"time"
 
@@ -48,6 +47,10 @@ type Config struct {
 	PresenceInterval time.Duration
 	// RetryMin and RetryMax bound the backoff of a MAC that failed (5 s, 5 min).
 	RetryMin, RetryMax time.Duration
+	// UnplacedGrace is how long a MAC found on no switch is deferred (HSM
+	// may yet name it, from its walk of a node's BMC) before it is reported
+	// unknown (5 min; negative: at once).
+	UnplacedGrace time.Duration
 	// NTP and Syslog are set on new Mountain BMCs (NetworkProtocol PATCH).
 	NTP    []string
 	Syslog string
@@ -74,6 +77,9 @@ func (c *Config) setDefaults() {
 	def(&c.PresenceInterval, 30*time.Second)
 	def(&c.RetryMin, 5*time.Second)
 	def(&c.RetryMax, 5*time.Minute)
+	if c.UnplacedGrace == 0 {
+		c.UnplacedGrace = 5 * time.Minute
+	}
 	if c.Workers <= 0 {
 		c.Workers = defaultWorkers
 	}
@@ -110,6 +116,9 @@ type Unknown struct {
 	Attempts    int       `json:"Attempts"`
 	LastAttempt time.Time `json:"LastAttempt"`
 	NextAttempt time.Time `json:"NextAttempt"`
+	// Deferred is a MAC on no switch still in its grace (listed only with
+	// ?deferred=true): HSM may yet name it, a node's NIC.
+	Deferred bool `json:"Deferred,omitempty"`
 }
 
 // job is one MAC to place and register; since is when it was noticed.
@@ -120,8 +129,16 @@ type job struct {
 	// tables need only be read after it (not after since), so retries of
 	// MACs on no switch share walks instead of each forcing one.
 	prev time.Time
-	// xname and kind are set for Mountain endpoints, whose xname is known.
+	// xname and kind are set for Mountain endpoints, whose xname is known,
+	// and for endpoints left pending by an earlier attempt (resume).
 	xname, kind string
+	// resume is a pending endpoint's registration taken up again: it is
+	// dropped if the endpoint is no longer pending when its turn comes.
+	resume bool
+	// attempts failed so far, the first noticed at first (the backoff
+	// grows with them; the grace of a MAC on no switch runs from first).
+	attempts int
+	first    time.Time
 }
 
 // Service is REDS and MEDS: it places new BMCs, sets their credentials and
@@ -132,7 +149,9 @@ type Service struct {
 	fdb *FDB
 	loc *Locator
 	reg *registrar
-	m   *metrics
+	// owners asks HSM, in batches, whom it gives MACs to.
+	owners *batcher[string, owned]
+	m      *metrics
 
 	mu       sync.Mutex
 	queue    []string       // MACs waiting for a worker
@@ -144,6 +163,9 @@ type Service struct {
 	mountain map[string]job // expected Mountain endpoints by MAC
 	logged   map[string]string
 	started  chan struct{} // closed once SLS was first read
+
+	removeMu sync.Mutex               // serialises removals
+	removals map[string]*removalRetry // by xname: removals HSM did not take
 }
 
 // New returns a Service; Run it.
@@ -151,11 +173,13 @@ func New(cfg Config) *Service {
 	cfg.setDefaults()
 	s := &Service{cfg: cfg, log: cfg.Log, jobs: map[string]job{}, running: map[string]bool{},
 		again: map[string]bool{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
-		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{})}
+		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{}),
+		removals: map[string]*removalRetry{}}
 	s.m = newMetrics(cfg.Registerer, s)
 	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
 	s.reg = newRegistrar(cfg.HSM)
+	s.owners = newBatcher(maxLookup, s.lookupOwners)
 	return s
 }
 
@@ -165,9 +189,11 @@ func (s *Service) Run(ctx context.Context) error {
 	// Switches and chassis are read before the first lease is taken, so
 	// early leases do not fail for want of a switch list.
 	s.refreshSLS(ctx)
+	s.resumePending(ctx)
 	close(s.started)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { s.reg.run(ctx); return nil })
+	g.Go(func() error { s.owners.run(ctx); return nil })
 	for range s.cfg.Workers {
 		g.Go(func() error { s.work(ctx); return nil })
 	}
@@ -180,7 +206,8 @@ func (s *Service) Run(ctx context.Context) error {
 		})
 	}
 	g.Go(func() error { s.every(ctx, s.cfg.PresenceInterval, false, s.checkPresence); return nil })
-	g.Go(func() error { s.retryLoop(ctx); return nil })
+	g.Go(func() error { s.every(ctx, s.cfg.RetryMin, false, s.retryTick); return nil })
+	g.Go(func() error { s.every(ctx, s.cfg.RetryMin, true, s.retryRemovals); return nil })
 	if s.cfg.River {
 		g.Go(func() error { s.every(ctx, s.cfg.HSMPoll, true, s.pollHSM); return nil })
 		g.Go(func() error { s.every(ctx, s.cfg.FDBRefresh, false, s.refreshFDB); return nil })
@@ -243,6 +270,10 @@ func (s *Service) Notice(ev lease.Event) {
 	case isMountain && s.cfg.Mountain:
 		mj.ip, mj.since = ev.IPAddress, s.cfg.Now()
 		s.submit(mj)
+	case !ev.Known && netBooting(ev):
+		// A node's NIC booting: HSM names it from its BMC's walk.
+		s.m.leases.WithLabelValues(kind, "netboot").Inc()
+		return
 	case !ev.Known && s.cfg.River:
 		s.submit(job{mac: ev.MACAddress, ip: ev.IPAddress, since: s.cfg.Now(), kind: KindRiver})
 	default:
@@ -261,6 +292,10 @@ func (s *Service) submit(j job) {
 	defer s.mu.Unlock()
 	old, had := s.jobs[j.mac]
 	waiting := s.unknown[j.mac] != nil
+	if had && old.ip == j.ip {
+		// A renewal: the MAC keeps its backoff and grace.
+		j.attempts, j.first, j.prev = old.attempts, old.first, old.prev
+	}
 	switch {
 	case s.running[j.mac]:
 		s.jobs[j.mac], s.again[j.mac] = j, true
@@ -322,93 +357,6 @@ func (s *Service) work(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// finish records the outcome of j: done, or unknown with a retry time.
-func (s *Service) finish(j job, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.running, j.mac)
-	if s.again[j.mac] {
-		delete(s.again, j.mac)
-		s.queue = append(s.queue, j.mac)
-		s.signal()
-		return
-	}
-	if err == nil {
-		delete(s.jobs, j.mac)
-		delete(s.unknown, j.mac)
-		delete(s.logged, j.mac)
-		return
-	}
-	u := s.unknown[j.mac]
-	if u == nil {
-		u = &Unknown{MACAddress: j.mac}
-		s.unknown[j.mac] = u
-	}
-	u.IPAddress, u.Xname, u.Attempts, u.LastAttempt = j.ip, j.xname, u.Attempts+1, s.cfg.Now().UTC()
-	u.Reason, u.Detail, u.Switch, u.Port = describe(err)
-	backoff := min(s.cfg.RetryMin<<min(u.Attempts-1, 16), s.cfg.RetryMax)
-	u.NextAttempt = u.LastAttempt.Add(backoff)
-	s.m.failures.WithLabelValues(u.Reason).Inc()
-	if s.logged[j.mac] != u.Reason {
-		// Logged once per cause; the count is in reds_failures_total.
-		s.logged[j.mac] = u.Reason
-		s.log.Warn("mac_not_registered", "mac", j.mac, "ip", j.ip, "reason", u.Reason, "detail", u.Detail)
-	}
-}
-
-// describe splits err into the fields of Unknown.
-func describe(err error) (reason, detail, sw, port string) {
-	var le *locateError
-	if asLocate(err, &le) {
-		return le.reason, le.detail, le.sw, le.port
-	}
-	return reasonOf(err), err.Error(), "", ""
-}
-
-// retryLoop requeues unknown MACs whose retry time has come.
-func (s *Service) retryLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.RetryMin)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := s.cfg.Now()
-		s.mu.Lock()
-		for mac, u := range s.unknown {
-			if !now.Before(u.NextAttempt) && !s.running[mac] {
-				j := s.jobs[mac]
-				j.since, j.prev = now, u.LastAttempt
-				s.jobs[mac] = j
-				delete(s.unknown, mac)
-				s.queue = append(s.queue, mac)
-				s.signal()
-			}
-		}
-		s.mu.Unlock()
-	}
-}
-
-// Unknowns returns the MACs not placed yet, by MAC.
-func (s *Service) Unknowns() []Unknown {
-	s.mu.Lock()
-	out := make([]Unknown, 0, len(s.unknown))
-	for _, u := range s.unknown {
-		out = append(out, *u)
-	}
-	s.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].MACAddress < out[j].MACAddress })
-	return out
-}
-
-func (s *Service) unknownCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.unknown)
 }
 
 // Idle reports whether no MAC is queued or being processed (tests, bench).

@@ -28,8 +28,10 @@ func (t Timing) Total() time.Duration { return t.Queued + t.Switch + t.SLS + t.C
 type Outcome struct {
 	MAC, Xname string
 	// Err is why the MAC stays unknown. Nil means the BMC Xname is
-	// registered, or, on a retry, that HSM has meanwhile placed the MAC
-	// under Xname, a component that is not a BMC (a node's NIC): dropped.
+	// registered, or that HSM places the MAC under Xname, a component
+	// that is not a BMC (a node's NIC): dropped. A nil Err with no Xname
+	// is a resumed registration no longer needed (the endpoint was
+	// registered or removed meanwhile).
 	Err    error
 	Timing Timing
 }

@@ -22,7 +22,10 @@ const (
 	StatePending    = "pending"
 	StateRegistered = "registered"
 	StateMissing    = "missing"
-	StateRemoved    = "removed"
+	// StateRemoving is a BMC gone and no longer in SLS that HSM has not
+	// yet been told of (it was unreachable); retried until it is.
+	StateRemoving = "removing"
+	StateRemoved  = "removed"
 )
 
 // Endpoint kinds: found on a switch (River) or computed from SLS (Mountain).

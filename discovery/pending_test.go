@@ -1,0 +1,132 @@
+package discovery
+
+import (
+	"context"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// TestPendingResumedAtStart: an endpoint a stopped reds left pending (its
+// password set on the BMC, HSM never told) is registered when reds starts
+// again, without waiting for a lease event that may never come.
+func TestPendingResumedAtStart(t *testing.T) {
+	x := "x3000c0s1b0"
+	mac := redfishsim.MAC(x, "bmc:eth0")
+	_, addr := simSwitch(t, mac)
+	s := newSuite(t, riverLayout(addr, false, 1), []string{x})
+	ctx := t.Context()
+	if err := s.bmcClient(redfishsim.DefaultPassword).SetPassword(ctx, s.bmcs[0].Addr, "root", redfishsim.DefaultPassword, "pending-pw-123456"); err != nil {
+		t.Fatal(err)
+	}
+	box, err := sealed.LoadKey(filepath.Join(s.dir, "reds.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(ctx, filepath.Join(s.dir, "reds.db"), box, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, Endpoint{Xname: x, Kind: KindRiver, MAC: mac, IP: s.bmcIP(0), Addr: s.bmcs[0].Addr,
+		User: "root", Pending: "pending-pw-123456", State: StatePending}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	s.startService(NewSNMPWalker(SNMPConfig{}), Config{Switch: SwitchConfig{Community: "public"}})
+	if o := s.waitFor(mac); o.err != nil || o.xname != x {
+		t.Fatalf("outcome %+v (%v), want %s registered", o, o.err, x)
+	}
+	if e, err := s.store.Get(ctx, x); err != nil || e.State != StateRegistered || e.Password != "pending-pw-123456" {
+		t.Errorf("stored %+v, %v", e, err)
+	}
+	if _, err := s.hsm.RedfishEndpoint(ctx, x); err != nil {
+		t.Errorf("RedfishEndpoint: %v", err)
+	}
+}
+
+// countRetires counts the first step of each attempt to retire a BMC (the
+// RedfishEndpoint PATCH that disables it).
+type countRetires struct {
+	HSM
+	n atomic.Int64
+}
+
+func (c *countRetires) PatchRedfishEndpoint(ctx context.Context, x string, p hsm.RedfishEndpointPatch) (hsm.RedfishEndpoint, error) {
+	if p.Enabled != nil && !*p.Enabled {
+		c.n.Add(1)
+	}
+	return c.HSM.PatchRedfishEndpoint(ctx, x, p)
+}
+
+// TestRemovalWaitsForHSM: BMCs gone and deleted from SLS while HSM is
+// down (one registered, one left pending: HSM committed its endpoint but
+// reds never heard back) are not forgotten. The removal is stored, retried
+// with a doubling backoff while HSM is down, taken up again by a restarted
+// reds, and done once HSM is back: both BMCs and their nodes Empty.
+func TestRemovalWaitsForHSM(t *testing.T) {
+	clock := newFakeClock()
+	s := newRiverSuite(t, 2)
+	h := &countRetires{HSM: s.hsm}
+	// RetryMin is an hour of the fake clock, and of the real one: only
+	// the test's calls retry.
+	s.registerAll(Config{Now: clock.Now, RetryMin: time.Hour, RetryMax: 8 * time.Hour, HSM: h})
+	ctx := t.Context()
+	if err := s.store.SetState(ctx, "x3000c0s2b0", StatePending); err != nil {
+		t.Fatal(err)
+	}
+	scns := s.scns()
+	for _, m := range s.bmcs {
+		if err := m.BMC.SetFaults(redfishsim.Faults{ErrorPaths: []string{"/redfish/v1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0"} {
+		if err := s.sls.DeleteHardware(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.stopHSM()
+
+	step := func(name string, advance time.Duration, wantAttempts int64, wantState string) {
+		t.Helper()
+		clock.Add(advance)
+		s.svc.RetryRemovals(ctx)
+		if n := h.n.Load(); n != wantAttempts {
+			t.Errorf("%s: %d attempts, want %d", name, n, wantAttempts)
+		}
+		for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0"} {
+			if e, err := s.store.Get(ctx, x); err != nil || e.State != wantState {
+				t.Errorf("%s: %s stored as %q, %v; want %q", name, x, e.State, err, wantState)
+			}
+		}
+	}
+	s.svc.CheckPresence(ctx)
+	step("HSM down", 0, 2, StateRemoving)
+	step("before the backoff", 59*time.Minute, 2, StateRemoving)
+	step("after 1 h", time.Minute, 4, StateRemoving)
+	step("backoff doubled", time.Hour, 4, StateRemoving)
+
+	s.restartService()
+	<-s.svc.Started()
+	step("reds restarted", 0, 6, StateRemoving)
+
+	s.startHSM()
+	step("HSM back", time.Hour, 8, StateRemoved)
+	s.waitSCN(scns, "x3000c0s1b0n0", hsm.StateEmpty)
+	for _, id := range []string{"x3000c0s1b0", "x3000c0s1b0n0", "x3000c0s2b0", "x3000c0s2b0n0"} {
+		if c, err := s.hsm.Component(ctx, id); err != nil || c.State != hsm.StateEmpty {
+			t.Errorf("%s: %+v, %v; want Empty", id, c, err)
+		}
+	}
+	for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0"} {
+		if ep, err := s.hsm.RedfishEndpoint(ctx, x); err != nil || ep.Enabled == nil || *ep.Enabled {
+			t.Errorf("endpoint %s: %+v, %v; want disabled", x, ep, err)
+		}
+	}
+}
