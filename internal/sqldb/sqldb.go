@@ -38,8 +38,9 @@ type DB struct {
 
 	lock *os.File // holds the flock on Path+".lock" until Close
 
-	stmts sync.Map // query -> *sql.Stmt prepared on W
-	ck    *sql.DB  // one connection for background checkpoints
+	stmts  sync.Map // query -> *sql.Stmt prepared on W
+	rstmts sync.Map // query -> *sql.Stmt prepared on R (Query)
+	ck     *sql.DB  // one connection for background checkpoints
 
 	mu        sync.Mutex
 	pending   map[string]bool // queries to prepare on W after the current transaction
@@ -48,8 +49,9 @@ type DB struct {
 	ckLast    time.Time
 	ckWG      sync.WaitGroup
 
-	prepMu sync.Mutex // serialises preparePending
-	nstmts int        // statements in stmts, under prepMu
+	prepMu  sync.Mutex // serialises preparePending and Query's preparing
+	nstmts  int        // statements in stmts, under prepMu
+	nrstmts int        // statements in rstmts, under prepMu
 }
 
 // Open opens (creating if needed) the SQLite file at p and applies the
@@ -178,6 +180,7 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	db.ckWG.Wait()
 	db.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
+	db.rstmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	err := errors.Join(db.R.Close(), db.W.Close())
 	if db.ck != nil {
 		err = errors.Join(err, db.ck.Close())
@@ -238,6 +241,42 @@ func (db *DB) preparePending(ctx context.Context) {
 			db.nstmts++
 		}
 	}
+}
+
+// Query runs query on the reader pool with a statement prepared once and
+// kept (each reader connection parses it on first use only), so a hot read
+// path does not parse its SQL per request. Past MaxCachedStmts distinct
+// queries, a new one is run unprepared.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := db.readStmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return db.R.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if v, ok := db.rstmts.Load(query); ok {
+		return v.(*sql.Stmt), nil
+	}
+	db.prepMu.Lock()
+	defer db.prepMu.Unlock()
+	if v, ok := db.rstmts.Load(query); ok {
+		return v.(*sql.Stmt), nil
+	}
+	if db.nrstmts >= MaxCachedStmts {
+		return nil, nil
+	}
+	st, err := db.R.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	db.rstmts.Store(query, st)
+	db.nrstmts++
+	return st, nil
 }
 
 // Ping checks the database answers; daemons use it for readiness.
