@@ -28,6 +28,9 @@ type Store struct {
 
 	wmu sync.Mutex // held for the whole of a write: transaction, then index update
 
+	// puts group-commits concurrent hardware PUTs and POSTs.
+	puts *sqldb.Group[*hwPut]
+
 	mu  sync.RWMutex // guards ix and ver
 	ix  *index
 	ver version
@@ -57,6 +60,7 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 		return nil, err
 	}
 	s := &Store{db: db, now: now}
+	s.puts = sqldb.NewGroup(putRound, s.commitPuts)
 	if err := s.loadIndex(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -146,7 +150,12 @@ func (s *Store) Version() Version {
 // write runs fn in a transaction that also bumps the version, then, once it has
 // committed, applies the change to the index with apply. The caller holds wmu.
 func (s *Store) write(ctx context.Context, now time.Time, fn func(*sql.Tx) error, apply func(*Store)) error {
-	next := s.ver.counter + 1
+	return s.writeN(ctx, now, 1, fn, apply)
+}
+
+// writeN is write of n changes: the counter counts each.
+func (s *Store) writeN(ctx context.Context, now time.Time, n int64, fn func(*sql.Tx) error, apply func(*Store)) error {
+	next := s.ver.counter + n
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if err := fn(tx); err != nil {
 			return err
@@ -199,20 +208,88 @@ func (s *Store) putHardware(ctx context.Context, h Hardware, mustCreate bool) (b
 	if err != nil {
 		return false, err
 	}
+	p := &hwPut{e: e, mustCreate: mustCreate}
+	err = s.puts.Do(ctx, p)
+	return p.created, err
+}
+
+// putRound bounds the PUTs one transaction carries.
+const putRound = 512
+
+// hwPut is one hardware PUT or POST waiting for its group commit.
+type hwPut struct {
+	e          *entry
+	mustCreate bool
+	created    bool // set by the commit
+}
+
+// commitPuts stores a round of PUTs in one transaction (clients that send
+// many at once, as `hms apply` does, pay one fsync per round, not per
+// object), then puts them in the index in their order. A POST of an
+// object that exists, or that an earlier PUT of the round creates, is
+// refused alone. Should the transaction fail, each PUT is retried in its
+// own, so one bad write does not fail its neighbours.
+func (s *Store) commitPuts(ctx context.Context, puts []*hwPut) []error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, exists := s.ix.byXname[e.xname]
-	if exists && mustCreate {
-		return false, mark(problem.Conflictf("hardware %s already exists", e.xname), failHWExists, e.xname)
+	errs := make([]error, len(puts))
+	seen := map[string]bool{}
+	var ok []*hwPut
+	var at []int
+	for i, p := range puts {
+		if errs[i] = s.checkPut(p, seen[p.e.xname]); errs[i] == nil {
+			seen[p.e.xname] = true
+			ok, at = append(ok, p), append(at, i)
+		}
 	}
-	err = s.write(ctx, now, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, upsertHardware, e.xname, e.parent, e.stype, string(e.class), extraArg(e), e.updated)
+	err := s.storePuts(ctx, ok)
+	switch {
+	case err == nil:
+	case len(ok) == 1:
+		errs[at[0]] = err
+	default:
+		for j, p := range ok {
+			if errs[at[j]] = s.checkPut(p, false); errs[at[j]] == nil {
+				errs[at[j]] = s.storePuts(ctx, ok[j:j+1])
+			}
+		}
+	}
+	return errs
+}
+
+// checkPut refuses a POST of an object that exists (or that an earlier PUT
+// of the round creates: queued) and notes whether p creates its object.
+func (s *Store) checkPut(p *hwPut, queued bool) error {
+	_, exists := s.ix.byXname[p.e.xname]
+	if exists = exists || queued; exists && p.mustCreate {
+		return mark(problem.Conflictf("hardware %s already exists", p.e.xname), failHWExists, p.e.xname)
+	}
+	p.created = !exists
+	return nil
+}
+
+// storePuts writes puts in one transaction, then to the index.
+func (s *Store) storePuts(ctx context.Context, puts []*hwPut) error {
+	if len(puts) == 0 {
+		return nil
+	}
+	return s.writeN(ctx, s.now(), int64(len(puts)), func(tx *sql.Tx) error {
+		st, err := s.db.Stmt(ctx, tx, upsertHardware)
 		if err != nil {
-			return fmt.Errorf("store hardware %s: %w", e.xname, err)
+			return fmt.Errorf("store hardware: %w", err)
+		}
+		for _, p := range puts {
+			e := p.e
+			if _, err := st.ExecContext(ctx, e.xname, e.parent, e.stype, string(e.class), extraArg(e), e.updated); err != nil {
+				return fmt.Errorf("store hardware %s: %w", e.xname, err)
+			}
 		}
 		return nil
-	}, func(s *Store) { s.ix.put(e) })
-	return !exists, err
+	}, func(s *Store) {
+		for _, p := range puts {
+			s.ix.put(p.e)
+		}
+	})
 }
 
 // DeleteHardware deletes the object x and everything below it in the xname

@@ -2,11 +2,17 @@ package layout
 
 import (
 	"bytes"
+	stdcmp "cmp"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 func openTestStore(t *testing.T, path string, now time.Time) *Store {
@@ -112,5 +118,53 @@ func TestStoreIndexFollowsWrites(t *testing.T) {
 	}
 	if s.HardwareCount() != 1 || byVendor("eth2") != nil {
 		t.Errorf("after the delete: %d objects, eth2 -> %v; want only x1c0w10", s.HardwareCount(), byVendor("eth2"))
+	}
+}
+
+// TestConcurrentPutsShareCommits: PUTs and POSTs sent at once are group-
+// committed, each with its own answer: of two POSTs of one object one
+// creates it and the other conflicts; of two PUTs one creates. The counter
+// counts every write, and a reopened store holds them all.
+func TestConcurrentPutsShareCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sls.db")
+	s := openTestStore(t, path, testNow)
+	const n = 50
+	type result struct {
+		created bool
+		err     error
+	}
+	res := make([]result, 4*n)
+	var wg sync.WaitGroup
+	for i := range 4 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := fmt.Sprintf("x%dc0s0b0n0", 1000+i%(2*n))
+			if i%(2*n) < n { // POSTs
+				res[i].err = s.CreateHardware(t.Context(), Hardware{Xname: x, Class: "Mountain"})
+				return
+			}
+			res[i].created, res[i].err = s.PutHardware(t.Context(), Hardware{Xname: x, Class: "Mountain"})
+		}()
+	}
+	wg.Wait()
+	for i := range 2 * n {
+		a, b := res[i], res[i+2*n]
+		if i < n {
+			if (a.err == nil) == (b.err == nil) || !errors.Is(stdcmp.Or(a.err, b.err), problem.ErrConflict) {
+				t.Errorf("POSTs of object %d: %v and %v, want one created and one conflict", i, a.err, b.err)
+			}
+			continue
+		}
+		if a.err != nil || b.err != nil || a.created == b.created {
+			t.Errorf("PUTs of object %d: %+v and %+v, want one created and one replaced", i, a, b)
+		}
+	}
+	if got, want := s.Version().Counter, int64(3*n); got != want {
+		t.Errorf("counter %d, want %d (one per write)", got, want)
+	}
+	s.Close()
+	if got := openTestStore(t, path, testNow).HardwareCount(); got != 2*n {
+		t.Errorf("%d objects after reopening, want %d", got, 2*n)
 	}
 }
