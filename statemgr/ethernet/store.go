@@ -23,11 +23,15 @@ import (
 type Store struct {
 	db  *sqldb.DB
 	now func() time.Time
+	// creates group-commits concurrent POSTs (create.go).
+	creates *sqldb.Group[hsm.EthernetInterface]
 }
 
 // NewStore returns the Ethernet interfaces kept in db; now stamps LastUpdate.
 func NewStore(db *sqldb.DB, now func() time.Time) *Store {
-	return &Store{db: db, now: now}
+	s := &Store{db: db, now: now}
+	s.creates = sqldb.NewGroup(createRound, s.commitCreates)
+	return s
 }
 
 // filter selects interfaces; each list is OR'd, lists are AND'd.
@@ -87,26 +91,6 @@ func normIPs(ips []hsm.IPAddressMapping) error {
 		}
 	}
 	return nil
-}
-
-// CreateEthernetInterface stores ei; an existing ID is ErrConflict.
-func (s *Store) Create(ctx context.Context, ei hsm.EthernetInterface) (hsm.EthernetInterface, error) {
-	if err := normEthernet(&ei); err != nil {
-		return ei, err
-	}
-	ei.LastUpdate = s.now().UTC()
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO eth_interfaces (id, description, mac_address, last_update, component_id, type)
-			VALUES (?, ?, ?, ?, ?, ?)`, ei.ID, ei.Description, ei.MACAddress, ei.LastUpdate.Format(core.TSFormat), ei.ComponentID, ei.Type)
-		if sqldb.IsUniqueViolation(err) {
-			return problem.Conflictf("MACAddress: interface %s already exists", ei.ID)
-		}
-		if err != nil {
-			return fmt.Errorf("store ethernet interface %s: %w", ei.ID, err)
-		}
-		return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
-	})
-	return ei, err
 }
 
 // Claim stores what a Redfish walk found of an interface in one
@@ -195,8 +179,20 @@ func (s *Store) list(ctx context.Context, f filter) ([]hsm.EthernetInterface, er
 	return s.query(ctx, q+" ORDER BY e.id", args...)
 }
 
+// querier runs a query: the database's reader statements (sqldb.DB.Query)
+// or a transaction's QueryContext.
+type querier func(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+
+const selectIPs = `SELECT eth_id, ip_address, network FROM eth_ip_addresses`
+
 func (s *Store) query(ctx context.Context, q string, args ...any) ([]hsm.EthernetInterface, error) {
-	rows, err := s.db.R.QueryContext(ctx, q, args...)
+	return queryWith(ctx, s.db.Query, q, args...)
+}
+
+// queryWith reads the interfaces q selects, then their addresses: those
+// of the one interface when q found one, else the whole table's at once.
+func queryWith(ctx context.Context, run querier, q string, args ...any) ([]hsm.EthernetInterface, error) {
+	rows, err := run(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read ethernet interfaces: %w", err)
 	}
@@ -218,7 +214,12 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]hsm.Etherne
 	if err := rows.Err(); err != nil || len(out) == 0 {
 		return out, err
 	}
-	ips, err := s.db.R.QueryContext(ctx, `SELECT eth_id, ip_address, network FROM eth_ip_addresses ORDER BY eth_id, ip_address`)
+	var ips *sql.Rows
+	if len(out) == 1 {
+		ips, err = run(ctx, selectIPs+` WHERE eth_id = ? ORDER BY ip_address`, out[0].ID)
+	} else {
+		ips, err = run(ctx, selectIPs+` ORDER BY eth_id, ip_address`)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read ip addresses: %w", err)
 	}
@@ -236,14 +237,19 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]hsm.Etherne
 	return out, ips.Err()
 }
 
-// EthernetInterface returns the interface with the given ID (or MAC).
+const selectOne = `SELECT id, description, mac_address, last_update, component_id, type FROM eth_interfaces e WHERE e.id = ?`
+
+// Get returns the interface with the given ID (or MAC).
 func (s *Store) Get(ctx context.Context, id string) (hsm.EthernetInterface, error) {
+	return getWith(ctx, s.db.Query, id)
+}
+
+func getWith(ctx context.Context, run querier, id string) (hsm.EthernetInterface, error) {
 	nid, err := ethernetID(id)
 	if err != nil {
 		return hsm.EthernetInterface{}, problem.NotFoundf("ethernet interface %q: none", id)
 	}
-	out, err := s.query(ctx, `SELECT id, description, mac_address, last_update, component_id, type
-		FROM eth_interfaces e WHERE e.id = ?`, nid)
+	out, err := queryWith(ctx, run, selectOne, nid)
 	if err != nil {
 		return hsm.EthernetInterface{}, err
 	}
@@ -253,29 +259,20 @@ func (s *Store) Get(ctx context.Context, id string) (hsm.EthernetInterface, erro
 	return out[0], nil
 }
 
-// PatchEthernetInterface applies p to interface id and returns the result.
-// Changing the IP addresses refreshes LastUpdate.
+// Patch applies p to interface id and returns the result.
+// Changing the IP addresses refreshes LastUpdate. The interface is read in
+// the transaction that writes it: read before, a concurrent PATCH of
+// another field landing in between was undone.
 func (s *Store) Patch(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error) {
-	ei, err := s.Get(ctx, id)
-	if err != nil {
-		return ei, err
-	}
-	if p.Description != nil {
-		ei.Description = *p.Description
-	}
-	if p.ComponentID != nil {
-		ei.ComponentID = *p.ComponentID
-		if err := normComponentID(&ei.ComponentID, &ei.Type); err != nil {
-			return ei, err
+	var ei hsm.EthernetInterface
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if ei, err = getWith(ctx, tx.QueryContext, id); err != nil {
+			return err
 		}
-	}
-	if p.IPAddresses != nil {
-		if err := normIPs(*p.IPAddresses); err != nil {
-			return ei, err
+		if err := patch(&ei, p, s.now); err != nil {
+			return err
 		}
-		ei.IPAddresses, ei.LastUpdate = *p.IPAddresses, s.now().UTC()
-	}
-	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET description = ?, component_id = ?, type = ?, last_update = ?
 			WHERE id = ?`, ei.Description, ei.ComponentID, ei.Type, ei.LastUpdate.Format(core.TSFormat), ei.ID); err != nil {
 			return fmt.Errorf("update ethernet interface %s: %w", ei.ID, err)
@@ -289,6 +286,26 @@ func (s *Store) Patch(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.
 		return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
 	})
 	return ei, err
+}
+
+// patch applies p to ei.
+func patch(ei *hsm.EthernetInterface, p hsm.EthernetPatch, now func() time.Time) error {
+	if p.Description != nil {
+		ei.Description = *p.Description
+	}
+	if p.ComponentID != nil {
+		ei.ComponentID = *p.ComponentID
+		if err := normComponentID(&ei.ComponentID, &ei.Type); err != nil {
+			return err
+		}
+	}
+	if p.IPAddresses != nil {
+		if err := normIPs(*p.IPAddresses); err != nil {
+			return err
+		}
+		ei.IPAddresses, ei.LastUpdate = *p.IPAddresses, now().UTC()
+	}
+	return nil
 }
 
 // DeleteEthernetInterface deletes interface id, or all when id is "".
@@ -319,7 +336,7 @@ func (s *Store) delete(ctx context.Context, id string) (int64, error) {
 // SetEthernetIP adds (add=true, ErrConflict if present) or updates the
 // network of (add=false, ErrNotFound if absent) one IP address of interface id.
 func (s *Store) setIP(ctx context.Context, id string, m hsm.IPAddressMapping, add bool) error {
-	ei, err := s.Get(ctx, id)
+	ei, err := s.idOf(id)
 	if err != nil {
 		return err
 	}
@@ -327,6 +344,9 @@ func (s *Store) setIP(ctx context.Context, id string, m hsm.IPAddressMapping, ad
 		return err
 	}
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if err := s.mustExist(ctx, tx, ei.ID); err != nil {
+			return err
+		}
 		q := `UPDATE eth_ip_addresses SET network = ? WHERE eth_id = ? AND ip_address = ?`
 		args := []any{m.Network, ei.ID, m.IPAddress}
 		if add {
@@ -348,11 +368,14 @@ func (s *Store) setIP(ctx context.Context, id string, m hsm.IPAddressMapping, ad
 
 // DeleteEthernetIP removes one IP address of interface id.
 func (s *Store) deleteIP(ctx context.Context, id, ip string) error {
-	ei, err := s.Get(ctx, id)
+	ei, err := s.idOf(id)
 	if err != nil {
 		return err
 	}
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if err := s.mustExist(ctx, tx, ei.ID); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM eth_ip_addresses WHERE eth_id = ? AND ip_address = ?`, ei.ID, ip)
 		if err != nil {
 			return fmt.Errorf("delete ip address %s of %s: %w", ip, ei.ID, err)
@@ -362,6 +385,25 @@ func (s *Store) deleteIP(ctx context.Context, id, ip string) error {
 		}
 		return touchEthernet(ctx, tx, ei.ID, s.now())
 	})
+}
+
+// idOf is the interface of ID (or MAC) id, by its normalised ID only.
+func (s *Store) idOf(id string) (hsm.EthernetInterface, error) {
+	nid, err := ethernetID(id)
+	if err != nil {
+		return hsm.EthernetInterface{}, problem.NotFoundf("ethernet interface %q: none", id)
+	}
+	return hsm.EthernetInterface{ID: nid}, nil
+}
+
+// mustExist is ErrNotFound unless interface id is stored; run in the
+// transaction that writes it, so a delete cannot land in between.
+func (s *Store) mustExist(ctx context.Context, tx *sql.Tx, id string) error {
+	ok, err := s.stored(ctx, tx, id)
+	if err == nil && !ok {
+		err = problem.NotFoundf("ethernet interface %s: none", id)
+	}
+	return err
 }
 
 func touchEthernet(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {

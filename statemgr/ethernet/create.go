@@ -1,0 +1,124 @@
+package ethernet
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
+)
+
+// createRound bounds the POSTs one transaction carries.
+const createRound = 512
+
+const insertEthernet = `INSERT INTO eth_interfaces (id, description, mac_address, last_update, component_id, type)
+	VALUES (?, ?, ?, ?, ?, ?)`
+
+const insertIP = `INSERT INTO eth_ip_addresses (eth_id, ip_address, network) VALUES (?, ?, ?)`
+
+// Create stores ei; an existing ID is ErrConflict. Concurrent creates are
+// group-committed: a client that registers many interfaces at once (`hms
+// apply`, discovery) pays one fsync per round, not per interface.
+func (s *Store) Create(ctx context.Context, ei hsm.EthernetInterface) (hsm.EthernetInterface, error) {
+	if err := normEthernet(&ei); err != nil {
+		return ei, err
+	}
+	for i, m := range ei.IPAddresses {
+		for _, o := range ei.IPAddresses[:i] {
+			if o.IPAddress == m.IPAddress {
+				return ei, problem.Conflictf("IPAddresses[%d].IPAddress: %s is listed twice", i, m.IPAddress)
+			}
+		}
+	}
+	ei.LastUpdate = s.now().UTC()
+	return ei, s.creates.Do(ctx, ei)
+}
+
+// commitCreates stores a round of creates in one transaction. An ID that
+// is stored, or that an earlier create of the round takes, is refused
+// alone. Should the transaction fail, each create is retried in its own,
+// so one bad write does not fail its neighbours.
+func (s *Store) commitCreates(ctx context.Context, eis []hsm.EthernetInterface) []error {
+	errs := make([]error, len(eis))
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		clear(errs) // WriteTx may run this again
+		taken := map[string]bool{}
+		for i, ei := range eis {
+			if taken[ei.ID] {
+				errs[i] = conflict(ei.ID)
+				continue
+			}
+			taken[ei.ID] = true
+			exists, err := s.stored(ctx, tx, ei.ID)
+			if err != nil {
+				return err
+			}
+			if exists {
+				errs[i] = conflict(ei.ID)
+				continue
+			}
+			if err := s.insert(ctx, tx, ei); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+	case len(eis) == 1:
+		errs[0] = err
+	default:
+		for i, ei := range eis {
+			errs[i] = s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.insert(ctx, tx, ei) })
+		}
+	}
+	return errs
+}
+
+// stored reports whether interface id is stored.
+func (s *Store) stored(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
+	st, err := s.db.Stmt(ctx, tx, `SELECT COUNT(*) FROM eth_interfaces WHERE id = ?`)
+	if err != nil {
+		return false, fmt.Errorf("read ethernet interface %s: %w", id, err)
+	}
+	var n int
+	if err := st.QueryRowContext(ctx, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("read ethernet interface %s: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+func conflict(id string) error {
+	return problem.Conflictf("MACAddress: interface %s already exists", id)
+}
+
+// insert stores ei and its addresses with the writer's prepared statements.
+func (s *Store) insert(ctx context.Context, tx *sql.Tx, ei hsm.EthernetInterface) error {
+	st, err := s.db.Stmt(ctx, tx, insertEthernet)
+	if err != nil {
+		return fmt.Errorf("store ethernet interface %s: %w", ei.ID, err)
+	}
+	_, err = st.ExecContext(ctx, ei.ID, ei.Description, ei.MACAddress, ei.LastUpdate.Format(core.TSFormat), ei.ComponentID, ei.Type)
+	if sqldb.IsUniqueViolation(err) {
+		return conflict(ei.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("store ethernet interface %s: %w", ei.ID, err)
+	}
+	if len(ei.IPAddresses) == 0 {
+		return nil
+	}
+	ipst, err := s.db.Stmt(ctx, tx, insertIP)
+	if err != nil {
+		return fmt.Errorf("store ip addresses of %s: %w", ei.ID, err)
+	}
+	for _, m := range ei.IPAddresses {
+		if _, err := ipst.ExecContext(ctx, ei.ID, m.IPAddress, m.Network); err != nil {
+			return fmt.Errorf("store ip address %s of %s: %w", m.IPAddress, ei.ID, err)
+		}
+	}
+	return nil
+}
