@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/nodes/wire"
 )
@@ -39,7 +40,10 @@ its *.yaml, *.yml and *.json files in name order. A file with errors is
 refused whole, one line per error (FILE:LINE: what), and nothing is sent.
 -o table prints the plan with a diff per resource; -o wide also lists the
 unchanged resources and each service's diff; -o json|yaml print the plan as
-the daemon answered it. The exit status is 1 when any change failed.
+the daemon answered it. The exit status of apply and delete is 1 when any
+change failed. hms diff exits as kubectl diff does: 0 when the file changes
+nothing, 1 when it would change something, 2 on an error (a bad file, the
+daemon unreachable or refusing the set).
 `
 
 // applyFlags are the flags of apply, diff and delete.
@@ -68,22 +72,48 @@ func defineApply(mode applyMode) func(fs *flag.FlagSet) execFunc {
 }
 
 func (s *session) apply(ctx context.Context, mode applyMode, f applyFlags) error {
+	plan, err := s.sendApply(ctx, mode, f)
+	if mode != modeDiff {
+		return err
+	}
+	// kubectl diff's statuses: 0 no change, 1 changes, above 1 an error.
+	switch {
+	case err == nil && changes(plan):
+		return &cli.ExitError{Code: 1}
+	case err == nil || errors.As(err, new(*cli.UsageError)):
+		return err
+	}
+	return &cli.ExitError{Code: 2, Err: explain(err)}
+}
+
+// sendApply reads the file, sends it and prints the plan.
+func (s *session) sendApply(ctx context.Context, mode applyMode, f applyFlags) (wire.Plan, error) {
 	if *f.file == "" {
-		return usagef("%s: want -f FILE, DIR or - (see hms help %s)", mode, mode)
+		return wire.Plan{}, usagef("%s: want -f FILE, DIR or - (see hms help %s)", mode, mode)
 	}
 	req, err := s.applyRequest(ctx, mode, f)
 	if err != nil {
-		return err
+		return wire.Plan{}, err
 	}
 	plan, err := s.nodes().Apply(ctx, req)
 	if err != nil {
-		return err
+		return plan, err
 	}
 	colour := !*f.noColor && s.Getenv("NO_COLOR") == "" && isTerminal(s.Stdout)
 	if err := s.emit(plan, table{text: planText(plan, colour)}); err != nil {
-		return err
+		return plan, err
 	}
-	return planError(mode, plan)
+	return plan, planError(mode, plan)
+}
+
+// changes reports whether the plan changes anything.
+func changes(p wire.Plan) bool {
+	for _, c := range p.Changes {
+		if c.Action != wire.ActionUnchanged {
+			return true
+		}
+	}
+	return false
 }
 
 // applyRequest reads and checks the nodes file; any error is printed on

@@ -177,7 +177,7 @@ func TestApplyRefuses(t *testing.T) {
 	}{
 		{name: "invalid", args: []string{"apply", "-f", "testdata/apply/dup.yaml"}, code: 1,
 			err: "apply: testdata/apply/dup.yaml: 4 errors, nothing sent", stderr: "testdata/apply/dup.yaml:5: name compute already used by another BootProfile at testdata/apply/dup.yaml:2\n"},
-		{name: "invalid YAML", args: []string{"diff", "-f", "-"}, stdin: "kind: [", code: 1,
+		{name: "invalid YAML", args: []string{"diff", "-f", "-"}, stdin: "kind: [", code: 2,
 			err: "diff: -: 1 errors, nothing sent", stderr: "<stdin>:1: invalid YAML: did not find expected node content\n"},
 		{name: "profile nowhere", args: []string{"apply", "-f", "-"}, stdin: nodeOf("gpu"), code: 1,
 			err: "apply: -: 1 errors, nothing sent", stderr: "<stdin>:3: boot_profile gpu is defined neither in the file nor on the nodes daemon\n"},
@@ -193,14 +193,8 @@ func TestApplyRefuses(t *testing.T) {
 			f, getenv := newFakeNodes(t)
 			f.profiles = tt.profiles
 			r := runApply(t, getenv, tt.stdin, tt.args...)
-			code := 1
-			if r.err == nil {
-				code = 0
-			} else if errors.As(r.err, new(*cli.UsageError)) {
-				code = 2
-			}
-			if code != tt.code || r.err == nil || !strings.HasPrefix(r.err.Error(), tt.err) && !strings.Contains(r.err.Error(), tt.err) {
-				t.Errorf("exit %d, err %v; want %d, %q", code, r.err, tt.code, tt.err)
+			if code := cli.ExitCode(r.err); code != tt.code || r.err == nil || !strings.HasPrefix(r.err.Error(), tt.err) && !strings.Contains(r.err.Error(), tt.err) {
+				t.Errorf("exit %d, err %v; want %d, %q", cli.ExitCode(r.err), r.err, tt.code, tt.err)
 			}
 			if tt.stderr != "" && !strings.Contains(r.stderr, tt.stderr) {
 				t.Errorf("stderr %q, want it to hold %q", r.stderr, tt.stderr)
@@ -245,5 +239,42 @@ func TestUnified(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDiffExitStatus: hms diff exits as kubectl diff does: 0 without
+// changes, 1 with changes (printing the plan, no error line), 2 on an
+// error.
+func TestDiffExitStatus(t *testing.T) {
+	f, getenv := newFakeNodes(t)
+	f.plan = []byte(`{"changes":[{"kind":"BootProfile","name":"compute","action":"update"}]}`)
+	r := runApply(t, getenv, "", "diff", "-f", goodFile)
+	if code := cli.ExitCode(r.err); code != 1 || !strings.Contains(r.stdout, "compute") {
+		t.Errorf("with changes: exit %d (%v), stdout %q; want 1 and the plan", code, r.err, r.stdout)
+	}
+	var xe *cli.ExitError
+	if !errors.As(r.err, &xe) || xe.Err != nil {
+		t.Errorf("with changes: %v, want a silent exit status", r.err)
+	}
+	f.plan = []byte(`{"changes":[{"kind":"BootProfile","name":"compute","action":"unchanged"}]}`)
+	if r := runApply(t, getenv, "", "diff", "-f", goodFile); r.err != nil {
+		t.Errorf("without changes: %v, want exit 0", r.err)
+	}
+	if r := runApply(t, getenv, "", "apply", "-f", goodFile); r.err != nil {
+		t.Errorf("apply without changes: %v", r.err)
+	}
+	f.refuse = true
+	r = runApply(t, getenv, "", "diff", "-f", goodFile)
+	if code := cli.ExitCode(r.err); code != 2 || !strings.Contains(r.err.Error(), "Toaster") {
+		t.Errorf("refused: exit %d (%v), want 2 and the daemon's detail", code, r.err)
+	}
+	r = runApply(t, func(k string) string {
+		if k == "HMS_NODES_URL" {
+			return "http://127.0.0.1:1"
+		}
+		return getenv(k)
+	}, "", "diff", "-f", goodFile)
+	if code := cli.ExitCode(r.err); code != 2 {
+		t.Errorf("daemon unreachable: exit %d (%v), want 2", code, r.err)
 	}
 }

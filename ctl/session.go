@@ -7,6 +7,7 @@ import (
 
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/ipxe"
 	slsclient "github.com/hmsuite/hms/layout/client"
 	nodesclient "github.com/hmsuite/hms/nodes/client"
@@ -128,6 +129,9 @@ func rootCause(err error) error {
 // operator.
 func explain(err error) error {
 	var ue *unreachableError
+	if errors.As(err, new(*cli.ExitError)) {
+		return err // explained when it was made
+	}
 	if errors.As(err, &ue) {
 		return ue
 	}

@@ -186,17 +186,46 @@ func Main(binary string, run func(ctx context.Context, args []string, getenv fun
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
 	stop()
-	switch {
-	case err == nil, errors.Is(err, ErrHelp):
-		return
-	case errors.As(err, new(*UsageError)):
+	var xe *ExitError
+	if err != nil && !errors.Is(err, ErrHelp) && (!errors.As(err, &xe) || xe.Err != nil) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", binary, err)
-		os.Exit(2)
-	default:
-		fmt.Fprintf(os.Stderr, "%s: %v\n", binary, err)
-		os.Exit(1)
+	}
+	if code := ExitCode(err); code != 0 {
+		os.Exit(code)
 	}
 }
+
+// ExitCode is the status Main exits with for err: 0 for nil and ErrHelp,
+// an *ExitError's Code, 2 for a *UsageError, else 1.
+func ExitCode(err error) int {
+	var xe *ExitError
+	switch {
+	case err == nil, errors.Is(err, ErrHelp):
+		return 0
+	case errors.As(err, &xe):
+		return xe.Code
+	case errors.As(err, new(*UsageError)):
+		return 2
+	}
+	return 1
+}
+
+// ExitError ends the program with Code, printing Err first unless it is
+// nil: a command whose status says more than failed or not (`hms diff`
+// exits 1 when there are changes, 2 or more on error).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
 
 // UsageError marks a bad flag or flag value.
 type UsageError struct{ Err error }

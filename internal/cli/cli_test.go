@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -94,5 +95,23 @@ func TestBrokers(t *testing.T) {
 	}
 	if err := f.Parse([]string{"-kafka-brokers", "a"}); err == nil {
 		t.Fatal("want error for a broker without a port")
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want int
+	}{
+		{err: nil, want: 0},
+		{err: ErrHelp, want: 0},
+		{err: errors.New("down"), want: 1},
+		{err: Usagef("bad flag"), want: 2},
+		{err: &ExitError{Code: 1}, want: 1},
+		{err: fmt.Errorf("diff: %w", &ExitError{Code: 2, Err: Usagef("bad flag")}), want: 2},
+	} {
+		if got := ExitCode(tt.err); got != tt.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
 	}
 }
