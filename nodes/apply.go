@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 
 	"github.com/hmsuite/hms/nodes/wire"
 )
@@ -25,34 +26,70 @@ func (s *Service) Apply(ctx context.Context, req wire.ApplyRequest) (wire.Plan, 
 	if err != nil {
 		return wire.Plan{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.applyLocked(ctx, in, req)
+	return s.locked(ctx, in, req, func(stored *State, rows map[Key]Row, sc *Scope) (wire.Plan, error) {
+		return s.applyLocked(ctx, in, req, stored, rows, sc)
+	})
 }
 
-// applyLocked is Apply of a normalised set, with s.mu held.
-func (s *Service) applyLocked(ctx context.Context, in *set, req wire.ApplyRequest) (wire.Plan, error) {
-	stored, rows, err := s.loadState(ctx)
-	if err != nil {
-		return wire.Plan{}, err
+// locked runs fn holding the keys an apply of in takes (locks.go), with
+// the stored state read once they are held. Should the stored state have
+// changed meanwhile so that the apply needs more keys, it lets go and
+// waits for all of them.
+func (s *Service) locked(ctx context.Context, in *set, req wire.ApplyRequest,
+	fn func(stored *State, rows map[Key]Row, sc *Scope) (wire.Plan, error)) (wire.Plan, error) {
+	keys := map[string]bool{}
+	if !req.Prune {
+		stored, _, err := s.loadState(ctx)
+		if err != nil {
+			return wire.Plan{}, err
+		}
+		keys = lockKeys(stored, in, req)
 	}
+	for {
+		release, err := s.locks.lock(ctx, keys, req.Prune)
+		if err != nil {
+			return wire.Plan{}, err
+		}
+		stored, rows, err := s.loadState(ctx)
+		if err != nil {
+			release()
+			return wire.Plan{}, err
+		}
+		sc := everything()
+		if !req.Prune {
+			if want := lockKeys(stored, in, req); !covers(keys, want) {
+				release()
+				maps.Copy(keys, want)
+				continue
+			}
+			sc = scopeOf(keys)
+		}
+		defer release()
+		return fn(stored, rows, sc)
+	}
+}
+
+// applyLocked is Apply of a normalised set to stored, holding the keys of
+// scope sc.
+func (s *Service) applyLocked(ctx context.Context, in *set, req wire.ApplyRequest, stored *State, rows map[Key]Row, sc *Scope) (wire.Plan, error) {
 	desired := target(stored, in, req)
 	if err := checkRefs(desired); err != nil {
 		return wire.Plan{}, err
 	}
+	v := s.vault()
 	if !req.Delete {
-		if err := s.checkSecrets(ctx, in, desired, req.Secrets); err != nil {
+		if err := s.checkSecrets(ctx, v, in, desired, req.Secrets); err != nil {
 			return wire.Plan{}, err
 		}
 	}
 	plan, keys := resourceChanges(stored, desired, rows, in, req)
 	var w *Writes
 	if s.backend != nil {
-		secrets, err := s.secrets(ctx, desired, req.Secrets)
+		secrets, err := secrets(ctx, v, desired, req.Secrets)
 		if err != nil {
 			return wire.Plan{}, err
 		}
-		if w, err = s.backend.Plan(ctx, desired, union(stored, desired), secrets); err != nil {
+		if w, err = s.backend.Plan(ctx, desired, union(stored, desired), secrets, sc); err != nil {
 			return wire.Plan{}, err
 		}
 		plan = withServiceChanges(plan, keys, w, desired, rows)

@@ -77,7 +77,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout})
+	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout, Transport: transport(cfg.Workers)})
 	backend := NewServices(ServicesConfig{SLSURL: cfg.SLSURL, HSMURL: cfg.HSMURL, BSSURL: cfg.BSSURL,
 		HBTDURL: cfg.HBTDURL, HTTP: hc, Workers: cfg.Workers, Log: cfg.Log})
 	svc := New(store, Config{Backend: backend, Box: box, Log: cfg.Log})
@@ -113,3 +113,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Close releases a daemon that was started but will not be run.
 func (d *Daemon) Close() error { return errors.Join(d.srv.Close(), d.store.Close()) }
+
+// transport keeps a connection per worker to each service: with the
+// default two idle per host, all but two of an apply's concurrent
+// requests would each dial, and leave, a connection.
+func transport(workers int) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 4 * workers
+	tr.MaxIdleConnsPerHost = workers
+	return tr
+}

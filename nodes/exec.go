@@ -95,12 +95,19 @@ func (s *Services) deletes(ctx context.Context, b *batch, f *failures) {
 }
 
 func (s *Services) puts(ctx context.Context, b *batch, f *failures) {
-	for _, level := range b.slsPut {
-		each(ctx, len(level), s.workers, func(i int) {
-			_, err := s.sls.PutHardware(ctx, level[i].hw)
-			f.add(err, level[i].owner)
-		})
-	}
+	// SLS's hardware and HSM's components and interfaces do not depend on
+	// each other: the two services are written at once.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, level := range b.slsPut {
+			each(ctx, len(level), s.workers, func(i int) {
+				_, err := s.sls.PutHardware(ctx, level[i].hw)
+				f.add(err, level[i].owner)
+			})
+		}
+	}()
 	s.components(ctx, b, f)
 	each(ctx, len(b.ethCreate), s.workers, func(i int) {
 		f.add(s.hsm.CreateEthernetInterface(ctx, b.ethCreate[i].eth), b.ethCreate[i].owner)
@@ -110,6 +117,7 @@ func (s *Services) puts(ctx context.Context, b *batch, f *failures) {
 		_, err := s.hsm.PatchEthernetInterface(ctx, e.ID, hsm.EthernetPatch{ComponentID: &e.ComponentID, IPAddresses: &e.IPAddresses})
 		f.add(err, b.ethPatch[i].owner)
 	})
+	wg.Wait() // the endpoints' discovery and BSS read the layout
 	each(ctx, len(b.rfeCreate), s.workers, func(i int) {
 		f.add(s.hsm.CreateRedfishEndpoints(ctx, b.rfeCreate[i].rfe), b.rfeCreate[i].owner)
 	})

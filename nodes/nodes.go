@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
@@ -35,8 +34,9 @@ var ErrPrecondition = errors.New("precondition failed")
 type Backend interface {
 	// Plan compares the services with what st declares (owned lists
 	// everything the daemon owns before and after) and returns the writes
-	// that make them agree, by resource.
-	Plan(ctx context.Context, st *State, owned *State, secrets map[string]Secret) (*Writes, error)
+	// that make them agree, by resource, for the resources of scope only:
+	// the others may be another apply's, in progress.
+	Plan(ctx context.Context, st *State, owned *State, secrets map[string]Secret, scope *Scope) (*Writes, error)
 	// Apply carries the writes out; a failed write is reported on its
 	// resource in the returned map (resource key -> error).
 	Apply(ctx context.Context, w *Writes) map[Key]error
@@ -73,12 +73,14 @@ type Config struct {
 type Service struct {
 	store   *Store
 	backend Backend
-	box     *sealed.Box
+	box     sealer // nil: no key
 	now     func() time.Time
 	log     *slog.Logger
-	// mu serialises writers: an apply plans against what it read, so two
-	// applies interleaving would each undo the other.
-	mu sync.Mutex
+	// locks keeps two applies from writing one resource at once (an
+	// apply plans against what it read, so two interleaving on one
+	// resource would each undo the other); applies of disjoint
+	// resources run together.
+	locks *keyLocks
 }
 
 // New returns a Service over store.
@@ -89,7 +91,17 @@ func New(store *Store, cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, backend: cfg.Backend, box: cfg.Box, now: cfg.Now, log: cfg.Log}
+	s := &Service{store: store, backend: cfg.Backend, now: cfg.Now, log: cfg.Log, locks: newKeyLocks()}
+	if cfg.Box != nil {
+		s.box = cfg.Box
+	}
+	return s
+}
+
+// sealer seals and opens credentials (a *sealed.Box).
+type sealer interface {
+	Seal(id string, plain []byte) ([]byte, error)
+	Open(id string, sealed []byte) ([]byte, error)
 }
 
 // loadState reads every stored resource.
@@ -211,11 +223,11 @@ func (st *State) has(k Key) bool {
 
 // checkSecrets refuses a node whose bmc_credentials_file is neither in
 // the request nor stored from an earlier apply.
-func (s *Service) checkSecrets(ctx context.Context, st *set, desired *State, secrets map[string]wire.Credentials) error {
+func (s *Service) checkSecrets(ctx context.Context, v *vault, st *set, desired *State, secrets map[string]wire.Credentials) error {
 	if len(secrets) > 0 && s.box == nil {
 		return problem.Invalidf("this nodes daemon has no key to seal BMC credentials with (-cred-key-file)")
 	}
-	if err := s.checkSharedSecrets(ctx, st, desired, secrets); err != nil {
+	if err := checkSharedSecrets(ctx, v, st, desired, secrets); err != nil {
 		return err
 	}
 	var errs []error
@@ -227,9 +239,9 @@ func (s *Service) checkSecrets(ctx context.Context, st *set, desired *State, sec
 		if _, ok := secrets[ref]; ok {
 			continue
 		}
-		if _, ok, err := s.store.Secret(ctx, ref); err != nil {
+		if e, err := v.get(ctx, ref); err != nil {
 			return err
-		} else if !ok {
+		} else if !e.stored {
 			errs = append(errs, fmt.Errorf("%s %q: no credentials for bmc_credentials_file %q", wire.KindComputeNode, x, ref))
 		}
 	}
@@ -243,7 +255,7 @@ func (s *Service) checkSecrets(ctx context.Context, st *set, desired *State, sec
 // outside this apply still use: two files of one name in two directories
 // (rack1/bmc.yaml, rack2/bmc.yaml) would otherwise replace the other
 // rack's BMC logins with this one's.
-func (s *Service) checkSharedSecrets(ctx context.Context, st *set, desired *State, secrets map[string]wire.Credentials) error {
+func checkSharedSecrets(ctx context.Context, v *vault, st *set, desired *State, secrets map[string]wire.Credentials) error {
 	for _, ref := range sortedKeys(secrets) {
 		var others []string
 		for _, x := range sortedKeys(desired.Nodes) {
@@ -254,11 +266,11 @@ func (s *Service) checkSharedSecrets(ctx context.Context, st *set, desired *Stat
 		if len(others) == 0 {
 			continue
 		}
-		stored, ok, err := s.storedSecret(ctx, ref)
+		e, err := v.get(ctx, ref)
 		if err != nil {
 			return err
 		}
-		if ok && stored != secrets[ref] {
+		if e.open && e.creds != secrets[ref] {
 			return problem.Conflictf("bmc_credentials_file %q: its content differs from the one nodes %s (not in this set) were applied with; give the file another name, or apply those nodes with it too",
 				ref, strings.Join(others, ","))
 		}
@@ -269,43 +281,66 @@ func (s *Service) checkSharedSecrets(ctx context.Context, st *set, desired *Stat
 // secrets returns the credentials of every reference the state uses:
 // from the request (Changed when they differ from the stored ones), else
 // unsealed from the store.
-func (s *Service) secrets(ctx context.Context, st *State, given map[string]wire.Credentials) (map[string]Secret, error) {
+func secrets(ctx context.Context, v *vault, st *State, given map[string]wire.Credentials) (map[string]Secret, error) {
 	out := map[string]Secret{}
 	for _, n := range st.Nodes {
 		ref := n.BMCCredentialsFile
 		if _, done := out[ref]; ref == "" || done {
 			continue
 		}
-		stored, ok, err := s.storedSecret(ctx, ref)
+		e, err := v.get(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
 		c, isGiven := given[ref]
 		switch {
 		case isGiven:
-			out[ref] = Secret{Credentials: c, Changed: !ok || c != stored}
-		case ok:
-			out[ref] = Secret{Credentials: stored}
+			out[ref] = Secret{Credentials: c, Changed: !e.open || c != e.creds}
+		case e.open:
+			out[ref] = Secret{Credentials: e.creds}
 		}
 	}
 	return out, nil
 }
 
-// storedSecret unseals the credentials stored under ref.
-func (s *Service) storedSecret(ctx context.Context, ref string) (wire.Credentials, bool, error) {
-	var c wire.Credentials
-	b, ok, err := s.store.Secret(ctx, ref)
-	if err != nil || !ok || s.box == nil {
-		return c, false, err
+// vault reads the stored credentials for one apply: each reference is
+// read, and unsealed, once.
+type vault struct {
+	s    *Service
+	seen map[string]vaultEntry
+}
+
+// vaultEntry is one reference's stored credentials: stored when the store
+// holds them, open when they could be unsealed (the daemon has a key).
+type vaultEntry struct {
+	creds        wire.Credentials
+	stored, open bool
+}
+
+func (s *Service) vault() *vault { return &vault{s: s, seen: map[string]vaultEntry{}} }
+
+func (v *vault) get(ctx context.Context, ref string) (vaultEntry, error) {
+	if e, ok := v.seen[ref]; ok {
+		return e, nil
 	}
-	plain, err := s.box.Open(ref, b)
+	var e vaultEntry
+	b, ok, err := v.s.store.Secret(ctx, ref)
 	if err != nil {
-		return c, false, err
+		return e, err
 	}
-	if err := json.Unmarshal(plain, &c); err != nil {
-		return c, false, fmt.Errorf("decode secret %s: %w", ref, err)
+	e.stored = ok
+	if ok && v.s.box != nil {
+		plain, err := v.s.box.Open(ref, b)
+		if err != nil {
+			return e, err
+		}
+		if err := json.Unmarshal(plain, &e.creds); err != nil {
+			return e, fmt.Errorf("decode secret %s: %w", ref, err)
+		}
+		e.open = true
 	}
-	return c, true, nil
+	v.seen[ref] = e
+	return e, nil
 }
 
 // sealSecrets stores the request's credentials sealed.

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"reflect"
 	"slices"
 
 	"github.com/hmsuite/hms/ipxe"
@@ -25,7 +26,9 @@ func (p *planner) planGroups() {
 		}
 	}
 	for _, label := range sortedKeys(want) {
-		p.planGroup(label, want[label], had[label])
+		if p.sc.group(label) {
+			p.planGroup(label, want[label], had[label])
+		}
 	}
 }
 
@@ -113,15 +116,20 @@ func nonNil(s []string) []string {
 func (p *planner) planBSS() error {
 	member := memberships(groupsOf(p.st))
 	puts := map[string]*ownedHosts{}
+	wants := map[string]ipxe.BootParams{}
 	var order []string
 	for _, x := range sortedKeys(p.st.Nodes) {
 		prof := profileOf(p.st, p.st.Nodes[x], member)
-		if prof == nil {
+		if prof == nil || !p.bootInScope(x, prof.Name, member[x]) {
 			continue
 		}
-		want, err := bootParams(prof)
-		if err != nil {
-			return err // checked when the set was read: a stored profile went bad
+		want, ok := wants[prof.Name]
+		if !ok {
+			var err error
+			if want, err = bootParams(prof); err != nil {
+				return err // checked when the set was read: a stored profile went bad
+			}
+			wants[prof.Name] = want // rendered once per profile, not per node
 		}
 		cur, ok := p.snap.bss[x]
 		if ok && sameBoot(cur, want) {
@@ -147,7 +155,7 @@ func (p *planner) planBSS() error {
 	var del ownedHosts
 	for _, x := range sortedKeys(p.owned.Nodes) {
 		cur, ok := p.snap.bss[x]
-		if !ok || cur.CloudInit.MetaData[OwnerKey] != "nodes" {
+		if !ok || cur.CloudInit.MetaData[OwnerKey] != "nodes" || !p.bootInScope(x, "", member[x]) {
 			continue
 		}
 		if n := p.st.Nodes[x]; n != nil && profileOf(p.st, n, member) != nil {
@@ -162,10 +170,27 @@ func (p *planner) planBSS() error {
 	return nil
 }
 
-// sameBoot compares what the daemon sets of an entry.
+// bootInScope reports whether the apply plans node x's boot entry: x is
+// its, or the profile x boots, or a group of x (which may give x its
+// profile).
+func (p *planner) bootInScope(x, profile string, groups []string) bool {
+	if p.sc.node(x) || profile != "" && p.sc.profile(profile) {
+		return true
+	}
+	for _, g := range groups {
+		if p.sc.group(g) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameBoot compares what the daemon sets of an entry. Both user-data are
+// decoded JSON (want's was made by a JSON round trip), so DeepEqual
+// compares them as JSON.
 func sameBoot(cur, want ipxe.BootParams) bool {
 	return cur.Kernel == want.Kernel && cur.Initrd == want.Initrd && cur.Params == want.Params &&
-		cur.CloudInit.MetaData[OwnerKey] == "nodes" && jsonEqual(jsonOf(cur.CloudInit.UserData), jsonOf(want.CloudInit.UserData))
+		cur.CloudInit.MetaData[OwnerKey] == "nodes" && reflect.DeepEqual(cur.CloudInit.UserData, want.CloudInit.UserData)
 }
 
 func bootView(bp ipxe.BootParams) any {

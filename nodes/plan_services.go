@@ -24,6 +24,7 @@ type planner struct {
 	st, owned *State
 	snap      *snapshot
 	secrets   map[string]Secret
+	sc        *Scope
 	nids      map[string]int
 	marked    map[string]bool // OwnerGroup's members, read once
 	w         *Writes
@@ -31,8 +32,9 @@ type planner struct {
 }
 
 // Plan compares the services with what st declares; owned is everything
-// the daemon owns before and after the apply.
-func (s *Services) Plan(ctx context.Context, st, owned *State, secrets map[string]Secret) (*Writes, error) {
+// the daemon owns before and after the apply. Writes are planned for the
+// resources of sc only.
+func (s *Services) Plan(ctx context.Context, st, owned *State, secrets map[string]Secret, sc *Scope) (*Writes, error) {
 	withEndpoints := false
 	for _, n := range owned.Nodes {
 		withEndpoints = withEndpoints || n.BMCCredentialsFile != ""
@@ -41,7 +43,7 @@ func (s *Services) Plan(ctx context.Context, st, owned *State, secrets map[strin
 	if err != nil {
 		return nil, fmt.Errorf("read the services: %w", err)
 	}
-	p := &planner{st: st, owned: owned, snap: snap, secrets: secrets,
+	p := &planner{st: st, owned: owned, snap: snap, secrets: secrets, sc: sc,
 		w: &Writes{Changes: map[Key][]wire.ServiceChange{}}, b: &batch{slsPut: make([][]ownedHW, 5)}}
 	p.w.batch = p.b
 	p.assignNIDs()
@@ -88,7 +90,18 @@ func (p *planner) ownsNode(x string) bool {
 func (p *planner) removed() []string {
 	var out []string
 	for _, x := range sortedKeys(p.owned.Nodes) {
-		if p.st.Nodes[x] == nil {
+		if p.st.Nodes[x] == nil && p.sc.node(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// declared lists the nodes of the state in the apply's scope, by name.
+func (p *planner) declared() []string {
+	var out []string
+	for _, x := range sortedKeys(p.st.Nodes) {
+		if p.sc.node(x) {
 			out = append(out, x)
 		}
 	}
@@ -152,7 +165,7 @@ func slsNID(h sls.Hardware) int {
 // slots are left: other hardware may hang from them.
 func (p *planner) planSLS() {
 	queued := map[string]bool{}
-	for _, x := range sortedKeys(p.st.Nodes) {
+	for _, x := range p.declared() {
 		n, k := p.st.Nodes[x], nodeKey(x)
 		for depth, anc := range chain(x) {
 			if _, ok := p.snap.sls[anc]; ok || queued[anc] || depth > 3 {
@@ -238,7 +251,7 @@ func jsonEqual(a, b []byte) bool {
 // planComponents creates the missing nodes, fixes role, NID and arch of
 // the others, and deletes the dropped nodes the daemon marked.
 func (p *planner) planComponents() {
-	for _, x := range sortedKeys(p.st.Nodes) {
+	for _, x := range p.declared() {
 		n, k := p.st.Nodes[x], nodeKey(x)
 		want := hsmComponent(n, p.nids[x])
 		cur, ok := p.snap.comps[x]
@@ -278,14 +291,19 @@ func (p *planner) planComponents() {
 // planEthernet creates or fixes each node's interfaces and deletes those
 // of its old MACs (and of dropped nodes) still pointing at it.
 func (p *planner) planEthernet() {
-	wanted := map[string]bool{}
-	for _, x := range sortedKeys(p.st.Nodes) {
+	wanted, planned := map[string]bool{}, map[string]bool{}
+	for _, n := range p.st.Nodes {
+		for _, e := range ethernet(n) {
+			wanted[e.ID] = true // kept, even when another apply's
+		}
+	}
+	for _, x := range p.declared() {
 		k := nodeKey(x)
 		for _, want := range ethernet(p.st.Nodes[x]) {
-			if wanted[want.ID] {
+			if planned[want.ID] {
 				continue // a BMC's interface, met on a node before
 			}
-			wanted[want.ID] = true
+			planned[want.ID] = true
 			target := "/hsm/v2/Inventory/EthernetInterfaces/" + want.ID
 			cur, ok := p.snap.eths[want.ID]
 			switch {
@@ -299,6 +317,9 @@ func (p *planner) planEthernet() {
 		}
 	}
 	for _, x := range sortedKeys(p.owned.Nodes) {
+		if !p.sc.node(x) {
+			continue
+		}
 		for _, old := range ethernet(p.owned.Nodes[x]) {
 			cur, ok := p.snap.eths[old.ID]
 			if ok && !wanted[old.ID] && cur.ComponentID == old.ComponentID {
@@ -329,18 +350,23 @@ func sameIPs(a, b []hsm.IPAddressMapping) bool {
 // credentials, updates it when its address or credentials changed, and
 // deletes the endpoints of nodes that no longer have credentials.
 func (p *planner) planEndpoints() {
-	wanted := map[string]bool{}
-	for _, x := range sortedKeys(p.st.Nodes) {
+	wanted, planned := map[string]bool{}, map[string]bool{}
+	for x, n := range p.st.Nodes {
+		if _, ok := p.secrets[n.BMCCredentialsFile]; ok && n.BMCCredentialsFile != "" {
+			wanted[bmcOf(x)] = true // kept, even when another apply's
+		}
+	}
+	for _, x := range p.declared() {
 		n, k := p.st.Nodes[x], nodeKey(x)
 		sec, ok := p.secrets[n.BMCCredentialsFile]
 		if n.BMCCredentialsFile == "" || !ok {
 			continue
 		}
 		want := endpoint(n, sec.Credentials)
-		if wanted[want.ID] {
+		if planned[want.ID] {
 			continue // a BMC met on a node before
 		}
-		wanted[want.ID] = true
+		planned[want.ID] = true
 		target := "/hsm/v2/Inventory/RedfishEndpoints/" + want.ID
 		cur, ok := p.snap.rfes[want.ID]
 		switch {
@@ -355,7 +381,7 @@ func (p *planner) planEndpoints() {
 	}
 	for _, x := range sortedKeys(p.owned.Nodes) {
 		n := p.owned.Nodes[x]
-		if n.BMCCredentialsFile == "" {
+		if n.BMCCredentialsFile == "" || !p.sc.node(x) {
 			continue
 		}
 		id := bmcOf(x)

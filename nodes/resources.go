@@ -180,19 +180,16 @@ func (s *Service) applyOne(ctx context.Context, r wire.Resource, ifMatch string,
 		return wire.Plan{}, err
 	}
 	name := in.order[0].Name()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	row, ok, err := s.store.Row(ctx, r.Kind, name)
-	if err != nil {
-		return wire.Plan{}, err
-	}
-	if req.Delete && !ok {
-		return wire.Plan{}, problem.NotFoundf("%s %s is not known to the nodes daemon", r.Kind, name)
-	}
-	if err := checkIfMatch(ifMatch, row, ok); err != nil {
-		return wire.Plan{}, err
-	}
-	plan, err := s.applyLocked(ctx, in, req)
+	plan, err := s.locked(ctx, in, req, func(stored *State, rows map[Key]Row, sc *Scope) (wire.Plan, error) {
+		row, ok := rows[Key{r.Kind, name}]
+		if req.Delete && !ok {
+			return wire.Plan{}, problem.NotFoundf("%s %s is not known to the nodes daemon", r.Kind, name)
+		}
+		if err := checkIfMatch(ifMatch, row, ok); err != nil {
+			return wire.Plan{}, err
+		}
+		return s.applyLocked(ctx, in, req, stored, rows, sc)
+	})
 	if err != nil {
 		return plan, err
 	}

@@ -23,7 +23,8 @@ type ServicesConfig struct {
 	SLSURL, HSMURL, BSSURL string
 	// HBTDURL, optional, gives Observe the heartbeat state.
 	HBTDURL string
-	HTTP    *http.Client
+	// HTTP is the client [one keeping Workers connections per service].
+	HTTP *http.Client
 	// Workers bounds the requests in flight to one service [8].
 	Workers int
 	Log     *slog.Logger
@@ -47,6 +48,9 @@ func NewServices(cfg ServicesConfig) *Services {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.HTTP == nil {
+		cfg.HTTP = &http.Client{Transport: transport(cfg.Workers)}
 	}
 	s := &Services{sls: slsclient.New(cfg.SLSURL, cfg.HTTP), hsm: client.New(cfg.HSMURL, cfg.HTTP, "nodes"),
 		bss: ipxe.NewClient(cfg.BSSURL, cfg.HTTP), workers: cfg.Workers, log: cfg.Log}

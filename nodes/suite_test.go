@@ -32,6 +32,8 @@ type suite struct {
 	hsm     *hsmclient.Client
 	bss     *ipxe.Client
 	writes  map[string]*atomic.Int64
+	// opens counts the credentials the daemon unseals.
+	opens *atomic.Int64
 }
 
 // runner is a started daemon.
@@ -76,6 +78,7 @@ func newSuite(tb testing.TB) *suite {
 	}
 	backend := nodes.NewServices(nodes.ServicesConfig{SLSURL: slsURL, HSMURL: hsmURL, BSSURL: bssURL})
 	svc := nodes.New(store, nodes.Config{Backend: backend, Box: box})
+	s.opens = nodes.CountOpens(svc)
 	srv := httptest.NewServer(nodes.NewAPI(svc, nil).Handler())
 	tb.Cleanup(srv.Close)
 	s.nodes, s.backend = client.New(srv.URL, srv.Client(), "test"), backend
@@ -91,6 +94,12 @@ func (s *suite) counted(tb testing.TB, name, target string) string {
 	n := new(atomic.Int64)
 	s.writes[name] = n
 	proxy := httputil.NewSingleHostReverseProxy(u)
+	// As many idle connections as the daemon keeps (the default two would
+	// make the proxy dial for most requests of an apply).
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	proxy.Transport = tr
+	tb.Cleanup(tr.CloseIdleConnections)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			n.Add(1)

@@ -219,4 +219,13 @@ func TestApplyEndpointSecret(t *testing.T) {
 	if ep, err := s.hsm.RedfishEndpoint(ctx, "x1000c0s0b0"); err != nil || ep.User != "root" {
 		t.Errorf("endpoint after the refused apply = %+v, %v; want root's login kept", ep, err)
 	}
+	// The same content is accepted, and the stored secret is unsealed once
+	// (for the check against the other set, and for the plan).
+	opens := s.opens.Load()
+	if _, err = s.nodes.Apply(ctx, wire.ApplyRequest{Resources: rack2, Secrets: secrets, DryRun: true}); err != nil {
+		t.Fatalf("same-named credentials of the same content: %v", err)
+	}
+	if n := s.opens.Load() - opens; n != 1 {
+		t.Errorf("the apply unsealed the stored credentials %d times, want 1", n)
+	}
 }
