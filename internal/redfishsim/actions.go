@@ -24,6 +24,12 @@ func (b *BMC) action(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	err := b.resetLocked(owner, name, body)
+	if rt, ok := body["ResetType"].(string); ok && err == nil {
+		if b.resets == nil {
+			b.resets = map[string]int{}
+		}
+		b.resets[rt]++
+	}
 	b.mu.Unlock()
 	if err != nil {
 		writeActionError(w, err)

@@ -109,3 +109,20 @@ func TestNetworkProtocolPatchIsKept(t *testing.T) {
 		t.Errorf("If-None-Match with the current ETag: %d, want 304", resp.StatusCode)
 	}
 }
+
+// TestResetsCounted: Stats.Resets counts every accepted Reset posted over
+// HTTP by type, one that changes nothing included, and neither refused
+// ones nor the simulator's own power button.
+func TestResetsCounted(t *testing.T) {
+	const target = "/redfish/v1/Systems/Node0/Actions/ComputerSystem.Reset"
+	b, srv := startBMC(t, Config{Xname: "x3000c0s1b0", Tree: Generate("x3000c0s1b0", 1)})
+	for _, body := range []string{`{"ResetType":"On"}`, `{"ResetType":"On"}`, `{"ResetType":"ForceOff"}`, `{"ResetType":"Explode"}`} {
+		do(t, srv, req{method: "POST", path: target, body: body, user: testUser, pass: testPass})
+	}
+	if err := b.Reset("/redfish/v1/Systems/Node0", "On"); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]int{"On": 2, "ForceOff": 1}, b.Stats().Resets); d != "" {
+		t.Errorf("Resets (-want +got):\n%s", d)
+	}
+}

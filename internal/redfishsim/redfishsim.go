@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -85,6 +86,7 @@ type BMC struct {
 	onPower  func(system, state string)
 	accounts map[string]*account // by account Id ("" for a tree without accounts)
 	sessions map[string]*session // by token
+	resets   map[string]int      // accepted resets posted over HTTP, by ResetType
 	nextSess int
 	rng      *rand.Rand
 	handler  http.Handler
@@ -163,13 +165,17 @@ type Stats struct {
 	// Actions is the number of POSTs to an Actions URI (Reset, ...) that got
 	// past authentication and the injected faults, accepted or refused.
 	Actions int64
+	// Resets counts the Reset actions accepted over HTTP (not BMC.Reset),
+	// by ResetType ("On", "ForceOff", ...), whether or not they changed
+	// anything: a test's way to see a power call repeated.
+	Resets map[string]int
 }
 
 // Stats returns the BMC's counters now.
 func (b *BMC) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Stats{Requests: b.requests.Load(), Sessions: len(b.sessions), Actions: b.actions.Load()}
+	return Stats{Requests: b.requests.Load(), Sessions: len(b.sessions), Actions: b.actions.Load(), Resets: maps.Clone(b.resets)}
 }
 
 // accountsPath is the collection the BMC's logins live in.
