@@ -46,17 +46,41 @@ type bootCluster struct {
 	bosURL string
 	images *httptest.Server
 
+	opts   bootOptions
+	hsmURL string
+	pcsURL string
+	// bosDB and bosAddr are where bos keeps its state and listens, the
+	// same across restarts (HSM holds its SCN subscription to that address).
+	bosDB, bosAddr string
+	stopBos        func()
+
 	mu    sync.Mutex
 	nodes map[string]context.CancelFunc // node -> stops its heartbeat (powered on)
 	boots map[string]int                // boot scripts fetched per node
+	// held, while not nil, keeps powered-on nodes from fetching their boot
+	// script until it is closed (release).
+	held chan struct{}
+}
+
+// bootOptions tune a bootCluster.
+type bootOptions struct {
+	// bos changes bos's configuration before each start.
+	bos func(*orchestrator.DaemonConfig)
+	// pcsEvent is told of pcs's transition events.
+	pcsEvent func(power.Event)
+	// syncBoot: a node powered on boots (boot script, Ready) before its
+	// BMC answers the reset, so before PCS confirms the power.
+	syncBoot bool
 }
 
 const bmcPassword = "sim-pw"
 
-func newBootCluster(t *testing.T, n int) *bootCluster {
+func newBootCluster(t *testing.T, n int) *bootCluster { return newBootClusterWith(t, n, bootOptions{}) }
+
+func newBootClusterWith(t *testing.T, n int, opts bootOptions) *bootCluster {
 	t.Helper()
 	ctx := t.Context()
-	c := &bootCluster{t: t, nodes: map[string]context.CancelFunc{}, boots: map[string]int{}}
+	c := &bootCluster{t: t, opts: opts, nodes: map[string]context.CancelFunc{}, boots: map[string]int{}}
 	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: n, Listen: "127.0.0.1:0", User: "root",
 		Password: bmcPassword, Tree: redfishsim.TemplatePower(1), OnPower: c.onPower})
 	if err != nil {
@@ -80,23 +104,48 @@ func newBootCluster(t *testing.T, n int) *bootCluster {
 	c.bss, c.bssURL = ipxe.NewClient(bd.URL(), nil), bd.URL()
 	pd, err := power.StartDaemon(ctx, power.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "pcs.db"),
 		HSMURL: hd.URL(), Credentials: power.StaticCredentials{"default": {Username: "root", Password: bmcPassword}},
-		BMCTimeout: 5 * time.Second, Service: power.Config{Scheme: "http", Poll: 50 * time.Millisecond, SampleInterval: time.Second}})
+		BMCTimeout: 5 * time.Second, Service: power.Config{Scheme: "http", Poll: 50 * time.Millisecond, SampleInterval: time.Second,
+			OnEvent: opts.pcsEvent}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run(t, pd.Run)
 	c.pcs = pcsclient.New(pd.URL(), nil, "bos-test")
+	c.hsmURL, c.pcsURL, c.bosDB, c.bosAddr = hd.URL(), pd.URL(), filepath.Join(dir, "bos.db"), "127.0.0.1:0"
 	c.walk()
-	od, err := orchestrator.StartDaemon(ctx, orchestrator.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bos.db"),
-		HSMURL: hd.URL(), BSSURL: bd.URL(), PCSURL: pd.URL(), FallbackPoll: time.Second, Log: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run(t, od.Run)
-	c.bosURL = od.URL()
+	c.startBos()
 	c.images = httptest.NewServer(http.HandlerFunc(manifest))
 	t.Cleanup(c.images.Close)
 	return c
+}
+
+// startBos starts bos, on the database and the address of the bos before
+// it after stopBos.
+func (c *bootCluster) startBos() {
+	c.t.Helper()
+	cfg := orchestrator.DaemonConfig{Listen: c.bosAddr, DB: c.bosDB, HSMURL: c.hsmURL, BSSURL: c.bssURL, PCSURL: c.pcsURL,
+		FallbackPoll: time.Second, Log: discard()}
+	if c.opts.bos != nil {
+		c.opts.bos(&cfg)
+	}
+	od, err := orchestrator.StartDaemon(c.t.Context(), cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.bosURL, c.bosAddr = od.URL(), strings.TrimPrefix(od.URL(), "http://")
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.t.Context()))
+	done := make(chan error, 1)
+	go func() { done <- od.Run(ctx) }()
+	var once sync.Once
+	c.stopBos = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				c.t.Errorf("bos: %v", err)
+			}
+		})
+	}
+	c.t.Cleanup(c.stopBos)
 }
 
 // run runs a daemon (or the fleet) until the test ends.
@@ -152,42 +201,72 @@ func (c *bootCluster) nodeIDs() []string {
 }
 
 // onPower is every BMC's power hook: a node powered on boots (in the
-// background: the hook runs under the BMC's lock), one powered off stops.
+// background: the hook runs under the BMC's lock; with syncBoot before the
+// hook returns), one powered off stops.
 func (c *bootCluster) onPower(bmc, _, state string) {
 	node := bmc + "n0"
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if stop := c.nodes[node]; stop != nil {
 		stop()
 		delete(c.nodes, node)
 	}
 	if state != "On" {
+		c.mu.Unlock()
 		return
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.t.Context()))
 	c.nodes[node] = cancel
+	c.mu.Unlock()
+	if c.opts.syncBoot {
+		if c.fetch(ctx, node) == nil {
+			go c.keepReady(ctx, node)
+		}
+		return
+	}
 	go c.boot(ctx, node)
 }
 
-// boot fetches node's boot script from bss, then keeps the node Ready in
-// HSM (as heartbeats would) until it is powered off.
+// boot waits while nodes are held, fetches node's boot script from bss,
+// then keeps the node Ready in HSM (as heartbeats would) until it is
+// powered off.
 func (c *bootCluster) boot(ctx context.Context, node string) {
+	c.mu.Lock()
+	held := c.held
+	c.mu.Unlock()
+	if held != nil {
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return
+		}
+	}
+	if c.fetch(ctx, node) == nil {
+		c.keepReady(ctx, node)
+	}
+}
+
+// fetch boots node: its boot script from bss, then Ready in HSM.
+func (c *bootCluster) fetch(ctx context.Context, node string) error {
 	if err := c.bootscript(ctx, node); err != nil {
-		return
+		return err
 	}
 	c.mu.Lock()
 	c.boots[node]++
 	c.mu.Unlock()
+	return c.hsm.StateData(ctx, node, hsm.StateReady, "", true)
+}
+
+func (c *bootCluster) keepReady(ctx context.Context, node string) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if comp, err := c.hsm.Component(ctx, node); err == nil && comp.State != hsm.StateReady {
-			_ = c.hsm.StateData(ctx, node, hsm.StateReady, "", true)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if comp, err := c.hsm.Component(ctx, node); err == nil && comp.State != hsm.StateReady {
+			_ = c.hsm.StateData(ctx, node, hsm.StateReady, "", true)
 		}
 	}
 }
@@ -242,6 +321,13 @@ func (c *bootCluster) bos(method, path string, body, out any) {
 func (c *bootCluster) runSession(name, op string) []orchestrator.Component {
 	c.t.Helper()
 	c.bos("POST", "/v2/sessions", map[string]any{"name": name, "operation": op, "template_name": "compute"}, nil)
+	return c.waitSession(name, op)
+}
+
+// waitSession waits until bos says session name is complete; it returns
+// the session's components as they end.
+func (c *bootCluster) waitSession(name, op string) []orchestrator.Component {
+	c.t.Helper()
 	var st orchestrator.ExtendedStatus
 	if err := waitFor(c.t.Context(), 2*time.Minute, func() (bool, error) {
 		c.bos("GET", "/v2/sessions/"+name+"/status", nil, &st)

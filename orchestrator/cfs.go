@@ -33,6 +33,8 @@ type CFSComponent struct {
 	DesiredConfig       string `json:"desired_config"`
 	ConfigurationStatus string `json:"configuration_status"`
 	Enabled             *bool  `json:"enabled,omitempty"`
+	// Error is why a -config-command run failed (CFS reports none here).
+	Error string `json:"-"`
 }
 
 // CFSClient talks to CFS v3 (-cfs-url).

@@ -28,11 +28,14 @@ type DaemonConfig struct {
 	DB string
 	// HSMURL, BSSURL and PCSURL are the peers' base URLs (required).
 	HSMURL, BSSURL, PCSURL string
-	// S3Endpoint serves s3:// manifest paths (see Config.S3Endpoint).
-	S3Endpoint string
+	// S3 serves s3:// manifest paths (see Config.S3).
+	S3 S3
 	// CFSURL is a CFS v3 service that configures nodes; empty: no
 	// configuration step (see Config.CFS).
 	CFSURL string
+	// Command configures nodes with a site command instead (see
+	// CommandConfig); nil: none. Not with CFSURL.
+	Command *CommandConfig
 	// SCNInURL is where HSM posts SCNs to bos (SCNPath); empty: this
 	// daemon's URL as HSM reaches it (loopback when HSM is on loopback).
 	SCNInURL string
@@ -45,6 +48,9 @@ type DaemonConfig struct {
 	MaxConns int
 	// Now is the operators' clock [time.Now].
 	Now func() time.Time
+	// After times bos's checks of the PCS transitions it started
+	// [time.After] (see Config.After).
+	After func(time.Duration) <-chan time.Time
 	// Auth says how callers' tokens are checked, and the token sent to
 	// HSM, BSS and PCS (never to a manifest's host).
 	Auth auth.Config
@@ -70,6 +76,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.HSMURL == "" || cfg.BSSURL == "" || cfg.PCSURL == "" {
 		return nil, errors.New("bos needs HSM, BSS and PCS: set -hsm-url, -bss-url and -pcs-url")
 	}
+	if cfg.CFSURL != "" && cfg.Command != nil {
+		return nil, errors.New("bos configures nodes through CFS or a command, not both: set -cfs-url or -config-command")
+	}
 	if cfg.PeerTimeout <= 0 {
 		cfg.PeerTimeout = 20 * time.Second
 	}
@@ -88,8 +97,8 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout})
 	h := client.New(cfg.HSMURL, hc, "bos")
-	sc := Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3Endpoint: cfg.S3Endpoint,
-		FallbackPoll: cfg.FallbackPoll, Log: cfg.Log}
+	sc := Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3: cfg.S3,
+		FallbackPoll: cfg.FallbackPoll, After: cfg.After, Command: cfg.Command, Log: cfg.Log}
 	if cfg.CFSURL != "" {
 		sc.CFS = NewCFSClient(cfg.CFSURL, hc)
 	}

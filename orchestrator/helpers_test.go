@@ -112,6 +112,14 @@ func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 	mux.HandleFunc("PUT /boot/v1/bootparameters", c.bssPut)
 	mux.HandleFunc("GET /boot/v1/endpoint-history", c.bssHistory)
 	mux.HandleFunc("POST /v1/transitions", c.pcsTransition)
+	// The fake carries a transition out before it answers: every one is
+	// completed by the time bos asks.
+	mux.HandleFunc("GET /v1/transitions", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, pcs.TransitionList{Transitions: []pcs.Transition{}})
+	})
+	mux.HandleFunc("GET /v1/transitions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, pcs.Transition{TransitionID: r.PathValue("id"), Status: pcs.TransitionCompleted})
+	})
 	mux.HandleFunc("POST /v1/power-status", c.pcsStatus)
 	mux.HandleFunc("GET /images/{id}/manifest.json", c.manifest)
 	mux.HandleFunc("GET /v3/components", c.cfsList)
@@ -329,12 +337,20 @@ type env struct {
 	daemon  *Daemon
 	url     string
 	stop    func()
+	// tune changes bos's configuration before each start.
+	tune func(*DaemonConfig)
 }
 
 func newEnv(t testing.TB, nodes ...string) *env {
 	t.Helper()
+	return newEnvWith(t, nil, nodes...)
+}
+
+// newEnvWith is newEnv with bos's configuration changed by tune.
+func newEnvWith(t testing.TB, tune func(*DaemonConfig), nodes ...string) *env {
+	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
-	e := &env{t: t, clock: clk, cluster: newCluster(t, clk, nodes...), dir: t.TempDir()}
+	e := &env{t: t, clock: clk, cluster: newCluster(t, clk, nodes...), dir: t.TempDir(), tune: tune}
 	e.start()
 	return e
 }
@@ -342,9 +358,13 @@ func newEnv(t testing.TB, nodes ...string) *env {
 // start opens bos (again) on the same database and serves its API.
 func (e *env) start() {
 	e.t.Helper()
-	d, err := StartDaemon(e.t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "bos.db"),
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "bos.db"),
 		HSMURL: e.cluster.srv.URL, BSSURL: e.cluster.srv.URL, PCSURL: e.cluster.srv.URL, Now: e.clock.Now,
-		CFSURL: e.cluster.srv.URL, FallbackPoll: 10 * time.Minute})
+		CFSURL: e.cluster.srv.URL, FallbackPoll: 10 * time.Minute}
+	if e.tune != nil {
+		e.tune(&cfg)
+	}
+	d, err := StartDaemon(e.t.Context(), cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

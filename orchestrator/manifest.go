@@ -40,35 +40,39 @@ type images struct {
 	kernel, initrd, rootfs, rootfsEtag string
 }
 
-// manifestURL is where path is read: http(s) as is, s3://bucket/key
-// path-style under the S3 endpoint.
-func (s *Service) manifestURL(path string) (string, error) {
+// manifestRequest is the GET of the manifest at path: an http(s) URL as
+// is, s3://bucket/key from the S3 store (signed when it has a key).
+func (s *Service) manifestRequest(ctx context.Context, path string) (*http.Request, error) {
 	u, err := url.Parse(path)
 	if err != nil {
-		return "", fmt.Errorf("manifest path %q: %w", path, err)
+		return nil, fmt.Errorf("manifest path %q: %w", path, err)
 	}
+	raw := path
 	switch u.Scheme {
 	case "http", "https":
-		return path, nil
 	case "s3":
-		if s.cfg.S3Endpoint == "" {
-			return "", fmt.Errorf("manifest path %s: an s3:// path needs -s3-endpoint", path)
+		if raw, err = s.cfg.S3.objectURL(u); err != nil {
+			return nil, err
 		}
-		return strings.TrimRight(s.cfg.S3Endpoint, "/") + "/" + u.Host + u.Path, nil
+	default:
+		return nil, fmt.Errorf("manifest path %q: http, https or s3 URL expected", path)
 	}
-	return "", fmt.Errorf("manifest path %q: http, https or s3 URL expected", path)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	if u.Scheme == "s3" {
+		err = s.cfg.S3.sign(ctx, req, s.now())
+	}
+	return req, err
 }
 
 // readManifest fetches and parses the manifest at path; a manifest without
 // a kernel is not one bos can boot.
 func (s *Service) readManifest(ctx context.Context, path string) (images, error) {
-	raw, err := s.manifestURL(path)
+	req, err := s.manifestRequest(ctx, path)
 	if err != nil {
 		return images{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
-	if err != nil {
-		return images{}, fmt.Errorf("manifest %s: %w", path, err)
 	}
 	resp, err := s.cfg.Manifests.Do(req)
 	if err != nil {

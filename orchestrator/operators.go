@@ -15,9 +15,17 @@ import (
 // Run runs operator passes until ctx ends: one every polling_frequency
 // (every Config.FallbackPoll once HSM sends SCNs) or when a component's
 // wait ends, and one at once when something asks (Wake: a new session,
-// applystaged, an options change, an SCN about a component bos moves). One goroutine does every operator's work in turn,
-// as one process rather than BOS's pod per operator.
+// applystaged, an options change, an SCN about a component bos moves, a
+// PCS transition bos started ending). One goroutine does every operator's
+// work in turn, as one process rather than BOS's pod per operator; another
+// follows the PCS transitions (watchTransitions).
 func (s *Service) Run(ctx context.Context) error {
+	watched := make(chan struct{})
+	go func() { defer close(watched); s.watchTransitions(ctx) }()
+	defer func() { <-watched }()
+	if s.cmd != nil {
+		defer s.cmd.wait()
+	}
 	for {
 		if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("operator_pass_failed", "err", err)
@@ -164,6 +172,9 @@ func (s *Service) setup(ctx context.Context, sess Session) error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.cmd != nil && !sess.Stage {
+		s.cmd.forget(ids) // a configuration that failed before is run again
 	}
 	comps := strings.Join(ids, ",")
 	_, err = s.modifySession(ctx, sess.Name, func(cur *Session) error {

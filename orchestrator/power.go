@@ -29,7 +29,8 @@ func (p plans) guard(also func(c *Component) bool) *guard {
 	}}
 }
 
-// act runs the configuration step (setConfigs) and the power operators: power-on (boot parameters into BSS, then
+// act runs the configuration step (setConfigs; startConfigs with a
+// configuration command) and the power operators: power-on (boot parameters into BSS, then
 // PCS On), graceful power-off (PCS Soft-Off), and forceful power-off
 // (PCS Force-Off) for nodes still on max_power_off_wait_time after the
 // graceful one. A component whose action is due again past its
@@ -46,7 +47,7 @@ func (s *Service) act(ctx context.Context) error {
 			return err
 		}
 	}
-	return errors.Join(s.setConfigs(ctx), s.powerOn(ctx, p, p.on),
+	return errors.Join(s.setConfigs(ctx), s.startConfigs(ctx), s.powerOn(ctx, p, p.on),
 		s.powerOff(ctx, p, p.graceful, pcs.OpSoftOff, ActionPowerOffGraceful),
 		s.powerOff(ctx, p, p.forceful, pcs.OpForceOff, ActionPowerOffForceful))
 }
@@ -181,12 +182,14 @@ func (s *Service) transition(ctx context.Context, ids []string, g *guard, op pcs
 		for i, id := range part {
 			locs[i] = pcs.Location{Xname: id}
 		}
-		_, err := s.pcs.StartTransition(ctx, op, 0, locs)
+		created, err := s.pcs.StartTransition(ctx, op, 0, locs)
+		now := stamp(s.now())
 		if err != nil {
 			err = fmt.Errorf("PCS %s: %w", op, err)
 			errs = append(errs, err)
+		} else {
+			s.tracked.add(created.TransitionID, opened{op: op, action: action, stamp: now})
 		}
-		now := stamp(s.now())
 		uerr := s.update(ctx, part, g, func(c *Component) bool {
 			note(c)
 			c.LastAction = LastAction{Action: action, LastUpdated: now, Failed: err != nil}

@@ -28,9 +28,12 @@ type BSS interface {
 	EndpointHistory(ctx context.Context, name string) ([]ipxe.EndpointAccess, error)
 }
 
-// PCS is what bos asks PCS: power transitions and power status.
+// PCS is what bos asks PCS: power transitions, how they went, and power
+// status.
 type PCS interface {
 	StartTransition(ctx context.Context, op pcs.Operation, deadline int, locs []pcs.Location) (pcs.Created, error)
+	Transition(ctx context.Context, id string) (pcs.Transition, error)
+	Transitions(ctx context.Context) ([]pcs.Transition, error)
 	PowerStatus(ctx context.Context, req pcs.PowerStatusRequest) ([]pcs.PowerStatus, error)
 }
 
@@ -40,16 +43,24 @@ type Config struct {
 	Now func() time.Time
 	// Manifests fetches image manifests [http.DefaultClient].
 	Manifests *http.Client
-	// S3Endpoint is the HTTP(S) URL s3://bucket/key paths are read from,
-	// path-style (endpoint/bucket/key) [none: s3:// paths cannot be read].
-	S3Endpoint string
+	// S3 is the store s3://bucket/key paths are read from [none: s3://
+	// paths cannot be read].
+	S3 S3
 	// CFS configures nodes (-cfs-url) [none: configuration is skipped and
 	// a node that boots its image counts as configured].
 	CFS Configurer
+	// Command configures nodes by running a site command
+	// (-config-command) instead of CFS [none].
+	Command *CommandConfig
 	// FallbackPoll is how often the operators run at least while HSM sends
 	// SCNs (polling_frequency applies until it does) [1 min].
 	FallbackPoll time.Duration
-	Log          *slog.Logger
+	// TransitionPoll is how soon bos first checks a PCS transition it
+	// started; later checks back off (see transitionPollMax) [500 ms].
+	TransitionPoll time.Duration
+	// After times the transition checks [time.After]; tests inject their own.
+	After func(time.Duration) <-chan time.Time
+	Log   *slog.Logger
 }
 
 // Service holds BOS's records and runs its operators. Components live in
@@ -61,13 +72,17 @@ type Service struct {
 	bss   BSS
 	pcs   PCS
 	cfs   Configurer
-	cfg   Config
-	log   *slog.Logger
-	wake  chan struct{}
+	// cmd is the configuration command's runner (also cfs), if any.
+	cmd  *commandRunner
+	cfg  Config
+	log  *slog.Logger
+	wake chan struct{}
 	// retries paces the setup of sessions whose setup failed.
 	retries backoff
 	// subscribed is set once HSM holds bos's SCN subscription.
 	subscribed atomic.Bool
+	// tracked are the PCS transitions bos waits on.
+	tracked tracker
 
 	mu            sync.Mutex
 	comps         map[string]*Component
@@ -91,8 +106,18 @@ func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*S
 	if cfg.FallbackPoll <= 0 {
 		cfg.FallbackPoll = time.Minute
 	}
+	if cfg.TransitionPoll <= 0 {
+		cfg.TransitionPoll = 500 * time.Millisecond
+	}
+	if cfg.After == nil {
+		cfg.After = time.After
+	}
 	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfs: cfg.CFS, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
-		comps: map[string]*Component{}}
+		comps: map[string]*Component{}, tracked: newTracker()}
+	if cfg.Command != nil {
+		s.cmd = newCommandRunner(*cfg.Command, cfg.After, s.Wake, cfg.Log)
+		s.cfs = s.cmd
+	}
 	comps, err := store.Components(ctx)
 	if err != nil {
 		return nil, err

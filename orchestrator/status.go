@@ -17,8 +17,8 @@ type observation struct {
 	hsmState        string
 	// cfs: bos configures nodes through CFS (-cfs-url); cfsDesired and
 	// cfsStatus are CFS's desired_config and configuration_status.
-	cfs                   bool
-	cfsDesired, cfsStatus string
+	cfs                             bool
+	cfsDesired, cfsStatus, cfsError string
 	// fetched is when the node last fetched its boot script from BSS.
 	fetched time.Time
 }
@@ -102,7 +102,7 @@ func (s *Service) gatherCFS(ctx context.Context, out map[string]observation) err
 		}
 		for _, c := range got {
 			if o, ok := out[c.ID]; ok {
-				o.cfsDesired, o.cfsStatus = c.DesiredConfig, c.ConfigurationStatus
+				o.cfsDesired, o.cfsStatus, o.cfsError = c.DesiredConfig, c.ConfigurationStatus, c.Error
 				out[c.ID] = o
 			}
 		}
@@ -178,9 +178,10 @@ func decide(c *Component, o observation, opts Options, now time.Time) bool {
 }
 
 // configured moves a component that runs its desired image on: done when
-// it needs no configuration (none named, or bos has no CFS: the step is
-// skipped) or CFS configured it as desired; failed when CFS failed to;
-// configuring while CFS works on it.
+// it needs no configuration (none named, or bos has neither CFS nor a
+// configuration command: the step is skipped) or it was configured as
+// desired; failed when that failed; configuring while CFS (or the command)
+// works on it.
 func configured(c *Component, o observation) {
 	want := c.DesiredState.Configuration
 	switch {
@@ -188,6 +189,8 @@ func configured(c *Component, o observation) {
 		done(c)
 	case o.cfsDesired == want && o.cfsStatus == CFSConfigured:
 		done(c)
+	case o.cfsDesired == want && o.cfsStatus == CFSFailed && o.cfsError != "":
+		fail(c, o.cfsError)
 	case o.cfsDesired == want && o.cfsStatus == CFSFailed:
 		fail(c, fmt.Sprintf("CFS failed to apply configuration %s", want))
 	default:

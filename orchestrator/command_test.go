@@ -1,0 +1,93 @@
+package orchestrator
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestConfigCommand: with -config-command, booted nodes are configuring
+// until the command has run over their batch (once for both nodes, with
+// the configuration and the xnames): exit 0 makes them stable; a failing
+// run fails them with its exit status and output; a run past the timeout
+// is killed and fails them.
+func TestConfigCommand(t *testing.T) {
+	script, err := filepath.Abs("testdata/configure.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "runs")
+	timeout := make(chan time.Time)
+	e := newEnvWith(t, func(cfg *DaemonConfig) {
+		cfg.CFSURL = ""
+		cfg.Command = &CommandConfig{Command: "sh " + quote(script) + " " + quote(logFile) + " {config} {nodes}", Timeout: time.Minute}
+		cfg.After = func(time.Duration) <-chan time.Time { return timeout }
+	}, n1, n2)
+	svc := e.daemon.svc
+	for _, config := range []string{"good", "bad", "hang"} {
+		body := `{"cfs":{"configuration":"` + config + `"},"boot_sets":{"c":{"path":"` + e.cluster.manifestURL("img1") +
+			`","type":"s3","node_list":["` + n1 + `","` + n2 + `"]}}}`
+		if code := e.call("PUT", "/v2/sessiontemplates/"+config, body, nil); code != 200 {
+			t.Fatal(code)
+		}
+	}
+
+	e.session(`{"name":"s1","operation":"boot","template_name":"good"}`)
+	e.reconcile()
+	e.wantStatuses("powered on", StatusPowerOnCalled, StatusPowerOnCalled)
+	e.clock.Advance(20 * time.Second)
+	e.reconcile()
+	e.wantStatuses("booted, configuring", StatusConfiguring, StatusConfiguring)
+	svc.cmd.wait()
+	e.reconcile()
+	e.wantStatuses("configured", StatusStable, StatusStable)
+	runs, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := n1 + "," + n2
+	if d := cmp.Diff("good "+both+" good "+both+"\n", string(runs)); d != "" {
+		t.Errorf("runs (-want +got):\n%s", d)
+	}
+
+	e.session(`{"name":"s2","operation":"boot","template_name":"bad"}`)
+	e.reconcile()
+	e.wantStatuses("booted already, configuring", StatusConfiguring, StatusConfiguring)
+	svc.cmd.wait()
+	e.reconcile()
+	e.wantStatuses("configuration failed", StatusFailed, StatusFailed)
+	want := "configuration command for bad: exit status 2: fatal: [" + both + "]: UNREACHABLE!"
+	if c := e.component(n1); c.Enabled || c.Error != want {
+		t.Errorf("n1 after a failed run: enabled %v, error %q, want %q", c.Enabled, c.Error, want)
+	}
+
+	e.session(`{"name":"s3","operation":"boot","template_name":"hang"}`)
+	e.reconcile()
+	e.wantStatuses("hanging", StatusConfiguring, StatusConfiguring)
+	close(timeout)
+	svc.cmd.wait()
+	e.reconcile()
+	e.wantStatuses("timed out", StatusFailed, StatusFailed)
+	if c := e.component(n2); !strings.HasPrefix(c.Error, "configuration command for hang: timed out after 1m0s") {
+		t.Errorf("n2 after a run past its timeout: error %q", c.Error)
+	}
+	if s := e.sessionState("s3"); s.Status.Status != SessionComplete {
+		t.Errorf("session s3: %+v", s.Status)
+	}
+}
+
+func TestTail(t *testing.T) {
+	tl := &tail{max: 4}
+	for _, s := range []string{"ab", "cdef", "g"} {
+		if _, err := tl.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := tl.String(); got != "...defg" {
+		t.Errorf("tail %q, want ...defg", got)
+	}
+}
