@@ -30,9 +30,8 @@ func TestRestartResumes(t *testing.T) {
 	})
 	e.stopPCS()
 	bmc := e.fleet.Members()[0].BMC
-	sent := bmc.Stats().Actions
-	if sent != 1 {
-		t.Fatalf("before the restart the BMC got %d resets, want 1", sent)
+	if n := bmc.Stats().Resets["ForceOff"]; n != 1 {
+		t.Fatalf("before the restart the BMC got %d ForceOff resets, want 1", n)
 	}
 	if err := bmc.SetFaults(redfishsim.Faults{}); err != nil {
 		t.Fatal(err)
@@ -49,8 +48,8 @@ func TestRestartResumes(t *testing.T) {
 		t.Fatalf("after restart: %s %+v", tr.Status, got)
 	}
 	// The restarted pcs only confirms: the reset it had sent is not sent again.
-	if n := bmc.Stats().Actions; n != sent {
-		t.Errorf("the restarted pcs sent the reset again: %d resets, want %d", n, sent)
+	if n := bmc.Stats().Resets; len(n) != 1 || n["ForceOff"] != 1 {
+		t.Errorf("the restarted pcs sent a reset again: %v, want ForceOff once", n)
 	}
 }
 

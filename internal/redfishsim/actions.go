@@ -12,7 +12,6 @@ import (
 // change PowerState; Manager.Reset and Chassis.Reset of a chassis without
 // one are accepted without changing anything; any other action is refused.
 func (b *BMC) action(w http.ResponseWriter, r *http.Request) {
-	b.actions.Add(1)
 	owner, name, ok := strings.Cut(r.URL.Path, "/Actions/")
 	if !ok || name == "" || strings.Contains(name, "/") {
 		writeError(w, http.StatusMethodNotAllowed, "OperationNotAllowed", fmt.Sprintf("POST is not allowed on %s.", r.URL.Path))

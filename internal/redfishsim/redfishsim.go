@@ -78,7 +78,6 @@ type BMC struct {
 	faults   atomic.Pointer[Faults]
 	maxSess  int
 	requests atomic.Int64
-	actions  atomic.Int64 // POSTs to an Actions URI that reached the handler
 
 	mu       sync.Mutex
 	changed  map[string][]byte       // resources changed by PATCH or actions
@@ -162,9 +161,6 @@ type Stats struct {
 	Requests int64
 	// Sessions is the number of live sessions (logins not yet logged out).
 	Sessions int
-	// Actions is the number of POSTs to an Actions URI (Reset, ...) that got
-	// past authentication and the injected faults, accepted or refused.
-	Actions int64
 	// Resets counts the Reset actions accepted over HTTP (not BMC.Reset),
 	// by ResetType ("On", "ForceOff", ...), whether or not they changed
 	// anything: a test's way to see a power call repeated.
@@ -175,7 +171,7 @@ type Stats struct {
 func (b *BMC) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Stats{Requests: b.requests.Load(), Sessions: len(b.sessions), Actions: b.actions.Load(), Resets: maps.Clone(b.resets)}
+	return Stats{Requests: b.requests.Load(), Sessions: len(b.sessions), Resets: maps.Clone(b.resets)}
 }
 
 // accountsPath is the collection the BMC's logins live in.
