@@ -5,8 +5,11 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // TestMountainEndpoints: the expected BMCs of a chassis and their MACs, as
@@ -111,4 +114,47 @@ func (s *suite) getRedfish(i int, path, password string) []byte {
 		s.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
 	}
 	return b
+}
+
+// TestMountainLeasedBeforeChassis: a Mountain BMC leased before MEDS has
+// read its chassis from SLS is tried as a River BMC and left unknown (on no
+// switch); once the chassis is in SLS, its next lease (a renewal at the same
+// address) is a Mountain job at once, not a River retry after the backoff.
+func TestMountainLeasedBeforeChassis(t *testing.T) {
+	const x = "x1000c0s0b0"
+	_, addr := simSwitch(t) // a switch the BMC is not on
+	s := newSuite(t, riverLayout(addr, false, 0), []string{x})
+	s.startService(NewSNMPWalker(SNMPConfig{}), Config{Switch: SwitchConfig{Community: "public"}, RetryMin: time.Hour})
+	ctx := t.Context()
+	<-s.svc.Started()
+	mac := ""
+	for _, e := range MountainEndpoints("", 1000, 0) {
+		if e.Xname == x {
+			mac = e.MAC
+		}
+	}
+	s.lease(mac, s.bmcIP(0))
+	if o := s.next(); o.err == nil {
+		t.Fatalf("leased before its chassis is in SLS: %+v, want unknown", o)
+	}
+	for _, h := range []sls.Hardware{{Xname: "x1000", Class: sls.Mountain}, {Xname: "x1000c0", Class: sls.Mountain}} {
+		if _, err := s.sls.PutHardware(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.svc.refreshMountain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.lease(mac, s.bmcIP(0))
+	// The SLS change may also retry the River job once (an outcome that
+	// fails again); the Mountain one follows.
+	for range 3 {
+		if o := s.next(); o.err == nil {
+			if o.xname != x {
+				t.Fatalf("registered %q, want %s", o.xname, x)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s not registered after the renewal", x)
 }

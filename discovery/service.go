@@ -284,8 +284,10 @@ func (s *Service) Notice(ev lease.Event) {
 }
 
 // submit queues j unless its MAC is queued already (then the queued job
-// takes j's address) or waits for a retry with the same address (a lease
-// renewal does not cut a backoff short). A MAC being processed is processed
+// takes j's address) or waits for a retry with the same address and kind
+// (a lease renewal does not cut a backoff short, but a MAC leased before
+// MEDS read its Mountain chassis from SLS, and left unknown on the
+// switches, is a Mountain job at once). A MAC being processed is processed
 // again afterwards.
 func (s *Service) submit(j job) {
 	s.mu.Lock()
@@ -300,7 +302,7 @@ func (s *Service) submit(j job) {
 	case s.running[j.mac]:
 		s.jobs[j.mac], s.again[j.mac] = j, true
 		return
-	case waiting && old.ip == j.ip:
+	case waiting && old.ip == j.ip && old.kind == j.kind:
 		return
 	case had && !waiting:
 		s.jobs[j.mac] = j
