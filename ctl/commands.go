@@ -39,7 +39,7 @@ func commands() []command {
 	}
 	cmds = append(cmds, getCommands()...)
 	cmds = append(cmds,
-		command{name: "describe node", args: "XNAME", summary: "one node: layout, state, endpoint, interfaces, boot parameters, heartbeat, boot script fetches",
+		command{name: "describe node", args: "XNAME", summary: "one node: layout, state, endpoint, interfaces, boot parameters, heartbeat, last DHCP lease, boot script fetches",
 			minArgs: 1, maxArgs: 1, output: true, define: defineDescribe},
 		command{name: "layout load", args: "FILE", summary: "replace the whole SLS layout with a dump file (- for stdin)",
 			minArgs: 1, maxArgs: 1, define: defineLayoutLoad},

@@ -40,6 +40,11 @@ type NodeView struct {
 	// BootFetches are when the node last fetched its boot script and
 	// cloud-init user-data from BSS.
 	BootFetches []ipxe.EndpointAccess `json:"BootFetches"`
+	// DHCP is the lease of the node's last DHCP exchange with bss's DHCP
+	// server (of any of its MACs): MAC, address, state, when, and the
+	// relay (giaddr) it came through. Null when bss runs no DHCP server or
+	// holds no lease of the node.
+	DHCP *ipxe.DHCPLease `json:"DHCPLease"`
 	// Errors are the queries that failed (a daemon down).
 	Errors []string `json:"Errors,omitempty"`
 }
@@ -101,7 +106,33 @@ func (s *session) describeNode(ctx context.Context, node string) NodeView {
 	if err := s.bootOf(ctx, &v); err != nil && !errors.Is(err, problem.ErrNotFound) {
 		v.Errors = append(v.Errors, explain(err).Error())
 	}
+	if err := s.leaseOf(ctx, &v); err != nil && !errors.Is(err, problem.ErrNotFound) {
+		v.Errors = append(v.Errors, explain(err).Error())
+	}
 	return v
+}
+
+// leaseOf finds the node's newest DHCP lease in bss: by the MACs HSM has
+// for it, else by its xname (bss's name filter, which needs bss's HSM
+// cache to know the node's MACs).
+func (s *session) leaseOf(ctx context.Context, v *NodeView) error {
+	q := ipxe.LeaseQuery{Names: []string{v.Xname}}
+	for _, e := range v.Interfaces {
+		q.MACs = append(q.MACs, e.MACAddress)
+	}
+	if len(q.MACs) > 0 {
+		q.Names = nil
+	}
+	ls, err := s.bss().Leases(ctx, q)
+	if err != nil {
+		return err
+	}
+	for i := range ls {
+		if v.DHCP == nil || ls[i].LastExchange.After(v.DHCP.LastExchange) {
+			v.DHCP = &ls[i]
+		}
+	}
+	return nil
 }
 
 // bootOf finds what BSS boots the node with, trying its keys in BSS's
@@ -206,6 +237,17 @@ func writeBoot(tw io.Writer, kv func(k, v string), v NodeView) {
 		kv("kernel", b.Kernel)
 		kv("initrd", b.Initrd)
 		kv("params", b.Params)
+	}
+	if l := v.DHCP; l != nil {
+		via := "direct"
+		if l.Relay != "" {
+			via = "relay " + l.Relay
+		}
+		at := "-"
+		if !l.LastExchange.IsZero() {
+			at = l.LastExchange.UTC().Format(time.RFC3339)
+		}
+		kv("last dhcp", fmt.Sprintf("%s %s %s (%s, %s)", at, l.MACAddress, l.IPAddress, l.State, via))
 	}
 	for _, f := range v.BootFetches {
 		kv("last "+f.Endpoint, time.Unix(f.LastEpoch, 0).UTC().Format(time.RFC3339))

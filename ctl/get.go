@@ -194,10 +194,11 @@ func defineGetLeases(fs *flag.FlagSet) execFunc {
 			leases = []ipxe.DHCPLease{}
 		}
 		t := table{none: "no leases match", cols: []column{{name: "IP"}, {name: "MAC"}, {name: "STATE"},
-			{name: "EXPIRES"}, {name: "NODE"}, {name: "KNOWN", wide: true}, {name: "HOSTNAME", wide: true}, {name: "SUBNET", wide: true}}}
+			{name: "EXPIRES"}, {name: "NODE"}, {name: "KNOWN", wide: true}, {name: "HOSTNAME", wide: true}, {name: "SUBNET", wide: true},
+			{name: "LAST EXCHANGE", wide: true}, {name: "RELAY", wide: true}}}
 		for _, l := range leases {
 			t.rows = append(t.rows, []string{l.IPAddress, l.MACAddress, l.State, timev(l.Expires), l.ComponentID,
-				strconv.FormatBool(l.Known), l.Hostname, l.Subnet})
+				strconv.FormatBool(l.Known), l.Hostname, l.Subnet, timev(l.LastExchange), or(l.Relay, "direct")})
 		}
 		return s.emit(leases, t)
 	}

@@ -107,6 +107,13 @@ func wireLease(l dhcp.Lease, now time.Time) DHCPLease {
 	case l.State == dhcp.Declined:
 		st = LeaseDeclined
 	}
-	return DHCPLease{MACAddress: l.MAC, IPAddress: l.IP.String(), Subnet: l.Subnet.String(), State: st,
+	dl := DHCPLease{MACAddress: l.MAC, IPAddress: l.IP.String(), Subnet: l.Subnet.String(), State: st,
 		Expires: l.Expires.UTC(), Hostname: l.Hostname, Known: l.Known}
+	if !l.Updated.IsZero() {
+		dl.LastExchange = l.Updated.UTC()
+	}
+	if l.Relay.IsValid() {
+		dl.Relay = l.Relay.String()
+	}
+	return dl
 }

@@ -51,12 +51,12 @@ func TestDHCPLeases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(DHCPLease{}, "Expires")); d != "" {
+			if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(DHCPLease{}, "Expires", "LastExchange")); d != "" {
 				t.Errorf("leases (-want +got):\n%s", d)
 			}
 			for _, l := range got {
-				if l.Expires.IsZero() {
-					t.Errorf("%s: no expiry", l.IPAddress)
+				if l.Expires.IsZero() || l.LastExchange.IsZero() {
+					t.Errorf("%s: no expiry or last exchange: %+v", l.IPAddress, l)
 				}
 			}
 		})

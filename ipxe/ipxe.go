@@ -111,6 +111,13 @@ type DHCPLease struct {
 	Hostname    string    `json:"Hostname,omitempty"`    // the host name the client sent (option 12)
 	ComponentID string    `json:"ComponentID,omitempty"` // the HSM node with this MAC now (bss's cache)
 	Known       bool      `json:"Known"`                 // HSM knew the MAC when it was leased
+	// LastExchange is when the client last asked about this lease (its
+	// DISCOVER or REQUEST, renewals included); zero for a declined
+	// address and leases stored by an older bss.
+	LastExchange time.Time `json:"LastExchange,omitzero"`
+	// Relay is the relay agent (giaddr) of that exchange; empty when the
+	// client reached the server directly.
+	Relay string `json:"Relay,omitempty"`
 }
 
 // The endpoints endpoint-history records.

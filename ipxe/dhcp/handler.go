@@ -146,6 +146,14 @@ func (h *Handler) client(req *dhcpv4.DHCPv4, sub *Subnet) *client {
 	return &client{req: req, sub: sub, mac: req.ClientHWAddr.String(), known: known, xname: xname, hsmIP: ip, now: h.now()}
 }
 
+// relay is the giaddr c's request came through (invalid: none).
+func (c *client) relay() netip.Addr {
+	if gi, ok := addr(c.req.GatewayIPAddr); ok && !gi.IsUnspecified() {
+		return gi
+	}
+	return netip.Addr{}
+}
+
 func (c *client) leaseTime() time.Duration {
 	if c.known {
 		return c.sub.Lease
@@ -183,7 +191,8 @@ func (h *Handler) discover(c *client) Result {
 		return Result{Drop: DropExhausted}
 	}
 	if l := h.t.byIP[a]; l == nil || l.State != Bound || l.MAC != c.mac {
-		h.t.put(&Lease{IP: a, MAC: c.mac, Subnet: c.sub.Prefix, State: Offered, Expires: c.now.Add(OfferHold), Known: c.known})
+		h.t.put(&Lease{IP: a, MAC: c.mac, Subnet: c.sub.Prefix, State: Offered, Expires: c.now.Add(OfferHold), Known: c.known,
+			Updated: c.now, Relay: c.relay()})
 	}
 	return Result{Reply: h.reply(c, dhcpv4.MessageTypeOffer, a)}
 }
@@ -209,7 +218,7 @@ func (h *Handler) request(c *client) Result {
 	}
 	prev := h.t.byMAC[c.mac]
 	l := &Lease{IP: want, MAC: c.mac, Subnet: c.sub.Prefix, State: Bound, Expires: c.now.Add(c.leaseTime()),
-		Hostname: c.req.HostName(), Known: c.known}
+		Hostname: c.req.HostName(), Known: c.known, Updated: c.now, Relay: c.relay()}
 	h.t.put(l)
 	ch := &Change{Put: ptr(*l), Event: h.event(c, lease.Commit, l)}
 	// A MAC HSM does not know is written to HSM the first time it is bound.
@@ -251,7 +260,7 @@ func (h *Handler) event(c *client, kind lease.Kind, l *Lease) *lease.Event {
 	e := &lease.Event{Kind: kind, MACAddress: c.mac, IPAddress: l.IP.String(), Hostname: c.req.HostName(),
 		VendorClass: c.req.ClassIdentifier(), Arch: archName(c.req), Subnet: c.sub.Prefix.String(),
 		Known: c.known, Time: c.now.UTC()}
-	if gi, ok := addr(c.req.GatewayIPAddr); ok && !gi.IsUnspecified() {
+	if gi := c.relay(); gi.IsValid() {
 		e.Relay = gi.String()
 	}
 	if kind == lease.Commit {

@@ -42,17 +42,17 @@ func OpenStore(ctx context.Context, db *sqldb.DB) (*Store, error) {
 
 // Leases reads every stored lease.
 func (s *Store) Leases(ctx context.Context) ([]*Lease, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT ip, mac, subnet, state, expires, hostname, known FROM dhcp_leases`)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT ip, mac, subnet, state, expires, hostname, known, updated, relay FROM dhcp_leases`)
 	if err != nil {
 		return nil, fmt.Errorf("load leases: %w", err)
 	}
 	defer rows.Close()
 	var out []*Lease
 	for rows.Next() {
-		var ip, subnet string
-		var ms int64
+		var ip, subnet, relay string
+		var ms, updated int64
 		l := &Lease{}
-		if err := rows.Scan(&ip, &l.MAC, &subnet, &l.State, &ms, &l.Hostname, &l.Known); err != nil {
+		if err := rows.Scan(&ip, &l.MAC, &subnet, &l.State, &ms, &l.Hostname, &l.Known, &updated, &relay); err != nil {
 			return nil, fmt.Errorf("load leases: %w", err)
 		}
 		if l.IP, err = netip.ParseAddr(ip); err != nil {
@@ -62,12 +62,16 @@ func (s *Store) Leases(ctx context.Context) ([]*Lease, error) {
 			continue
 		}
 		l.Expires = time.UnixMilli(ms)
+		if updated > 0 {
+			l.Updated = time.UnixMilli(updated)
+		}
+		l.Relay, _ = netip.ParseAddr(relay) // '': direct
 		out = append(out, l)
 	}
 	return out, rows.Err()
 }
 
-// leaseChunk is the most lease rows one multi-row statement carries (7
+// leaseChunk is the most lease rows one multi-row statement carries (9
 // parameters a row, well under SQLite's limit).
 const leaseChunk = 128
 
@@ -188,15 +192,25 @@ func encodeEvents(changes []*Change) ([]byte, []outboxRow, error) {
 }
 
 func (s *Store) putLeases(ctx context.Context, tx *sql.Tx, ls []*Lease) error {
-	args := make([]any, 0, 7*min(len(ls), leaseChunk))
+	args := make([]any, 0, 9*min(len(ls), leaseChunk))
 	return sqldb.Chunks(len(ls), leaseChunk, func(lo, hi int) error {
 		args = args[:0]
 		for _, l := range ls[lo:hi] {
-			args = append(args, l.IP.String(), l.MAC, l.Subnet.String(), int64(l.State), l.Expires.UnixMilli(), l.Hostname, l.Known)
+			var updated int64
+			if !l.Updated.IsZero() {
+				updated = l.Updated.UnixMilli()
+			}
+			relay := ""
+			if l.Relay.IsValid() {
+				relay = l.Relay.String()
+			}
+			args = append(args, l.IP.String(), l.MAC, l.Subnet.String(), int64(l.State), l.Expires.UnixMilli(), l.Hostname, l.Known,
+				updated, relay)
 		}
-		return s.exec(ctx, tx, `INSERT INTO dhcp_leases (ip, mac, subnet, state, expires, hostname, known) VALUES `+
-			sqldb.Placeholders(hi-lo, 7)+` ON CONFLICT (ip) DO UPDATE SET mac = excluded.mac, subnet = excluded.subnet,
-			state = excluded.state, expires = excluded.expires, hostname = excluded.hostname, known = excluded.known`, args...)
+		return s.exec(ctx, tx, `INSERT INTO dhcp_leases (ip, mac, subnet, state, expires, hostname, known, updated, relay) VALUES `+
+			sqldb.Placeholders(hi-lo, 9)+` ON CONFLICT (ip) DO UPDATE SET mac = excluded.mac, subnet = excluded.subnet,
+			state = excluded.state, expires = excluded.expires, hostname = excluded.hostname, known = excluded.known,
+			updated = excluded.updated, relay = excluded.relay`, args...)
 	})
 }
 

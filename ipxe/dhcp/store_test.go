@@ -177,6 +177,33 @@ func commit(l *Lease) *lease.Event {
 	return &lease.Event{Kind: lease.Commit, MACAddress: l.MAC, IPAddress: l.IP.String(), Time: t0}
 }
 
+// TestLeaseExchangeKept: the time of a lease's last exchange and its relay
+// are stored with it (a direct one has no relay).
+func TestLeaseExchangeKept(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bss.db")
+	_, s := openTestStore(t, p)
+	relayed, direct := testLease("10.1.0.10", "02:00:00:00:00:0a"), testLease("10.1.0.11", "02:00:00:00:00:0b")
+	relayed.Updated, relayed.Relay = t0.Add(time.Minute), netip.MustParseAddr("10.1.0.1")
+	direct.Updated = t0.Add(2 * time.Minute)
+	if _, err := s.Apply(t.Context(), []*Change{{Put: relayed}, {Put: direct}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := s.Leases(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*Lease{}
+	for _, l := range ls {
+		got[l.MAC] = l
+	}
+	for _, want := range []*Lease{relayed, direct} {
+		g := got[want.MAC]
+		if g == nil || !g.Updated.Equal(want.Updated) || g.Relay != want.Relay {
+			t.Errorf("%s stored as %+v, want Updated %v, Relay %v", want.MAC, g, want.Updated, want.Relay)
+		}
+	}
+}
+
 // TestApplyBatchNetEffect: one transaction's changes land as if applied
 // one by one, in order (an address deleted then leased again is leased,
 // leased then deleted is gone), with all their events in order.
@@ -312,7 +339,8 @@ func TestMigrationKeepsLeasesAndOutbox(t *testing.T) {
 	old.Close()
 	_, s := openTestStore(t, p)
 	ls, err := s.Leases(context.WithoutCancel(t.Context()))
-	if err != nil || len(ls) != 1 || ls[0].MAC != "02:00:00:00:00:0a" || !ls[0].Expires.Equal(t0.Add(time.Hour)) {
+	if err != nil || len(ls) != 1 || ls[0].MAC != "02:00:00:00:00:0a" || !ls[0].Expires.Equal(t0.Add(time.Hour)) ||
+		!ls[0].Updated.IsZero() || ls[0].Relay.IsValid() {
 		t.Fatalf("leases after migration: %+v, %v", ls, err)
 	}
 	left, err := s.outbox(t.Context())

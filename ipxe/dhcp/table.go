@@ -27,6 +27,11 @@ type Lease struct {
 	Expires  time.Time
 	Hostname string
 	Known    bool // HSM knows the MAC
+	// Updated is when the client last asked about this lease (its
+	// DISCOVER or REQUEST); Relay the giaddr that exchange came through
+	// (invalid when direct).
+	Updated time.Time
+	Relay   netip.Addr
 }
 
 // Change is what one handled packet changes and must be stored before its
