@@ -125,7 +125,7 @@ func (s *suite) args(name string) []string {
 	a = append(a, s.authArgs...)
 	switch name {
 	case "hsm":
-		a = append(a, "-sls-url", s.url("sls"), "-cred-key-file", filepath.Join(s.dir, "hsm-cred.key"))
+		a = append(a, "-sls-url", s.url("sls"), "-hbtd-url", s.url("hbtd"), "-cred-key-file", filepath.Join(s.dir, "hsm-cred.key"))
 	case "hbtd":
 		a = append(a, "-hsm-url", s.url("hsm"), "-warntime", "2", "-errtime", "3")
 	case "hmnfd":

@@ -151,11 +151,12 @@ func runWorkflows(t *testing.T, s *suite, kill bool) {
 	w.waitReds(t, "removed")
 
 	// A removed node put back (same xname and NID) is a new device: it is
-	// found, registered and walked again. Only that is checked: HSM still
-	// maps its MACs to its xname, so bss names it in its boot script at
-	// once, and the heartbeats it sends while HSM has it Empty are dropped
-	// (Empty -> Ready is refused), so it stays On after the walk (and was
-	// seen to stay On when power-cycled too): a gap left open.
+	// found, registered and walked again, and goes Ready. HSM still maps
+	// its MACs to its xname, so bss names it in its boot script at once
+	// and it may heartbeat while HSM still has it Empty; HSM refuses those
+	// (Empty -> Ready is not a transition, as in HMS), and hbtd reports
+	// only changes, so it is HSM's heartbeat check that sets it Ready once
+	// the walk has found it On (as HMS does after a walk).
 	back := goneNodes[0]
 	admin(t, s, "node", "add", back, "-nid", strconv.Itoa(nids[back]), "-role", "Compute", "-switch-port", "x3000c0w1j9", "-vendor-port", "ethernet1/1/9")
 	if err := sm.Add(t.Context(), sim.Request{XNames: bmcs([]string{back})}); err != nil {
@@ -168,6 +169,12 @@ func runWorkflows(t *testing.T, s *suite, kill bool) {
 		return c.State != "" && c.State != "Empty" && e.Enabled != nil && *e.Enabled, nil
 	}); err != nil {
 		t.Fatalf("%s put back: HSM %+v; want its endpoint enabled and the node walked again (not Empty): %v", back, c, err)
+	}
+	if err := waitFor(t.Context(), 2*time.Minute, func() (bool, error) {
+		c, _ = h.Component(t.Context(), back)
+		return c.State == "Ready", nil
+	}); err != nil {
+		t.Fatalf("%s put back and heartbeating: HSM %+v, want Ready: %v", back, c, err)
 	}
 	if n := len(sm.Devices()); n != len(startNodes)+len(newNodes)-1 {
 		t.Errorf("sim has %d devices after one of two removed was put back, want %d", n, len(startNodes)+len(newNodes)-1)
@@ -188,6 +195,11 @@ func runWorkflows(t *testing.T, s *suite, kill bool) {
 		if !inOrder(got[n], "Ready", "Standby", "Empty") {
 			t.Errorf("%s: subscriber got %v, want Ready, Standby, Empty in that order", n, got[n])
 		}
+	}
+	if err := waitFor(t.Context(), time.Minute, func() (bool, error) {
+		return inOrder(sub.states()[back], "Ready", "Standby", "Empty", "Ready"), nil
+	}); err != nil {
+		t.Errorf("%s: subscriber got %v, want Ready again after Empty: %v", back, sub.states()[back], err)
 	}
 	for _, n := range newNodes[2:] {
 		if !slices.Contains(got[n], "Ready") {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
@@ -29,6 +30,11 @@ type DaemonConfig struct {
 	DB string
 	// SLSURL, if set, is where new nodes' default NID, Role and SubRole come from.
 	SLSURL string
+	// HBTDURL, if set, is the hbtd asked whether nodes that turn On
+	// heartbeat (inventory.HeartbeatCheck); HBTD, if set, is asked instead
+	// (hms up's hbtd, whose URL is known only once it has started).
+	HBTDURL string
+	HBTD    inventory.Heartbeats
 	// Publisher receives the SCNs on Topic; the caller owns it.
 	Publisher bus.Publisher
 	Topic     string
@@ -135,6 +141,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}
+	if cfg.HBTD == nil && cfg.HBTDURL != "" {
+		cfg.HBTD = agent.NewClient(cfg.HBTDURL, cfg.Auth.Token.Client(&http.Client{Timeout: 10 * time.Second}))
+	}
 	return &Daemon{cfg: cfg, store: store, disc: disc, relay: relay, srv: srv}, nil
 }
 
@@ -150,6 +159,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.relay.Run(gctx) })
 	g.Go(func() error { return d.disc.Run(gctx) })
 	g.Go(func() error { return inventory.NewWatchdog(d.disc, inventory.WatchdogConfig{Log: d.cfg.Log}).Run(gctx) })
+	if d.cfg.HBTD != nil {
+		g.Go(func() error {
+			return inventory.NewHeartbeatCheck(d.disc, inventory.HeartbeatCheckConfig{HBTD: d.cfg.HBTD, Log: d.cfg.Log}).Run(gctx)
+		})
+	}
 	g.Go(func() error {
 		return lock.RunReservationReaper(gctx, lock.NewStore(d.store.Store), d.cfg.Reap, d.cfg.Log)
 	})

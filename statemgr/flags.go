@@ -20,6 +20,7 @@ import (
 type DaemonFlags struct {
 	f                             *cli.FlagSet
 	listen, db, slsURL, topic     *string
+	hbtdURL                       *string
 	credKey, caBundle, hmsConfig  *string
 	retention, reap, walkTimeout  *time.Duration
 	workers, maxConns, burstWalks *int
@@ -36,7 +37,9 @@ type DaemonFlags struct {
 func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 	return &DaemonFlags{f: f,
 		listen: f.Listen(":27779"), db: f.DB("./hsm.db"), Level: f.LogLevel(),
-		slsURL:    f.URL("sls-url", "", "SLS base `URL` for node NID/Role defaults (empty: NodeMaps only)"),
+		slsURL: f.URL("sls-url", "", "SLS base `URL` for node NID/Role defaults (empty: NodeMaps only)"),
+		hbtdURL: f.URL("hbtd-url", "",
+			"hbtd base `URL`: a node that turns On (a walk found it powered) is set Ready if hbtd says it heartbeats, as HMS does after a walk (empty: not checked)"),
 		Brokers:   f.Brokers(),
 		topic:     f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to"),
 		retention: f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`"),
@@ -80,7 +83,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if err != nil {
 		return DaemonConfig{}, err
 	}
-	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, Topic: *fl.topic, SCNToken: scn, SCNTokenHosts: cli.SplitList(*fl.scnHosts),
+	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, HBTDURL: *fl.hbtdURL, Topic: *fl.topic, SCNToken: scn, SCNTokenHosts: cli.SplitList(*fl.scnHosts),
 		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
 		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP,
 			BurstWalks: *fl.burstWalks},

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat"
+	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
@@ -127,6 +130,9 @@ func hsmComponent(s *suite) component {
 			cfg.DB = l.file("db", cfg.DB, "hsm.db")
 			cfg.CredKeyFile = l.file("cred-key-file", cfg.CredKeyFile, "hsm-cred.key")
 			cfg.SLSURL = l.peer("sls-url", cfg.SLSURL, "sls")
+			if !l.f.IsSet("hbtd-url") {
+				cfg.HBTD = localHBTD{s} // started after hsm, which it needs
+			}
 			cfg.Log, _ = l.logger(*fl.Level)
 			cfg.Publisher = s.bus
 			cfg.Auth = s.auth
@@ -135,6 +141,15 @@ func hsmComponent(s *suite) component {
 			}
 			return statemgr.StartDaemon(ctx, cfg)
 		}}
+}
+
+// localHBTD is hms up's hbtd as hsm's heartbeat check asks it: its URL is
+// known once it has started, before any daemon runs.
+type localHBTD struct{ s *suite }
+
+func (h localHBTD) States(ctx context.Context, xnames []string) ([]agent.HBState, error) {
+	hc := h.s.auth.Token.Client(&http.Client{Timeout: 10 * time.Second})
+	return agent.NewClient(h.s.urls["hbtd"], hc).States(ctx, xnames)
 }
 
 func hbtdComponent(s *suite) component {

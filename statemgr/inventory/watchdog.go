@@ -3,7 +3,6 @@ package inventory
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -67,9 +66,9 @@ func NewWatchdog(disc *Discovery, cfg WatchdogConfig) *Watchdog {
 // Run follows the SCN outbox until ctx is cancelled. Polls are not
 // persisted: at start, every Node already in Standby is polled.
 func (w *Watchdog) Run(ctx context.Context) error {
-	cur, err := w.start(ctx)
+	cur, err := w.store.cursor(ctx, watchdogCursor)
 	if err != nil {
-		return err
+		return fmt.Errorf("standby watchdog: %w", err)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -84,21 +83,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	for _, c := range standby {
 		w.watch(ctx, &wg, c.ID)
 	}
-	for {
-		wake := w.store.outbox.Wait()
-		rows, err := w.store.core.OutboxAfter(ctx, cur, core.OutboxBatchRows)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if len(rows) == 0 {
-			if !core.Idle(ctx, wake) {
-				return nil
-			}
-			continue
-		}
+	return w.store.followOutbox(ctx, watchdogCursor, cur, w.cfg.Log, func(rows []core.OutboxRow) bool {
 		for _, row := range rows {
 			if row.SCN.State != hsm.StateStandby {
 				continue
@@ -107,30 +92,8 @@ func (w *Watchdog) Run(ctx context.Context) error {
 				w.watch(ctx, &wg, id)
 			}
 		}
-		cur = rows[len(rows)-1].Seq
-		// The cursor shares the transaction of other writes; if that fails,
-		// the position stays known here and is stored with the next batch.
-		if err := w.store.core.SetCursor(context.WithoutCancel(ctx), watchdogCursor, cur); err != nil {
-			w.cfg.Log.WarnContext(ctx, "standby_watchdog_cursor_not_saved", "seq", cur, "err", err)
-		}
-	}
-}
-
-// start returns the cursor to read from (creating it at the outbox end) and
-// starts polls for the nodes already in Standby.
-func (w *Watchdog) start(ctx context.Context) (int64, error) {
-	cur, err := w.store.core.Cursor(ctx, watchdogCursor)
-	if errors.Is(err, problem.ErrNotFound) {
-		err = w.store.db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(m), 0) FROM (
-			SELECT MAX(seq) AS m FROM scn_outbox UNION ALL SELECT MAX(seq) FROM scn_cursors) AS t`).Scan(&cur)
-		if err == nil {
-			err = w.store.core.CreateCursor(ctx, watchdogCursor, cur)
-		}
-	}
-	if err != nil {
-		return 0, fmt.Errorf("standby watchdog cursor: %w", err)
-	}
-	return cur, nil
+		return true
+	})
 }
 
 // watch starts polling node id unless it is polled already.
