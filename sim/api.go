@@ -20,7 +20,8 @@ const Base = "/sim/v1"
 
 // Request is the body of the control API's POST routes.
 type Request struct {
-	// XNames are BMC (x3000c0s1b0) or node (x3000c0s1b0n0) xnames.
+	// XNames are BMC (x3000c0s1b0, x1000c0s0b1, x1000c0b0) or node
+	// (x3000c0s1b0n0) xnames.
 	XNames []string `json:"xnames"`
 	// Layout (add only) also writes the new hardware to SLS.
 	Layout bool `json:"layout,omitempty"`
@@ -101,6 +102,11 @@ func (s *Sim) Power(xnames []string, on bool) error {
 	rt := "ForceOff"
 	if on {
 		rt = "On"
+	}
+	for _, d := range ds {
+		if d.p.kind == chassisBMC {
+			return fmt.Errorf("%s is a chassis controller, with no node to power: %w", d.p.bmcX(), errInvalid)
+		}
 	}
 	for _, d := range ds {
 		if err := d.bmc.Reset(systemPath, rt); err != nil {

@@ -22,16 +22,17 @@ const systemPath = redfishsim.Root + "/Systems/Node0"
 // Status is what the sim reports of one simulated BMC and its node.
 type Status struct {
 	BMC      string `json:"bmc"`
-	Node     string `json:"node"`
+	Node     string `json:"node,omitempty"` // "" for a chassis controller
 	NID      int    `json:"nid"`
 	BMCAddr  string `json:"bmc_addr,omitempty"` // HOST:PORT once leased and listening
 	BMCMAC   string `json:"bmc_mac"`
-	NodeMAC  string `json:"node_mac"`
+	NodeMAC  string `json:"node_mac,omitempty"`
 	NodeAddr string `json:"node_addr,omitempty"`
-	// Power is the node's PowerState on its BMC: On or Off.
+	// Power is the node's PowerState on its BMC: On or Off ("" for a
+	// chassis controller, which has no node).
 	Power string `json:"power"`
 	// Phase is the node's progress: off, dhcp, bootscript, heartbeat
-	// (beating), or bmc_killed / removed.
+	// (beating), or removed; "chassis" for a chassis controller.
 	Phase string `json:"phase"`
 	// Times of the last power-on and of each stage after it (zero: not yet).
 	PowerOn   time.Time `json:"power_on,omitzero"`
@@ -59,21 +60,38 @@ type device struct {
 	goneOnce sync.Once
 }
 
+// newDevice makes the BMC at p: a River node BMC (its MAC derived from
+// its xname), a Mountain node card (its MAC MEDS's, from its place), each
+// with one node, or a Mountain chassis controller (MEDS's MAC, no node).
 func newDevice(p place, nid int) (*device, error) {
 	d := &device{p: p, power: make(chan string, 1), kill: make(chan struct{}), gone: make(chan struct{})}
 	x := p.bmcX()
+	tree := redfishsim.Template(1)
+	if p.kind == chassisBMC {
+		tree = redfishsim.TemplateChassis(MountainSlots)
+	}
 	var err error
-	d.bmc, err = redfishsim.New(redfishsim.Config{Xname: x, Tree: redfishsim.Template(1), OnPower: d.onPower})
+	d.bmc, err = redfishsim.New(redfishsim.Config{Xname: x, Tree: tree, OnPower: d.onPower})
 	if err != nil {
 		return nil, err
 	}
-	if d.bmcMAC, err = net.ParseMAC(redfishsim.MAC(x, "bmc:eth0")); err != nil {
+	if p.kind == riverNode {
+		d.bmcMAC, err = net.ParseMAC(redfishsim.MAC(x, "bmc:eth0"))
+	} else {
+		d.bmcMAC, err = mountainMAC(p)
+	}
+	if err != nil {
 		return nil, err
+	}
+	d.st = Status{BMC: x, Node: p.nodeX(), NID: nid, BMCMAC: d.bmcMAC.String(), Power: "On", Phase: "off"}
+	if p.kind == chassisBMC {
+		d.st.Power, d.st.Phase = "", "chassis"
+		return d, nil
 	}
 	if d.nodeMAC, err = net.ParseMAC(redfishsim.MAC(x, "s0:eth0")); err != nil {
 		return nil, err
 	}
-	d.st = Status{BMC: x, Node: p.nodeX(), NID: nid, BMCMAC: d.bmcMAC.String(), NodeMAC: d.nodeMAC.String(), Power: "On", Phase: "off"}
+	d.st.NodeMAC = d.nodeMAC.String()
 	return d, nil
 }
 
@@ -115,12 +133,14 @@ func (d *device) remove() {
 	d.goneOnce.Do(func() { close(d.gone) })
 }
 
-// runBMC gets the BMC's address over DHCP (cabled on its switch port
-// first, so discovery finds it there), listens on it and serves Redfish
-// until ctx ends or the BMC is killed.
+// runBMC gets the BMC's address over DHCP (River: cabled on its switch
+// port sw first, so discovery finds it there; Mountain: sw is nil), listens
+// on it and serves Redfish until ctx ends or the BMC is killed.
 func (d *device) runBMC(ctx context.Context, s *Sim, sw *mgmtSwitch) error {
-	sw.learn(d.p.port, d.bmcMAC.String(), d)
-	defer sw.forget(d.p.port, d) // not a device added at the same place since
+	if sw != nil {
+		sw.learn(d.p.port, d.bmcMAC.String(), d)
+		defer sw.forget(d.p.port, d) // not a device added at the same place since
+	}
 	var ln net.Listener
 	g, err := retry(ctx, d.kill, func() (grant, error) {
 		return s.relay.lease(ctx, d.bmcMAC, func(ip netip.Addr) (err error) {

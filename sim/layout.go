@@ -23,10 +23,23 @@ const (
 	nodesPerCabinet = slsgen.NodesPerCabinet
 )
 
-// place is where device i (0-based) of the simulated machine sits.
+// placeKind is what sits at a place.
+type placeKind uint8
+
+const (
+	// riverNode is a River node BMC cabled to its chassis's switch.
+	riverNode placeKind = iota
+	// mountainNode is a node card BMC in a Mountain blade (mountain.go).
+	mountainNode
+	// chassisBMC is a Mountain chassis controller: no node of its own.
+	chassisBMC
+)
+
+// place is where a simulated BMC sits.
 type place struct {
-	cabinet, chassis, slot, bmc int // slot from 1
-	port                        int // switch port from 1
+	kind                        placeKind
+	cabinet, chassis, slot, bmc int // River slots from 1, Mountain from 0
+	port                        int // River: switch port from 1
 }
 
 func placeOf(i int) place {
@@ -38,9 +51,22 @@ func placeOf(i int) place {
 func (p place) cabinetX() string { return fmt.Sprintf("x%d", p.cabinet) }
 func (p place) chassisX() string { return fmt.Sprintf("x%dc%d", p.cabinet, p.chassis) }
 func (p place) switchX() string  { return p.chassisX() + "w1" }
-func (p place) bmcX() string     { return fmt.Sprintf("%ss%db%d", p.chassisX(), p.slot, p.bmc) }
-func (p place) nodeX() string    { return p.bmcX() + "n0" }
 func (p place) portName() string { return fmt.Sprintf("ethernet1/1/%d", p.port) }
+
+func (p place) bmcX() string {
+	if p.kind == chassisBMC {
+		return p.chassisX() + "b0"
+	}
+	return fmt.Sprintf("%ss%db%d", p.chassisX(), p.slot, p.bmc)
+}
+
+// nodeX is the BMC's one node ("" for a chassis controller).
+func (p place) nodeX() string {
+	if p.kind == chassisBMC {
+		return ""
+	}
+	return p.bmcX() + "n0"
+}
 
 // switchAddr is the loopback address of the switch of p's chassis:
 // 127.21.<cabinet-3000>.<chassis+1> (the second octet grows past 256 cabinets).
@@ -49,18 +75,24 @@ func (p place) switchAddr() netip.Addr {
 	return netip.AddrFrom4([4]byte{127, byte(21 + c/256), byte(c % 256), byte(p.chassis + 1)})
 }
 
-// hw builds one SLS hardware object.
-func hw(x string, extra any) sls.Hardware {
-	h := sls.Hardware{Xname: x, Class: sls.River}
+// hw builds one River SLS hardware object.
+func hw(x string, extra any) sls.Hardware { return hwOf(sls.River, x, extra) }
+
+// hwOf builds one SLS hardware object of class c.
+func hwOf(c sls.Class, x string, extra any) sls.Hardware {
+	h := sls.Hardware{Xname: x, Class: c}
 	if extra != nil {
 		h.ExtraProperties, _ = json.Marshal(extra)
 	}
 	return h
 }
 
-// chassisHardware is the SLS objects of a chassis: cabinet, chassis and its
-// management switch (v2c at swAddr, community public).
+// chassisHardware is the SLS objects of a chassis: cabinet, chassis and,
+// River, its management switch (v2c at swAddr, community public).
 func chassisHardware(p place, swAddr string) []sls.Hardware {
+	if p.kind != riverNode {
+		return mountainChassisHardware(p)
+	}
 	return []sls.Hardware{
 		hw(p.cabinetX(), nil),
 		hw(p.chassisX(), nil),
@@ -70,8 +102,11 @@ func chassisHardware(p place, swAddr string) []sls.Hardware {
 }
 
 // nodeHardware is the SLS objects of device p with NID nid: its slot, BMC,
-// node and the switch connector cabling the BMC.
+// node and, River, the switch connector cabling the BMC.
 func nodeHardware(p place, nid int) []sls.Hardware {
+	if p.kind != riverNode {
+		return mountainHardware(p, nid)
+	}
 	return []sls.Hardware{
 		hw(fmt.Sprintf("%ss%d", p.chassisX(), p.slot), nil),
 		hw(p.bmcX(), map[string]any{"IP4addr": "DHCPv4", "IP6addr": "DHCPv6"}),

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -32,9 +35,55 @@ func TestPlaces(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"", "x3000", "x3000c0s1b0n1", "x2999c0s1b0", "x3000c4s1b0", "x3000c0s17b0", "x3000c0s1b2", "x3000c0s01b0", "x3000c0s1b0junk"} {
+	for _, bad := range []string{"", "x3000", "x3000c0s1b0n1", "x999c0s1b0", "x3000c4s1b0", "x3000c0s17b0", "x3000c0s1b2", "x3000c0s01b0", "x3000c0s1b0junk"} {
 		if _, err := parsePlace(bad); !errors.Is(err, problem.ErrInvalid) {
 			t.Errorf("parsePlace(%q) = %v, want invalid", bad, err)
+		}
+	}
+}
+
+// TestMountainPlaces: a Mountain shape lists each chassis's controller and
+// its node cards, with the MACs MEDS expects for them, and parsePlace reads
+// every xname back.
+func TestMountainPlaces(t *testing.T) {
+	var got []string
+	for _, p := range (Mountain{Cabinets: 1, Chassis: 2, Slots: 1}).places() {
+		got = append(got, p.bmcX())
+		xs := []string{p.bmcX()}
+		if p.kind != chassisBMC {
+			xs = append(xs, p.nodeX())
+		}
+		for _, x := range xs {
+			if q, err := parsePlace(x); err != nil || q != p {
+				t.Errorf("parsePlace(%s) = %+v, %v; want %+v", x, q, err, p)
+			}
+		}
+		mac, err := mountainMAC(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		for _, e := range discovery.MountainEndpoints("", p.cabinet, p.chassis) {
+			if e.Xname == p.bmcX() {
+				want = e.MAC
+			}
+		}
+		if mac.String() != want {
+			t.Errorf("%s: MAC %s, MEDS expects %s", p.bmcX(), mac, want)
+		}
+	}
+	want := []string{"x1000c0b0", "x1000c0s0b0", "x1000c0s0b1", "x1000c1b0", "x1000c1s0b0", "x1000c1s0b1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("places (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"x1000c0b1", "x1000c0b0n0", "x1000c8b0", "x1000c0s8b0", "x1000c0s0b2", "x1000c0s0b0n1", "x1000c00b0", "x1000c0r0b0"} {
+		if _, err := parsePlace(bad); !errors.Is(err, problem.ErrInvalid) {
+			t.Errorf("parsePlace(%q) = %v, want invalid", bad, err)
+		}
+	}
+	for _, m := range []Mountain{{Cabinets: 1, Chassis: 0, Slots: 1}, {Cabinets: 1, Chassis: 9}, {Cabinets: 1, Chassis: 1, Slots: 9}, {Cabinets: -1}} {
+		if err := m.Validate(); !errors.Is(err, problem.ErrInvalid) {
+			t.Errorf("%+v: %v, want invalid", m, err)
 		}
 	}
 }

@@ -13,6 +13,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,8 +38,10 @@ import (
 
 // Config is what a Sim simulates and where the suite is.
 type Config struct {
-	// Nodes is how many node BMCs (one node each) there are at start.
+	// Nodes is how many River node BMCs (one node each) there are at start.
 	Nodes int
+	// Mountain is the Mountain hardware there is at start.
+	Mountain Mountain
 	// SLSURL, BSSURL and HBTDURL are the suite's daemons.
 	SLSURL, BSSURL, HBTDURL string
 	// DHCPServer is the suite's DHCP server (hms up -bss-dhcp-listen).
@@ -122,8 +126,16 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{cfg: cfg, relay: r, tls: tc, sls: slsclient.New(cfg.SLSURL, hc), hbtd: agent.NewClient(cfg.HBTDURL, base),
 		hc: hc, nodeHC: newNodeClient(), base: base, ctl: ctl, devices: map[string]*device{}, switches: map[string]*mgmtSwitch{},
 		wake: make(chan struct{}, 1)}
+	if err := cfg.Mountain.Validate(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	places := make([]place, 0, cfg.Nodes)
 	for i := range cfg.Nodes {
-		if _, err := s.add(placeOf(i), !cfg.PoweredOff); err != nil {
+		places = append(places, placeOf(i))
+	}
+	for _, p := range append(places, cfg.Mountain.places()...) {
+		if _, err := s.add(p, !cfg.PoweredOff); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -184,27 +196,31 @@ func (s *Sim) spawnLocked(fn func(context.Context) error) {
 	}
 }
 
-// add creates the device at p (and its chassis's switch if new); on
-// powers its node on at once.
+// add creates the device at p (and, River, its chassis's switch if new);
+// on powers its node on at once.
 func (s *Sim) add(p place, on bool) (*device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d, ok := s.devices[p.bmcX()]; ok {
 		return d, fmt.Errorf("%s: %w", p.bmcX(), errExists)
 	}
-	sw, ok := s.switches[p.chassisX()]
-	if !ok {
-		var err error
-		if sw, err = listenSwitch(fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort)); err != nil {
-			return nil, err
-		}
-		s.switches[p.chassisX()] = sw
-		s.spawnLocked(sw.run)
-	}
-	s.nextNID++
-	d, err := newDevice(p, s.nextNID)
+	sw, err := s.switchLocked(p)
 	if err != nil {
 		return nil, err
+	}
+	nid := 0
+	if p.kind != chassisBMC {
+		s.nextNID++
+		nid = s.nextNID
+	}
+	d, err := newDevice(p, nid)
+	if err != nil {
+		return nil, err
+	}
+	if p.kind == chassisBMC {
+		s.devices[p.bmcX()] = d
+		s.spawnLocked(func(ctx context.Context) error { return d.runBMC(ctx, s, nil) })
+		return d, nil
 	}
 	if !on {
 		if err := d.bmc.Reset(systemPath, "ForceOff"); err != nil {
@@ -218,7 +234,26 @@ func (s *Sim) add(p place, on bool) (*device, error) {
 	return d, nil
 }
 
-// Devices returns the status of every device, in xname order.
+// switchLocked returns the switch of River place p's chassis, listening
+// on it first if it is new (nil for Mountain: nothing is cabled there).
+func (s *Sim) switchLocked(p place) (*mgmtSwitch, error) {
+	if p.kind != riverNode {
+		return nil, nil
+	}
+	if sw, ok := s.switches[p.chassisX()]; ok {
+		return sw, nil
+	}
+	sw, err := listenSwitch(fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort))
+	if err != nil {
+		return nil, err
+	}
+	s.switches[p.chassisX()] = sw
+	s.spawnLocked(sw.run)
+	return sw, nil
+}
+
+// Devices returns the status of every device: chassis controllers (no
+// NID) first, by xname, then the node BMCs by NID.
 func (s *Sim) Devices() []Status {
 	s.mu.Lock()
 	out := make([]Status, 0, len(s.devices))
@@ -226,7 +261,7 @@ func (s *Sim) Devices() []Status {
 		out = append(out, d.status())
 	}
 	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b Status) int { return a.NID - b.NID })
+	slices.SortFunc(out, func(a, b Status) int { return cmp.Or(a.NID-b.NID, strings.Compare(a.BMC, b.BMC)) })
 	return out
 }
 
@@ -280,10 +315,13 @@ func (s *Sim) bootEntry(ctx context.Context) error {
 }
 
 // parsePlace reads a BMC (x#c#s#b#) or node (x#c#s#b#n0) xname of the
-// simulated shape.
+// simulated shape: River from x3000, Mountain (parseMountain) x1000-x2999.
 func parsePlace(x string) (place, error) {
 	var p place
 	var n int
+	if c, _ := fmt.Sscanf(x, "x%d", &p.cabinet); c == 1 && p.cabinet >= FirstMountainCabinet && p.cabinet < FirstCabinet {
+		return parseMountain(x)
+	}
 	if c, _ := fmt.Sscanf(x, "x%dc%ds%db%dn%d", &p.cabinet, &p.chassis, &p.slot, &p.bmc, &n); c < 4 || n != 0 {
 		return p, fmt.Errorf("%q is not a node BMC or node xname (x<cab>c<chassis>s<slot>b<bmc>[n0]): %w", x, errInvalid)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,9 +17,9 @@ import (
 )
 
 const simUsage = `Usage:
-  hms sim [flags]                      simulate -nodes node BMCs, switches and nodes against a running suite
+  hms sim [flags]                      simulate -nodes River node BMCs, switches and nodes, and -mountain cabinets, against a running suite
   hms sim list                         list the simulated BMCs and nodes (phase, addresses, stage times)
-  hms sim add [-layout] XNAME...       add node BMCs (x3000c0s1b0 or x3000c0s1b0n0), powered on
+  hms sim add [-layout] XNAME...       add BMCs (x3000c0s1b0 or x3000c0s1b0n0; Mountain x1000c0s0b1, x1000c0b0), nodes powered on
   hms sim remove XNAME...              power off and take out nodes and their BMCs
   hms sim power on|off XNAME...        press the power button of nodes' BMCs
   hms sim kill-bmc XNAME...            make BMCs stop answering
@@ -35,6 +36,9 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	f.Program = "hms sim"
 	nodes := f.Int("nodes", 16, "number of node BMCs (one node each) to simulate, 128 per River cabinet")
 	river := f.Int("river", 0, "number of River cabinets to fill (128 nodes each; overrides -nodes when given)")
+	mountain := f.Int("mountain", 0, "number of Mountain cabinets from x1000, found by reds' MEDS role: chassis controllers and node cards, no switch")
+	mtnChassis := f.Int("mountain-chassis", sim.MountainChassis, "chassis per Mountain cabinet (1-8), each with its chassis controller x#c#b0")
+	mtnSlots := f.Int("mountain-slots", sim.MountainSlots, "filled blade slots per Mountain chassis (0-8), two node cards (one node each) per blade")
 	suite := f.String("suite", "127.0.0.1", "where the suite runs: a `HOST` (daemons at their default ports), and/or comma-separated sls=URL, bss=URL, hbtd=URL for daemons elsewhere; -sls-url, -bss-url and -hbtd-url override")
 	slsURL := f.String("sls-url", "", "SLS base `URL` (default http://<suite>:8376)")
 	bssURL := f.String("bss-url", "", "bss base `URL` (default http://<suite>:27778)")
@@ -57,11 +61,18 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	if f.IsSet("river") {
+	switch {
+	case f.IsSet("river"):
 		*nodes = *river * sim.NodesPerCabinet
+	case f.IsSet("mountain") && !f.IsSet("nodes"):
+		*nodes = 0 // -mountain alone simulates Mountain cabinets only
 	}
 	if *nodes < 0 || *nodes > 64*sim.NodesPerCabinet {
 		return cli.Usagef("-nodes %d: want 0 to %d", *nodes, 64*sim.NodesPerCabinet)
+	}
+	mtn := sim.Mountain{Cabinets: *mountain, Chassis: *mtnChassis, Slots: *mtnSlots}
+	if err := mtn.Validate(); err != nil {
+		return cli.Usagef("-mountain: %v", err)
 	}
 	for _, a := range []struct{ name, v string }{{"dhcp-server", *dhcp}, {"relay", *relay}, {"control", *control}} {
 		if ap, err := netip.ParseAddrPort(a.v); err != nil || !ap.Addr().IsLoopback() {
@@ -84,14 +95,14 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return fmt.Sprintf("http://%s:%d", host, port)
 	}
-	s, err := sim.New(sim.Config{Nodes: *nodes, SLSURL: orDefault(slsURL, "sls", 8376), BSSURL: orDefault(bssURL, "bss", 27778),
+	s, err := sim.New(sim.Config{Nodes: *nodes, Mountain: mtn, SLSURL: orDefault(slsURL, "sls", 8376), BSSURL: orDefault(bssURL, "bss", 27778),
 		HBTDURL: orDefault(hbtdURL, "hbtd", 28500), DHCPServer: *dhcp, Relay: *relay, BMCPort: *bmcPort, SNMPPort: *snmpPort,
 		Control: *control, PoweredOff: *off, Kernel: *kernel, BootRetry: *retry, HeartbeatInterval: *beat, Token: tok,
 		Log: cli.NewLogger(io.Discard, *level).With("daemon", "sim")})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sim    %s (%d nodes)\n", s.ControlURL(), *nodes)
+	fmt.Fprintf(stdout, "sim    %s (%d River nodes, %d Mountain cabinets)\n", s.ControlURL(), *nodes, *mountain)
 	if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -128,7 +139,7 @@ func simControl(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		fmt.Fprintf(stdout, "%-16s %-6s %-5s %-11s %-21s %s\n", "NODE", "NID", "POWER", "PHASE", "BMC", "NODE ADDR")
 		for _, d := range ds {
-			fmt.Fprintf(stdout, "%-16s %-6d %-5s %-11s %-21s %s\n", d.Node, d.NID, d.Power, d.Phase, d.BMCAddr, d.NodeAddr)
+			fmt.Fprintf(stdout, "%-16s %-6d %-5s %-11s %-21s %s\n", cmp.Or(d.Node, d.BMC), d.NID, d.Power, d.Phase, d.BMCAddr, d.NodeAddr)
 		}
 		return nil
 	case "add", "remove", "power", "kill-bmc":

@@ -38,9 +38,9 @@ func freeTCP(t *testing.T) int {
 }
 
 // simUp runs hms up with a loopback DHCP server for the sim's relay and a
-// fast reds and hbtd, then `hms sim -nodes n` against it; it returns the
-// suite's URLs and the sim's control address.
-func simUp(t *testing.T, n int) (map[string]string, string) {
+// fast reds and hbtd, then `hms sim` with the shape flags given against
+// it; it returns the suite's URLs and the sim's control address.
+func simUp(t *testing.T, shape ...string) (map[string]string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "sim-dhcp.json")
@@ -56,10 +56,11 @@ func simUp(t *testing.T, n int) (map[string]string, string) {
 	done := make(chan error, 1)
 	ctx := t.Context()
 	go func() {
-		done <- run(ctx, []string{"sim", "-nodes", strconv.Itoa(n), "-sls-url", u["sls"], "-bss-url", u["bss"], "-hbtd-url", u["hbtd"],
+		args := append([]string{"sim", "-sls-url", u["sls"], "-bss-url", u["bss"], "-hbtd-url", u["hbtd"],
 			"-dhcp-server", fmt.Sprintf("127.0.0.1:%d", dhcp), "-relay", fmt.Sprintf("127.20.0.1:%d", relay),
 			"-bmc-port", strconv.Itoa(bmc), "-snmp-port", strconv.Itoa(snmp), "-control", "127.0.0.1:0",
-			"-heartbeat-interval", "1s", "-boot-retry", "200ms", "-log-level", "error"}, func(string) string { return "" }, pw)
+			"-heartbeat-interval", "1s", "-boot-retry", "200ms", "-log-level", "error"}, shape...)
+		done <- run(ctx, args, func(string) string { return "" }, pw)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -124,7 +125,7 @@ func simCtl(t *testing.T, control string, args ...string) {
 // heartbeats: 8 nodes Ready. Then a node powered off through its BMC goes
 // Standby, and hardware removed by the sim and deleted from SLS goes Empty.
 func TestSimNodesGoReadyAndAway(t *testing.T) {
-	u, control := simUp(t, 8)
+	u, control := simUp(t, "-nodes", "8")
 	waitHSM(t, u["hsm"], "Node", "8 Ready nodes", func(st map[string]string) bool {
 		ready := 0
 		for _, s := range st {
@@ -141,6 +142,23 @@ func TestSimNodesGoReadyAndAway(t *testing.T) {
 	json.Unmarshal(call(t, "GET", u["reds"]+"/v1/endpoints?state=registered", "", http.StatusOK), &eps)
 	if len(eps.Endpoints) != 8 {
 		t.Errorf("reds registered %d BMCs, want 8: %+v", len(eps.Endpoints), eps)
+	}
+
+	// hms describe node shows the node's last DHCP exchange, through the
+	// sim's relay, beside its boot script fetch.
+	var out strings.Builder
+	err := run(t.Context(), []string{"describe", "node", "x3000c0s2b0n0", "-o", "json", "-sls-url", u["sls"], "-hsm-url", u["hsm"],
+		"-hbtd-url", u["hbtd"], "-bss-url", u["bss"]}, func(string) string { return "" }, &out)
+	var v struct {
+		DHCPLease *struct {
+			MACAddress, IPAddress, State, Relay string
+			LastExchange                        time.Time
+		}
+		BootFetches []struct{ Endpoint string }
+	}
+	if err != nil || json.Unmarshal([]byte(out.String()), &v) != nil || v.DHCPLease == nil || v.DHCPLease.Relay != "127.20.0.1" ||
+		v.DHCPLease.State != "bound" || v.DHCPLease.LastExchange.IsZero() || len(v.BootFetches) == 0 {
+		t.Errorf("hms describe node: %v, lease %+v, fetches %v\n%s", err, v.DHCPLease, v.BootFetches, out.String())
 	}
 
 	simCtl(t, control, "power", "off", "x3000c0s1b0n0")
@@ -189,5 +207,44 @@ func TestSimSuiteFlag(t *testing.T) {
 		if err != nil || host != tc.host || fmt.Sprint(urls) != fmt.Sprint(tc.urls) {
 			t.Errorf("-suite %q: %q %v %v, want %q %v", tc.v, host, urls, err, tc.host, tc.urls)
 		}
+	}
+}
+
+// TestSimMountain: `hms sim -mountain 1` with one chassis of two blades:
+// its chassis controller and four node cards get leases at the MACs MEDS
+// derives from the SLS chassis, reds (its Mountain role) sets their
+// credentials and registers them, HSM walks them, and the four nodes boot
+// and heartbeat: Ready. No River hardware is simulated with -mountain alone.
+func TestSimMountain(t *testing.T) {
+	u, control := simUp(t, "-mountain", "1", "-mountain-chassis", "1", "-mountain-slots", "2")
+	nodes := []string{"x1000c0s0b0n0", "x1000c0s0b1n0", "x1000c0s1b0n0", "x1000c0s1b1n0"}
+	waitHSM(t, u["hsm"], "Node", "4 Ready Mountain nodes", func(st map[string]string) bool {
+		for _, n := range nodes {
+			if st[n] != "Ready" {
+				return false
+			}
+		}
+		return len(st) == len(nodes)
+	})
+	var eps struct {
+		Endpoints []struct{ Xname, Kind, State string }
+	}
+	json.Unmarshal(call(t, "GET", u["reds"]+"/v1/endpoints?state=registered", "", http.StatusOK), &eps)
+	kinds := map[string]string{}
+	for _, e := range eps.Endpoints {
+		kinds[e.Xname] = e.Kind
+	}
+	for _, x := range []string{"x1000c0b0", "x1000c0s0b0", "x1000c0s0b1", "x1000c0s1b0", "x1000c0s1b1"} {
+		if kinds[x] != "mountain" {
+			t.Errorf("reds: %s registered as %q, want mountain (all: %v)", x, kinds[x], kinds)
+		}
+	}
+	waitHSM(t, u["hsm"], "ChassisBMC", "the chassis controller walked", func(st map[string]string) bool {
+		return st["x1000c0b0"] == "Ready"
+	})
+	// A chassis controller has no node to power.
+	err := run(t.Context(), []string{"sim", "power", "on", "x1000c0b0", "-control", control}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "chassis controller") {
+		t.Errorf("hms sim power on x1000c0b0: %v, want refused", err)
 	}
 }
