@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -52,11 +53,26 @@ func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, a.svc.Components(f))
+	list := a.svc.Components(f)
+	if tn := tenant(r); tn != "" {
+		own, err := a.svc.tenantNodes(r.Context(), tn)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		list = slices.DeleteFunc(list, func(c Component) bool { return !own[c.ID] })
+	}
+	httpserver.WriteJSON(w, http.StatusOK, list)
 }
 
 func (a *API) getComponent(w http.ResponseWriter, r *http.Request) {
 	c, err := a.svc.Component(r.PathValue("id"))
+	if tn := tenant(r); err == nil && tn != "" {
+		var own map[string]bool
+		if own, err = a.svc.tenantNodes(r.Context(), tn); err == nil && !own[c.ID] {
+			err = problem.NotFoundf("Component %s could not be found", c.ID)
+		}
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -17,7 +17,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		var sess Session
-		if sess, err = a.svc.CreateSession(r.Context(), req); err == nil {
+		if sess, err = a.svc.CreateSession(r.Context(), tenant(r), req); err == nil {
 			httpserver.WriteJSON(w, http.StatusCreated, sess)
 			return
 		}
@@ -55,7 +55,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 	f, err := sessionFilter(r.URL.Query())
 	if err == nil {
 		var list []Session
-		if list, err = a.svc.Sessions(r.Context(), f); err == nil {
+		if list, err = a.svc.Sessions(r.Context(), tenant(r), f); err == nil {
 			httpserver.WriteJSON(w, http.StatusOK, list)
 			return
 		}
@@ -66,7 +66,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 func (a *API) deleteSessions(w http.ResponseWriter, r *http.Request) {
 	f, err := sessionFilter(r.URL.Query())
 	if err == nil {
-		err = a.svc.DeleteSessions(r.Context(), f)
+		err = a.svc.DeleteSessions(r.Context(), tenant(r), f)
 	}
 	if err != nil {
 		a.fail(w, r, err)
@@ -76,7 +76,7 @@ func (a *API) deleteSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
-	sess, err := a.svc.Session(r.Context(), r.PathValue("id"))
+	sess, err := a.svc.Session(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -88,7 +88,7 @@ func (a *API) patchSession(w http.ResponseWriter, r *http.Request) {
 	b, err := body(w, r)
 	if err == nil {
 		var sess Session
-		if sess, err = a.svc.PatchSession(r.Context(), r.PathValue("id"), b); err == nil {
+		if sess, err = a.svc.PatchSession(r.Context(), tenant(r), r.PathValue("id"), b); err == nil {
 			httpserver.WriteJSON(w, http.StatusOK, sess)
 			return
 		}
@@ -97,7 +97,7 @@ func (a *API) patchSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
-	if err := a.svc.DeleteSession(r.Context(), r.PathValue("id")); err != nil {
+	if err := a.svc.DeleteSession(r.Context(), tenant(r), r.PathValue("id")); err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -105,7 +105,7 @@ func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) sessionStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := a.svc.SessionStatus(r.Context(), r.PathValue("id"))
+	st, err := a.svc.SessionStatus(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -7,7 +7,7 @@ import (
 )
 
 func (a *API) listTemplates(w http.ResponseWriter, r *http.Request) {
-	ts, err := a.svc.Templates(r.Context())
+	ts, err := a.svc.Templates(r.Context(), tenant(r))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -16,7 +16,7 @@ func (a *API) listTemplates(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getTemplate(w http.ResponseWriter, r *http.Request) {
-	t, err := a.svc.Template(r.Context(), r.PathValue("id"))
+	t, err := a.svc.Template(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -28,7 +28,7 @@ func (a *API) putTemplate(w http.ResponseWriter, r *http.Request) {
 	b, err := body(w, r)
 	if err == nil {
 		var t Template
-		if t, err = a.svc.PutTemplate(r.Context(), r.PathValue("id"), b); err == nil {
+		if t, err = a.svc.PutTemplate(r.Context(), tenant(r), r.PathValue("id"), b); err == nil {
 			httpserver.WriteJSON(w, http.StatusOK, t)
 			return
 		}
@@ -40,7 +40,7 @@ func (a *API) patchTemplate(w http.ResponseWriter, r *http.Request) {
 	b, err := body(w, r)
 	if err == nil {
 		var t Template
-		if t, err = a.svc.PatchTemplate(r.Context(), r.PathValue("id"), b); err == nil {
+		if t, err = a.svc.PatchTemplate(r.Context(), tenant(r), r.PathValue("id"), b); err == nil {
 			httpserver.WriteJSON(w, http.StatusOK, t)
 			return
 		}
@@ -49,7 +49,7 @@ func (a *API) patchTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) {
-	if err := a.svc.DeleteTemplate(r.Context(), r.PathValue("id")); err != nil {
+	if err := a.svc.DeleteTemplate(r.Context(), tenant(r), r.PathValue("id")); err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -57,7 +57,7 @@ func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) validateTemplate(w http.ResponseWriter, r *http.Request) {
-	msg, err := a.svc.ValidateTemplate(r.Context(), r.PathValue("id"))
+	msg, err := a.svc.ValidateTemplate(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return

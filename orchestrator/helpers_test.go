@@ -405,6 +405,12 @@ func (e *env) reconcile() {
 // decodes the answer into out when given.
 func (e *env) call(method, path string, body any, out any) int {
 	e.t.Helper()
+	return e.callAs("", method, path, body, out)
+}
+
+// callAs is call for a tenant (its Cray-Tenant-Name; "" sends none).
+func (e *env) callAs(tenant, method, path string, body any, out any) int {
+	e.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -420,6 +426,9 @@ func (e *env) call(method, path string, body any, out any) int {
 	req, err := http.NewRequestWithContext(e.t.Context(), method, e.url+path, rd)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if tenant != "" {
+		req.Header.Set(TenantHeader, tenant)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

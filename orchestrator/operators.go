@@ -141,7 +141,11 @@ func cannotRun(err error) bool {
 }
 
 func (s *Service) setup(ctx context.Context, sess Session) error {
-	t, err := s.store.Template(ctx, sess.TemplateName)
+	t, err := s.store.Template(ctx, sess.Tenant, sess.TemplateName)
+	if err != nil {
+		return err
+	}
+	own, err := s.tenantNodes(ctx, sess.Tenant)
 	if err != nil {
 		return err
 	}
@@ -153,7 +157,7 @@ func (s *Service) setup(ctx context.Context, sess Session) error {
 		return err
 	}
 	for id, tg := range targets {
-		if !sess.IncludeDisabled && tg.node.Enabled != nil && !*tg.node.Enabled {
+		if (!sess.IncludeDisabled && tg.node.Enabled != nil && !*tg.node.Enabled) || (own != nil && !own[id]) {
 			delete(targets, id)
 		}
 	}

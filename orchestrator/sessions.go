@@ -23,7 +23,8 @@ type SessionCreate struct {
 
 // CreateSession checks a session against its template, HSM and the image
 // manifests, and stores it pending; the session-setup operator starts it.
-func (s *Service) CreateSession(ctx context.Context, req SessionCreate) (Session, error) {
+// A tenant's session runs the tenant's template over the tenant's nodes.
+func (s *Service) CreateSession(ctx context.Context, tenant string, req SessionCreate) (Session, error) {
 	opts := s.options()
 	if req.Operation != OpBoot && req.Operation != OpReboot && req.Operation != OpShutdown {
 		return Session{}, problem.Invalidf("operation %q: boot, reboot or shutdown expected", req.Operation)
@@ -48,7 +49,10 @@ func (s *Service) CreateSession(ctx context.Context, req SessionCreate) (Session
 			}
 		}
 	}
-	t, err := s.store.Template(ctx, req.TemplateName)
+	if _, err := s.tenantNodes(ctx, tenant); err != nil {
+		return Session{}, err
+	}
+	t, err := s.store.Template(ctx, tenant, req.TemplateName)
 	if err != nil {
 		if problemIsNotFound(err) {
 			return Session{}, problem.Invalidf("Session Template %s could not be found", req.TemplateName)
@@ -62,7 +66,7 @@ func (s *Service) CreateSession(ctx context.Context, req SessionCreate) (Session
 		return Session{}, problem.Invalidf("Session template fails check: %v", err)
 	}
 	now := s.now()
-	sess := Session{Name: req.Name, Operation: req.Operation, TemplateName: req.TemplateName, Limit: limit,
+	sess := Session{Name: req.Name, Tenant: tenant, Operation: req.Operation, TemplateName: req.TemplateName, Limit: limit,
 		Stage: req.Stage, IncludeDisabled: req.IncludeDisabled,
 		Status: SessionStatus{StartTime: stamp(now), Status: SessionPending}}
 	if err := s.store.CreateSession(ctx, sess, now.UnixNano()); err != nil {
@@ -84,38 +88,46 @@ func (f SessionFilter) match(sess Session, now time.Time) bool {
 		(f.MaxAge == 0 || age <= f.MaxAge)
 }
 
-// Sessions lists the sessions f selects.
-func (s *Service) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+// Sessions lists the sessions f selects, of a tenant ("": of all).
+func (s *Service) Sessions(ctx context.Context, tenant string, f SessionFilter) ([]Session, error) {
 	all, err := s.store.Sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now, out := s.now(), []Session{}
 	for _, sess := range all {
-		if f.match(sess, now) {
+		if f.match(sess, now) && (tenant == "" || sess.Tenant == tenant) {
 			out = append(out, sess)
 		}
 	}
 	return out, nil
 }
 
-// Session returns one session (ErrNotFound).
-func (s *Service) Session(ctx context.Context, name string) (Session, error) {
-	return s.store.Session(ctx, name)
+// Session returns one session (ErrNotFound), which must be tenant's
+// unless tenant is "".
+func (s *Service) Session(ctx context.Context, tenant, name string) (Session, error) {
+	sess, err := s.store.Session(ctx, name)
+	if err == nil && tenant != "" && sess.Tenant != tenant {
+		return Session{}, problem.NotFoundf("Session %s could not be found", name)
+	}
+	return sess, err
 }
 
-// DeleteSession removes one session (ErrNotFound).
-func (s *Service) DeleteSession(ctx context.Context, name string) error {
+// DeleteSession removes one session (ErrNotFound), of tenant's.
+func (s *Service) DeleteSession(ctx context.Context, tenant, name string) error {
+	if _, err := s.Session(ctx, tenant, name); err != nil {
+		return err
+	}
 	return s.store.DeleteSession(ctx, name)
 }
 
 // DeleteSessions removes the sessions f selects; with no status given,
 // only complete ones.
-func (s *Service) DeleteSessions(ctx context.Context, f SessionFilter) error {
+func (s *Service) DeleteSessions(ctx context.Context, tenant string, f SessionFilter) error {
 	if f.Status == "" {
 		f.Status = SessionComplete
 	}
-	list, err := s.Sessions(ctx, f)
+	list, err := s.Sessions(ctx, tenant, f)
 	if err != nil {
 		return err
 	}
@@ -128,7 +140,10 @@ func (s *Service) DeleteSessions(ctx context.Context, f SessionFilter) error {
 }
 
 // PatchSession merges body (components, status) into a session.
-func (s *Service) PatchSession(ctx context.Context, name string, body []byte) (Session, error) {
+func (s *Service) PatchSession(ctx context.Context, tenant, name string, body []byte) (Session, error) {
+	if _, err := s.Session(ctx, tenant, name); err != nil {
+		return Session{}, err
+	}
 	var upd struct {
 		Components *string        `json:"components"`
 		Status     map[string]any `json:"status"`
@@ -141,7 +156,7 @@ func (s *Service) PatchSession(ctx context.Context, name string, body []byte) (S
 		if err := mergePatch(*cur, body, &merged); err != nil {
 			return err
 		}
-		merged.Name, merged.version = name, cur.version
+		merged.Name, merged.Tenant, merged.version = name, cur.Tenant, cur.version
 		*cur = merged
 		return nil
 	})
@@ -185,8 +200,8 @@ type StatusTiming struct {
 }
 
 // SessionStatus computes a session's extended status from its components.
-func (s *Service) SessionStatus(ctx context.Context, name string) (ExtendedStatus, error) {
-	sess, err := s.store.Session(ctx, name)
+func (s *Service) SessionStatus(ctx context.Context, tenant, name string) (ExtendedStatus, error) {
+	sess, err := s.Session(ctx, tenant, name)
 	if err != nil {
 		return ExtendedStatus{}, err
 	}

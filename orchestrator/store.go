@@ -41,15 +41,15 @@ func (s *Store) Close() error { return s.db.Close() }
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
-// PutTemplate creates or replaces a template.
+// PutTemplate creates or replaces a template (of its tenant).
 func (s *Store) PutTemplate(ctx context.Context, t Template) error {
 	doc, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("encode template %s: %w", t.Name, err)
 	}
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO templates (name, doc) VALUES (?, ?)
-			ON CONFLICT (name) DO UPDATE SET doc = excluded.doc`, t.Name, string(doc))
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (tenant, name, doc) VALUES (?, ?, ?)
+			ON CONFLICT (tenant, name) DO UPDATE SET doc = excluded.doc`, t.Tenant, t.Name, string(doc))
 		if err != nil {
 			return fmt.Errorf("store template %s: %w", t.Name, err)
 		}
@@ -57,24 +57,27 @@ func (s *Store) PutTemplate(ctx context.Context, t Template) error {
 	})
 }
 
-// Template returns one template (ErrNotFound).
-func (s *Store) Template(ctx context.Context, name string) (Template, error) {
+// Template returns one template of a tenant ("": none) (ErrNotFound).
+func (s *Store) Template(ctx context.Context, tenant, name string) (Template, error) {
 	var t Template
-	err := s.getDoc(ctx, `SELECT doc FROM templates WHERE name = ?`, name, &t)
+	err := s.getDoc(ctx, `SELECT doc FROM templates WHERE tenant = ? AND name = ?`, &t, tenant, name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, problem.NotFoundf("Session Template %s could not be found", name)
 	}
 	return t, err
 }
 
-// Templates lists every template by name.
-func (s *Store) Templates(ctx context.Context) ([]Template, error) {
-	return listDocs[Template](ctx, s, `SELECT 0, doc FROM templates ORDER BY name`, nil)
+// Templates lists the templates of a tenant by name; every template for "".
+func (s *Store) Templates(ctx context.Context, tenant string) ([]Template, error) {
+	if tenant == "" {
+		return listDocs[Template](ctx, s, `SELECT 0, doc FROM templates ORDER BY name, tenant`, nil)
+	}
+	return listDocs[Template](ctx, s, `SELECT 0, doc FROM templates WHERE tenant = ? ORDER BY name`, nil, tenant)
 }
 
-// DeleteTemplate removes a template (ErrNotFound).
-func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
-	return s.deleteRow(ctx, `DELETE FROM templates WHERE name = ?`, name, "Session Template")
+// DeleteTemplate removes a template of a tenant (ErrNotFound).
+func (s *Store) DeleteTemplate(ctx context.Context, tenant, name string) error {
+	return s.deleteRow(ctx, `DELETE FROM templates WHERE tenant = ? AND name = ?`, "Session Template", name, tenant, name)
 }
 
 // UpdateSession replaces a stored session's document if it is still the
@@ -159,7 +162,7 @@ func (s *Store) Sessions(ctx context.Context) ([]Session, error) {
 
 // DeleteSession removes a session (ErrNotFound).
 func (s *Store) DeleteSession(ctx context.Context, name string) error {
-	return s.deleteRow(ctx, `DELETE FROM sessions WHERE name = ?`, name, "Session")
+	return s.deleteRow(ctx, `DELETE FROM sessions WHERE name = ?`, "Session", name, name)
 }
 
 // SaveComponents writes the given components and deletes the deleted IDs,
@@ -222,7 +225,7 @@ func (s *Store) Components(ctx context.Context) ([]Component, error) {
 // Options returns the stored options (nil when none were ever patched).
 func (s *Store) Options(ctx context.Context) (map[string]any, error) {
 	var o map[string]any
-	err := s.getDoc(ctx, `SELECT doc FROM options WHERE id = ?`, 1, &o)
+	err := s.getDoc(ctx, `SELECT doc FROM options WHERE id = ?`, &o, 1)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -245,9 +248,10 @@ func (s *Store) PutOptions(ctx context.Context, o map[string]any) error {
 	})
 }
 
-func (s *Store) getDoc(ctx context.Context, query string, key, v any) error {
+func (s *Store) getDoc(ctx context.Context, query string, v any, args ...any) error {
+	key := args[len(args)-1]
 	var doc string
-	if err := s.db.R.QueryRowContext(ctx, query, key).Scan(&doc); err != nil {
+	if err := s.db.R.QueryRowContext(ctx, query, args...).Scan(&doc); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -259,9 +263,11 @@ func (s *Store) getDoc(ctx context.Context, query string, key, v any) error {
 	return nil
 }
 
-func (s *Store) deleteRow(ctx context.Context, query, key, what string) error {
+// deleteRow runs a DELETE of one row (query with args), named what key in
+// errors.
+func (s *Store) deleteRow(ctx context.Context, query, what, key string, args ...any) error {
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, query, key)
+		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
 			return fmt.Errorf("delete %s %s: %w", what, key, err)
 		}
@@ -274,8 +280,8 @@ func (s *Store) deleteRow(ctx context.Context, query, key, what string) error {
 
 // listDocs reads rows of (version, doc); version, when given, says where
 // a row's version goes.
-func listDocs[T any](ctx context.Context, s *Store, query string, version func(*T) *int64) ([]T, error) {
-	rows, err := s.db.R.QueryContext(ctx, query)
+func listDocs[T any](ctx context.Context, s *Store, query string, version func(*T) *int64, args ...any) ([]T, error) {
+	rows, err := s.db.R.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}

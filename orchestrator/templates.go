@@ -65,17 +65,18 @@ func templateLinks(name string) []Link {
 }
 
 // PutTemplate creates or replaces a template from its JSON body.
-func (s *Service) PutTemplate(ctx context.Context, name string, body []byte) (Template, error) {
+// A tenant's template is the tenant's own ("": no tenant's).
+func (s *Service) PutTemplate(ctx context.Context, tenant, name string, body []byte) (Template, error) {
 	var t Template
 	if err := decodeStrict(body, &t); err != nil {
 		return Template{}, err
 	}
-	return s.storeTemplate(ctx, name, t)
+	return s.storeTemplate(ctx, tenant, name, t)
 }
 
 // PatchTemplate merges body into a stored template.
-func (s *Service) PatchTemplate(ctx context.Context, name string, body []byte) (Template, error) {
-	cur, err := s.store.Template(ctx, name)
+func (s *Service) PatchTemplate(ctx context.Context, tenant, name string, body []byte) (Template, error) {
+	cur, err := s.store.Template(ctx, tenant, name)
 	if err != nil {
 		return Template{}, err
 	}
@@ -92,12 +93,15 @@ func (s *Service) PatchTemplate(ctx context.Context, name string, body []byte) (
 	if err := mergePatch(cur, body, &next); err != nil {
 		return Template{}, err
 	}
-	return s.storeTemplate(ctx, name, next)
+	return s.storeTemplate(ctx, tenant, name, next)
 }
 
-func (s *Service) storeTemplate(ctx context.Context, name string, t Template) (Template, error) {
-	t.Name, t.Tenant, t.Links = name, "", templateLinks(name)
+func (s *Service) storeTemplate(ctx context.Context, tenant, name string, t Template) (Template, error) {
+	t.Name, t.Tenant, t.Links = name, tenant, templateLinks(name)
 	if err := checkTemplate(&t, s.options().RejectNIDs); err != nil {
+		return Template{}, err
+	}
+	if _, err := s.tenantNodes(ctx, tenant); err != nil {
 		return Template{}, err
 	}
 	if err := s.store.PutTemplate(ctx, t); err != nil {
@@ -106,24 +110,26 @@ func (s *Service) storeTemplate(ctx context.Context, name string, t Template) (T
 	return t, nil
 }
 
-// Template returns one template (ErrNotFound).
-func (s *Service) Template(ctx context.Context, name string) (Template, error) {
-	return s.store.Template(ctx, name)
+// Template returns one template of a tenant (ErrNotFound).
+func (s *Service) Template(ctx context.Context, tenant, name string) (Template, error) {
+	return s.store.Template(ctx, tenant, name)
 }
 
-// Templates lists the templates.
-func (s *Service) Templates(ctx context.Context) ([]Template, error) { return s.store.Templates(ctx) }
+// Templates lists a tenant's templates; every template for no tenant.
+func (s *Service) Templates(ctx context.Context, tenant string) ([]Template, error) {
+	return s.store.Templates(ctx, tenant)
+}
 
-// DeleteTemplate removes a template (ErrNotFound).
-func (s *Service) DeleteTemplate(ctx context.Context, name string) error {
-	return s.store.DeleteTemplate(ctx, name)
+// DeleteTemplate removes a template of a tenant (ErrNotFound).
+func (s *Service) DeleteTemplate(ctx context.Context, tenant, name string) error {
+	return s.store.DeleteTemplate(ctx, tenant, name)
 }
 
 // ValidateTemplate answers GET /v2/sessiontemplatesvalid: "Valid", or what
 // is wrong with the template, its nodes (as HSM knows them) or its image
 // manifests. Only a missing template is an error (ErrNotFound).
-func (s *Service) ValidateTemplate(ctx context.Context, name string) (string, error) {
-	t, err := s.store.Template(ctx, name)
+func (s *Service) ValidateTemplate(ctx context.Context, tenant, name string) (string, error) {
+	t, err := s.store.Template(ctx, tenant, name)
 	if err != nil {
 		return "", err
 	}

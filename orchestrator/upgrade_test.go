@@ -44,3 +44,42 @@ func TestComponentsStoredBeforeVersionsStayWritable(t *testing.T) {
 		t.Fatalf("writing a component stored before versions: %v", err)
 	}
 }
+
+// TestTemplatesStoredBeforeTenantsAreNoTenants: a template stored before
+// migration 0004 is no tenant's after it, and a tenant may then own a
+// template of the same name.
+func TestTemplatesStoredBeforeTenantsAreNoTenants(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bos.db")
+	old := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_versions.sql", "0003_stored_versions.sql"} {
+		b, err := migrationFiles.ReadFile("migrations/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = &fstest.MapFile{Data: b}
+	}
+	db, err := sqldb.Open(t.Context(), path, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(t.Context(), `INSERT INTO templates (name, doc) VALUES ('t1', '{"name":"t1","tenant":""}')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	st, err := OpenStore(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got, err := st.Template(t.Context(), "", "t1"); err != nil || got.Name != "t1" {
+		t.Fatalf("t1 after the upgrade: %+v, %v", got, err)
+	}
+	if err := st.PutTemplate(t.Context(), Template{Name: "t1", Tenant: "vcluster-a"}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := st.Templates(t.Context(), "")
+	if err != nil || len(all) != 2 {
+		t.Errorf("templates %+v, %v", all, err)
+	}
+}
