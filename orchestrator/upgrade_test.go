@@ -12,29 +12,8 @@ import (
 // before migration 0002 (version 0) can be written after an upgrade; it
 // was a 409 on every write.
 func TestComponentsStoredBeforeVersionsStayWritable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bos.db")
-	old := fstest.MapFS{}
-	for _, name := range []string{"0001_init.sql", "0002_versions.sql"} {
-		b, err := migrationFiles.ReadFile("migrations/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		old[name] = &fstest.MapFile{Data: b}
-	}
-	db, err := sqldb.Open(t.Context(), path, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.W.ExecContext(t.Context(), `INSERT INTO components (id, doc) VALUES ('x3000c0s1b0n0', '{"id":"x3000c0s1b0n0","enabled":true}')`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-
-	st, err := OpenStore(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := upgraded(t, `INSERT INTO components (id, doc) VALUES ('x3000c0s1b0n0', '{"id":"x3000c0s1b0n0","enabled":true}')`,
+		"0001_init.sql", "0002_versions.sql")
 	comps, err := st.Components(t.Context())
 	if err != nil || len(comps) != 1 {
 		t.Fatalf("components %+v, %v", comps, err)
@@ -49,29 +28,8 @@ func TestComponentsStoredBeforeVersionsStayWritable(t *testing.T) {
 // migration 0004 is no tenant's after it, and a tenant may then own a
 // template of the same name.
 func TestTemplatesStoredBeforeTenantsAreNoTenants(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bos.db")
-	old := fstest.MapFS{}
-	for _, name := range []string{"0001_init.sql", "0002_versions.sql", "0003_stored_versions.sql"} {
-		b, err := migrationFiles.ReadFile("migrations/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		old[name] = &fstest.MapFile{Data: b}
-	}
-	db, err := sqldb.Open(t.Context(), path, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.W.ExecContext(t.Context(), `INSERT INTO templates (name, doc) VALUES ('t1', '{"name":"t1","tenant":""}')`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-
-	st, err := OpenStore(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := upgraded(t, `INSERT INTO templates (name, doc) VALUES ('t1', '{"name":"t1","tenant":""}')`,
+		"0001_init.sql", "0002_versions.sql", "0003_stored_versions.sql")
 	if got, err := st.Template(t.Context(), "", "t1"); err != nil || got.Name != "t1" {
 		t.Fatalf("t1 after the upgrade: %+v, %v", got, err)
 	}
@@ -82,4 +40,33 @@ func TestTemplatesStoredBeforeTenantsAreNoTenants(t *testing.T) {
 	if err != nil || len(all) != 2 {
 		t.Errorf("templates %+v, %v", all, err)
 	}
+}
+
+// upgraded makes a database at the given migrations, runs insert in it,
+// and opens it as the store does now (every migration applied).
+func upgraded(t *testing.T, insert string, migrations ...string) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bos.db")
+	old := fstest.MapFS{}
+	for _, name := range migrations {
+		b, err := migrationFiles.ReadFile("migrations/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = &fstest.MapFile{Data: b}
+	}
+	db, err := sqldb.Open(t.Context(), path, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(t.Context(), insert); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err := OpenStore(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
