@@ -67,9 +67,10 @@ SIM_UP_FLAGS = -bss-dhcp-listen 127.0.0.1:6767 -bss-dhcp-relay-port 6768 -bss-dh
 run: build
 	$(BIN)/hms up -data-dir $${HMS_DATA:-./hms-data} $(SIM_UP_FLAGS)
 
-# Simulated hardware against `make run` (in another terminal): NODES nodes.
+# Simulated hardware against `make run` (in another terminal): NODES River
+# nodes, and MOUNTAIN Mountain cabinets if set.
 sim: build
-	$(BIN)/hms sim -nodes $${NODES:-64}
+	$(BIN)/hms sim -nodes $${NODES:-64} $${MOUNTAIN:+-mountain $$MOUNTAIN}
 
 # The .deb (binaries, systemd units, /etc/default/hms, docs) into dist/, then
 # scripts/package-check.sh lists it and checks what it holds.

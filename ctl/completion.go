@@ -40,6 +40,12 @@ func writeBash(w io.Writer, o Options) error {
 	add("", "help")
 	for _, s := range o.Others {
 		add("", s.Name)
+		for _, phrase := range s.Words {
+			words := append([]string{s.Name}, strings.Fields(phrase)...)
+			for i := 1; i < len(words); i++ {
+				add(strings.Join(words[:i], " "), words[i])
+			}
+		}
 	}
 	for _, c := range cmds {
 		words := strings.Fields(c.name)

@@ -7,13 +7,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hmsuite/hms/ctl"
 )
 
-// TestCompletion: the bash script completes command words, subcommands and
-// each command's own flags; zsh gets the same through bashcompinit.
+// TestCompletion: the bash script completes command words, subcommands
+// (those of the binary's own commands, hms sim's, too) and each command's
+// own flags; zsh gets the same through bashcompinit.
 func TestCompletion(t *testing.T) {
 	e := env(t, nil)
-	r := hms(t, e, "completion", "bash")
+	sim := ctl.Summary{Name: "sim", Words: []string{"list", "power on", "power off", "kill-bmc"}}
+	r := hmsWith(t, ctl.Options{Getenv: e, Others: []ctl.Summary{sim}}, "completion", "bash")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -34,6 +38,9 @@ func TestCompletion(t *testing.T) {
 		{line: "hms bos sessions cr", want: "create"},
 		{line: "hms bos sessions create -tem", want: "-template"},
 		{line: "hms help bo", want: "boot bos"},
+		{line: "hms si", want: "sim"},
+		{line: "hms sim ki", want: "kill-bmc"},
+		{line: "hms sim power o", want: "off on"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

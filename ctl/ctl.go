@@ -55,7 +55,11 @@ type Options struct {
 }
 
 // Summary names a command and says in a line what it does.
-type Summary struct{ Name, Text string }
+type Summary struct {
+	Name, Text string
+	// Words are its subcommands, for completion ("list", "power on").
+	Words []string
+}
 
 func (o *Options) defaults() {
 	if o.Getenv == nil {

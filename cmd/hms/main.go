@@ -22,7 +22,8 @@ func main() { cli.Main("hms", run) }
 func own() []ctl.Summary {
 	return []ctl.Summary{
 		{Name: "up", Text: "run sls, hsm, hbtd, hmnfd, bss, pcs, bos, nodes and reds in one process (hms up -help for its flags)"},
-		{Name: "sim", Text: "simulate BMCs, switches and nodes against a running suite (hms sim -help; docs/sim.md)"},
+		{Name: "sim", Text: "simulate BMCs, switches and nodes against a running suite (hms sim -help; docs/sim.md)",
+			Words: []string{"list", "add", "remove", "power on", "power off", "kill-bmc", "help"}},
 		{Name: "version", Text: "print the version of this build"},
 	}
 }
