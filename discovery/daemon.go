@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/sealed"
 	slsclient "github.com/hmsuite/hms/layout/client"
@@ -140,21 +140,17 @@ func readFiles(cfg *DaemonConfig, sc *Config) error {
 	return nil
 }
 
-// readToken reads the discovery token (surrounding space trimmed).
+// readToken reads the discovery token (surrounding space trimmed; none
+// without a file).
 func readToken(path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("discovery token: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if len(tok) < 16 {
-		return "", fmt.Errorf("discovery token file %s: under 16 characters", path)
-	}
-	return tok, nil
+	return cli.ReadToken("discovery token", path, MinDiscoveryToken)
 }
+
+// MinDiscoveryToken is the shortest discovery token accepted.
+const MinDiscoveryToken = 16
 
 // URL is the base URL the daemon serves on.
 func (d *Daemon) URL() string { return d.srv.URL() }

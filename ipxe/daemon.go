@@ -14,6 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/ipxe/dhcp"
 	"github.com/hmsuite/hms/ipxe/tftp"
@@ -61,7 +62,10 @@ type DaemonConfig struct {
 	// (empty: no node tokens); NodeTokenTTL how long they are valid.
 	NodeTokenKey string
 	NodeTokenTTL time.Duration
-	Log          *slog.Logger
+	// DiscoveryTokenFile holds the token put on the discovery image's
+	// kernel command line (ScriptConfig.DiscoveryToken; empty: none).
+	DiscoveryTokenFile string
+	Log                *slog.Logger
 }
 
 // Version is the default /service/version answer: the hms-bss release whose
@@ -116,6 +120,12 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	if sc.Script.AdvertiseURL == "" {
 		sc.Script.AdvertiseURL = defaultAdvertise(cfg.DHCP, ln.Addr())
+	}
+	if cfg.DiscoveryTokenFile != "" {
+		if sc.Script.DiscoveryToken, err = cli.ReadToken("discovery token", cfg.DiscoveryTokenFile, minDiscoveryToken); err != nil {
+			store.Close()
+			return nil, err
+		}
 	}
 	if cfg.HSMURL != "" {
 		sc.HSM = NewHSMClient(cfg.HSMURL, cfg.Auth.Token.Client(nil))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -28,19 +29,7 @@ func TestMaxConnectionsFlag(t *testing.T) {
 // TestTrustedProxiesFlag: -trusted-proxies reaches the cloud-init routes:
 // a request from a listed proxy is answered for the address it forwards.
 func TestTrustedProxiesFlag(t *testing.T) {
-	f := cli.NewFlagSet("bss", func(string) string { return "" }, io.Discard)
-	fl := RegisterFlags(f)
-	if err := f.Parse([]string{"-listen", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "bss.db"), "-trusted-proxies", "127.0.0.1"}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := fl.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := StartDaemon(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := startFromFlags(t, "-trusted-proxies", "127.0.0.1")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
@@ -59,4 +48,39 @@ func TestTrustedProxiesFlag(t *testing.T) {
 	if body, _ := io.ReadAll(resp.Body); string(body) != `"x3000c0s2b0n0"`+"\n" {
 		t.Errorf("meta-data through a trusted proxy: %d %s", resp.StatusCode, body)
 	}
+}
+
+// TestDiscoveryTokenFile: the token in -discovery-token-file reaches the
+// script settings the discovery image's command line is built from.
+func TestDiscoveryTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "disc.token")
+	if err := os.WriteFile(tok, []byte(" disc-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startFromFlags(t, "-discovery-token-file", tok)
+	defer d.Close()
+	if got := d.Service().cfg.DiscoveryToken; got != "disc-token-0123456789" {
+		t.Errorf("discovery token %q", got)
+	}
+}
+
+// startFromFlags starts (not runs) a bss on loopback from its flags, args
+// after -listen and -db.
+func startFromFlags(t *testing.T, args ...string) *Daemon {
+	t.Helper()
+	f := cli.NewFlagSet("bss", func(string) string { return "" }, io.Discard)
+	fl := RegisterFlags(f)
+	if err := f.Parse(append([]string{"-listen", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "bss.db")}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fl.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := StartDaemon(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -27,7 +27,7 @@ type DaemonFlags struct {
 	dhcp                                 dhcpFlags
 	tftpListen, tftpRoot                 *string
 	tftpPerClient                        *int
-	nodeKey                              *string
+	nodeKey, discoToken                  *string
 	nodeTTL                              *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka): where the DHCP server's
 	// lease events go. Level is -log-level.
@@ -69,6 +69,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 			file:      f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
 		},
 		nodeKey:       f.String("node-token-key", "", "PEM private key `FILE` (Ed25519, ECDSA P-256 or RSA) node tokens are signed with: a node asking from its own address gets one on its kernel command line ("+CmdlineParam+"=) and in its meta-data ("+MetaDataKey+"); the daemons verify them with -node-jwt-keys (this key's JWKS is served on /boot/v1/node-jwks). Empty: no node tokens"),
+		discoToken:    f.String("discovery-token-file", "", "`FILE` with the token put on the discovery image's kernel command line ("+DiscoveryParam+"=; the unknown nodes' Unknown-<arch> entry) for reds's node-side routes: the same file as reds -discovery-token-file. Empty: none"),
 		nodeTTL:       f.Duration("node-token-ttl", DefaultNodeTokenTTL, "how long a node token is valid (`DURATION`)"),
 		tftpListen:    f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
 		tftpRoot:      f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
@@ -89,7 +90,13 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	cfg := DaemonConfig{Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsmURL, AdvertiseURL: *fl.advertise,
 		ScnInURL: *fl.inURL, Resync: *fl.resync, RetryDelay: *fl.retry, RetrievalDelay: *fl.retrieval,
-		MaxConns: *fl.maxConns, TrustedProxies: *fl.trusted, NodeTokenKey: *fl.nodeKey, NodeTokenTTL: *fl.nodeTTL}
+		MaxConns: *fl.maxConns, TrustedProxies: *fl.trusted, NodeTokenKey: *fl.nodeKey, NodeTokenTTL: *fl.nodeTTL,
+		DiscoveryTokenFile: *fl.discoToken}
+	if cfg.DiscoveryTokenFile != "" {
+		if _, err := cli.ReadToken("discovery token", cfg.DiscoveryTokenFile, minDiscoveryToken); err != nil {
+			return DaemonConfig{}, cli.Usagef("-%s: %v", fl.f.Name("discovery-token-file"), err)
+		}
+	}
 	if cfg.NodeTokenKey != "" {
 		if _, err := auth.LoadSigner(cfg.NodeTokenKey, nil); err != nil {
 			return DaemonConfig{}, cli.Usagef("-%s: %v", fl.f.Name("node-token-key"), err)

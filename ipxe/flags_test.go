@@ -14,6 +14,9 @@ func TestBootChainFlags(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "dhcp.json")
 	os.WriteFile(file, []byte(`{"subnets":[{"subnet":"10.2.0.0/24","range":"10.2.0.10-10.2.0.20","relayed":true}]}`), 0o644)
+	shortTok, tok := filepath.Join(dir, "short.token"), filepath.Join(dir, "disc.token")
+	os.WriteFile(shortTok, []byte("too-short\n"), 0o600)
+	os.WriteFile(tok, []byte("disc-token-0123456789\n"), 0o600)
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"subnets":[{"subnet":"10.2.0.0/24","range":"10.3.0.10-10.3.0.20"}]}`), 0o644)
 	for _, tc := range []struct {
@@ -25,6 +28,12 @@ func TestBootChainFlags(t *testing.T) {
 		{name: "off by default", check: func(t *testing.T, c DaemonConfig) {
 			if c.DHCP != nil || c.TFTP != nil {
 				t.Errorf("DHCP %v, TFTP %v", c.DHCP, c.TFTP)
+			}
+		}},
+		{name: "discovery token too short", args: "-discovery-token-file " + shortTok, wantErr: "under 16 characters"},
+		{name: "discovery token", args: "-discovery-token-file " + tok, check: func(t *testing.T, c DaemonConfig) {
+			if c.DiscoveryTokenFile != tok {
+				t.Errorf("DiscoveryTokenFile %q", c.DiscoveryTokenFile)
 			}
 		}},
 		{name: "subnet without interface", args: "-dhcp-subnet 10.1.0.0/24", wantErr: "-dhcp-subnet needs -dhcp-interface"},

@@ -190,13 +190,23 @@ func (s *Service) unknownChain(r *ScriptRequest) string {
 	return "chain " + s.cfg.AdvertiseURL + "/boot/v1/bootscript?" + q + "&arch=${buildarch}&ts=" + url.QueryEscape(ts)
 }
 
+// DiscoveryParam carries the discovery token on the discovery image's
+// kernel command line (ScriptConfig.DiscoveryToken).
+const DiscoveryParam = "hms_discovery_token"
+
+// minDiscoveryToken is the shortest discovery token taken, as reds takes.
+const minDiscoveryToken = 16
+
 // script writes the hms-bss script shape for entry e; n nil means an
-// unknown node (no xname= or nid= injected); nodeTok, when set, goes on
-// the command line as CmdlineParam.
+// unknown node (no xname= or nid= injected; the discovery token, if any);
+// nodeTok, when set, goes on the command line as CmdlineParam.
 func (s *Service) script(e *Entry, token string, n *Node, nodeTok, chain string) string {
 	params := s.params(e, token, n)
 	if nodeTok != "" {
 		params = addParam(params, CmdlineParam+"=", nodeTok)
+	}
+	if n == nil && s.cfg.DiscoveryToken != "" {
+		params = addParam(params, DiscoveryParam+"=", s.cfg.DiscoveryToken)
 	}
 	var b strings.Builder
 	b.Grow(256 + len(params) + len(e.Kernel) + len(e.Initrd) + len(chain))

@@ -128,3 +128,26 @@ func TestBootscriptMACCannotAddLines(t *testing.T) {
 		t.Errorf("chain line does not carry the escaped mac:\n%s", body)
 	}
 }
+
+// TestBootscriptDiscoveryToken: with a discovery token, the unknown nodes'
+// entry (the discovery image) carries it on its kernel command line for
+// reds's node-side routes; a known node's script never does.
+func TestBootscriptDiscoveryToken(t *testing.T) {
+	const tok = "disc-token-0123456789"
+	h := newHarness(t, func(c *Config) { c.Script.DiscoveryToken = tok })
+	h.nodes(node("x3000c0s1b0n0", "Compute", "", 1, []string{"aa:bb:cc:00:00:01"}))
+	for _, body := range []string{
+		`{"hosts":["Unknown-x86_64"],"kernel":"http://s3/disc-k","params":"metal.discovery"}`,
+		`{"hosts":["Compute"],"kernel":"http://s3/k","params":"quiet"}`,
+	} {
+		h.mustDo(t, http.MethodPut, "/boot/v1/bootparameters", body, http.StatusOK)
+	}
+	_, unknown := h.mustDo(t, http.MethodGet, "/boot/v1/bootscript?mac=de:ad:be:ef:00:01&arch=x86_64&ts=1", "", 200)
+	if !strings.Contains(unknown, " "+DiscoveryParam+"="+tok+" || goto boot_retry\n") {
+		t.Errorf("discovery image script without the token:\n%s", unknown)
+	}
+	_, known := h.mustDo(t, http.MethodGet, "/boot/v1/bootscript?mac=aa:bb:cc:00:00:01", "", 200)
+	if strings.Contains(known, tok) {
+		t.Errorf("a known node's script carries the discovery token:\n%s", known)
+	}
+}

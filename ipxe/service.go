@@ -25,6 +25,10 @@ type ScriptConfig struct {
 	// RetrievalDelay is the sleep before an unknown node chains back with
 	// its architecture (10 s).
 	RetrievalDelay time.Duration
+	// DiscoveryToken, when set, goes on the kernel command line of the
+	// unknown nodes' entry (the discovery image) as DiscoveryParam: the
+	// token reds's node-side routes take (reds -discovery-token-file).
+	DiscoveryToken string
 }
 
 func (c ScriptConfig) withDefaults() ScriptConfig {

@@ -45,6 +45,10 @@ type suite struct {
 	// nodeKey is bss's node-token key: -bss-node-token-key, or under
 	// -auth-local hms up's own.
 	nodeKey string
+	// discoveryToken is reds's -reds-discovery-token-file, which bss puts
+	// on the discovery image's command line unless -bss-discovery-token-file
+	// names another.
+	discoveryToken string
 	// scnToken is what hsm and hmnfd send SCN subscribers unless their
 	// -scn-token flags say: under -auth-local hms up's own.
 	scnToken token.Config
@@ -222,6 +226,9 @@ func bssComponent(s *suite) component {
 		},
 		start: func(ctx context.Context) (daemon, error) {
 			cfg.NodeTokenKey = s.nodeKey
+			if cfg.DiscoveryTokenFile == "" {
+				cfg.DiscoveryTokenFile = s.discoveryToken
+			}
 			cfg.DB = l.file("db", cfg.DB, "bss.db")
 			cfg.HSMURL = l.peer("hsm-url", cfg.HSMURL, "hsm")
 			cfg.Log, _ = l.logger(*fl.Level)
@@ -304,6 +311,7 @@ func redsComponent(s *suite) component {
 			if cfg, err = fl.Config(); err != nil {
 				return err
 			}
+			s.discoveryToken = cfg.TokenFile
 			return l.noKafka(*fl.Brokers)
 		},
 		start: func(ctx context.Context) (daemon, error) {

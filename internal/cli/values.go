@@ -259,6 +259,21 @@ func CheckFile(name, path string) error {
 	return nil
 }
 
+// ReadToken reads the shared secret in the file at path (surrounding space
+// trimmed), refusing one under min characters; what names the secret in
+// errors. The secret itself is never in an error.
+func ReadToken(what, path string, min int) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < min {
+		return "", fmt.Errorf("%s file %s: under %d characters", what, path, min)
+	}
+	return tok, nil
+}
+
 // SplitList splits a comma-separated flag value into its items, trimmed,
 // dropping empty ones ("a, b,,c" -> a, b, c; "" -> nil).
 func SplitList(s string) []string {
