@@ -47,7 +47,7 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 		credKey:   f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)"),
 		workers:   f.Int("discovery-workers", 32, "how many BMCs are walked at once (at least 1)"),
 		burstWalks: f.Int("discovery-burst-walks", 4,
-			"how many BMCs are walked at once within 1 s of a RedfishEndpoint registration, so a burst of new BMCs is registered first (-1: no cap)"),
+			"how many BMCs are walked at once within 1 s of a RedfishEndpoint registration while HSM is short of CPU, so a burst of new BMCs is registered first (-1: no cap)"),
 		walkTimeout: f.Seconds("discovery-timeout", 30*time.Second, "time limit of the walk of one BMC, in `SECONDS`"),
 		caBundle:    f.String("bmc-ca-bundle", "", "PEM `FILE` of CAs BMC certificates are checked against (empty: not checked)"),
 		plainHTTP:   f.Bool("bmc-http", false, "reach BMCs over plain HTTP instead of HTTPS"),

@@ -52,6 +52,8 @@ type DB struct {
 	prepMu  sync.Mutex // serialises preparePending and Query's preparing
 	nstmts  int        // statements in stmts, under prepMu
 	nrstmts int        // statements in rstmts, under prepMu
+
+	txs *Group[*txJob] // the transactions of GroupTx
 }
 
 // Open opens (creating if needed) the SQLite file at p and applies the
@@ -106,6 +108,7 @@ func openUnlocked(ctx context.Context, p string, migrations fs.FS) (*DB, error) 
 		return nil, fmt.Errorf("open database %s: %w", p, err)
 	}
 	db := &DB{W: w, Path: p}
+	db.txs = NewGroup(txRound, db.commitTxs)
 	if migrations != nil {
 		if err := db.migrate(ctx, migrations); err != nil {
 			w.Close()

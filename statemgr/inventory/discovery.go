@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
@@ -39,12 +40,18 @@ type DiscoveryConfig struct {
 	// DiscoveryInfo). It must not block.
 	OnWalked func(xname string)
 	// BurstWalks caps the walks running while BMCs are being registered
-	// (within BurstHold of a POST, PUT or PATCH of a RedfishEndpoint), so
-	// that in a burst of new BMCs the registrations get the CPU and HSM's
-	// writer first and the walks catch up after (4; negative: no cap).
+	// (within BurstHold of a POST, PUT or PATCH of a RedfishEndpoint) and
+	// HSM is short of CPU (Contended), so that in a burst of new BMCs the
+	// registrations get the CPU and HSM's writer first and the walks catch
+	// up after; with CPU to spare the walks run alongside (4; negative: no
+	// cap).
 	BurstWalks int
 	// BurstHold is how long after the last registration the cap lasts (1 s).
 	BurstHold time.Duration
+	// Contended reports whether HSM is short of CPU; it must be quick. Nil:
+	// the Go scheduler says so (goroutines wait for a processor, see
+	// cpuProbe).
+	Contended func() bool
 }
 
 // Discovery status values (DiscoveryStatus.Status).
@@ -96,6 +103,8 @@ type Discovery struct {
 	wake    chan struct{}
 	lastReg time.Time // the last registration (see BurstWalks)
 
+	sessions tls.ClientSessionCache // BMC TLS sessions, shared by the walks
+
 	walks    *prometheus.CounterVec
 	walkTime prometheus.Histogram
 }
@@ -114,13 +123,16 @@ func NewDiscovery(store *Store, creds *Creds, cfg DiscoveryConfig) *Discovery {
 	if cfg.BurstHold <= 0 {
 		cfg.BurstHold = time.Second
 	}
+	if cfg.Contended == nil {
+		cfg.Contended = newCPUProbe().contended
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	d := &Discovery{store: store, creds: creds, cfg: cfg, log: cfg.Log,
 		queued: map[string]bool{}, running: map[string]bool{}, again: map[string]bool{},
 		status: DiscoveryStatus{Status: DiscoveryNotStarted, LastUpdateTime: store.now().UTC()},
-		wake:   make(chan struct{}, 1),
+		wake:   make(chan struct{}, 1), sessions: tls.NewLRUClientSessionCache(1024),
 		walks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_discovery_walks_total",
 			Help: "Finished BMC walks by LastDiscoveryStatus."}, []string{"status"}),
 		walkTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hsm_discovery_walk_seconds",
@@ -165,10 +177,6 @@ func (d *Discovery) work(ctx context.Context) {
 				return
 			}
 			continue
-		}
-		// From here the endpoint is DiscoveryStarted, which a restart redoes.
-		if err := d.store.unqueueDiscovery(ctx, id); err != nil && ctx.Err() == nil {
-			d.log.WarnContext(ctx, "discovery_unqueue_failed", "xname", id, "err", err)
 		}
 		d.discover(ctx, id)
 		d.finish(id)
@@ -245,8 +253,8 @@ func (d *Discovery) signal() {
 	}
 }
 
-// registering notes that a BMC is being registered: for BurstHold, at
-// most BurstWalks walks run.
+// registering notes that a BMC is being registered: for BurstHold, while
+// HSM is short of CPU, at most BurstWalks walks run.
 func (d *Discovery) registering() {
 	d.mu.Lock()
 	d.lastReg = d.store.now()
@@ -254,7 +262,7 @@ func (d *Discovery) registering() {
 }
 
 // next takes the next endpoint to walk; when the burst cap holds it back,
-// wait is how long the cap lasts.
+// wait is when to ask again.
 func (d *Discovery) next() (id string, ok bool, wait time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -262,8 +270,8 @@ func (d *Discovery) next() (id string, ok bool, wait time.Duration) {
 		return "", false, 0
 	}
 	if d.cfg.BurstWalks > 0 && len(d.running) >= d.cfg.BurstWalks {
-		if left := d.lastReg.Add(d.cfg.BurstHold).Sub(d.store.now()); left > 0 {
-			return "", false, left
+		if left := d.lastReg.Add(d.cfg.BurstHold).Sub(d.store.now()); left > 0 && d.cfg.Contended() {
+			return "", false, min(left, cpuProbeEvery) // ask again: the CPU may be free by then
 		}
 	}
 	id = d.queue[0]

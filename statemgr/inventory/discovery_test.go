@@ -186,22 +186,7 @@ func TestDiscoveryGolden(t *testing.T) {
 		if st := e.waitDiscovered(bmcX).DiscoveryInfo.LastDiscoveryStatus; st != string(redfish.StatusOK) {
 			t.Fatalf("status %s", st)
 		}
-		got := map[string]json.RawMessage{}
-		for name, path := range map[string]string{
-			"Components":         "/State/Components",
-			"ComponentEndpoints": "/Inventory/ComponentEndpoints",
-			"ServiceEndpoints":   "/Inventory/ServiceEndpoints",
-			"Hardware":           "/Inventory/Hardware",
-			"HardwareByFRU":      "/Inventory/HardwareByFRU",
-		} {
-			got[name] = e.Must(200, "GET", path, nil)
-		}
-		var eths []hsm.EthernetInterface
-		_ = json.Unmarshal(e.Must(200, "GET", "/Inventory/EthernetInterfaces", nil), &eths)
-		for i := range eths {
-			eths[i].LastUpdate = time.Time{} // the clock is not part of the result
-		}
-		got["EthernetInterfaces"], _ = json.Marshal(eths)
+		got := e.inventory()
 		b, err := json.MarshalIndent(got, "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -495,26 +480,39 @@ func TestDiscoveryKeepsReadyNodes(t *testing.T) {
 	}
 }
 
-// TestDiscoveryBurstCapsWalks: while BMCs are being registered, at most
-// BurstWalks walks run; once no registration came for BurstHold, the
-// others start (issue 13: walks yield to a burst of registrations).
+// TestDiscoveryBurstCapsWalks: while BMCs are being registered and HSM is
+// short of CPU, at most BurstWalks walks run; once no registration came
+// for BurstHold, the others start (issue 13: walks yield to a burst of
+// registrations). With CPU to spare, the walks run alongside the burst.
 func TestDiscoveryBurstCapsWalks(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newRFEnv(t, DiscoveryConfig{Workers: 8, BurstWalks: 1, BurstHold: time.Second, Timeout: time.Hour})
-		var eps []hsm.RedfishEndpoint
-		for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0", "x3000c0s3b0"} {
-			e.bmc(x, 1, redfishsim.Faults{Hang: true}) // each walk runs until the test ends
-			eps = append(eps, hsm.RedfishEndpoint{ID: x, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
-		}
-		e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: eps})
-		synctest.Wait()
-		if got := e.disc.counts(); got.Running != 1 || got.Queued != 2 {
-			t.Errorf("during the burst: %+v, want 1 running 2 queued", got)
-		}
-		time.Sleep(time.Second)
-		synctest.Wait()
-		if got := e.disc.counts(); got.Running != 3 || got.Queued != 0 {
-			t.Errorf("after the burst: %+v, want 3 running", got)
-		}
-	})
+	for _, tc := range []struct {
+		name      string
+		contended bool
+		during    int // walks running during the burst
+	}{
+		{name: "short of CPU", contended: true, during: 1},
+		{name: "CPU to spare", contended: false, during: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newRFEnv(t, DiscoveryConfig{Workers: 8, BurstWalks: 1, BurstHold: time.Second, Timeout: time.Hour,
+					Contended: func() bool { return tc.contended }})
+				var eps []hsm.RedfishEndpoint
+				for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0", "x3000c0s3b0"} {
+					e.bmc(x, 1, redfishsim.Faults{Hang: true}) // each walk runs until the test ends
+					eps = append(eps, hsm.RedfishEndpoint{ID: x, User: "root", Password: rfPassword, RediscoverOnUpdate: true})
+				}
+				e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpointList{RedfishEndpoints: eps})
+				synctest.Wait()
+				if got := e.disc.counts(); got.Running != tc.during || got.Queued != 3-tc.during {
+					t.Errorf("during the burst: %+v, want %d running", got, tc.during)
+				}
+				time.Sleep(time.Second)
+				synctest.Wait()
+				if got := e.disc.counts(); got.Running != 3 || got.Queued != 0 {
+					t.Errorf("after the burst: %+v, want 3 running", got)
+				}
+			})
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"database/sql"
 	"fmt"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ func TestWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			if err := d.storeEthernet(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: node}); err != nil {
+			if err := claim(t, d, hsm.EthernetInterface{MACAddress: mac, ComponentID: node}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -56,7 +57,7 @@ func TestWalkLeavesNamedInterface(t *testing.T) {
 	if _, err := s.eth.Create(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: "x3000c0s1b0n0"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.storeEthernet(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: "x3000c0s2b0n0"}); err != nil {
+	if err := claim(t, d, hsm.EthernetInterface{MACAddress: mac, ComponentID: "x3000c0s2b0n0"}); err != nil {
 		t.Fatal(err)
 	}
 	ei, err := s.eth.Get(t.Context(), mac)
@@ -66,4 +67,9 @@ func TestWalkLeavesNamedInterface(t *testing.T) {
 	if ei.ComponentID != "x3000c0s1b0n0" {
 		t.Errorf("ComponentID %q after the walk, want the administrator's x3000c0s1b0n0", ei.ComponentID)
 	}
+}
+
+// claim stores an interface as a walk does, in a transaction of its own.
+func claim(t *testing.T, d *Discovery, ei hsm.EthernetInterface) error {
+	return d.store.db.GroupTx(t.Context(), func(tx *sql.Tx) error { return d.storeEthernet(t.Context(), tx, ei) })
 }

@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"context"
+	"database/sql"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/migrations"
+	"github.com/hmsuite/hms/statemgr/redfish"
 )
 
 // newTestStore opens an inventory store over a fresh database and returns
@@ -40,3 +43,13 @@ func handler(s *Store, d *Discovery) http.Handler {
 
 // coreOf is the shared core under s.
 func coreOf(s *Store) *core.Store { return s.core.(*core.Store) }
+
+// putInventory stores the inventory of res in a transaction of its own.
+func (s *Store) putInventory(ctx context.Context, res *redfish.Result) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.putInventoryTx(ctx, tx, res) })
+}
+
+// unqueueDiscovery takes endpoint id off the stored queue, as a walk's start does.
+func (s *Store) unqueueDiscovery(ctx context.Context, id string) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return unqueueDiscoveryTx(ctx, tx, id) })
+}

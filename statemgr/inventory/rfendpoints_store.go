@@ -40,7 +40,7 @@ func rfArgs(row rfRow) ([]any, error) {
 
 // insertRFEndpoints stores new endpoints, all or none; an existing ID is ErrConflict.
 func (s *Store) insertRFEndpoints(ctx context.Context, rows []rfRow) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.GroupTx(ctx, func(tx *sql.Tx) error {
 		for _, row := range rows {
 			if err := checkFQDNFree(ctx, tx, row.ep); err != nil {
 				return err
@@ -82,32 +82,53 @@ func checkFQDNFree(ctx context.Context, tx *sql.Tx, ep hsm.RedfishEndpoint) erro
 // returns the stored result.
 func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRow) error) (rfRow, error) {
 	var out rfRow
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		rows, err := scanRFRows(tx.QueryContext(ctx, `SELECT `+rfEndpointCols+` FROM rf_endpoints WHERE id = ?`, id))
-		if err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return problem.NotFoundf("redfish endpoint %s: none", id)
-		}
-		out = rows[0]
-		if err := edit(&out); err != nil {
-			return err
-		}
-		if err := checkFQDNFree(ctx, tx, out.ep); err != nil {
-			return err
-		}
-		args, err := rfArgs(out)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE rf_endpoints SET type = ?, fqdn = ?, uuid = ?, mac_addr = ?, ip_address = ?,
-			last_status = ?, body = ?, cred = ? WHERE id = ?`, args...); err != nil {
-			return fmt.Errorf("update redfish endpoint %s: %w", id, err)
-		}
-		return nil
+	err := s.db.GroupTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = updateRFEndpointTx(ctx, tx, id, edit)
+		return err
 	})
 	return out, err
+}
+
+// updateRFEndpointTx is updateRFEndpoint inside tx.
+func updateRFEndpointTx(ctx context.Context, tx *sql.Tx, id string, edit func(*rfRow) error) (rfRow, error) {
+	out, err := rfEndpointRowTx(ctx, tx, id)
+	if err != nil {
+		return out, err
+	}
+	if err := edit(&out); err != nil {
+		return out, err
+	}
+	if err := checkFQDNFree(ctx, tx, out.ep); err != nil {
+		return out, err
+	}
+	return out, putRFRowTx(ctx, tx, out)
+}
+
+// putRFRowTx writes row over the stored endpoint of its ID; its FQDN must
+// be free (checkFQDNFree) or unchanged.
+func putRFRowTx(ctx context.Context, tx *sql.Tx, row rfRow) error {
+	args, err := rfArgs(row)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE rf_endpoints SET type = ?, fqdn = ?, uuid = ?, mac_addr = ?, ip_address = ?,
+		last_status = ?, body = ?, cred = ? WHERE id = ?`, args...); err != nil {
+		return fmt.Errorf("update redfish endpoint %s: %w", row.ep.ID, err)
+	}
+	return nil
+}
+
+// rfEndpointRowTx returns endpoint id as tx sees it (ErrNotFound if none).
+func rfEndpointRowTx(ctx context.Context, tx *sql.Tx, id string) (rfRow, error) {
+	rows, err := scanRFRows(tx.QueryContext(ctx, `SELECT `+rfEndpointCols+` FROM rf_endpoints WHERE id = ?`, id))
+	if err != nil {
+		return rfRow{}, err
+	}
+	if len(rows) == 0 {
+		return rfRow{}, problem.NotFoundf("redfish endpoint %s: none", id)
+	}
+	return rows[0], nil
 }
 
 // rfEndpointRows returns the endpoints f selects, by ID.

@@ -23,6 +23,7 @@
 package redfish
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"net/http"
 	"time"
@@ -89,6 +90,12 @@ type Options struct {
 	// HTTPClient, when set, supplies the base transport (its TLS settings
 	// then win over Endpoint.RootCAs). Its own Timeout is ignored; use Timeout.
 	HTTPClient *http.Client
+	// SessionCache, when set, keeps the TLS sessions of the walks that
+	// share it, so that a walk's second and later connections to a BMC (and
+	// the next walk of it) resume instead of doing a full handshake. Without
+	// it each walk keeps its own. Sessions are resumed only when
+	// certificates are not checked (Endpoint.RootCAs nil).
+	SessionCache tls.ClientSessionCache
 }
 
 // Defaults used for zero Options fields.

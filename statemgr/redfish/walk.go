@@ -131,9 +131,20 @@ func baseTransport(ep Endpoint, opts Options) (http.RoundTripper, func()) {
 		}
 		return tr, func() {}
 	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ep.RootCAs}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ep.RootCAs,
+		// BMCs speak neither ML-KEM nor TLS 1.3 hybrids (reds offers the
+		// same); offering only classic curves saves a key share per handshake.
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256}}
 	if ep.RootCAs == nil {
 		tc.InsecureSkipVerify = true // HSM's default for BMCs with self-signed certificates.
+		// Nothing is verified, so resuming a session loses nothing; with
+		// RootCAs every handshake is a full one, so that a BMC whose
+		// certificate changed is checked again (a resumed session would
+		// skip the certificate).
+		tc.ClientSessionCache = opts.SessionCache
+		if tc.ClientSessionCache == nil {
+			tc.ClientSessionCache = tls.NewLRUClientSessionCache(opts.MaxConcurrentRequests)
+		}
 	}
 	tr := &http.Transport{
 		Proxy:               nil,
