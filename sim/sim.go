@@ -266,7 +266,7 @@ func (s *Sim) Devices() []Status {
 }
 
 // writeLayout puts the SLS objects of the devices (and their chassis) into
-// SLS, eight at a time; existing objects are replaced, others kept.
+// SLS, layoutWriters at a time; existing objects are replaced, others kept.
 func (s *Sim) writeLayout(ctx context.Context, devs []Status) error {
 	var objs []sls.Hardware
 	seen := map[string]bool{}
@@ -282,7 +282,7 @@ func (s *Sim) writeLayout(ctx context.Context, devs []Status) error {
 		objs = append(objs, nodeHardware(p, st.NID)...)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
+	g.SetLimit(layoutWriters)
 	for _, h := range objs {
 		g.Go(func() error {
 			if _, err := s.sls.PutHardware(gctx, h); err != nil {
@@ -293,6 +293,11 @@ func (s *Sim) writeLayout(ctx context.Context, devs []Status) error {
 	}
 	return g.Wait()
 }
+
+// layoutWriters is how many PUTs writeLayout keeps in flight: SLS commits
+// the PUTs it has at once together, so the more in flight, the fewer
+// commits (a thousand nodes are 4,000 objects).
+const layoutWriters = 32
 
 // bootEntry creates bss's Default boot entry unless there is one, so a node
 // HSM knows gets a script naming it.
