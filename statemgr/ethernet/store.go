@@ -101,36 +101,40 @@ func normIPs(ips []hsm.IPAddressMapping) error {
 // create lost to a DHCP write landing between them and left the interface
 // unnamed for good (the node lost in the 1,000-node boot storm).
 func (s *Store) Claim(ctx context.Context, ei hsm.EthernetInterface) error {
+	return s.db.GroupTx(ctx, func(tx *sql.Tx) error { return s.ClaimTx(ctx, tx, ei) })
+}
+
+// ClaimTx is Claim inside tx, for a walk that stores all it found in one
+// transaction.
+func (s *Store) ClaimTx(ctx context.Context, tx *sql.Tx, ei hsm.EthernetInterface) error {
 	if err := normEthernet(&ei); err != nil {
 		return err
 	}
 	now := s.now().UTC().Format(core.TSFormat)
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		var cid, desc string
-		err := tx.QueryRowContext(ctx, `SELECT component_id, description FROM eth_interfaces WHERE id = ?`, ei.ID).Scan(&cid, &desc)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, `INSERT INTO eth_interfaces (id, description, mac_address, last_update, component_id, type)
-				VALUES (?, ?, ?, ?, ?, ?)`, ei.ID, ei.Description, ei.MACAddress, now, ei.ComponentID, ei.Type); err != nil {
-				return fmt.Errorf("store ethernet interface %s: %w", ei.ID, err)
-			}
-			return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
-		case err != nil:
-			return fmt.Errorf("read ethernet interface %s: %w", ei.ID, err)
-		case cid != "":
-			// Named already (by this walk before, an administrator or the
-			// nodes daemon): a walk does not re-point it.
-			return nil
+	var cid, desc string
+	err := tx.QueryRowContext(ctx, `SELECT component_id, description FROM eth_interfaces WHERE id = ?`, ei.ID).Scan(&cid, &desc)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eth_interfaces (id, description, mac_address, last_update, component_id, type)
+			VALUES (?, ?, ?, ?, ?, ?)`, ei.ID, ei.Description, ei.MACAddress, now, ei.ComponentID, ei.Type); err != nil {
+			return fmt.Errorf("store ethernet interface %s: %w", ei.ID, err)
 		}
-		if desc == "" {
-			desc = ei.Description
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET component_id = ?, type = ?, description = ?, last_update = ? WHERE id = ?`,
-			ei.ComponentID, ei.Type, desc, now, ei.ID); err != nil {
-			return fmt.Errorf("update ethernet interface %s: %w", ei.ID, err)
-		}
+		return putIPs(ctx, tx, ei.ID, ei.IPAddresses)
+	case err != nil:
+		return fmt.Errorf("read ethernet interface %s: %w", ei.ID, err)
+	case cid != "":
+		// Named already (by this walk before, an administrator or the
+		// nodes daemon): a walk does not re-point it.
 		return nil
-	})
+	}
+	if desc == "" {
+		desc = ei.Description
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE eth_interfaces SET component_id = ?, type = ?, description = ?, last_update = ? WHERE id = ?`,
+		ei.ComponentID, ei.Type, desc, now, ei.ID); err != nil {
+		return fmt.Errorf("update ethernet interface %s: %w", ei.ID, err)
+	}
+	return nil
 }
 
 func putIPs(ctx context.Context, tx *sql.Tx, id string, ips []hsm.IPAddressMapping) error {
@@ -189,8 +193,15 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]hsm.Etherne
 	return queryWith(ctx, s.db.Query, q, args...)
 }
 
-// queryWith reads the interfaces q selects, then their addresses: those
-// of the one interface when q found one, else the whole table's at once.
+// maxIPLookup is the most interfaces whose IP addresses queryWith reads by
+// key; for more it reads the whole address table once.
+const maxIPLookup = 256
+
+// queryWith reads the interfaces q selects, then their addresses: those of
+// the interfaces found when they are few (a GET or PATCH of one, bss's and
+// reds' lookups by MAC or component: reading every interface's addresses
+// for each of those was a quarter of the suite's CPU in the 1,000-node boot
+// storm), else the whole table's at once.
 func queryWith(ctx context.Context, run querier, q string, args ...any) ([]hsm.EthernetInterface, error) {
 	rows, err := run(ctx, q, args...)
 	if err != nil {
@@ -215,9 +226,16 @@ func queryWith(ctx context.Context, run querier, q string, args ...any) ([]hsm.E
 		return out, err
 	}
 	var ips *sql.Rows
-	if len(out) == 1 {
+	switch {
+	case len(out) == 1:
 		ips, err = run(ctx, selectIPs+` WHERE eth_id = ? ORDER BY ip_address`, out[0].ID)
-	} else {
+	case len(out) <= maxIPLookup:
+		ids := make([]any, len(out))
+		for i, ei := range out {
+			ids[i] = ei.ID
+		}
+		ips, err = run(ctx, selectIPs+` WHERE eth_id IN `+sqldb.Placeholders(1, len(ids))+` ORDER BY eth_id, ip_address`, ids...)
+	default:
 		ips, err = run(ctx, selectIPs+` ORDER BY eth_id, ip_address`)
 	}
 	if err != nil {
@@ -265,7 +283,7 @@ func getWith(ctx context.Context, run querier, id string) (hsm.EthernetInterface
 // another field landing in between was undone.
 func (s *Store) Patch(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error) {
 	var ei hsm.EthernetInterface
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.GroupTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if ei, err = getWith(ctx, tx.QueryContext, id); err != nil {
 			return err
