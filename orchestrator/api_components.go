@@ -66,12 +66,10 @@ func (a *API) listComponents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getComponent(w http.ResponseWriter, r *http.Request) {
-	c, err := a.svc.Component(r.PathValue("id"))
-	if tn := tenant(r); err == nil && tn != "" {
-		var own map[string]bool
-		if own, err = a.svc.tenantNodes(r.Context(), tn); err == nil && !own[c.ID] {
-			err = problem.NotFoundf("Component %s could not be found", c.ID)
-		}
+	err := a.owned(r, r.PathValue("id"))
+	var c Component
+	if err == nil {
+		c, err = a.svc.Component(r.PathValue("id"))
 	}
 	if err != nil {
 		a.fail(w, r, err)
@@ -87,6 +85,9 @@ func (a *API) putComponents(w http.ResponseWriter, r *http.Request) {
 		err = httpserver.DecodeJSON(b, &list)
 	}
 	if err == nil {
+		err = a.ownedBody(r, b)
+	}
+	if err == nil {
 		var out []Component
 		if out, err = a.svc.PutComponents(r.Context(), list); err == nil {
 			httpserver.WriteJSON(w, http.StatusOK, out)
@@ -98,6 +99,9 @@ func (a *API) putComponents(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) putComponent(w http.ResponseWriter, r *http.Request) {
 	b, err := body(w, r)
+	if err == nil {
+		err = a.owned(r, r.PathValue("id"))
+	}
 	if err == nil {
 		var m map[string]any
 		if err = httpserver.DecodeJSON(b, &m); err == nil && m != nil {
@@ -119,6 +123,9 @@ func (a *API) patchComponents(w http.ResponseWriter, r *http.Request) {
 	skip, _ := strconv.ParseBool(r.URL.Query().Get("skip_bad_ids"))
 	b, err := body(w, r)
 	if err == nil {
+		err = a.ownedBody(r, b)
+	}
+	if err == nil {
 		var out []Component
 		if out, err = a.svc.PatchComponents(r.Context(), b, skip); err == nil {
 			httpserver.WriteJSON(w, http.StatusOK, out)
@@ -130,6 +137,9 @@ func (a *API) patchComponents(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) patchComponent(w http.ResponseWriter, r *http.Request) {
 	b, err := body(w, r)
+	if err == nil {
+		err = a.owned(r, r.PathValue("id"))
+	}
 	if err == nil {
 		var c Component
 		if c, err = a.svc.PatchComponent(r.Context(), r.PathValue("id"), b); err == nil {
@@ -145,7 +155,11 @@ func (a *API) patchComponent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteComponent(w http.ResponseWriter, r *http.Request) {
-	if err := a.svc.DeleteComponent(r.Context(), r.PathValue("id")); err != nil {
+	err := a.owned(r, r.PathValue("id"))
+	if err == nil {
+		err = a.svc.DeleteComponent(r.Context(), r.PathValue("id"))
+	}
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}

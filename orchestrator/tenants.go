@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -42,4 +43,55 @@ func (s *Service) tenantNodes(ctx context.Context, tenant string) (map[string]bo
 		own[n.ID] = true
 	}
 	return own, nil
+}
+
+// owned checks that a tenant's request names only the tenant's components
+// (ErrNotFound for another's, as GET answers); any request without a
+// tenant may name any.
+func (a *API) owned(r *http.Request, ids ...string) error {
+	tn := tenant(r)
+	if tn == "" {
+		return nil
+	}
+	own, err := a.svc.tenantNodes(r.Context(), tn)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !own[id] {
+			return problem.NotFoundf("Component %s could not be found", id)
+		}
+	}
+	return nil
+}
+
+// ownedBody is owned for the components a PUT or PATCH /v2/components
+// body names: each element's id of an array; the filter's ids, or its
+// session, which must be the tenant's.
+func (a *API) ownedBody(r *http.Request, body []byte) error {
+	if tenant(r) == "" {
+		return nil
+	}
+	var list []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &list); err == nil {
+		ids := make([]string, len(list))
+		for i, c := range list {
+			ids[i] = c.ID
+		}
+		return a.owned(r, ids...)
+	}
+	var u componentsUpdate
+	if err := json.Unmarshal(body, &u); err != nil {
+		return nil // the handler refuses it
+	}
+	if u.Filters.Session != nil && *u.Filters.Session != "" {
+		_, err := a.svc.Session(r.Context(), tenant(r), *u.Filters.Session)
+		return err
+	}
+	if u.Filters.IDs != nil {
+		return a.owned(r, strings.Split(*u.Filters.IDs, ",")...)
+	}
+	return nil
 }

@@ -69,8 +69,28 @@ func TestTenants(t *testing.T) {
 	if len(comps) != 1 || comps[0].ID != n1 {
 		t.Errorf("the tenant's components: %+v", comps)
 	}
-	if code := e.callAs(ten, "GET", "/v2/components/"+n2, nil, nil); code != 404 {
-		t.Errorf("GET a component not the tenant's: %d, want 404", code)
+	for _, w := range []struct {
+		method, path string
+		body         any
+		want         int
+	}{
+		{method: "GET", path: "/v2/components/" + n2, want: 404},
+		{method: "PATCH", path: "/v2/components/" + n2, body: map[string]any{"enabled": true}, want: 404},
+		{method: "PUT", path: "/v2/components/" + n2, body: map[string]any{"enabled": true}, want: 404},
+		{method: "DELETE", path: "/v2/components/" + n2, want: 404},
+		{method: "PATCH", path: "/v2/components", body: []map[string]any{{"id": n2, "enabled": true}}, want: 404},
+		{method: "PATCH", path: "/v2/components", body: map[string]any{"patch": map[string]any{"retry_policy": 2},
+			"filters": map[string]any{"ids": n1 + "," + n2}}, want: 404},
+		{method: "PATCH", path: "/v2/components", body: map[string]any{"patch": map[string]any{"retry_policy": 2},
+			"filters": map[string]any{"session": "s1"}}, want: 200},
+		{method: "PATCH", path: "/v2/components/" + n1, body: map[string]any{"retry_policy": 1}, want: 200},
+	} {
+		if code := e.callAs(ten, w.method, w.path, w.body, nil); code != w.want {
+			t.Errorf("%s %s %v as the tenant: %d, want %d", w.method, w.path, w.body, code, w.want)
+		}
+	}
+	if c := e.component(n2); c.Enabled || c.RetryPolicy != nil {
+		t.Errorf("%s changed by the tenant: %+v", n2, c)
 	}
 
 	if code := e.callAs(ten, "DELETE", "/v2/sessiontemplates/t1", nil, nil); code != 204 {
