@@ -5,9 +5,20 @@
 // Names are resolved with os.Root, so a symlink is followed only while it
 // stays inside the root; "..", absolute paths and writes are refused with a
 // TFTP error that names no server path. tsize and blksize are negotiated (the
-// block size is clamped to the interface MTU). windowsize (RFC 7440) is not:
-// pin/tftp v3.2.0 leaves it out of its OACK, so clients fall back to one
-// block per ACK, as RFC 7440 section 4 prescribes.
+// block size is clamped to the interface MTU).
+//
+// windowsize (RFC 7440) is not negotiated, because pin/tftp v3.2.0 cannot:
+// its sender.sendOptions deletes every requested option but blksize and
+// tsize before it writes the OACK, and it does so inside ReadFrom, after
+// our read handler has handed over the file, so no hook can add one. Its
+// Server.SetAnticipate is not RFC 7440 either: it sends a window to every
+// client unasked, waits for an ACK of each block in the window (an RFC 7440
+// client ACKs only the last one) and resends the whole window on a lost
+// packet, so it stays off. A client that asks for windowsize (atftp
+// --option "windowsize 8", EDK2's UEFI PXE) finds it missing from the OACK
+// and falls back to one block per ACK, as RFC 7440 section 4 prescribes;
+// TestPeersFetchUndionlyByteExactly fetches that way with atftp. iPXE's own
+// TFTP client never asks for it.
 package tftp
 
 import (
