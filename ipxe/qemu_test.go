@@ -55,6 +55,13 @@ func TestQEMUBoot(t *testing.T) {
 		qemuBootInNS(t)
 		return
 	}
+	runInQEMUNamespace(t, "TestQEMUBoot")
+}
+
+// runInQEMUNamespace checks the peers every qemu test needs (and peers),
+// creates a network namespace with the bridge and the tap, and runs test
+// (a top-level test's name) again inside it, with qemuNSEnv set.
+func runInQEMUNamespace(t *testing.T, test string, peers ...string) {
 	testpeer.Require(t, "ip")
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
@@ -62,8 +69,9 @@ func TestQEMUBoot(t *testing.T) {
 		}
 		t.Skip("the qemu boot test needs root (network namespaces)")
 	}
-	testpeer.Require(t, "qemu-system-x86_64")
-	testpeer.Require(t, "radvd")
+	for _, p := range append([]string{"qemu-system-x86_64", "radvd"}, peers...) {
+		testpeer.Require(t, p)
+	}
 	for _, f := range []string{ovmfCode, ovmfVars, "/usr/lib/ipxe/ipxe.efi", "/usr/lib/ipxe/ipxe.lkrn", "/usr/lib/ipxe/qemu/efi-e1000.rom"} {
 		requireFile(t, f)
 	}
@@ -90,7 +98,7 @@ func TestQEMUBoot(t *testing.T) {
 	// fails with the VM's console before this kills it.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, self, "-test.run", "^TestQEMUBoot$", "-test.v", "-test.timeout", "9m")
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, self, "-test.run", "^"+test+"$", "-test.v", "-test.timeout", "9m")
 	cmd.Env = append(os.Environ(), qemuNSEnv+"="+ns)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.CombinedOutput()
@@ -138,12 +146,28 @@ func firmwares(t *testing.T) []firmware {
 // and it has boot parameters of its own, its next chain fetches its own
 // kernel and initrd.
 func qemuBootInNS(t *testing.T) {
-	root := t.TempDir()
 	fws := firmwares(t)
-	// ipxe.efi is a symlink leaving any TFTP root: copy it in.
+	images := newImageServer(t, qemuFiles(fws))
+	hc, bss := qemuBSS(t, "-dhcp-interface", qemuBridge, "-dhcp-subnet", "10.79.0.0/24", "-dhcp-range", "10.79.0.100-10.79.0.150",
+		"-tftp-listen", qemuSrvIP+":69", "-tftp-root", qemuTFTPRoot(t, fws))
+	startRadvd(t)
+	for _, fw := range fws {
+		t.Run(fw.name, func(t *testing.T) { bootOnce(t, fw, hc, bss, images) })
+	}
+}
+
+// qemuTFTPRoot is a TFTP root with ipxe.efi in it (Debian's is a symlink
+// leaving any TFTP root).
+func qemuTFTPRoot(t *testing.T, fws []firmware) string {
+	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "ipxe.efi"), fws[0].kernel, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return root
+}
+
+// qemuFiles are the images the firmwares' boots ask for.
+func qemuFiles(fws []firmware) map[string][]byte {
 	files := map[string][]byte{}
 	for _, fw := range fws {
 		// Asked for and 404: iPXE's `kernel` fails and the script retries.
@@ -153,14 +177,17 @@ func qemuBootInNS(t *testing.T) {
 		files["/"+fw.name+"/kernel"] = fw.kernel
 		files["/"+fw.name+"/initrd"] = []byte("initrd")
 	}
-	images := newImageServer(t, files)
-	hc, bss := withHSM(t, func(c *DaemonConfig) {
+	return files
+}
+
+// qemuBSS starts HSM and bss, bss with its flags args as `bss` parses
+// them (its boot chain), short retry delays and an HTTP port of its own.
+func qemuBSS(t *testing.T, args ...string) (*client.Client, *Daemon) {
+	t.Helper()
+	return withHSM(t, func(c *DaemonConfig) {
 		f := cli.NewFlagSet("bss", func(string) string { return "" }, io.Discard)
 		fl := RegisterFlags(f)
-		args := []string{"-listen", ":0", "-dhcp-interface", qemuBridge, "-dhcp-subnet", "10.79.0.0/24",
-			"-dhcp-range", "10.79.0.100-10.79.0.150", "-tftp-listen", qemuSrvIP + ":69", "-tftp-root", root,
-			"-retry-delay", "1s", "-retrieval-delay", "1s"}
-		if err := f.Parse(args); err != nil {
+		if err := f.Parse(append([]string{"-listen", ":0", "-retry-delay", "1s", "-retrieval-delay", "1s"}, args...)); err != nil {
 			t.Fatal(err)
 		}
 		fc, err := fl.Config()
@@ -170,10 +197,6 @@ func qemuBootInNS(t *testing.T) {
 		c.Listen, c.AdvertiseURL, c.DHCP, c.TFTP = fc.Listen, fc.AdvertiseURL, fc.DHCP, fc.TFTP
 		c.RetryDelay, c.RetrievalDelay = fc.RetryDelay, fc.RetrievalDelay
 	})
-	startRadvd(t)
-	for _, fw := range fws {
-		t.Run(fw.name, func(t *testing.T) { bootOnce(t, fw, hc, bss, images) })
-	}
 }
 
 // bootOnce boots one VM (sequentially: each keeps a core busy) until it

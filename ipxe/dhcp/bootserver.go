@@ -60,7 +60,7 @@ func (s *Server) serveBootServer(ctx context.Context) error {
 
 // bootServerReply decides one boot server packet (nil: dropped).
 func (s *Server) bootServerReply(b []byte, peer *net.UDPAddr) *datagram {
-	m, err := dhcpv4.FromBytes(b)
+	m, err := parse(b)
 	if err != nil {
 		s.drop(DropMalformed, "from", peer.String(), "err", err)
 		return nil
@@ -71,7 +71,7 @@ func (s *Server) bootServerReply(b []byte, peer *net.UDPAddr) *datagram {
 		s.drop(DropUnknownType, "mac", m.ClientHWAddr.String(), "type", t.String(), "port", BootServerPort)
 		return nil
 	}
-	res := s.h.Handle(m)
+	res := s.h.HandleBootServer(m)
 	if res.Drop != "" {
 		s.drop(res.Drop, "mac", m.ClientHWAddr.String(), "type", t.String(), "port", BootServerPort)
 		return nil

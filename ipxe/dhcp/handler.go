@@ -17,7 +17,7 @@ const (
 	DropUnknownType = "unknown_type" // a message type a server does not take (OFFER, ACK, ...)
 	DropNoSubnet    = "no_subnet"    // giaddr (or our link) is in none of our subnets
 	DropExhausted   = "exhausted"    // no free address for a DISCOVER
-	DropOtherServer = "other_server" // a REQUEST for another server's offer
+	DropOtherServer = "other_server" // a REQUEST for another server's offer (proxy mode: any on port 67)
 	DropNotPXE      = "not_pxe"      // proxy mode: not a PXE client
 	DropNoLease     = "no_lease"     // RELEASE or DECLINE of a lease that is not this client's
 	DropOverload    = "overload"     // too many packets in hand (Server), DISCOVERs first
@@ -92,7 +92,7 @@ func (h *Handler) Handle(req *dhcpv4.DHCPv4) Result {
 		return Result{Drop: DropMalformed}
 	}
 	if h.cfg.Proxy {
-		return h.proxy(req)
+		return h.proxy(req, false)
 	}
 	sub := h.subnet(req)
 	if sub == nil {
@@ -114,6 +114,19 @@ func (h *Handler) Handle(req *dhcpv4.DHCPv4) Result {
 		return h.inform(c)
 	}
 	return Result{Drop: DropUnknownType}
+}
+
+// HandleBootServer decides a packet that came to the PXE boot server port
+// (BootServerPort) of a proxy-mode server: a REQUEST or INFORM from a
+// booting client gets the proxy ACK.
+func (h *Handler) HandleBootServer(req *dhcpv4.DHCPv4) Result {
+	if req.OpCode != dhcpv4.OpcodeBootRequest || len(req.ClientHWAddr) != 6 {
+		return Result{Drop: DropMalformed}
+	}
+	if !h.cfg.Proxy {
+		return Result{Drop: DropUnknownType}
+	}
+	return h.proxy(req, true)
 }
 
 // subnet picks the subnet of req: the one holding giaddr when relayed, else

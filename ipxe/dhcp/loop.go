@@ -68,7 +68,7 @@ func (s *Server) packet(pm *ipv4.Message) *datagram {
 		s.drop(DropMalformed, "from", peer.String(), "err", "longer than 4096 bytes")
 		return nil
 	}
-	m, err := dhcpv4.FromBytes(pm.Buffers[0][:pm.N])
+	m, err := parse(pm.Buffers[0][:pm.N])
 	if err != nil {
 		s.drop(DropMalformed, "from", peer.String(), "err", err)
 		return nil

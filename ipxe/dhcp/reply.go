@@ -120,10 +120,11 @@ const minMessage = 576 - 28
 // dhcpd and Kea read it; 576 when absent or smaller). Over the limit, it
 // first sheds what the fixed fields already carry: option 67 when the
 // BOOTP file field holds the same name, option 66 when siaddr names the
-// TFTP server. A reply still too large (long relay agent information
-// echoed back) goes out as it is: truncating options would break the boot,
-// and clients behind such relays take Ethernet-sized replies in practice.
-// Option overload (52) is not used.
+// TFTP server. Still over, it overloads the sname and file fields (option
+// 52, see overload). A reply that does not fit even so (a relay's option
+// 82 near 255 bytes) goes out as it is: truncating options would break the
+// boot, and clients behind such relays take Ethernet-sized replies in
+// practice.
 func encode(req, reply *dhcpv4.DHCPv4) []byte {
 	limit := minMessage
 	if m, err := req.MaxMessageSize(); err == nil && int(m)-28 > limit {
@@ -139,7 +140,13 @@ func encode(req, reply *dhcpv4.DHCPv4) []byte {
 	if !reply.ServerIPAddr.IsUnspecified() && reply.TFTPServerName() == reply.ServerIPAddr.String() {
 		reply.Options.Del(dhcpv4.OptionTFTPServerName)
 	}
-	return reply.ToBytes()
+	if b = reply.ToBytes(); len(b) <= limit {
+		return b
+	}
+	if ob := overload(reply, limit); ob != nil {
+		return ob
+	}
+	return b
 }
 
 // setFile sets the boot file in the BOOTP file field and in option 67 (the
@@ -207,14 +214,20 @@ func archName(req *dhcpv4.DHCPv4) string {
 }
 
 // proxy answers as a ProxyDHCP server: boot options only, no address, no
-// lease, and only to clients that boot (PXE, UEFI HTTP or iPXE).
-func (h *Handler) proxy(req *dhcpv4.DHCPv4) Result {
+// lease, and only to clients that boot (PXE, UEFI HTTP or iPXE). On port
+// 67 it answers DISCOVERs only (PXE 2.1, 2.2.4): a REQUEST there is the
+// client taking the address server's offer, and when that server shares
+// our address (server identifier) a proxy ACK would reach the client
+// first and lack its address (EDK2 then DECLINEs: "Lease confirmed isn't
+// the same as that in the offer", seen in TestQEMUProxyBoot). REQUESTs and
+// INFORMs for the proxy come to the boot server port (bootServer).
+func (h *Handler) proxy(req *dhcpv4.DHCPv4, bootServer bool) Result {
 	var t dhcpv4.MessageType
-	switch req.MessageType() {
-	case dhcpv4.MessageTypeDiscover:
+	switch mt := req.MessageType(); {
+	case mt == dhcpv4.MessageTypeDiscover && !bootServer:
 		t = dhcpv4.MessageTypeOffer
-	case dhcpv4.MessageTypeRequest, dhcpv4.MessageTypeInform:
-		if sid, ok := addr(req.ServerIdentifier()); ok && sid != h.cfg.ServerID {
+	case mt == dhcpv4.MessageTypeRequest || mt == dhcpv4.MessageTypeInform:
+		if sid, ok := addr(req.ServerIdentifier()); !bootServer || ok && sid != h.cfg.ServerID {
 			return Result{Drop: DropOtherServer}
 		}
 		t = dhcpv4.MessageTypeAck
@@ -227,6 +240,14 @@ func (h *Handler) proxy(req *dhcpv4.DHCPv4) Result {
 	}
 	if r.Options.Get(dhcpv4.OptionClassIdentifier) == nil {
 		r.UpdateOption(dhcpv4.OptClassIdentifier("PXEClient"))
+	}
+	// iPXE takes a proxy offer's boot options only with both a boot file
+	// and a next-server (dhcp_has_pxeopts in its net/udp/dhcp.c): without
+	// siaddr it asks again on port 4011 and drops that answer for the same
+	// reason, then finds nothing to boot. So siaddr is set for every
+	// client, iPXE's HTTP script URL included.
+	if r.ServerIPAddr.IsUnspecified() {
+		r.ServerIPAddr = h.cfg.NextServer.AsSlice()
 	}
 	return Result{Reply: r}
 }

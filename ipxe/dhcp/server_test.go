@@ -304,6 +304,20 @@ func TestProxyMode(t *testing.T) {
 		offer.ClassIdentifier() != "PXEClient" {
 		t.Fatalf("proxy offer %v", offer)
 	}
+	// iPXE takes a proxy offer as is only with a boot file and siaddr;
+	// else it asks on port 4011 and ends with nothing to boot.
+	ipxe := h.exchange(msg(t, dhcpv4.MessageTypeDiscover, "02:44:00:00:00:03", withArch(iana.EFI_X86_64),
+		dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003010")), dhcpv4.WithOption(dhcpv4.OptUserClass("iPXE"))))
+	if ipxe == nil || ipxe.BootFileNameOption() != "http://10.1.0.5:27778/boot/v1/bootscript?mac=${net0/mac}" ||
+		ipxe.ServerIPAddr.String() != "10.1.0.5" || ipxe.ClassIdentifier() != "PXEClient" {
+		t.Errorf("iPXE's proxy offer %v, want the script URL, siaddr 10.1.0.5 and option 60 PXEClient", ipxe)
+	}
+	// The address server's REQUEST, on port 67 and naming our server
+	// identifier (the address server shares our address), is not ours.
+	if r := h.exchange(msg(t, dhcpv4.MessageTypeRequest, "02:44:00:00:00:01", withArch(iana.EFI_X86_64), withServerID("10.1.0.1"),
+		withRequested("10.1.0.77"), dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")))); r != nil {
+		t.Errorf("proxy answered a REQUEST on port 67: %v", r)
+	}
 	if r := h.exchange(msg(t, dhcpv4.MessageTypeDiscover, "02:44:00:00:00:02")); r != nil {
 		t.Errorf("proxy answered a client that does not boot: %v", r)
 	}
@@ -339,7 +353,8 @@ func TestProxyBootServer(t *testing.T) {
 		t.Errorf("option 43 % x, want the boot item echoed", got)
 	}
 	ipxe := msg(t, dhcpv4.MessageTypeRequest, "02:45:00:00:00:02", withArch(iana.EFI_X86_64), dhcpv4.WithOption(dhcpv4.OptUserClass("iPXE")))
-	if r := h.exchangeWith(bs, ipxe.ToBytes()); r == nil || r.BootFileNameOption() != "http://10.1.0.5:27778/boot/v1/bootscript?mac=${net0/mac}" {
+	if r := h.exchangeWith(bs, ipxe.ToBytes()); r == nil || r.BootFileNameOption() != "http://10.1.0.5:27778/boot/v1/bootscript?mac=${net0/mac}" ||
+		r.ServerIPAddr.String() != "10.1.0.5" {
 		t.Errorf("iPXE's ProxyDHCPREQUEST got %v", r)
 	}
 	for name, m := range map[string]*dhcpv4.DHCPv4{
