@@ -1,7 +1,6 @@
 package ipxe
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,34 +39,18 @@ func qemuProxyBootInNS(t *testing.T) {
 // proxyBootOnce boots one VM until it has fetched its Unknown-<arch>
 // kernel: the boot script came through the proxy offers.
 func proxyBootOnce(t *testing.T, fw firmware, bss *Daemon, images *imageServer) {
-	bc := NewClient(bss.URL(), nil)
-	if err := bc.PutBootParams(t.Context(), BootParams{Hosts: []string{"Unknown-" + fw.arch},
-		Kernel: images.url + "/" + fw.name + "/discovery", Params: "discovery"}); err != nil {
-		t.Fatal(err)
-	}
-	before := metricsText(t, bss.URL())
-	serial := startQEMU(t, fw.args)
-	fail := func(format string, args ...any) {
-		t.Helper()
-		b, _ := os.ReadFile(serial)
-		t.Fatalf("%s\nVM console:\n%s", fmt.Sprintf(format, args...), b)
-	}
-	if err := images.await(t, "/"+fw.name+"/discovery"); err != nil {
-		fail("the discovery kernel was never fetched: %v", err)
-	}
-	t.Log("unknown node fetched Unknown-" + fw.arch + "'s kernel through the proxy")
-	after := metricsText(t, bss.URL())
+	grew, fail := bootUnknown(t, fw, bss, images)
 	want := []string{`bss_bootscripts_total{kind="chain"}`, `bss_bootscripts_total{kind="unknown"}`, `dhcp_replies_total{type="OFFER"}`}
 	if fw.tftp {
 		// EDK2 asks the boot server before it fetches the file.
 		want = append(want, `tftp_transfers_total{result="ok"}`, `dhcp_replies_total{type="ACK"}`)
 	}
 	for _, series := range want {
-		if metricValue(after, series) <= max(metricValue(before, series), 0) {
+		if !grew(series) {
 			fail("metric %s did not grow in the proxy boot", series)
 		}
 	}
-	if ls, err := bc.Leases(t.Context(), LeaseQuery{}); err != nil || len(ls) != 0 {
+	if ls, err := NewClient(bss.URL(), nil).Leases(t.Context(), LeaseQuery{}); err != nil || len(ls) != 0 {
 		fail("the proxy holds leases: %+v, %v", ls, err)
 	}
 }

@@ -203,28 +203,10 @@ func qemuBSS(t *testing.T, args ...string) (*client.Client, *Daemon) {
 // has fetched its own initrd.
 func bootOnce(t *testing.T, fw firmware, hc *client.Client, bss *Daemon, images *imageServer) {
 	bc := NewClient(bss.URL(), nil)
-	if err := bc.PutBootParams(t.Context(), BootParams{Hosts: []string{"Unknown-" + fw.arch},
-		Kernel: images.url + "/" + fw.name + "/discovery", Params: "discovery"}); err != nil {
-		t.Fatal(err)
-	}
-	before := metricsText(t, bss.URL())
-	serial := startQEMU(t, fw.args)
-	fail := func(format string, args ...any) {
-		t.Helper()
-		b, _ := os.ReadFile(serial)
-		t.Fatalf("%s\nVM console:\n%s", fmt.Sprintf(format, args...), b)
-	}
-	grew := func(series string) bool {
-		return metricValue(metricsText(t, bss.URL()), series) > max(metricValue(before, series), 0)
-	}
-
 	// 1. Unknown: DHCP (with TFTP of ipxe.efi before iPXE's own for the
 	// UEFI firmware), the chain back for the architecture, Unknown-<arch>'s
 	// kernel.
-	if err := images.await(t, "/"+fw.name+"/discovery"); err != nil {
-		fail("the discovery kernel was never fetched: %v", err)
-	}
-	t.Log("unknown node fetched Unknown-" + fw.arch + "'s kernel")
+	grew, fail := bootUnknown(t, fw, bss, images)
 	leases, err := bc.Leases(t.Context(), LeaseQuery{MACs: []string{fw.mac}, States: []string{LeaseBound}})
 	if err != nil || len(leases) != 1 {
 		fail("DHCP leases of %s: %+v, %v", fw.mac, leases, err)
@@ -272,6 +254,33 @@ func bootOnce(t *testing.T, fw firmware, hc *client.Client, bss *Daemon, images 
 	if !grew(`bss_bootscripts_total{kind="known"}`) {
 		fail("no known-node boot script counted")
 	}
+}
+
+// bootUnknown gives Unknown-<arch> a discovery kernel, boots fw's VM and
+// waits until the VM has fetched that kernel. grew reports whether a
+// metric series of bss grew since before the boot; fail fails the test
+// with the VM's console.
+func bootUnknown(t *testing.T, fw firmware, bss *Daemon, images *imageServer) (grew func(series string) bool, fail func(format string, args ...any)) {
+	t.Helper()
+	if err := NewClient(bss.URL(), nil).PutBootParams(t.Context(), BootParams{Hosts: []string{"Unknown-" + fw.arch},
+		Kernel: images.url + "/" + fw.name + "/discovery", Params: "discovery"}); err != nil {
+		t.Fatal(err)
+	}
+	before := metricsText(t, bss.URL())
+	serial := startQEMU(t, fw.args)
+	fail = func(format string, args ...any) {
+		t.Helper()
+		b, _ := os.ReadFile(serial)
+		t.Fatalf("%s\nVM console:\n%s", fmt.Sprintf(format, args...), b)
+	}
+	grew = func(series string) bool {
+		return metricValue(metricsText(t, bss.URL()), series) > max(metricValue(before, series), 0)
+	}
+	if err := images.await(t, "/"+fw.name+"/discovery"); err != nil {
+		fail("the discovery kernel was never fetched: %v", err)
+	}
+	t.Log("unknown node fetched Unknown-" + fw.arch + "'s kernel")
+	return grew, fail
 }
 
 func mustRead(t *testing.T, path string) []byte {
