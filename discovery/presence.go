@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // presenceConcurrency bounds the BMCs checked at once.
@@ -60,14 +61,14 @@ func (s *Service) checkOne(ctx context.Context, e Endpoint) {
 	if ctx.Err() != nil {
 		return
 	}
-	_, err := s.cfg.SLS.GetHardware(ctx, e.Xname)
+	in, err := s.inSLS(ctx, e.Xname)
 	switch {
-	case errors.Is(err, problem.ErrNotFound):
+	case err != nil:
+		s.pollFailed(ctx, "sls", err)
+	case !in:
 		// A pending BMC is retired too: HSM may hold its endpoint (the
 		// POST committed, its answer lost when HSM went down).
 		s.startRemoval(ctx, e)
-	case err != nil:
-		s.pollFailed(ctx, "sls", err)
 	case e.State == StateRegistered:
 		if err := s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "Alert"); err != nil {
 			s.pollFailed(ctx, "hsm", err)
@@ -79,6 +80,22 @@ func (s *Service) checkOne(ctx context.Context, e Endpoint) {
 	}
 	// A pending BMC still in SLS stays pending: its registration's retries
 	// say why in /v1/unknown.
+}
+
+// inSLS reports whether SLS still has the BMC x: its own object, or one
+// below it (its node). A site's SLS may hold no object for a BMC, only its
+// nodes and the connector naming it (the BMC object is optional): such a
+// BMC missing one presence check must not be taken for removed.
+func (s *Service) inSLS(ctx context.Context, x string) (bool, error) {
+	_, err := s.cfg.SLS.GetHardware(ctx, x)
+	if err == nil || !errors.Is(err, problem.ErrNotFound) {
+		return err == nil, err
+	}
+	below, err := s.cfg.SLS.SearchHardware(ctx, sls.HardwareSearch{Parent: x})
+	if err != nil {
+		return false, err
+	}
+	return len(below) > 0, nil
 }
 
 func (s *Service) setState(ctx context.Context, e Endpoint, state string) {

@@ -101,3 +101,42 @@ func TestRemoval(t *testing.T) {
 		t.Errorf("BMC back stored as %q", e.State)
 	}
 }
+
+// TestRemovalNeedsNodesGone: a BMC SLS holds no object for, only its node
+// (the BMC object is optional in SLS), is still in SLS: when it stops
+// answering it is flagged Alert, not retired; once its node is deleted
+// from SLS too, it is retired.
+func TestRemovalNeedsNodesGone(t *testing.T) {
+	s := newRiver(t, 1, Config{})
+	ctx := t.Context()
+	node, err := s.sls.GetHardware(ctx, "x3000c0s1b0n0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sls.DeleteHardware(ctx, "x3000c0s1b0"); err != nil { // and its node
+		t.Fatal(err)
+	}
+	if _, err := s.sls.CreateHardware(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.bmcs[0].BMC.SetFaults(redfishsim.Faults{ErrorPaths: []string{"/redfish/v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.svc.CheckPresence(ctx)
+	if e, err := s.store.Get(ctx, "x3000c0s1b0"); err != nil || e.State != StateMissing {
+		t.Fatalf("BMC whose node is in SLS: stored %q, %v; want %q", e.State, err, StateMissing)
+	}
+	if c, err := s.hsm.Component(ctx, "x3000c0s1b0n0"); err != nil || c.State == hsm.StateEmpty {
+		t.Fatalf("node: %+v, %v; want not Empty", c, err)
+	}
+	if err := s.sls.DeleteHardware(ctx, "x3000c0s1b0n0"); err != nil {
+		t.Fatal(err)
+	}
+	s.svc.CheckPresence(ctx)
+	if e, err := s.store.Get(ctx, "x3000c0s1b0"); err != nil || e.State != StateRemoved {
+		t.Errorf("BMC with nothing left in SLS: stored %q, %v; want %q", e.State, err, StateRemoved)
+	}
+	if c, err := s.hsm.Component(ctx, "x3000c0s1b0n0"); err != nil || c.State != hsm.StateEmpty {
+		t.Errorf("node: %+v, %v; want Empty", c, err)
+	}
+}
