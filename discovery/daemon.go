@@ -90,7 +90,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	reg := httpserver.NewRegistry()
-	peers := cfg.Auth.Token.Client(nil)
+	peers := cfg.Auth.Client(nil)
 	sc.HSM = client.New(cfg.HSMURL, peers, "reds")
 	sc.SLS = slsclient.New(cfg.SLSURL, peers)
 	sc.Store, sc.BMCs, sc.Walker = store, NewBMCs(cfg.BMC), NewSNMPWalker(cfg.SNMP)
@@ -102,13 +102,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, store, cfg.Log, token)
-	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	h := ad.Wrap(api.Handler())
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("reds", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

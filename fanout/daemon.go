@@ -87,6 +87,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
 	reg := httpserver.NewRegistry()
+	if cfg.Delivery.TLS == nil {
+		cfg.Delivery.TLS = cfg.Auth.TLS.ClientTLS()
+	}
 	svc, err := New(ctx, store, cfg.Delivery, cfg.Log, reg)
 	if err != nil {
 		store.Close()
@@ -97,17 +100,18 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		brokers = cfg.Brokers
 	}
 	if cfg.ScnInURL == "" && cfg.Bus == nil && httpserver.IsLoopbackURL(cfg.HSMURL) {
-		cfg.ScnInURL = httpserver.LocalURL(ln.Addr()) + "/hmi/v1/scn"
+		cfg.ScnInURL = httpserver.SchemeURL(cfg.Auth.TLS.Scheme(), ln.Addr()) + "/hmi/v1/scn"
 	}
 	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
 	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)
-	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	h := ad.Wrap(api.Handler())
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("hmnfd", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}
@@ -140,7 +144,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	case d.cfg.Bus != nil:
 		g.Go(func() error { return d.svc.Consume(gctx, d.cfg.Bus, d.cfg.Topic, d.cfg.Group) })
 	case d.cfg.HSMURL != "":
-		hc := d.cfg.Auth.Token.Client(&http.Client{Timeout: 15 * time.Second})
+		hc := d.cfg.Auth.Client(&http.Client{Timeout: 15 * time.Second})
 		g.Go(func() error { return d.svc.SubscribeHSM(gctx, hc, d.cfg.HSMURL, d.inURL, HSMSubscriber()) })
 	}
 	err := g.Wait()

@@ -41,14 +41,15 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 		return nil, err
 	}
 	o.Log.Info("database_loaded", "path", o.DBPath, "took", time.Since(t0).Round(time.Millisecond))
-	h, err := o.Auth.Wrap(NewAPI(svc, o.Log).Handler(), AuthTable(), o.Log, reg)
+	ad, err := o.Auth.NewDaemon(AuthTable(), o.Log, reg)
 	if err != nil {
 		ln.Close()
 		svc.Close()
 		return nil, err
 	}
+	h := ad.Wrap(NewAPI(svc, o.Log).Handler())
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), o.Log, reg)
-	srv.WrapMetrics(o.Auth.MetricsGuard("hbtd", o.Log))
+	ad.Configure(srv)
 	if o.MaxConns > 0 {
 		srv.MaxConns = o.MaxConns
 	}

@@ -70,7 +70,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	}
 	store.now = o.Now
 	s := &Service{Store: store, log: o.Log}
-	s.HSM = NewHSMNotifier(o.HSMURL, o.Auth.Token.Client(o.HTTPClient), o.Log, o.Registerer)
+	s.HSM = NewHSMNotifier(o.HSMURL, o.Auth.Client(o.HTTPClient), o.Log, o.Registerer)
 	s.HSM.q.done = func(cs []Change) { store.Ack(context.WithoutCancel(ctx), "hsm", cs) }
 	sinks := []Sink{store, s.HSM}
 	receivers := []string{"hsm"}

@@ -92,7 +92,7 @@ func startBootChain(ctx context.Context, cfg DaemonConfig, db *sqldb.DB, cache *
 	dc.Lookup = cacheLookup{cache}
 	dc.Publisher = cfg.Publisher
 	if cfg.HSMURL != "" {
-		dc.HSM = client.New(cfg.HSMURL, cfg.Auth.Token.Client(nil), "bss-dhcp") // the unknown MACs it writes
+		dc.HSM = client.New(cfg.HSMURL, cfg.Auth.Client(nil), "bss-dhcp") // the unknown MACs it writes
 	}
 	dc.Log, dc.Registerer = cfg.Log.With("server", "dhcp"), reg
 	bc.dhcp, err = dhcp.Listen(ctx, dc, db)

@@ -119,7 +119,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		sc.NodeTokens = &NodeTokens{Signer: signer, TTL: cfg.NodeTokenTTL}
 	}
 	if sc.Script.AdvertiseURL == "" {
-		sc.Script.AdvertiseURL = defaultAdvertise(cfg.DHCP, ln.Addr())
+		sc.Script.AdvertiseURL = defaultAdvertise(cfg.DHCP, ln.Addr(), cfg.Auth.TLS.Scheme())
 	}
 	if cfg.DiscoveryTokenFile != "" {
 		if sc.Script.DiscoveryToken, err = cli.ReadToken("discovery token", cfg.DiscoveryTokenFile, minDiscoveryToken); err != nil {
@@ -128,10 +128,10 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		}
 	}
 	if cfg.HSMURL != "" {
-		sc.HSM = NewHSMClient(cfg.HSMURL, cfg.Auth.Token.Client(nil))
+		sc.HSM = NewHSMClient(cfg.HSMURL, cfg.Auth.Client(nil))
 		sc.Sync = SyncConfig{CallbackURL: cfg.ScnInURL, Resync: cfg.Resync, Subscriber: "bss@" + hostname()}
 		if sc.Sync.CallbackURL == "" {
-			sc.Sync.CallbackURL = httpserver.CallbackURL(cfg.HSMURL, ln.Addr(), Base+"/scn")
+			sc.Sync.CallbackURL = httpserver.CallbackURL(cfg.Auth.TLS.Scheme(), cfg.HSMURL, ln.Addr(), Base+"/scn")
 		}
 	}
 	svc, err := New(ctx, store, sc)
@@ -145,17 +145,18 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, bc.leases(), cfg.Log, cfg.Version)
-	guarded, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		bc.Close()
 		store.Close()
 		return nil, err
 	}
+	guarded := ad.Wrap(api.Handler())
 	// The boot chain's iPXE binaries (GET /ipxe/) stay open: firmware
 	// fetches them before anything could give it a token.
 	h := bc.handler(httpserver.WithPrefixes(guarded, GatewayPrefixes()...))
 	srv := httpserver.Serve(ln, h, cfg.Log, reg)
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("bss", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}
@@ -163,14 +164,15 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 }
 
 // defaultAdvertise is the advertise URL when none is given: with a DHCP
-// server, its own address (what nodes reach), else this daemon's URL.
-func defaultAdvertise(dc *dhcp.ServerConfig, addr net.Addr) string {
+// server, its own address (what nodes reach), else this daemon's URL;
+// scheme is "https" when bss serves TLS.
+func defaultAdvertise(dc *dhcp.ServerConfig, addr net.Addr, scheme string) string {
 	if dc != nil && dc.Handler.ServerID.IsValid() {
 		if ta, ok := addr.(*net.TCPAddr); ok {
-			return "http://" + net.JoinHostPort(dc.Handler.ServerID.String(), strconv.Itoa(ta.Port))
+			return scheme + "://" + net.JoinHostPort(dc.Handler.ServerID.String(), strconv.Itoa(ta.Port))
 		}
 	}
-	return httpserver.LocalURL(addr)
+	return httpserver.SchemeURL(scheme, addr)
 }
 
 // URL is the base URL the daemon serves on.

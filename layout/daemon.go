@@ -55,17 +55,18 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if cfg.DumpLimit > 0 {
 		api.DumpLimit = cfg.DumpLimit
 	}
-	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	h := ad.Wrap(api.Handler())
 	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("sls", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

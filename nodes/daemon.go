@@ -77,18 +77,19 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout, Transport: transport(cfg.Workers)})
+	hc := cfg.Auth.Client(&http.Client{Timeout: cfg.PeerTimeout, Transport: transport(cfg.Workers)})
 	backend := NewServices(ServicesConfig{SLSURL: cfg.SLSURL, HSMURL: cfg.HSMURL, BSSURL: cfg.BSSURL,
 		HBTDURL: cfg.HBTDURL, HTTP: hc, Workers: cfg.Workers, Log: cfg.Log})
 	svc := New(store, Config{Backend: backend, Box: box, Log: cfg.Log})
 	reg := httpserver.NewRegistry()
-	api, err := cfg.Auth.Wrap(NewAPI(svc, cfg.Log, store.Ping, backend.Ready).Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	api := ad.Wrap(NewAPI(svc, cfg.Log, store.Ping, backend.Ready).Handler())
 	srv := httpserver.Serve(ln, api, cfg.Log, reg)
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("nodes", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

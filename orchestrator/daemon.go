@@ -95,7 +95,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := cfg.Auth.Token.Client(&http.Client{Timeout: cfg.PeerTimeout})
+	hc := cfg.Auth.Client(&http.Client{Timeout: cfg.PeerTimeout})
 	h := client.New(cfg.HSMURL, hc, "bos")
 	sc := Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3: cfg.S3,
 		FallbackPoll: cfg.FallbackPoll, After: cfg.After, Command: cfg.Command, Log: cfg.Log}
@@ -108,19 +108,20 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	reg := httpserver.NewRegistry()
-	api, err := cfg.Auth.Wrap(NewAPI(svc, cfg.Log).Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	api := ad.Wrap(NewAPI(svc, cfg.Log).Handler())
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(api, GatewayPrefixes()...), cfg.Log, reg)
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("bos", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}
 	scnURL := cfg.SCNInURL
 	if scnURL == "" {
-		scnURL = httpserver.CallbackURL(cfg.HSMURL, ln.Addr(), SCNPath)
+		scnURL = httpserver.CallbackURL(cfg.Auth.TLS.Scheme(), cfg.HSMURL, ln.Addr(), SCNPath)
 	}
 	return &Daemon{store: store, svc: svc, srv: srv, hsm: h, scnURL: scnURL}, nil
 }

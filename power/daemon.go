@@ -92,7 +92,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := client.New(cfg.HSMURL, cfg.Auth.Token.Client(nil), "pcs")
+	hc := client.New(cfg.HSMURL, cfg.Auth.Client(nil), "pcs")
 	creds := cfg.Credentials
 	if creds == nil {
 		fetch := func(ctx context.Context) ([]hsm.BMCCredential, error) { return hc.BMCCredentials(ctx, nil) }
@@ -108,13 +108,14 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		return nil, err
 	}
 	api := NewAPI(svc, cfg.Log, store.Ping, hc.Ready)
-	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	h := ad.Wrap(api.Handler())
 	srv := httpserver.Serve(ln, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("pcs", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

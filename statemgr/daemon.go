@@ -86,7 +86,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	sc := StoreConfig{}
 	if cfg.SLSURL != "" {
-		sc.Layout = component.NewSLS(cfg.SLSURL, cfg.Auth.Token.Client(nil))
+		sc.Layout = component.NewSLS(cfg.SLSURL, cfg.Auth.Client(nil))
 	}
 	// Loading a large database takes a while; say so, and how long it took.
 	cfg.Log.Info("database_loading", "path", cfg.DB)
@@ -120,7 +120,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	// hmnfd), or else hsm's own token only to subscribers on this host
 	// (hms up's hmnfd and bss).
 	hosts := token.Hosts(cfg.SCNTokenHosts)
-	callbacks := cfg.SCNToken.ClientIf(&http.Client{Timeout: 10 * time.Second},
+	// Subscribers served over TLS (hmnfd, bss, bos with -tls-cert) get
+	// hsm's certificate as client certificate.
+	callbacks := cfg.SCNToken.ClientIf(cfg.Auth.TLS.Client(&http.Client{Timeout: 10 * time.Second}),
 		func(r *http.Request) bool { return hosts.Allows(r.URL.Hostname()) })
 	if !cfg.SCNToken.Set() {
 		callbacks = cfg.Auth.Token.ClientIf(callbacks,
@@ -129,15 +131,16 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	relay := scn.NewRelay(scn.NewStore(store.Store), scn.RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
 		Client: callbacks, Registerer: reg, Log: cfg.Log})
 	api := NewAPI(store, cfg.Log, disc)
-	h, err := cfg.Auth.Wrap(api.Handler(), AuthTable(), cfg.Log, reg)
+	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {
 		return nil, err
 	}
+	h := ad.Wrap(api.Handler())
 	srv, err := httpserver.Listen(cfg.Listen, httpserver.WithPrefixes(h, GatewayPrefixes()...), cfg.Log, reg)
 	if err != nil {
 		return nil, err
 	}
-	srv.WrapMetrics(cfg.Auth.MetricsGuard("hsm", cfg.Log))
+	ad.Configure(srv)
 	if cfg.MaxConns > 0 {
 		srv.MaxConns = cfg.MaxConns
 	}

@@ -63,9 +63,15 @@ func suiteUpWith(t *testing.T, dir string, getenv func(string) string, more ...s
 
 func call(t *testing.T, method, url, body string, want int) []byte {
 	t.Helper()
+	return send(t, http.DefaultClient, method, url, body, want)
+}
+
+// send is call with the client hc.
+func send(t *testing.T, hc *http.Client, method, url, body string, want int) []byte {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

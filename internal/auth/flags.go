@@ -1,11 +1,13 @@
 package auth
 
 import (
+	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/mtls"
 )
 
 // Config is the auth configuration of a daemon: how it checks the tokens of
@@ -30,11 +32,20 @@ type Config struct {
 	// Shadow logs refusals without refusing.
 	Shadow bool
 	// MetricsAuth requires a viewer, operator or admin token on /metrics
-	// (MetricsGuard); false leaves it open.
+	// (Daemon.Configure); false leaves it open.
 	MetricsAuth bool
 	// Token is what the daemon sends to its peers.
 	Token token.Config
+	// TLS is the daemon's certificate, served and presented to its peers,
+	// and the CA its callers' and peers' certificates chain to.
+	TLS mtls.Config
 }
+
+// Client returns a copy of hc (nil: a new client) for calling the daemon's
+// peers: it presents the daemon's certificate to https:// peers and trusts
+// the client CA (TLS), and sends the daemon's token (Token). hc itself when
+// neither is configured.
+func (c Config) Client(hc *http.Client) *http.Client { return c.Token.Client(c.TLS.Client(hc)) }
 
 // On reports whether tokens are checked (or, in shadow mode, looked at).
 func (c Config) On() bool { return c.JWKSURL != "" || c.KeyFile != "" || c.NodeKeys != "" }
@@ -47,11 +58,13 @@ type Flags struct {
 	skew                                            *time.Duration
 	shadow, help, metrics                           *bool
 	token                                           *token.Flags
+	tls                                             *mtls.Flags
 }
 
 // RegisterFlags declares the auth flags on f: -jwks-url, -jwt-key-file,
 // -jwt-issuer, -jwt-audience, -roles-claim, -jwt-skew, -auth-shadow,
-// -help-auth, and the peer token's -token and -token-file.
+// -help-auth, the peer token's -token and -token-file (and OAuth client
+// credentials), and the TLS flags -tls-cert, -tls-key and -client-ca.
 func RegisterFlags(f *cli.FlagSet) *Flags {
 	return &Flags{f: f,
 		jwksURL:  f.String("jwks-url", "", "URL of the JWKS whose keys sign callers' Bearer tokens (Keycloak: .../realms/R/protocol/openid-connect/certs); with it or -jwt-key-file every route needs a token except those -help-auth lists as open (health, liveness, readiness, openapi, metrics, and a few daemon-specific ones)"),
@@ -66,6 +79,7 @@ func RegisterFlags(f *cli.FlagSet) *Flags {
 		help:    f.Bool("help-auth", false, "print which roles may call each route, and exit"),
 		metrics: f.Bool("metrics-auth", false, "require a viewer, operator or admin token on /metrics too (default: /metrics stays open for scrapers without a token)"),
 		token:   token.Register(f),
+		tls:     mtls.Register(f),
 	}
 }
 
@@ -120,5 +134,8 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 		return Config{}, err
 	}
 	c.Token = tc
+	if c.TLS, err = fl.tls.Config(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }

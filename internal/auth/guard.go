@@ -26,64 +26,42 @@ type guard struct {
 
 // Wrap returns next guarded by the table t, or next itself when auth is off.
 // Wrap it inside the gateway prefixes (httpserver.WithPrefixes), so the
-// guard sees the daemon's own paths. reg may be nil.
+// guard sees the daemon's own paths. reg may be nil. A daemon uses
+// NewDaemon instead, which guards /metrics with the same verifier.
 func (c Config) Wrap(next http.Handler, t Table, log *slog.Logger, reg prometheus.Registerer) (http.Handler, error) {
-	v, err := NewVerifier(c, nil, nil)
-	if err != nil || v == nil {
-		return next, err
+	d, err := c.NewDaemon(t, log, reg)
+	if err != nil {
+		return nil, err
 	}
-	return newGuard(v, c.Shadow, t, next, log, reg), nil
+	return d.Wrap(next), nil
 }
 
 func newGuard(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Logger, reg prometheus.Registerer) *guard {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	g := guardFor(v, shadow, t, next, log, reg)
-	mode := "enforce"
-	if shadow {
-		mode = "shadow"
-	}
-	log.Info("auth_on", "mode", mode, "routes", len(t.Routes))
-	return g
+	return guardFor(v, shadow, t, next, log, newDecisions(reg))
 }
 
-func guardFor(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Logger, reg prometheus.Registerer) *guard {
-	g := &guard{v: v, shadow: shadow, realm: t.Daemon, routes: http.NewServeMux(), next: next, log: log,
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hms_auth_decisions_total",
-			Help: "Requests checked by the auth guard, by decision and whether the request was refused (not in shadow mode)."},
-			[]string{"decision", "refused"})}
+// newDecisions is hms_auth_decisions_total, registered on reg unless nil.
+func newDecisions(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hms_auth_decisions_total",
+		Help: "Requests checked by the auth guard, by decision and whether the request was refused (not in shadow mode)."},
+		[]string{"decision", "refused"})
 	if reg != nil {
-		reg.MustRegister(g.decisions)
+		reg.MustRegister(c)
 	}
+	return c
+}
+
+func guardFor(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Logger, decisions *prometheus.CounterVec) *guard {
+	g := &guard{v: v, shadow: shadow, realm: t.Daemon, routes: http.NewServeMux(), next: next, log: log, decisions: decisions}
 	for _, r := range t.Routes {
 		g.routes.Handle(r.Pattern, g.check(r.Access))
 	}
 	// A route the table lacks is admin-only: the guard fails closed.
 	g.routes.Handle("/", g.check(AdminOnly()))
 	return g
-}
-
-// MetricsGuard returns what a daemon's server wraps its /metrics handler in
-// (httpserver.Server.WrapMetrics): with -metrics-auth and a key source, a
-// check that the caller is a viewer, operator or admin; else nothing (the
-// default: Prometheus scrapers often carry no token).
-func (c Config) MetricsGuard(daemon string, log *slog.Logger) func(http.Handler) http.Handler {
-	if !c.MetricsAuth || !c.On() {
-		return func(h http.Handler) http.Handler { return h }
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	v, err := NewVerifier(c, nil, nil)
-	return func(h http.Handler) http.Handler {
-		if err != nil { // the flags and Wrap read the same key file first
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				problem.WriteStatus(w, r, http.StatusServiceUnavailable, "token keys unavailable")
-			})
-		}
-		return guardFor(v, c.Shadow, Table{Daemon: daemon, Routes: []Route{{Pattern: "/metrics", Access: Read()}}}, h, log, nil)
-	}
 }
 
 // ServeHTTP routes r through the table's mux, which sets r's path values

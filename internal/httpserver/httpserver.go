@@ -8,6 +8,7 @@ package httpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,10 +48,19 @@ type Server struct {
 	MaxConns int
 	// metrics answers GET /metrics (WrapMetrics guards it).
 	metrics http.Handler
+	// tls, when set, makes Run serve HTTPS (UseTLS).
+	tls *tls.Config
 }
 
+// UseTLS makes the server serve HTTPS with c (mtls.Config.Server: with a
+// client CA the handshake refuses callers without a certificate it
+// signed); nil keeps plain HTTP. Call it before Run. Beyond MaxConns a TLS
+// caller gets its connection closed (the bare 503 is plain text it cannot
+// read).
+func (s *Server) UseTLS(c *tls.Config) { s.tls = c }
+
 // WrapMetrics puts wrap around the /metrics handler (a token check: auth's
-// Config.MetricsGuard). Call it before Run.
+// Daemon.Configure). Call it before Run.
 func (s *Server) WrapMetrics(wrap func(http.Handler) http.Handler) { s.metrics = wrap(s.metrics) }
 
 // NewRegistry returns a Prometheus registry with the Go runtime and process
@@ -122,17 +132,26 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger, reg *prometheus.Re
 // Addr is the bound address, useful when listening on ":0".
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL is a URL that reaches the server from this host (see LocalURL).
-func (s *Server) URL() string { return LocalURL(s.ln.Addr()) }
+// URL is a URL that reaches the server from this host (see LocalURL):
+// https:// once UseTLS was called.
+func (s *Server) URL() string {
+	if s.tls != nil {
+		return SchemeURL("https", s.ln.Addr())
+	}
+	return LocalURL(s.ln.Addr())
+}
 
 // LocalURL is "http://" plus addr, with loopback for an unspecified host
 // (":8376" binds every address; peers on this host reach it as
 // 127.0.0.1:8376).
-func LocalURL(addr net.Addr) string {
+func LocalURL(addr net.Addr) string { return SchemeURL("http", addr) }
+
+// SchemeURL is LocalURL with another scheme ("https").
+func SchemeURL(scheme string, addr net.Addr) string {
 	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
-		return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
+		return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
 	}
-	return "http://" + addr.String()
+	return scheme + "://" + addr.String()
 }
 
 // Run serves until ctx is cancelled, then stops accepting connections and waits
@@ -146,9 +165,14 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.MaxConns > 0 {
 		ln = &limitListener{Listener: s.ln, max: int64(s.MaxConns), log: s.log}
 	}
+	if s.tls != nil {
+		// Outside the cap: a connection over it is closed before any
+		// handshake costs the daemon a signature.
+		ln = tls.NewListener(ln, s.tls)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.srv.Serve(ln) }()
-	s.log.Info("http_listening", "addr", s.Addr(), "max_connections", s.MaxConns)
+	s.log.Info("http_listening", "addr", s.Addr(), "max_connections", s.MaxConns, "tls", s.tls != nil)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("http serve: %w", err)
@@ -176,17 +200,17 @@ func (s *Server) Close() error { return s.ln.Close() }
 // host" for the tokens hsm and hmnfd send and for callback URLs.
 func IsLoopbackURL(raw string) bool { return token.Hosts(nil).AllowsURL(raw) }
 
-// CallbackURL is the URL a peer at peerURL reaches this server's path on:
-// the loopback URL when the peer is on this host, else
-// http://<hostname>:<port>.
-func CallbackURL(peerURL string, addr net.Addr, path string) string {
+// CallbackURL is the URL a peer at peerURL reaches this server's path on
+// (scheme "http" or "https"): the loopback URL when the peer is on this
+// host, else <scheme>://<hostname>:<port>.
+func CallbackURL(scheme, peerURL string, addr net.Addr, path string) string {
 	if IsLoopbackURL(peerURL) {
-		return LocalURL(addr) + path
+		return SchemeURL(scheme, addr) + path
 	}
 	_, port, _ := net.SplitHostPort(addr.String())
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port) + path
+	return scheme + "://" + net.JoinHostPort(host, port) + path
 }

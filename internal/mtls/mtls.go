@@ -1,0 +1,226 @@
+// Package mtls is the TLS between the suite's daemons: the certificate a
+// daemon serves with and presents to its peers as its client certificate
+// (-tls-cert, -tls-key), and the CA that signs its callers' certificates and
+// its peers' (-client-ca). With a certificate a daemon serves HTTPS; with
+// -client-ca too it refuses, in the TLS handshake, every caller that does
+// not present a certificate signed by that CA, health and liveness probes
+// included (they never reach HTTP). The files are re-read when they change,
+// so a certificate can be renewed without a restart. It is a leaf package:
+// node-side binaries may link it.
+package mtls
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/hmsuite/hms/internal/cli"
+)
+
+// Config names the PEM files of a daemon's TLS. Zero: plain HTTP.
+type Config struct {
+	// CertFile and KeyFile are the daemon's certificate (with its chain)
+	// and private key: served to callers, and presented to https:// peers.
+	CertFile, KeyFile string
+	// ClientCA holds the CA certificate(s) that callers' certificates must
+	// chain to; the same CAs are the only ones trusted for https:// peers.
+	// Empty: callers need no certificate, peers are checked against the
+	// system's roots.
+	ClientCA string
+}
+
+// On reports whether the daemon serves HTTPS.
+func (c Config) On() bool { return c.CertFile != "" }
+
+// Scheme is "https" when the daemon serves HTTPS, else "http".
+func (c Config) Scheme() string {
+	if c.On() {
+		return "https"
+	}
+	return "http"
+}
+
+// Server returns the TLS configuration of a daemon's server (nil when off):
+// TLS 1.2 or later, HTTP/1.1, and with ClientCA a verified client
+// certificate required. Each handshake takes the files as they are now.
+func (c Config) Server() (*tls.Config, error) {
+	if !c.On() {
+		return nil, nil
+	}
+	f := c.files()
+	if _, _, err := f.load(); err != nil {
+		return nil, err
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"},
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			cert, pool, err := f.load()
+			if err != nil {
+				return nil, err
+			}
+			sc := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}, Certificates: []tls.Certificate{*cert}}
+			if pool != nil {
+				sc.ClientAuth, sc.ClientCAs = tls.RequireAndVerifyClientCert, pool
+			}
+			return sc, nil
+		}}, nil
+}
+
+// ClientTLS returns what a daemon's clients use for https:// peers (nil
+// when off): its certificate as client certificate, taken from the files as
+// they are at each handshake, and ClientCA's CAs as the only roots.
+func (c Config) ClientTLS() *tls.Config {
+	if !c.On() {
+		return nil
+	}
+	f := c.files()
+	cc := &tls.Config{MinVersion: tls.VersionTLS12,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			cert, _, err := f.load()
+			return cert, err
+		}}
+	if c.ClientCA != "" {
+		// The roots are read once: a tls.Config's RootCAs cannot change per
+		// handshake without verifying by hand, and a CA outlives its
+		// certificates.
+		if _, pool, err := f.load(); err == nil {
+			cc.RootCAs = pool
+		}
+	}
+	return cc
+}
+
+// Client returns a copy of hc (nil: a new client) whose https:// requests
+// present the daemon's certificate and trust ClientCA, or hc itself when TLS
+// is off. A client whose Transport is not an *http.Transport (a test's) is
+// returned as it is.
+func (c Config) Client(hc *http.Client) *http.Client {
+	if !c.On() {
+		return hc
+	}
+	var cp http.Client
+	if hc != nil {
+		cp = *hc
+	}
+	var tr *http.Transport
+	switch t := cp.Transport.(type) {
+	case nil:
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+	case *http.Transport:
+		tr = t.Clone()
+	default:
+		return hc
+	}
+	tr.TLSClientConfig = c.ClientTLS()
+	cp.Transport = tr
+	return &cp
+}
+
+func (c Config) files() *files { return &files{cfg: c} }
+
+// files caches the parsed certificate and CA pool, parsing them again when
+// a file's size or modification time changed. A change that does not parse
+// (a certificate written before its key) keeps the last good pair.
+type files struct {
+	cfg   Config
+	mu    sync.Mutex
+	stamp [3]stamp
+	cert  *tls.Certificate
+	pool  *x509.CertPool
+}
+
+type stamp struct{ mtime, size int64 }
+
+func (f *files) load() (*tls.Certificate, *x509.CertPool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var now [3]stamp
+	for i, p := range []string{f.cfg.CertFile, f.cfg.KeyFile, f.cfg.ClientCA} {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil {
+			now[i] = stamp{fi.ModTime().UnixNano(), fi.Size()}
+		}
+	}
+	if f.cert != nil && now == f.stamp {
+		return f.cert, f.pool, nil
+	}
+	cert, pool, err := f.cfg.parse()
+	if err != nil {
+		if f.cert != nil {
+			return f.cert, f.pool, nil
+		}
+		return nil, nil, err
+	}
+	f.cert, f.pool, f.stamp = cert, pool, now
+	return cert, pool, nil
+}
+
+// parse reads the key pair and the CA file.
+func (c Config) parse() (*tls.Certificate, *x509.CertPool, error) {
+	cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls certificate: %w", err)
+	}
+	pool, err := c.caPool()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &cert, pool, nil
+}
+
+// caPool reads ClientCA (nil when not set).
+func (c Config) caPool() (*x509.CertPool, error) {
+	if c.ClientCA == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(c.ClientCA)
+	if err != nil {
+		return nil, fmt.Errorf("client CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("client CA %s: no PEM certificate", c.ClientCA)
+	}
+	return pool, nil
+}
+
+// Flags are -tls-cert, -tls-key and -client-ca; Register declares them.
+type Flags struct {
+	f              *cli.FlagSet
+	cert, key, cas *string
+}
+
+// Register declares -tls-cert, -tls-key and -client-ca on f.
+func Register(f *cli.FlagSet) *Flags {
+	return &Flags{f: f,
+		cert: f.String("tls-cert", "", "PEM `FILE` of the certificate (and chain) to serve HTTPS with and to present to https:// peers as client certificate; re-read when it changes"),
+		key:  f.String("tls-key", "", "PEM `FILE` of the private key of -tls-cert"),
+		cas:  f.String("client-ca", "", "PEM `FILE` of the CA(s) callers' certificates must chain to: the TLS handshake refuses a caller without one (health probes too); also the only CAs trusted for https:// peers. Needs -tls-cert"),
+	}
+}
+
+// Config checks the files the flags name and returns the configuration.
+// Errors are *cli.UsageError.
+func (fl *Flags) Config() (Config, error) {
+	c := Config{CertFile: *fl.cert, KeyFile: *fl.key, ClientCA: *fl.cas}
+	switch {
+	case (c.CertFile == "") != (c.KeyFile == ""):
+		return Config{}, cli.Usagef("-%s and -%s go together", fl.f.Name("tls-cert"), fl.f.Name("tls-key"))
+	case c.ClientCA != "" && c.CertFile == "":
+		return Config{}, cli.Usagef("-%s needs -%s and -%s (the daemon must serve HTTPS to ask for client certificates)",
+			fl.f.Name("client-ca"), fl.f.Name("tls-cert"), fl.f.Name("tls-key"))
+	case !c.On():
+		return c, nil
+	}
+	if _, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile); err != nil {
+		return Config{}, cli.Usagef("-%s, -%s: %v", fl.f.Name("tls-cert"), fl.f.Name("tls-key"), err)
+	}
+	if _, err := c.caPool(); err != nil {
+		return Config{}, cli.Usagef("-%s: %v", fl.f.Name("client-ca"), err)
+	}
+	return c, nil
+}
