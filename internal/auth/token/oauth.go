@@ -25,18 +25,48 @@ type ClientCredentials struct {
 const oauthEarly = 30 * time.Second
 
 // clientCredentials returns the fetched token, fetching a new one when there
-// is none or it is about to expire.
-func (s *tokenSource) clientCredentials() (string, error) {
+// is none or it is about to expire. The lock is not held across the fetch:
+// one caller fetches, the others send the old token meanwhile (it is
+// replaced before it expires), or, when there is none yet, wait for the
+// fetch or their own context.
+func (s *tokenSource) clientCredentials(ctx context.Context) (string, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tok != "" && time.Now().Before(s.expires) {
+	if s.tok != "" && s.clock().Before(s.expires) {
+		defer s.mu.Unlock()
 		return s.tok, nil
 	}
-	tok, ttl, err := s.cfg.OAuth.fetch(context.Background(), s.hc)
+	if f := s.fetching; f != nil {
+		old := s.tok
+		s.mu.Unlock()
+		if old != "" {
+			return old, nil
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return "", fmt.Errorf("oauth token: %w", ctx.Err())
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.tok == "" {
+			return "", s.fetchErr
+		}
+		return s.tok, nil
+	}
+	f := &flight{done: make(chan struct{})}
+	s.fetching = f
+	s.mu.Unlock()
+	// Not the caller's cancellation: others may be waiting for it (fetch
+	// bounds it).
+	tok, ttl, err := s.cfg.OAuth.fetch(context.WithoutCancel(ctx), s.hc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fetching, s.fetchErr = nil, err
+	close(f.done)
 	if err != nil {
 		return "", err
 	}
-	s.tok, s.expires = tok, time.Now().Add(max(ttl-oauthEarly, ttl/2))
+	s.tok, s.expires = tok, s.clock().Add(max(ttl-oauthEarly, ttl/2))
 	return tok, nil
 }
 

@@ -19,26 +19,66 @@ const renewRetry = time.Minute
 // renew returns the freshest token: tok itself, or the token RenewURL gave
 // for it, exchanged again once it is past half its life. It never fails:
 // a token that cannot be renewed is sent as it is until it expires.
+//
+// The lock is never held across the exchange. One caller makes it; the
+// others send the current token meanwhile while it is still valid, and
+// wait for the exchange (or their own context) once it has expired.
 func (s *tokenSource) renew(ctx context.Context, tok string) string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur := tok
-	if s.renewed != "" && expiry(s.renewed).After(expiry(tok)) {
-		cur = s.renewed
-	}
+	cur := s.freshest(tok)
 	iat, exp := issued(cur), expiry(cur)
-	now := time.Now()
-	if exp.IsZero() || now.Before(iat.Add(exp.Sub(iat)/2)) || now.Sub(s.tried) < renewRetry {
+	now := s.clock()
+	if exp.IsZero() || now.Before(iat.Add(exp.Sub(iat)/2)) {
+		s.mu.Unlock()
 		return cur
 	}
-	s.tried = now
-	fresh, err := fetch(ctx, s.hc, s.cfg.RenewURL, cur)
-	if err != nil {
+	f := s.renewing
+	if f == nil {
+		if now.Sub(s.tried) < renewRetry {
+			s.mu.Unlock()
+			return cur
+		}
+		s.tried = now
+		f = &flight{done: make(chan struct{})}
+		s.renewing = f
+		s.mu.Unlock()
+		// Not the caller's cancellation: others may be waiting for it
+		// (fetch bounds it).
+		fresh, err := fetch(context.WithoutCancel(ctx), s.hc, s.cfg.RenewURL, cur)
+		s.mu.Lock()
+		if err == nil {
+			s.renewed = fresh
+		}
+		s.renewing = nil
+		close(f.done)
+		defer s.mu.Unlock()
+		return s.freshest(tok)
+	}
+	s.mu.Unlock()
+	if now.Before(exp) {
 		return cur
 	}
-	s.renewed = fresh
-	return fresh
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.freshest(tok)
 }
+
+// freshest is the later-expiring of tok and the last renewed token; s.mu
+// held.
+func (s *tokenSource) freshest(tok string) string {
+	if s.renewed != "" && expiry(s.renewed).After(expiry(tok)) {
+		return s.renewed
+	}
+	return tok
+}
+
+// flight is a fetch in progress, which other callers wait for rather than
+// starting their own; done is closed when it has ended.
+type flight struct{ done chan struct{} }
 
 // fetch exchanges tok at url for a fresh token.
 func fetch(ctx context.Context, hc *http.Client, url, tok string) (string, error) {

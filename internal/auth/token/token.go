@@ -109,19 +109,32 @@ type tokenSource struct {
 	tried   time.Time
 	// expires is when a client credentials token is fetched again.
 	expires time.Time
+	// renewing and fetching are the renewal and the client credentials
+	// fetch in progress (nil: none); fetchErr is how the last fetch failed.
+	renewing, fetching *flight
+	fetchErr           error
+	// now is the clock (nil: time.Now).
+	now func() time.Time
+}
+
+func (s *tokenSource) clock() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
 }
 
 func (s *tokenSource) token(ctx context.Context) (string, error) {
-	tok, err := s.current()
+	tok, err := s.current(ctx)
 	if err != nil || s.cfg.RenewURL == "" {
 		return tok, err
 	}
 	return s.renew(ctx, tok), nil
 }
 
-func (s *tokenSource) current() (string, error) {
+func (s *tokenSource) current(ctx context.Context) (string, error) {
 	if s.cfg.OAuth.TokenURL != "" {
-		return s.clientCredentials()
+		return s.clientCredentials(ctx)
 	}
 	if s.cfg.File == "" {
 		return s.cfg.Token, nil
