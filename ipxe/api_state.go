@@ -1,6 +1,7 @@
 package ipxe
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,9 +55,16 @@ func (a *API) getHosts(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, jsonType, out)
 }
 
-// postHosts answers POST /boot/v1/hosts: a re-read of HSM, in the background.
-func (a *API) postHosts(w http.ResponseWriter, _ *http.Request) {
-	a.svc.Resync()
+// postHosts answers POST /boot/v1/hosts: a re-read of HSM, answered once
+// it is done, so the next request sees what HSM had (the reference answers
+// 204 alone; a read that failed is the peer's error, 503, rather than a
+// 204 for a re-read that did not happen).
+func (a *API) postHosts(w http.ResponseWriter, r *http.Request) {
+	if err := a.svc.ResyncWait(r.Context()); err != nil {
+		// %v: HSM's own answer (a 401 to bss) is not the caller's fault.
+		a.fail(w, r, fmt.Errorf("re-read HSM: %w: %v", problem.ErrUnavailable, err))
+		return
+	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeEmpty(w, http.StatusNoContent)
 }

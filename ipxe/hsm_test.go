@@ -236,3 +236,25 @@ func TestMissedMACsLookedUpTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestPostHostsRereads: POST /boot/v1/hosts answers once BSS has read HSM
+// again, so a node HSM got without an SCN (a new component) is known to the
+// next request.
+func TestPostHostsRereads(t *testing.T) {
+	hc, bss := withHSM(t)
+	if err := hc.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s2b0n0", Type: "Node", State: "On", Role: "Compute"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, bss.URL()+"/boot/v1/hosts", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST /hosts: %s, want 204", resp.Status)
+	}
+	if st, body := get(t, bss.URL()+"/boot/v1/hosts?name=x3000c0s2b0n0"); st != 200 || !strings.Contains(body, `"Role":"Compute"`) {
+		t.Errorf("hosts after POST /hosts: %d %s", st, body)
+	}
+}

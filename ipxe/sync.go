@@ -34,6 +34,9 @@ type syncer struct {
 	hsm   HSM
 	cfg   SyncConfig
 	force chan struct{}
+	// waits are full reads a caller waits for (POST /hosts), each
+	// answered with the read's error.
+	waits chan chan error
 	fetch chan []string
 	// subscribed is closed once HSM holds BSS's SCN subscription.
 	subscribed chan struct{}
@@ -46,7 +49,7 @@ func newSyncer(hsm HSM, cfg SyncConfig) *syncer {
 	if cfg.Subscriber == "" {
 		cfg.Subscriber = "bss"
 	}
-	return &syncer{hsm: hsm, cfg: cfg, force: make(chan struct{}, 1), fetch: make(chan []string, 64),
+	return &syncer{hsm: hsm, cfg: cfg, force: make(chan struct{}, 1), waits: make(chan chan error), fetch: make(chan []string, 64),
 		subscribed: make(chan struct{})}
 }
 
@@ -58,6 +61,26 @@ func (s *Service) Resync() {
 	select {
 	case s.sync.force <- struct{}{}:
 	default:
+	}
+}
+
+// ResyncWait reads HSM fully and returns once that read has ended: its
+// error, or ctx's if ctx ends first. Without HSM it returns at once.
+func (s *Service) ResyncWait(ctx context.Context) error {
+	if s.sync == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	select {
+	case s.sync.waits <- done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -99,6 +122,8 @@ func (s *Service) RunSync(ctx context.Context) error {
 			s.resyncOnce(ctx)
 		case <-s.sync.force:
 			s.resyncOnce(ctx)
+		case done := <-s.sync.waits:
+			done <- s.resyncOnce(ctx)
 		case ids := <-s.sync.fetch:
 			s.fetchNodes(ctx, ids)
 		case key := <-s.lookups:

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/authtest"
@@ -47,6 +46,7 @@ func TestUpEnforcesAuth(t *testing.T) {
 		"-token-file", is.TokenFile("hms-up", auth.Admin))
 	const n0 = "x3000c0s1b0n0"
 	operator, viewer := is.Token("olaf", auth.Operator), is.Token("vera", auth.Viewer)
+	subURL, scns := scnSink(t)
 	node, other := is.Token(n0, auth.Node), is.Token("x3000c0s2b0n0", auth.Node)
 
 	callAs(t, "", "POST", u["sls"]+"/v1/hardware", `{"Xname":"`+n0+`","Class":"River","ExtraProperties":{"NID":17,"Role":"Compute"}}`, http.StatusUnauthorized)
@@ -54,30 +54,23 @@ func TestUpEnforcesAuth(t *testing.T) {
 	callAs(t, operator, "POST", u["sls"]+"/v1/hardware", `{"Xname":"`+n0+`","Class":"River","ExtraProperties":{"NID":17,"Role":"Compute"}}`, http.StatusCreated)
 	callAs(t, "", "POST", u["hsm"]+"/hsm/v2/State/Components", `{"Components":[{"ID":"`+n0+`","State":"On"}]}`, http.StatusUnauthorized)
 	callAs(t, operator, "POST", u["hsm"]+"/hsm/v2/State/Components", `{"Components":[{"ID":"`+n0+`","State":"On"}]}`, http.StatusNoContent)
+	callAs(t, operator, "POST", u["hmnfd"]+"/hmi/v1/subscribe", `{"Subscriber":"x3000c0s2b0n0","Components":["`+n0+`"],"States":["Ready"],"Url":"`+subURL+`"}`, http.StatusOK)
 	beat := `{"Component":"` + n0 + `","Hostname":"nid17","NID":"17","Status":"OK","TimeStamp":"2026-11-21T12:00:00Z"}`
 	callAs(t, other, "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat, http.StatusForbidden)
 	callAs(t, node, "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat, http.StatusOK)
 	callAs(t, "", "GET", u["hsm"]+"/hsm/v2/service/ready", "", http.StatusOK)
 	callAs(t, "", "GET", u["hbtd"]+"/metrics", "", http.StatusOK) // open without -metrics-auth
 
-	// hbtd tells hsm (with the suite's token) in the background: poll,
-	// bounded, until the node is Ready.
+	// hbtd tells hsm (with the suite's token) in the background; hsm's
+	// SCN of the node going Ready, through hmnfd, says it has.
+	waitSCN(t, scns, n0, "Ready")
 	var c struct {
 		State, Role string
 		NID         int
 	}
-	for i := 0; ; i++ {
-		json.Unmarshal(callAs(t, viewer, "GET", u["hsm"]+"/hsm/v2/State/Components/"+n0, "", http.StatusOK), &c)
-		if c.State == "Ready" {
-			break
-		}
-		if i == 3000 {
-			t.Fatalf("node never went Ready in hsm: %+v", c)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if c.NID != 17 || c.Role != "Compute" {
-		t.Errorf("hsm has %+v, want NID 17 and Role Compute read from SLS with the suite's token", c)
+	json.Unmarshal(callAs(t, viewer, "GET", u["hsm"]+"/hsm/v2/State/Components/"+n0, "", http.StatusOK), &c)
+	if c.State != "Ready" || c.NID != 17 || c.Role != "Compute" {
+		t.Errorf("hsm has %+v, want Ready, NID 17 and Role Compute read from SLS with the suite's token", c)
 	}
 	callAs(t, node, "GET", u["hsm"]+"/hsm/v2/State/Components/"+n0, "", http.StatusOK)
 	callAs(t, node, "GET", u["hsm"]+"/hsm/v2/State/Components/x3000c0s2b0n0", "", http.StatusForbidden)
@@ -112,17 +105,11 @@ func TestUpNodeTokens(t *testing.T) {
 	callAs(t, admin, "POST", u["hsm"]+"/hsm/v2/Inventory/EthernetInterfaces",
 		`{"MACAddress":"a4:bf:01:00:00:01","ComponentID":"`+a+`","IPAddresses":[{"IPAddress":"127.0.0.1"}]}`, http.StatusCreated)
 	callAs(t, admin, "PUT", u["bss"]+"/boot/v1/bootparameters", `{"hosts":["Compute"],"kernel":"http://k/vmlinuz"}`, http.StatusOK)
+	// POST /hosts answers once bss has re-read HSM.
 	callAs(t, admin, "POST", u["bss"]+"/boot/v1/hosts", "", http.StatusNoContent)
-
-	// bss re-reads HSM in the background: poll, bounded, for the script
-	// that names the node.
-	var script string
-	for i := 0; !strings.Contains(script, "xname="+a); i++ {
-		if i == 3000 {
-			t.Fatalf("bss never booted %s:\n%s", a, script)
-		}
-		time.Sleep(10 * time.Millisecond)
-		script = string(callAs(t, "", "GET", u["bss"]+"/boot/v1/bootscript?mac=a4:bf:01:00:00:01", "", http.StatusOK))
+	script := string(callAs(t, "", "GET", u["bss"]+"/boot/v1/bootscript?mac=a4:bf:01:00:00:01", "", http.StatusOK))
+	if !strings.Contains(script, "xname="+a) {
+		t.Fatalf("bss does not boot %s:\n%s", a, script)
 	}
 	cmdline := filepath.Join(t.TempDir(), "cmdline")
 	kernelLine := strings.SplitN(script, "\n", 3)[1] // kernel --name kernel URL <command line> || goto boot_retry
@@ -199,14 +186,11 @@ func TestUpAuthLocal(t *testing.T) {
 	callAs(t, admin, "POST", u["hsm"]+"/hsm/v2/Inventory/EthernetInterfaces",
 		`{"MACAddress":"a4:bf:01:00:00:01","ComponentID":"`+n0+`","IPAddresses":[{"IPAddress":"127.0.0.1"}]}`, http.StatusCreated)
 	callAs(t, admin, "PUT", u["bss"]+"/boot/v1/bootparameters", `{"hosts":["Compute"],"kernel":"http://k/vmlinuz"}`, http.StatusOK)
-	callAs(t, admin, "POST", u["bss"]+"/boot/v1/hosts", "", http.StatusNoContent)
+	callAs(t, admin, "POST", u["bss"]+"/boot/v1/hosts", "", http.StatusNoContent) // answered once bss has re-read HSM
 	var md map[string]any
-	for i := 0; md["hms-node-token"] == nil; i++ {
-		if i == 3000 {
-			t.Fatalf("bss never gave %s its token: %v", n0, md)
-		}
-		time.Sleep(10 * time.Millisecond)
-		json.Unmarshal(callAs(t, "", "GET", u["bss"]+"/meta-data", "", http.StatusOK), &md)
+	json.Unmarshal(callAs(t, "", "GET", u["bss"]+"/meta-data", "", http.StatusOK), &md)
+	if md["hms-node-token"] == nil {
+		t.Fatalf("bss did not give %s its token: %v", n0, md)
 	}
 	beat := `{"Component":"` + n0 + `","Hostname":"nid1","NID":"1","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`
 	callAs(t, md["hms-node-token"].(string), "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat, http.StatusOK)

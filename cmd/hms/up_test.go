@@ -89,32 +89,18 @@ func send(t *testing.T, hc *http.Client, method, url, body string, want int) []b
 // in-process bus, and bss boots it by its role.
 func TestUpRunsTheSuite(t *testing.T) {
 	dir := t.TempDir()
-	scns := make(chan map[string]any, 4)
-	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var scn map[string]any
-		json.NewDecoder(r.Body).Decode(&scn)
-		scns <- scn
-	}))
-	defer sub.Close()
+	subURL, scns := scnSink(t)
 	u := suiteUp(t, dir)
 
 	call(t, "POST", u["sls"]+"/v1/hardware", `{"Xname":"x3000c0s1b0n0","Class":"River",
 		"ExtraProperties":{"NID":17,"Role":"Compute"}}`, http.StatusCreated)
 	call(t, "POST", u["hsm"]+"/hsm/v2/State/Components", `{"Components":[{"ID":"x3000c0s1b0n0","State":"On"}]}`, http.StatusNoContent)
 	call(t, "POST", u["hmnfd"]+"/hmi/v1/subscribe", `{"Subscriber":"x3000c0s2b0n0","Components":["x3000c0s1b0n0"],
-		"States":["Ready"],"Url":"`+sub.URL+`/scn"}`, http.StatusOK)
+		"States":["Ready"],"Url":"`+subURL+`"}`, http.StatusOK)
 	call(t, "POST", u["hbtd"]+"/hmi/v1/heartbeat", `{"Component":"x3000c0s1b0n0","Hostname":"nid17","NID":"17",
 		"Status":"OK","TimeStamp":"2026-11-21T12:00:00Z"}`, http.StatusOK)
 
-	select {
-	case scn := <-scns:
-		comps, _ := scn["Components"].([]any)
-		if scn["State"] != "Ready" || len(comps) != 1 || comps[0] != "x3000c0s1b0n0" {
-			t.Errorf("subscriber got %v, want the node going Ready", scn)
-		}
-	case <-time.After(30 * time.Second): // a guard against a hang, not a wait
-		t.Fatal("no SCN reached the hmnfd subscriber")
-	}
+	waitSCN(t, scns, "x3000c0s1b0n0", "Ready")
 	var c struct {
 		State, Role string
 		NID         int
@@ -123,24 +109,10 @@ func TestUpRunsTheSuite(t *testing.T) {
 	if c.State != "Ready" || c.NID != 17 || c.Role != "Compute" {
 		t.Errorf("HSM has %+v, want Ready with NID 17 and Role Compute from SLS", c)
 	}
-	// bss follows HSM: the node's Role (from SLS) picks its boot entry. HSM
-	// sends no SCN for a new component; bss reads it on its first change
-	// (Ready, above), in the background: poll, bounded, until it has.
-	for i := 0; ; i++ {
-		req, _ := http.NewRequestWithContext(t.Context(), "GET", u["bss"]+"/boot/v1/hosts?name=x3000c0s1b0n0", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			break
-		}
-		if i == 3000 {
-			t.Fatal("bss never learnt the node")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// bss follows HSM: the node's Role (from SLS) picks its boot entry.
+	// POST /hosts re-reads HSM and answers once it has.
+	call(t, "POST", u["bss"]+"/boot/v1/hosts", "", http.StatusNoContent)
+	call(t, "GET", u["bss"]+"/boot/v1/hosts?name=x3000c0s1b0n0", "", http.StatusOK)
 	call(t, "PUT", u["bss"]+"/boot/v1/bootparameters", `{"hosts":["Compute"],"kernel":"http://k/vmlinuz"}`, http.StatusOK)
 	if script := string(call(t, "GET", u["bss"]+"/boot/v1/bootscript?name=x3000c0s1b0n0", "", http.StatusOK)); !strings.Contains(script, "kernel --name kernel http://k/vmlinuz xname=x3000c0s1b0n0 nid=17 ") {
 		t.Errorf("bss script for the node:\n%s", script)
@@ -149,6 +121,34 @@ func TestUpRunsTheSuite(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("data directory: %v", err)
 		}
+	}
+}
+
+// scnSink is a subscriber's SCN receiver: its URL, and the SCNs it got.
+func scnSink(t *testing.T) (string, <-chan map[string]any) {
+	t.Helper()
+	scns := make(chan map[string]any, 16)
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var scn map[string]any
+		json.NewDecoder(r.Body).Decode(&scn)
+		scns <- scn
+	}))
+	t.Cleanup(sub.Close)
+	return sub.URL + "/scn", scns
+}
+
+// waitSCN waits for the SCN of node going to state (the event a
+// background change, such as hbtd telling hsm, ends with).
+func waitSCN(t *testing.T, scns <-chan map[string]any, node, state string) {
+	t.Helper()
+	select {
+	case scn := <-scns:
+		comps, _ := scn["Components"].([]any)
+		if scn["State"] != state || len(comps) != 1 || comps[0] != node {
+			t.Errorf("subscriber got %v, want %s going %s", scn, node, state)
+		}
+	case <-time.After(30 * time.Second): // a guard against a hang, not a wait
+		t.Fatalf("no SCN of %s going %s reached the subscriber", node, state)
 	}
 }
 
