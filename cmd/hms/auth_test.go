@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -194,4 +195,22 @@ func TestUpAuthLocal(t *testing.T) {
 	}
 	beat := `{"Component":"` + n0 + `","Hostname":"nid1","NID":"1","Status":"OK","TimeStamp":"2026-11-24T12:00:00Z"}`
 	callAs(t, md["hms-node-token"].(string), "POST", u["hbtd"]+"/hmi/v1/heartbeat", beat, http.StatusOK)
+}
+
+// TestUpAuthLocalShadow: hms up -auth-local -auth-shadow -metrics-auth
+// checks tokens with its own keys but refuses nothing: a caller without a
+// token is served, and counted (on /metrics too, by the same guard) as
+// what enforce mode would refuse.
+func TestUpAuthLocalShadow(t *testing.T) {
+	u := suiteUpWith(t, t.TempDir(), func(string) string { return "" }, "-auth-local", "-auth-shadow", "-metrics-auth")
+	callAs(t, "", "GET", u["hsm"]+"/hsm/v2/State/Components", "", http.StatusOK)
+	metrics := string(callAs(t, "", "GET", u["hsm"]+"/metrics", "", http.StatusOK))
+	const want = `hms_auth_decisions_total{decision="unauthenticated",refused="false"} `
+	i := strings.Index(metrics, want)
+	if i < 0 {
+		t.Fatalf("hsm /metrics lacks %s:\n%s", want, metrics)
+	}
+	if n, _ := strconv.Atoi(strings.Fields(metrics[i+len(want):])[0]); n < 2 {
+		t.Errorf("hsm counted %d requests it would refuse, want the components read and the scrape", n)
+	}
 }

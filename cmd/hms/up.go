@@ -39,8 +39,12 @@ func up(ctx context.Context, args []string, getenv func(string) string, stdout i
 	if err := f.ParseOrUsage(args); err != nil {
 		return err
 	}
+	config := af.Config
+	if *local {
+		config = af.LocalConfig // -auth-shadow and -metrics-auth use the keys made below
+	}
 	var err error
-	if s.auth, err = af.Config(authTables()...); err != nil {
+	if s.auth, err = config(authTables()...); err != nil {
 		return err
 	}
 	if *local && (s.auth.On() || s.auth.Token.Set()) {

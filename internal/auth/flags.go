@@ -86,7 +86,15 @@ func RegisterFlags(f *cli.FlagSet) *Flags {
 // Config checks the parsed flags and returns the configuration. With
 // -help-auth it prints the tables and returns cli.ErrHelp. Errors are
 // *cli.UsageError.
-func (fl *Flags) Config(tables ...Table) (Config, error) {
+func (fl *Flags) Config(tables ...Table) (Config, error) { return fl.config(false, tables) }
+
+// LocalConfig is Config for a caller that supplies the key source itself
+// once the flags are checked (hms up -auth-local, with keys of its own):
+// -auth-shadow and -metrics-auth need no key source on the command line.
+// The caller refuses the key source flags.
+func (fl *Flags) LocalConfig(tables ...Table) (Config, error) { return fl.config(true, tables) }
+
+func (fl *Flags) config(keysLater bool, tables []Table) (Config, error) {
 	if *fl.help {
 		for _, t := range tables {
 			t.Print(fl.f.Stdout())
@@ -120,10 +128,10 @@ func (fl *Flags) Config(tables ...Table) (Config, error) {
 			return Config{}, cli.Usagef("-%s: %v", fl.f.Name("node-jwt-keys"), err)
 		}
 	}
-	if c.MetricsAuth && !c.On() {
+	if c.MetricsAuth && !c.On() && !keysLater {
 		return Config{}, cli.Usagef("-%s needs a key source (-%s or -%s)", fl.f.Name("metrics-auth"), fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
 	}
-	if c.Shadow && !c.On() {
+	if c.Shadow && !c.On() && !keysLater {
 		return Config{}, cli.Usagef("-%s needs -%s or -%s", fl.f.Name("auth-shadow"), fl.f.Name("jwks-url"), fl.f.Name("jwt-key-file"))
 	}
 	if c.Skew < 0 || c.Skew > 10*time.Minute {

@@ -59,3 +59,19 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalConfig: for a caller that brings its own keys (hms up
+// -auth-local), -auth-shadow and -metrics-auth need none on the command
+// line.
+func TestLocalConfig(t *testing.T) {
+	f := cli.NewFlagSet("testd", func(string) string { return "" }, &bytes.Buffer{})
+	f.Environ = func() []string { return nil }
+	fl := RegisterFlags(f)
+	if err := f.Parse([]string{"-auth-shadow", "-metrics-auth"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := fl.LocalConfig(testTable())
+	if err != nil || !c.Shadow || !c.MetricsAuth || c.On() {
+		t.Errorf("LocalConfig = %+v, %v; want shadow and metrics auth, keys to come", c, err)
+	}
+}
