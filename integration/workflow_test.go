@@ -50,13 +50,33 @@ func TestAddAndRemoveNodes(t *testing.T) {
 // heartbeat with the node tokens bss puts on their kernel command line.
 func TestAddAndRemoveNodesEnforced(t *testing.T) {
 	s := newSuiteWith(t, "", true)
-	for _, d := range []string{"sls", "hsm", "hbtd", "hmnfd", "bss", "reds"} {
+	checkRefusesAnonymous(t, s)
+	runWorkflows(t, s, false)
+}
+
+// TestAddAndRemoveNodesEnforcedBinaries runs the enforced workflows against
+// the daemons as separate processes built from cmd/*: each gets the site's
+// key file, bss's node-token keys and its service token (-token-file) by
+// its flags alone, as a deployment of separate binaries does.
+func TestAddAndRemoveNodesEnforcedBinaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the daemons' binaries")
+	}
+	s := newSuiteWith(t, buildBinaries(t), true)
+	checkRefusesAnonymous(t, s)
+	runWorkflows(t, s, false)
+}
+
+// checkRefusesAnonymous fails the test unless every daemon of s answers a
+// request without a token with 401.
+func checkRefusesAnonymous(t *testing.T, s *suite) {
+	t.Helper()
+	for _, d := range s.daemons {
 		var v any
 		if err := getJSON(t.Context(), http.DefaultClient, s.url(d)+"/nosuchroute", &v); err == nil || !strings.Contains(err.Error(), "status 401") {
 			t.Fatalf("%s without a token: %v, want 401", d, err)
 		}
 	}
-	runWorkflows(t, s, false)
 }
 
 // TestAddAndRemoveNodesKilled runs the same workflows against the daemons
