@@ -145,7 +145,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		srv.MaxConns = cfg.MaxConns
 	}
 	if cfg.HBTD == nil && cfg.HBTDURL != "" {
-		cfg.HBTD = agent.NewClient(cfg.HBTDURL, cfg.Auth.Token.Client(&http.Client{Timeout: 10 * time.Second}))
+		cfg.HBTD = agent.NewClient(cfg.HBTDURL, cfg.Auth.Client(&http.Client{Timeout: 10 * time.Second}))
 	}
 	return &Daemon{cfg: cfg, store: store, disc: disc, relay: relay, srv: srv}, nil
 }
