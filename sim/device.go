@@ -71,15 +71,18 @@ func newDevice(p place, nid int) (*device, error) {
 		tree = redfishsim.TemplateChassis(MountainSlots)
 	}
 	var err error
-	d.bmc, err = redfishsim.New(redfishsim.Config{Xname: x, Tree: tree, OnPower: d.onPower})
-	if err != nil {
-		return nil, err
-	}
 	if p.kind == riverNode {
 		d.bmcMAC, err = net.ParseMAC(redfishsim.MAC(x, "bmc:eth0"))
 	} else {
 		d.bmcMAC, err = mountainMAC(p)
 	}
+	if err != nil {
+		return nil, err
+	}
+	// The BMC reports the MAC it leases with on its Manager's NIC, so HSM's
+	// walk names the interface reds registered it by.
+	d.bmc, err = redfishsim.New(redfishsim.Config{Xname: x, Tree: tree, OnPower: d.onPower,
+		MACs: map[string]string{"bmc:eth0": d.bmcMAC.String()}})
 	if err != nil {
 		return nil, err
 	}

@@ -242,6 +242,13 @@ func TestSimMountain(t *testing.T) {
 	waitHSM(t, u["hsm"], "ChassisBMC", "the chassis controller walked", func(st map[string]string) bool {
 		return st["x1000c0b0"] == "Ready"
 	})
+	// HSM's walk of a node card names the one interface reds registered it
+	// by: the BMC reports the MAC MEDS expects on its Manager's NIC.
+	var eis []struct{ MACAddress string }
+	json.Unmarshal(call(t, "GET", u["hsm"]+"/hsm/v2/Inventory/EthernetInterfaces?ComponentID=x1000c0s0b0", "", http.StatusOK), &eis)
+	if len(eis) != 1 || eis[0].MACAddress != "02:03:e8:00:30:00" {
+		t.Errorf("HSM's interfaces of x1000c0s0b0: %+v, want 02:03:e8:00:30:00 alone", eis)
+	}
 	// A chassis controller has no node to power.
 	err := run(t.Context(), []string{"sim", "power", "on", "x1000c0b0", "-control", control}, func(string) string { return "" }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "chassis controller") {

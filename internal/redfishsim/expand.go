@@ -12,9 +12,10 @@ import (
 // strings; expand replaces them with values derived from the BMC's xname.
 const tokenMark = "@@"
 
-// expand returns body with every token replaced for xname. Bodies without a
-// token are returned as they are, without copying.
-func expand(body []byte, xname string) []byte {
+// expand returns body with every token replaced for xname, the MACs named
+// in macs (by key, "bmc:eth0") taken from there. Bodies without a token are
+// returned as they are, without copying.
+func expand(body []byte, xname string, macs map[string]string) []byte {
 	mark := []byte(tokenMark)
 	i := bytes.Index(body, mark)
 	if i < 0 {
@@ -28,7 +29,7 @@ func expand(body []byte, xname string) []byte {
 		}
 		out = append(out, body[:i]...)
 		tok := body[i : i+2+end+2]
-		if v, ok := tokenValue(string(tok[2:len(tok)-2]), xname); ok {
+		if v, ok := tokenValue(string(tok[2:len(tok)-2]), xname, macs); ok {
 			out = appendJSONString(out, v)
 		} else {
 			out = append(out, tok...)
@@ -46,14 +47,18 @@ func appendJSONString(out []byte, s string) []byte {
 	return append(out, q[1:len(q)-1]...)
 }
 
-// tokenValue is the value of one token for xname: "xname", "mac:<key>",
-// "uuid:<key>" or "serial:<key>"; ok is false for anything else, which stays.
-func tokenValue(tok, xname string) (v string, ok bool) {
+// tokenValue is the value of one token for xname: "xname", "mac:<key>"
+// (macs[key] if set), "uuid:<key>" or "serial:<key>"; ok is false for
+// anything else, which stays.
+func tokenValue(tok, xname string, macs map[string]string) (v string, ok bool) {
 	kind, key, _ := strings.Cut(tok, ":")
 	switch kind {
 	case "xname":
 		return xname, true
 	case "mac":
+		if m, ok := macs[key]; ok {
+			return m, true
+		}
 		return MAC(xname, key), true
 	case "uuid":
 		return UUID(xname, key), true

@@ -108,7 +108,7 @@ func FuzzExpand(f *testing.F) {
 		f.Add([]byte(s), `x"\`)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, xname string) {
-		out := expand(body, xname)
+		out := expand(body, xname, nil)
 		if !bytes.Contains(body, []byte(tokenMark)) && !bytes.Equal(out, body) {
 			t.Fatalf("expand changed a body without tokens: %q -> %q", body, out)
 		}

@@ -54,7 +54,7 @@ func Generate(xname string, systems int) *Tree {
 	tpl := Template(systems)
 	t := &Tree{res: make(map[string]resource, len(tpl.res))}
 	for k, r := range tpl.res {
-		t.res[k] = resource{body: expand(r.body, xname), xml: r.xml}
+		t.res[k] = resource{body: expand(r.body, xname, nil), xml: r.xml}
 	}
 	return t
 }

@@ -39,6 +39,10 @@ type Config struct {
 	// Xname names the BMC (e.g. "x3000c0s1b0"); a templated Tree takes its
 	// MACs, UUIDs and serial numbers from it.
 	Xname string
+	// MACs, in a templated Tree, replace the MACs of the interfaces named
+	// (keys as MAC takes them: "bmc:eth0", "s0:eth0"), e.g. a Mountain
+	// BMC's, which derives from its place, not its xname's hash.
+	MACs map[string]string
 	// Tree is the resource tree to serve; it is never modified. Required.
 	Tree *Tree
 	// User and Password are the credentials that log in. If an account in the
@@ -73,6 +77,7 @@ type Config struct {
 // on a listener. All methods are safe for concurrent use.
 type BMC struct {
 	xname    string
+	macs     map[string]string
 	tree     *Tree
 	log      *slog.Logger
 	faults   atomic.Pointer[Faults]
@@ -124,7 +129,7 @@ func New(cfg Config) (*BMC, error) {
 		cfg.MaxSessions = DefaultMaxSessions
 	}
 	b := &BMC{
-		xname: cfg.Xname, tree: cfg.Tree, log: log, maxSess: cfg.MaxSessions, onPower: cfg.OnPower,
+		xname: cfg.Xname, macs: maps.Clone(cfg.MACs), tree: cfg.Tree, log: log, maxSess: cfg.MaxSessions, onPower: cfg.OnPower,
 		accounts: map[string]*account{},
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 	}

@@ -29,7 +29,7 @@ func (b *BMC) lookupLocked(p string) (body []byte, isXML, ok bool) {
 		return nil, false, false
 	}
 	if b.tree.templated {
-		return expand(r.body, b.xname), r.xml, true
+		return expand(r.body, b.xname, b.macs), r.xml, true
 	}
 	return r.body, r.xml, true
 }

@@ -212,4 +212,12 @@ func TestTemplateServedPerXname(t *testing.T) {
 	if got := get(t, s2, "/redfish/v1/Managers/BMC/NetworkProtocol")["HostName"]; got != "x3000c0s2b0" {
 		t.Errorf("HostName = %v", got)
 	}
+	// Config.MACs replaces the MACs it names, not the others.
+	_, s3 := startBMC(t, Config{Xname: "x1000c0s0b0", Tree: tpl, MACs: map[string]string{"bmc:eth0": "02:03:e8:00:30:00"}})
+	if got := get(t, s3, "/redfish/v1/Managers/BMC/EthernetInterfaces/eth0")["MACAddress"]; got != "02:03:e8:00:30:00" {
+		t.Errorf("BMC MAC given in Config.MACs served as %v", got)
+	}
+	if got, want := get(t, s3, nic)["MACAddress"], MAC("x1000c0s0b0", "s0:eth0"); got != want {
+		t.Errorf("node MAC = %v, want %v (derived)", got, want)
+	}
 }
