@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os/exec"
@@ -21,7 +22,8 @@ import (
 // runs once per node instead. It also finds the same values in
 // $BOS_NODES and $BOS_CONFIGURATION. Exit status 0 makes every node of the
 // run configured; any other, or the timeout, makes them failed with the
-// command's output (its last outputTail bytes) as their error.
+// command's output (its last outputTail bytes) as their error; an Ansible
+// PLAY RECAP on its standard output decides for the nodes it names.
 type CommandConfig struct {
 	// Command is the shell command line.
 	Command string
@@ -111,11 +113,15 @@ func (r *commandRunner) start(ctx context.Context, ids []string, config string, 
 				return
 			}
 			defer func() { <-r.sem }()
-			status, msg := r.run(ctx, part, config)
+			status, msg, hosts := r.run(ctx, part, config)
 			r.mu.Lock()
 			for _, id := range part {
 				if r.runs[id].DesiredConfig == config {
-					r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: status, Error: msg}
+					st, m := status, msg
+					if ok, named := hosts[id]; named {
+						st, m = perHost(ok, config, msg)
+					}
+					r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: st, Error: m}
 				}
 			}
 			r.mu.Unlock()
@@ -142,8 +148,10 @@ func (r *commandRunner) wait() { r.wg.Wait() }
 
 var errTimedOut = errors.New("timed out")
 
-// run runs the command once and returns configured, or failed with why.
-func (r *commandRunner) run(ctx context.Context, ids []string, config string) (string, string) {
+// run runs the command once and returns configured, or failed with why,
+// and the hosts an Ansible PLAY RECAP on its standard output names (true:
+// none of its tasks failed and it was reachable).
+func (r *commandRunner) run(ctx context.Context, ids []string, config string) (string, string, map[string]bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -157,8 +165,8 @@ func (r *commandRunner) run(ctx context.Context, ids []string, config string) (s
 	line := strings.NewReplacer("{nodes}", quote(nodes), "{node}", quote(nodes), "{config}", quote(config)).Replace(r.cfg.Command)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
 	cmd.Env = append(cmd.Environ(), "BOS_NODES="+nodes, "BOS_CONFIGURATION="+config)
-	out := &tail{max: outputTail}
-	cmd.Stdout, cmd.Stderr = out, out
+	out, rc := &tail{max: outputTail}, &recap{hosts: map[string]bool{}}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rc), out
 	// Its own process group, so a timeout kills what the shell started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -167,16 +175,78 @@ func (r *commandRunner) run(ctx context.Context, ids []string, config string) (s
 	switch {
 	case err == nil:
 		r.log.Info("configuration_command_done", "configuration", config, "nodes", len(ids))
-		return CFSConfigured, ""
+		return CFSConfigured, "", rc.hosts
 	case errors.Is(context.Cause(ctx), errTimedOut):
 		err = fmt.Errorf("timed out after %s", r.cfg.Timeout)
+		rc.hosts = nil // a recap cut short says nothing
 	}
 	r.log.Warn("configuration_command_failed", "configuration", config, "nodes", len(ids), "err", err)
 	msg := fmt.Sprintf("configuration command for %s: %v", config, err)
 	if o := strings.TrimSpace(out.String()); o != "" {
 		msg += ": " + o
 	}
+	return CFSFailed, msg, rc.hosts
+}
+
+// perHost is a node's outcome from its PLAY RECAP line: configured when
+// its tasks went through, whatever the run's exit status (Ansible exits
+// non-zero when any host failed); else failed with the run's error.
+func perHost(ok bool, config, msg string) (string, string) {
+	switch {
+	case ok:
+		return CFSConfigured, ""
+	case msg == "":
+		return CFSFailed, fmt.Sprintf("configuration command for %s: failed or unreachable in its PLAY RECAP", config)
+	}
 	return CFSFailed, msg
+}
+
+// recap reads Ansible's PLAY RECAP: after a line starting "PLAY RECAP",
+// lines "HOST : ok=3 changed=1 unreachable=0 failed=0 ...".
+type recap struct {
+	mu    sync.Mutex
+	line  []byte
+	in    bool
+	hosts map[string]bool
+}
+
+func (p *recap) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range b {
+		switch {
+		case c == '\n':
+			p.parse(string(p.line))
+			p.line = p.line[:0]
+		case len(p.line) < 4096:
+			p.line = append(p.line, c)
+		}
+	}
+	return len(b), nil
+}
+
+func (p *recap) parse(line string) {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "PLAY RECAP") {
+		p.in = true
+		return
+	}
+	host, counts, found := strings.Cut(line, ":")
+	host = strings.TrimSpace(host)
+	if !p.in || !found || host == "" || strings.ContainsAny(host, " \t") {
+		return
+	}
+	ok, seen := true, false
+	for _, f := range strings.Fields(counts) {
+		k, v, _ := strings.Cut(f, "=")
+		if k == "failed" || k == "unreachable" {
+			seen = true
+			ok = ok && v == "0"
+		}
+	}
+	if seen {
+		p.hosts[host] = ok
+	}
 }
 
 // quote makes s one word for /bin/sh.

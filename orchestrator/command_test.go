@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,21 +15,24 @@ import (
 // until the command has run over their batch (once for both nodes, with
 // the configuration and the xnames): exit 0 makes them stable; a failing
 // run fails them with its exit status and output; a run past the timeout
-// is killed and fails them.
+// is killed and fails them; an Ansible PLAY RECAP decides per node.
 func TestConfigCommand(t *testing.T) {
 	script, err := filepath.Abs("testdata/configure.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logFile := filepath.Join(t.TempDir(), "runs")
+	// Runs time out when the test closes timeout; the runs after get a
+	// fresh one.
+	var mu sync.Mutex
 	timeout := make(chan time.Time)
 	e := newEnvWith(t, func(cfg *DaemonConfig) {
 		cfg.CFSURL = ""
 		cfg.Command = &CommandConfig{Command: "sh " + quote(script) + " " + quote(logFile) + " {config} {nodes}", Timeout: time.Minute}
-		cfg.After = func(time.Duration) <-chan time.Time { return timeout }
+		cfg.After = func(time.Duration) <-chan time.Time { mu.Lock(); defer mu.Unlock(); return timeout }
 	}, n1, n2)
 	svc := e.daemon.svc
-	for _, config := range []string{"good", "bad", "hang"} {
+	for _, config := range []string{"good", "bad", "hang", "recap"} {
 		body := `{"cfs":{"configuration":"` + config + `"},"boot_sets":{"c":{"path":"` + e.cluster.manifestURL("img1") +
 			`","type":"s3","node_list":["` + n1 + `","` + n2 + `"]}}}`
 		if code := e.call("PUT", "/v2/sessiontemplates/"+config, body, nil); code != 200 {
@@ -68,8 +72,13 @@ func TestConfigCommand(t *testing.T) {
 	e.session(`{"name":"s3","operation":"boot","template_name":"hang"}`)
 	e.reconcile()
 	e.wantStatuses("hanging", StatusConfiguring, StatusConfiguring)
+	mu.Lock()
 	close(timeout)
+	mu.Unlock()
 	svc.cmd.wait()
+	mu.Lock()
+	timeout = make(chan time.Time)
+	mu.Unlock()
 	e.reconcile()
 	e.wantStatuses("timed out", StatusFailed, StatusFailed)
 	if c := e.component(n2); !strings.HasPrefix(c.Error, "configuration command for hang: timed out after 1m0s") {
@@ -77,6 +86,15 @@ func TestConfigCommand(t *testing.T) {
 	}
 	if s := e.sessionState("s3"); s.Status.Status != SessionComplete {
 		t.Errorf("session s3: %+v", s.Status)
+	}
+
+	e.session(`{"name":"s4","operation":"boot","template_name":"recap"}`)
+	e.reconcile()
+	svc.cmd.wait()
+	e.reconcile()
+	e.wantStatuses("per host from the PLAY RECAP", StatusStable, StatusFailed)
+	if c := e.component(n2); !strings.HasPrefix(c.Error, "configuration command for recap: exit status 4: PLAY RECAP") {
+		t.Errorf("n2, unreachable in the recap: error %q", c.Error)
 	}
 }
 
