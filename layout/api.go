@@ -66,6 +66,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+Base+"/hardware/{xname}", a.getHardware)
 	mux.HandleFunc("PUT "+Base+"/hardware/{xname}", a.putHardware)
 	mux.HandleFunc("DELETE "+Base+"/hardware/{xname}", a.deleteHardware)
+	mux.HandleFunc("PUT "+Base+"/bulk/hardware", a.putHardwareBulk)
 	mux.HandleFunc("GET "+Base+"/search/hardware", a.searchHardware)
 	mux.HandleFunc("GET "+Base+"/networks", a.listNetworks)
 	mux.HandleFunc("POST "+Base+"/networks", a.createNetwork)
@@ -212,6 +213,27 @@ func (a *API) putHardware(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	}
 	a.renderHardware(w, r, status, x)
+}
+
+// BulkLimit caps the body of PUT /bulk/hardware.
+const BulkLimit = 64 << 20
+
+// putHardwareBulk serves the extension PUT /bulk/hardware: a JSON array of
+// hardware objects, each created or replaced, in one transaction; all or
+// nothing, 204. Shipped SLS has no bulk write but /loadstate, which
+// replaces everything: a client adding many objects (`hms apply`) would
+// otherwise send one request, and pay one commit, per object.
+func (a *API) putHardwareBulk(w http.ResponseWriter, r *http.Request) {
+	var hs []Hardware
+	err := httpserver.ReadJSON(w, r, BulkLimit, &hs)
+	if err == nil {
+		_, err = a.store.PutHardwareAll(r.Context(), hs)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (a *API) createHardware(w http.ResponseWriter, r *http.Request) {

@@ -291,3 +291,37 @@ func TestJSONEndsWithNewline(t *testing.T) {
 		}
 	}
 }
+
+// TestBulkHardware: the extension PUT /v1/bulk/hardware stores a list in
+// one go, and a list with a bad object stores nothing.
+func TestBulkHardware(t *testing.T) {
+	e := newTestEnv(t)
+	if code, body := e.do("PUT", "/v1/hardware/x3000c0s1b0n0", `{"Class":"River"}`); code != 201 {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	before := e.version().Counter
+	code, body := e.do("PUT", "/v1/bulk/hardware", `[{"Xname":"x3000c0s1b0n0","Class":"River","ExtraProperties":{"NID":7}},
+		{"Xname":"x3000c0s2b0n0","Class":"River"}, {"Xname":"x3000","Class":"River"}]`)
+	if code != 204 {
+		t.Fatalf("bulk PUT: %d %s", code, body)
+	}
+	if got := e.version().Counter; got != before+3 {
+		t.Errorf("counter %d, want %d (one per object)", got, before+3)
+	}
+	if code, body := e.do("GET", "/v1/hardware/x3000c0s1b0n0", ""); code != 200 || !strings.Contains(body, `"NID":7`) {
+		t.Errorf("replaced object: %d %s", code, body)
+	}
+	for _, tt := range []struct{ name, body, detail string }{
+		{name: "bad xname", body: `[{"Xname":"x3000c0s3b0n0","Class":"River"},{"Xname":"x1c9","Class":"River"}]`, detail: "[1]: Xname"},
+		{name: "twice", body: `[{"Xname":"x3000c0s3b0n0","Class":"River"},{"Xname":"X3000C0S3B0N0","Class":"River"}]`, detail: "[1]: x3000c0s3b0n0 is listed twice"},
+		{name: "not a list", body: `{"Xname":"x3000c0s3b0n0","Class":"River"}`},
+	} {
+		code, body := e.do("PUT", "/v1/bulk/hardware", tt.body)
+		if code != 400 || !strings.Contains(body, tt.detail) {
+			t.Errorf("%s: %d %s, want 400 naming %q", tt.name, code, body, tt.detail)
+		}
+	}
+	if code, _ := e.do("GET", "/v1/hardware/x3000c0s3b0n0", ""); code != 404 {
+		t.Errorf("a refused list stored its good object: GET %d", code)
+	}
+}

@@ -18,6 +18,7 @@ func AuthTable() auth.Table {
 		{Pattern: "GET " + Base + "/hardware/{xname}", Access: auth.Read()},
 		{Pattern: "PUT " + Base + "/hardware/{xname}", Access: auth.Write()},
 		{Pattern: "DELETE " + Base + "/hardware/{xname}", Access: auth.Write()},
+		{Pattern: "PUT " + Base + "/bulk/hardware", Access: auth.Write()},
 		{Pattern: "GET " + Base + "/search/hardware", Access: auth.Read()},
 		{Pattern: "GET " + Base + "/networks", Access: auth.Read()},
 		{Pattern: "POST " + Base + "/networks", Access: auth.Write()},

@@ -292,6 +292,33 @@ func (s *Store) storePuts(ctx context.Context, puts []*hwPut) error {
 	})
 }
 
+// PutHardwareAll creates or replaces every object of hs (as PutHardware
+// does each) in one transaction, all or nothing: the bulk extension
+// (PUT /v1/bulk/hardware). It returns how many it created.
+func (s *Store) PutHardwareAll(ctx context.Context, hs []Hardware) (created int, err error) {
+	now := s.now()
+	puts := make([]*hwPut, len(hs))
+	seen := make(map[string]bool, len(hs))
+	for i, h := range hs {
+		e, err := newEntry(h, now, timeText(now), nil)
+		if err != nil {
+			return 0, fmt.Errorf("[%d]: %w", i, err)
+		}
+		if seen[e.xname] {
+			return 0, problem.Invalidf("[%d]: %s is listed twice", i, e.xname)
+		}
+		seen[e.xname], puts[i] = true, &hwPut{e: e}
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for _, p := range puts {
+		if s.checkPut(p, false); p.created {
+			created++
+		}
+	}
+	return created, s.storePuts(ctx, puts)
+}
+
 // DeleteHardware deletes the object x and everything below it in the xname
 // tree, in one transaction, and returns the deleted xnames. It is an
 // ErrNotFound error if x is not stored.

@@ -38,23 +38,29 @@ func (s *Service) Apply(ctx context.Context, req wire.ApplyRequest) (wire.Plan, 
 func (s *Service) locked(ctx context.Context, in *set, req wire.ApplyRequest,
 	fn func(stored *State, rows map[Key]Row, sc *Scope) (wire.Plan, error)) (wire.Plan, error) {
 	keys := map[string]bool{}
+	var read *loaded // the state read before locking, reused if still current
 	if !req.Prune {
-		stored, _, err := s.loadState(ctx)
+		gen := s.store.Gen()
+		stored, rows, err := s.loadState(ctx)
 		if err != nil {
 			return wire.Plan{}, err
 		}
-		keys = lockKeys(stored, in, req)
+		keys, read = lockKeys(stored, in, req), &loaded{gen, stored, rows}
 	}
 	for {
 		release, err := s.locks.lock(ctx, keys, req.Prune)
 		if err != nil {
 			return wire.Plan{}, err
 		}
-		stored, rows, err := s.loadState(ctx)
-		if err != nil {
+		var stored *State
+		var rows map[Key]Row
+		if read != nil && read.gen == s.store.Gen() {
+			stored, rows = read.stored, read.rows
+		} else if stored, rows, err = s.loadState(ctx); err != nil {
 			release()
 			return wire.Plan{}, err
 		}
+		read = nil
 		sc := everything()
 		if !req.Prune {
 			if want := lockKeys(stored, in, req); !covers(keys, want) {
@@ -67,6 +73,13 @@ func (s *Service) locked(ctx context.Context, in *set, req wire.ApplyRequest,
 		defer release()
 		return fn(stored, rows, sc)
 	}
+}
+
+// loaded is a stored state and the store's Gen when it was read.
+type loaded struct {
+	gen    int64
+	stored *State
+	rows   map[Key]Row
 }
 
 // applyLocked is Apply of a normalised set to stored, holding the keys of

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -44,6 +45,33 @@ func each(ctx context.Context, n, workers int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// bulkChunk is how many objects one bulk request carries.
+const bulkChunk = 500
+
+// inBulk sends items in bulk requests of bulkChunk objects, one after the
+// other (each is one transaction of its service). A chunk its bulk request
+// failed is sent again one object at a time, workers at once, with one,
+// which reports each object's own error: a service without the suite's
+// bulk extension (a shipped SLS or HSM) costs one refused request per
+// chunk, and one bad object does not fail its chunk.
+func inBulk[T any](ctx context.Context, workers int, items []T, bulk func(context.Context, []T) error, one func(T)) {
+	for lo := 0; lo < len(items) && ctx.Err() == nil; lo += bulkChunk {
+		chunk := items[lo:min(lo+bulkChunk, len(items))]
+		if bulk(ctx, chunk) == nil {
+			continue
+		}
+		each(ctx, len(chunk), workers, func(i int) { one(chunk[i]) })
+	}
+}
+
+func mapped[T, U any](in []T, fn func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = fn(v)
+	}
+	return out
 }
 
 // gone treats a delete of what is already gone as done.
@@ -102,15 +130,19 @@ func (s *Services) puts(ctx context.Context, b *batch, f *failures) {
 	go func() {
 		defer wg.Done()
 		for _, level := range b.slsPut {
-			each(ctx, len(level), s.workers, func(i int) {
-				_, err := s.sls.PutHardware(ctx, level[i].hw)
-				f.add(err, level[i].owner)
+			inBulk(ctx, s.workers, level, func(ctx context.Context, hws []ownedHW) error {
+				return s.sls.PutHardwareAll(ctx, mapped(hws, func(h ownedHW) sls.Hardware { return h.hw }))
+			}, func(h ownedHW) {
+				_, err := s.sls.PutHardware(ctx, h.hw)
+				f.add(err, h.owner)
 			})
 		}
 	}()
 	s.components(ctx, b, f)
-	each(ctx, len(b.ethCreate), s.workers, func(i int) {
-		f.add(s.hsm.CreateEthernetInterface(ctx, b.ethCreate[i].eth), b.ethCreate[i].owner)
+	inBulk(ctx, s.workers, b.ethCreate, func(ctx context.Context, es []ownedEth) error {
+		return s.hsm.CreateEthernetInterfaces(ctx, mapped(es, func(e ownedEth) hsm.EthernetInterface { return e.eth }))
+	}, func(e ownedEth) {
+		f.add(s.hsm.CreateEthernetInterface(ctx, e.eth), e.owner)
 	})
 	each(ctx, len(b.ethPatch), s.workers, func(i int) {
 		e := b.ethPatch[i].eth

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync/atomic"
 	"time"
 
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -20,6 +21,9 @@ var migrationFiles embed.FS
 // and the sealed BMC credentials.
 type Store struct {
 	db *sqldb.DB
+	// gen counts the committed Writes: a state read when it had a value
+	// is current while it keeps it.
+	gen atomic.Int64
 }
 
 // Row is one stored resource: its document and when it last changed.
@@ -85,9 +89,16 @@ func (s *Store) Row(ctx context.Context, kind, name string) (r Row, ok bool, err
 	return Row{Kind: kind, Name: name, Doc: json.RawMessage(doc), Updated: time.Unix(0, updated).UTC()}, true, nil
 }
 
+// Gen is the count of committed Writes.
+func (s *Store) Gen() int64 { return s.gen.Load() }
+
 // Write stores puts and removes deletes in one transaction. A put's
 // Updated is set to now.
 func (s *Store) Write(ctx context.Context, puts []Row, deletes []Row) error {
+	if len(puts)+len(deletes) == 0 {
+		return nil
+	}
+	defer s.gen.Add(1) // after the commit (or a failure, which may have committed)
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		for _, r := range puts {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO resources (kind, name, doc, updated) VALUES (?, ?, ?, ?)

@@ -50,6 +50,7 @@ func AuthTable() auth.Table {
 		{"DELETE", "/Defaults/NodeMaps/{xname}", write},
 		{"GET", "/Inventory/EthernetInterfaces", read},
 		{"POST", "/Inventory/EthernetInterfaces", write},
+		{"POST", "/Inventory/EthernetInterfaces/Bulk", write},
 		{"DELETE", "/Inventory/EthernetInterfaces", admin},
 		{"GET", "/Inventory/EthernetInterfaces/{id}", read},
 		{"PATCH", "/Inventory/EthernetInterfaces/{id}", write},

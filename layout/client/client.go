@@ -65,6 +65,13 @@ func (c *Client) PutHardware(ctx context.Context, h sls.Hardware) (sls.Hardware,
 	return out, err
 }
 
+// PutHardwareAll creates or replaces every object of hs in one request
+// and one transaction, all or nothing: the suite's extension PUT
+// /v1/bulk/hardware (a shipped SLS answers it 404 or 405).
+func (c *Client) PutHardwareAll(ctx context.Context, hs []sls.Hardware) error {
+	return c.doJSON(ctx, http.MethodPut, "/bulk/hardware", hs, nil)
+}
+
 // CreateHardware creates h.Xname; an existing one is an ErrConflict error.
 func (c *Client) CreateHardware(ctx context.Context, h sls.Hardware) (sls.Hardware, error) {
 	var out sls.Hardware

@@ -146,41 +146,38 @@ func (r *Resource) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &head); err != nil {
 		return err
 	}
-	var body any
 	*r = Resource{Kind: head.Kind}
+	// Each body is decoded beside a "kind" field of its own, so that a
+	// strict decode accepts "kind" and refuses every other unknown field,
+	// in one pass over the bytes.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
 	switch head.Kind {
 	case KindComputeNode:
-		r.ComputeNode = new(ComputeNode)
-		body = r.ComputeNode
+		v := struct {
+			Kind string `json:"kind"`
+			*ComputeNode
+		}{ComputeNode: new(ComputeNode)}
+		r.ComputeNode = v.ComputeNode
+		return dec.Decode(&v)
 	case KindBootProfile:
-		r.BootProfile = new(BootProfile)
-		body = r.BootProfile
+		v := struct {
+			Kind string `json:"kind"`
+			*BootProfile
+		}{BootProfile: new(BootProfile)}
+		r.BootProfile = v.BootProfile
+		return dec.Decode(&v)
 	case KindNodeGroup:
-		r.NodeGroup = new(NodeGroup)
-		body = r.NodeGroup
+		v := struct {
+			Kind string `json:"kind"`
+			*NodeGroup
+		}{NodeGroup: new(NodeGroup)}
+		r.NodeGroup = v.NodeGroup
+		return dec.Decode(&v)
 	case "":
 		return fmt.Errorf("resource: missing kind (one of %s, %s, %s)", KindComputeNode, KindBootProfile, KindNodeGroup)
-	default:
-		return fmt.Errorf("resource: unknown kind %q (one of %s, %s, %s)", head.Kind, KindComputeNode, KindBootProfile, KindNodeGroup)
 	}
-	dec := json.NewDecoder(bytes.NewReader(withoutKind(b)))
-	dec.DisallowUnknownFields()
-	return dec.Decode(body)
-}
-
-// withoutKind drops the top-level "kind" member so a strict decode of the
-// body does not refuse it.
-func withoutKind(b []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return b
-	}
-	delete(m, "kind")
-	out, err := json.Marshal(m)
-	if err != nil {
-		return b
-	}
-	return out
+	return fmt.Errorf("resource: unknown kind %q (one of %s, %s, %s)", head.Kind, KindComputeNode, KindBootProfile, KindNodeGroup)
 }
 
 // Credentials are a BMC's username and password, read by the CLI from the

@@ -23,6 +23,13 @@ func (c *Client) EthernetInterface(ctx context.Context, id string) (hsm.Ethernet
 	return out, err
 }
 
+// CreateEthernetInterfaces creates every interface of eis in one request
+// and one transaction, all or nothing: the suite's extension POST
+// /Inventory/EthernetInterfaces/Bulk (a shipped HSM answers it 404 or 405).
+func (c *Client) CreateEthernetInterfaces(ctx context.Context, eis []hsm.EthernetInterface) error {
+	return c.do(ctx, http.MethodPost, "/Inventory/EthernetInterfaces/Bulk", eis, nil)
+}
+
 // CreateEthernetInterface creates ei; an existing MAC is problem.ErrConflict.
 func (c *Client) CreateEthernetInterface(ctx context.Context, ei hsm.EthernetInterface) error {
 	return c.do(ctx, http.MethodPost, "/Inventory/EthernetInterfaces", ei, nil)

@@ -24,6 +24,7 @@ func (a *API) Routes(mux *httpserver.Mux) {
 	e := hsm.Base + "/Inventory/EthernetInterfaces"
 	mux.HandleFunc("GET "+e, a.listEthernet)
 	mux.HandleFunc("POST "+e, a.postEthernet)
+	mux.HandleFunc("POST "+e+"/Bulk", a.postEthernetBulk)
 	mux.HandleFunc("DELETE "+e, a.deleteEthernet)
 	mux.HandleFunc("GET "+e+"/{id}", a.getEthernet)
 	mux.HandleFunc("PATCH "+e+"/{id}", a.patchEthernet)
@@ -62,6 +63,27 @@ func (a *API) postEthernet(w http.ResponseWriter, r *http.Request) {
 	uri := hsm.Base + "/Inventory/EthernetInterfaces/" + ei.ID
 	w.Header().Set("Location", uri)
 	httpserver.WriteJSON(w, http.StatusCreated, hsm.ResourceURI{URI: uri})
+}
+
+// bulkLimit caps the body of POST /Inventory/EthernetInterfaces/Bulk.
+const bulkLimit = 64 << 20
+
+// postEthernetBulk serves the extension POST
+// /Inventory/EthernetInterfaces/Bulk: a JSON array of interfaces, created
+// in one transaction, all or nothing; 204. Shipped HSM creates one
+// interface per POST: a client registering many (`hms apply`) would pay
+// one request, and one commit, per interface.
+func (a *API) postEthernetBulk(w http.ResponseWriter, r *http.Request) {
+	var eis []hsm.EthernetInterface
+	err := httpserver.ReadJSON(w, r, bulkLimit, &eis)
+	if err == nil {
+		err = a.store.CreateAll(r.Context(), eis)
+	}
+	if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (a *API) getEthernet(w http.ResponseWriter, r *http.Request) {

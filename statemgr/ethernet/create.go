@@ -26,15 +26,59 @@ func (s *Store) Create(ctx context.Context, ei hsm.EthernetInterface) (hsm.Ether
 	if err := normEthernet(&ei); err != nil {
 		return ei, err
 	}
-	for i, m := range ei.IPAddresses {
-		for _, o := range ei.IPAddresses[:i] {
-			if o.IPAddress == m.IPAddress {
-				return ei, problem.Conflictf("IPAddresses[%d].IPAddress: %s is listed twice", i, m.IPAddress)
-			}
-		}
+	if err := twice(ei.IPAddresses); err != nil {
+		return ei, err
 	}
 	ei.LastUpdate = s.now().UTC()
 	return ei, s.creates.Do(ctx, ei)
+}
+
+// CreateAll stores every interface of eis in one transaction, all or
+// nothing: the bulk extension (POST /Inventory/EthernetInterfaces/Bulk).
+// A MAC stored, or listed twice, is ErrConflict naming its index.
+func (s *Store) CreateAll(ctx context.Context, eis []hsm.EthernetInterface) error {
+	now := s.now().UTC()
+	index := make(map[string]int, len(eis))
+	for i := range eis {
+		ei := &eis[i]
+		if err := normEthernet(ei); err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		if err := twice(ei.IPAddresses); err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		if j, ok := index[ei.ID]; ok {
+			return problem.Conflictf("[%d].MACAddress: interface %s is also [%d]", i, ei.ID, j)
+		}
+		index[ei.ID], ei.LastUpdate = i, now
+	}
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		for i, ei := range eis {
+			exists, err := s.stored(ctx, tx, ei.ID)
+			if err != nil {
+				return err
+			}
+			if exists {
+				return problem.Conflictf("[%d].MACAddress: interface %s already exists", i, ei.ID)
+			}
+			if err := s.insert(ctx, tx, ei); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		return nil
+	})
+}
+
+// twice refuses an address listed twice.
+func twice(ips []hsm.IPAddressMapping) error {
+	for i, m := range ips {
+		for _, o := range ips[:i] {
+			if o.IPAddress == m.IPAddress {
+				return problem.Conflictf("IPAddresses[%d].IPAddress: %s is listed twice", i, m.IPAddress)
+			}
+		}
+	}
+	return nil
 }
 
 // commitCreates stores a round of creates in one transaction. An ID that

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,4 +168,38 @@ func TestConcurrentCreates(t *testing.T) {
 			t.Errorf("MAC %d: %+v, %v", i, got, err)
 		}
 	}
+}
+
+// TestBulkCreate: the extension POST /Inventory/EthernetInterfaces/Bulk
+// creates a list in one go; a list with a bad or taken MAC creates
+// nothing.
+func TestBulkCreate(t *testing.T) {
+	a := hsmtest.NewServer(t)
+	a.Must(204, "POST", "/Inventory/EthernetInterfaces/Bulk", []map[string]any{
+		{"MACAddress": "02:00:00:00:00:01", "ComponentID": "x1000c0s0b0n0", "IPAddresses": []map[string]any{{"IPAddress": "10.1.0.1"}}},
+		{"MACAddress": "02:00:00:00:00:02", "ComponentID": "x1000c0s0b0"}})
+	var ei hsm.EthernetInterface
+	json.Unmarshal(a.Must(200, "GET", "/Inventory/EthernetInterfaces/020000000001", nil), &ei)
+	if ei.ComponentID != "x1000c0s0b0n0" || ei.Type != "Node" || len(ei.IPAddresses) != 1 || ei.IPAddresses[0].IPAddress != "10.1.0.1" {
+		t.Errorf("created: %+v", ei)
+	}
+	for _, tt := range []struct {
+		name   string
+		body   []map[string]any
+		status int
+		detail string
+	}{
+		{name: "taken", body: []map[string]any{{"MACAddress": "02:00:00:00:00:03"}, {"MACAddress": "02:00:00:00:00:01"}},
+			status: 409, detail: "[1].MACAddress: interface 020000000001 already exists"},
+		{name: "twice", body: []map[string]any{{"MACAddress": "02:00:00:00:00:03"}, {"MACAddress": "020000000003"}},
+			status: 409, detail: "[1].MACAddress: interface 020000000003 is also [0]"},
+		{name: "bad MAC", body: []map[string]any{{"MACAddress": "02:00:00:00:00:03"}, {"MACAddress": "nope"}},
+			status: 400, detail: "[1]: MACAddress"},
+	} {
+		code, body := a.Do("POST", "/Inventory/EthernetInterfaces/Bulk", tt.body)
+		if code != tt.status || !strings.Contains(string(body), tt.detail) {
+			t.Errorf("%s: %d %s, want %d naming %q", tt.name, code, body, tt.status, tt.detail)
+		}
+	}
+	a.Must(404, "GET", "/Inventory/EthernetInterfaces/020000000003", nil)
 }
