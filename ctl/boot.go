@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/hmsuite/hms/internal/cli"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 )
 
 func defineBootSet(fs *flag.FlagSet) execFunc {
@@ -20,7 +20,7 @@ func defineBootSet(fs *flag.FlagSet) execFunc {
 	initrd := fs.String("initrd", "", "initrd image `URL`")
 	params := fs.String("params", "", "kernel command line `PARAMS`")
 	return func(ctx context.Context, s *session, _ []string) error {
-		bp := ipxe.BootParams{Hosts: append(cli.SplitList(*hosts), cli.SplitList(*roles)...), MACs: cli.SplitList(*macs),
+		bp := bss.BootParams{Hosts: append(cli.SplitList(*hosts), cli.SplitList(*roles)...), MACs: cli.SplitList(*macs),
 			Kernel: *kernel, Initrd: *initrd, Params: *params}
 		for _, n := range cli.SplitList(*nids) {
 			v, err := strconv.ParseInt(n, 10, 32)

@@ -15,7 +15,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -34,17 +34,17 @@ type NodeView struct {
 	Interfaces []hsm.EthernetInterface `json:"EthernetInterfaces"`
 	// Boot is what BSS boots the node with (its own entry, else by MAC,
 	// NID, role or Default).
-	Boot *ipxe.BootParams `json:"BootParameters"`
+	Boot *bss.BootParams `json:"BootParameters"`
 	// Heartbeat is hbtd's view of the node.
 	Heartbeat *agent.HBState `json:"Heartbeat"`
 	// BootFetches are when the node last fetched its boot script and
 	// cloud-init user-data from BSS.
-	BootFetches []ipxe.EndpointAccess `json:"BootFetches"`
+	BootFetches []bss.EndpointAccess `json:"BootFetches"`
 	// DHCP is the lease of the node's last DHCP exchange with bss's DHCP
 	// server (of any of its MACs): MAC, address, state, when, and the
 	// relay (giaddr) it came through. Null when bss runs no DHCP server or
 	// holds no lease of the node.
-	DHCP *ipxe.DHCPLease `json:"DHCPLease"`
+	DHCP *bss.DHCPLease `json:"DHCPLease"`
 	// Errors are the queries that failed (a daemon down).
 	Errors []string `json:"Errors,omitempty"`
 }
@@ -116,7 +116,7 @@ func (s *session) describeNode(ctx context.Context, node string) NodeView {
 // for it, else by its xname (bss's name filter, which needs bss's HSM
 // cache to know the node's MACs).
 func (s *session) leaseOf(ctx context.Context, v *NodeView) error {
-	q := ipxe.LeaseQuery{Names: []string{v.Xname}}
+	q := bss.LeaseQuery{Names: []string{v.Xname}}
 	for _, e := range v.Interfaces {
 		q.MACs = append(q.MACs, e.MACAddress)
 	}
@@ -140,19 +140,19 @@ func (s *session) leaseOf(ctx context.Context, v *NodeView) error {
 // the xname alone only once its HSM cache has the node; asking key by key
 // with HSM's answers does not wait for that.
 func (s *session) bootOf(ctx context.Context, v *NodeView) error {
-	keys := []ipxe.ParamsQuery{{Names: []string{v.Xname}}}
+	keys := []bss.ParamsQuery{{Names: []string{v.Xname}}}
 	for _, e := range v.Interfaces {
-		keys = append(keys, ipxe.ParamsQuery{MACs: []string{e.MACAddress}})
+		keys = append(keys, bss.ParamsQuery{MACs: []string{e.MACAddress}})
 	}
 	if c := v.State; c != nil {
 		if c.NID != nil {
-			keys = append(keys, ipxe.ParamsQuery{NIDs: []int32{int32(*c.NID)}})
+			keys = append(keys, bss.ParamsQuery{NIDs: []int32{int32(*c.NID)}})
 		}
 		if c.Role != "" {
-			keys = append(keys, ipxe.ParamsQuery{Names: []string{c.Role}})
+			keys = append(keys, bss.ParamsQuery{Names: []string{c.Role}})
 		}
 	}
-	keys = append(keys, ipxe.ParamsQuery{Names: []string{ipxe.TagDefault}})
+	keys = append(keys, bss.ParamsQuery{Names: []string{bss.TagDefault}})
 	for _, k := range keys {
 		bps, err := s.bss().BootParams(ctx, k)
 		if errors.Is(err, problem.ErrNotFound) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -182,7 +182,7 @@ func defineGetLeases(fs *flag.FlagSet) execFunc {
 	name := fs.String("name", "", "only leases of these node `XNAMES` (the HSM node owning the MAC)")
 	state := fs.String("state", "", "only leases in these `STATES` (offered, bound, declined, expired)")
 	return func(ctx context.Context, s *session, _ []string) error {
-		leases, err := s.bss().Leases(ctx, ipxe.LeaseQuery{MACs: cli.SplitList(*mac), IPs: cli.SplitList(*ip),
+		leases, err := s.bss().Leases(ctx, bss.LeaseQuery{MACs: cli.SplitList(*mac), IPs: cli.SplitList(*ip),
 			Names: cli.SplitList(*name), States: cli.SplitList(*state)})
 		if errors.Is(err, problem.ErrNotFound) {
 			return fmt.Errorf("bss runs no DHCP server (bss -dhcp-interface or -dhcp-listen): %w", err)
@@ -191,7 +191,7 @@ func defineGetLeases(fs *flag.FlagSet) execFunc {
 			return err
 		}
 		if leases == nil {
-			leases = []ipxe.DHCPLease{}
+			leases = []bss.DHCPLease{}
 		}
 		t := table{none: "no leases match", cols: []column{{name: "IP"}, {name: "MAC"}, {name: "STATE"},
 			{name: "EXPIRES"}, {name: "NODE"}, {name: "KNOWN", wide: true}, {name: "HOSTNAME", wide: true}, {name: "SUBNET", wide: true},

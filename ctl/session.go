@@ -8,7 +8,7 @@ import (
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/cli"
-	"github.com/hmsuite/hms/ipxe"
+	bssclient "github.com/hmsuite/hms/ipxe/client"
 	slsclient "github.com/hmsuite/hms/layout/client"
 	nodesclient "github.com/hmsuite/hms/nodes/client"
 	"github.com/hmsuite/hms/orchestrator"
@@ -68,7 +68,7 @@ func (s *session) hbtd() *agent.Client    { return agent.NewClient(s.urls["hbtd"
 func (s *session) hmnfd() *fanout.Client {
 	return fanout.NewClient(s.urls["hmnfd"].URL, s.hc["hmnfd"])
 }
-func (s *session) bss() *ipxe.Client { return ipxe.NewClient(s.urls["bss"].URL, s.hc["bss"]) }
+func (s *session) bss() *bssclient.Client { return bssclient.New(s.urls["bss"].URL, s.hc["bss"]) }
 func (s *session) nodes() *nodesclient.Client {
 	return nodesclient.New(s.urls["nodes"].URL, s.hc["nodes"], "hms-cli")
 }

@@ -21,7 +21,8 @@ import (
 
 	"github.com/hmsuite/hms/ctl"
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
+	bssclient "github.com/hmsuite/hms/ipxe/client"
 	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes/wire"
@@ -249,11 +250,11 @@ func checkNode(t *testing.T, s *suite, x string, nid int, bootMAC, ip, bmcMAC, b
 }
 
 // bootParams returns the BSS entry of each node.
-func bootParams(t *testing.T, s *suite, xnames ...string) map[string]ipxe.BootParams {
+func bootParams(t *testing.T, s *suite, xnames ...string) map[string]bss.BootParams {
 	t.Helper()
-	out := map[string]ipxe.BootParams{}
+	out := map[string]bss.BootParams{}
 	for _, x := range xnames {
-		bps, err := ipxe.NewClient(s.url("bss"), nil).BootParams(t.Context(), ipxe.ParamsQuery{Names: []string{x}})
+		bps, err := bssclient.New(s.url("bss"), nil).BootParams(t.Context(), bss.ParamsQuery{Names: []string{x}})
 		if err != nil || len(bps) != 1 {
 			t.Errorf("%s: BSS entry %+v (%v), want one", x, bps, err)
 			continue
@@ -281,7 +282,7 @@ func checkGone(t *testing.T, s *suite, x string) {
 	if _, err := client.New(s.url("hsm"), nil, "apply-test").Component(ctx, x); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("%s: HSM still has it (%v)", x, err)
 	}
-	if bps, err := ipxe.NewClient(s.url("bss"), nil).BootParams(ctx, ipxe.ParamsQuery{Names: []string{x}}); err == nil {
+	if bps, err := bssclient.New(s.url("bss"), nil).BootParams(ctx, bss.ParamsQuery{Names: []string{x}}); err == nil {
 		t.Errorf("%s: BSS still has %+v", x, bps)
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
+	bssclient "github.com/hmsuite/hms/ipxe/client"
 	"github.com/hmsuite/hms/orchestrator"
 	"github.com/hmsuite/hms/power"
 	pcsclient "github.com/hmsuite/hms/power/client"
@@ -40,7 +42,7 @@ type bootCluster struct {
 	t      *testing.T
 	fleet  *redfishsim.Fleet
 	hsm    *client.Client
-	bss    *ipxe.Client
+	bss    *bssclient.Client
 	bssURL string
 	pcs    *pcsclient.Client
 	bosURL string
@@ -101,7 +103,7 @@ func newBootClusterWith(t *testing.T, n int, opts bootOptions) *bootCluster {
 		t.Fatal(err)
 	}
 	run(t, bd.Run)
-	c.bss, c.bssURL = ipxe.NewClient(bd.URL(), nil), bd.URL()
+	c.bss, c.bssURL = bssclient.New(bd.URL(), nil), bd.URL()
 	pd, err := power.StartDaemon(ctx, power.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "pcs.db"),
 		HSMURL: hd.URL(), Credentials: power.StaticCredentials{"default": {Username: "root", Password: bmcPassword}},
 		BMCTimeout: 5 * time.Second, Service: power.Config{Scheme: "http", Poll: 50 * time.Millisecond, SampleInterval: time.Second,
@@ -386,12 +388,12 @@ func TestBootRebootShutdown(t *testing.T) {
 
 	comps := c.runSession("boot", orchestrator.OpBoot)
 	wantParams := "console=ttyS0 root=sbps:s3://boot-images/img1/rootfs:e-img1:sbps:v1:iqn bos_session_id=boot"
-	bps, err := c.bss.BootParams(t.Context(), ipxe.ParamsQuery{Names: nodes})
+	bps, err := c.bss.BootParams(t.Context(), bss.ParamsQuery{Names: nodes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
-		i := slices.IndexFunc(bps, func(bp ipxe.BootParams) bool { return slices.Contains(bp.Hosts, n) })
+		i := slices.IndexFunc(bps, func(bp bss.BootParams) bool { return slices.Contains(bp.Hosts, n) })
 		if i < 0 || bps[i].Kernel != "s3://boot-images/img1/kernel" || bps[i].Initrd != "s3://boot-images/img1/initrd" ||
 			!strings.HasPrefix(bps[i].Params, wantParams) {
 			t.Errorf("bss boot parameters of %s: %+v", n, bps)

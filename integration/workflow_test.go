@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/auth/token"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/sim"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -140,13 +140,13 @@ func runWorkflows(t *testing.T, s *suite, kill bool) {
 	}
 
 	// hms get leases shows each new BMC's lease, bound.
-	var leases []ipxe.DHCPLease
+	var leases []bss.DHCPLease
 	if err := json.Unmarshal([]byte(admin(t, s, "get", "leases", "-state", "bound", "-o", "json")), &leases); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range newNodes {
 		d := w.all(t.Context()).devices[n]
-		if !slices.ContainsFunc(leases, func(l ipxe.DHCPLease) bool { return l.MACAddress == d.BMCMAC }) {
+		if !slices.ContainsFunc(leases, func(l bss.DHCPLease) bool { return l.MACAddress == d.BMCMAC }) {
 			t.Errorf("hms get leases: no bound lease of %s's BMC MAC %s in %+v", n, d.BMCMAC, leases)
 		}
 	}

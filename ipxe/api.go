@@ -13,10 +13,11 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/ipxe/bss"
 )
 
 // Base is the path prefix of the BSS API.
-const Base = "/boot/v1"
+const Base = bss.Base
 
 // API serves the BSS REST API and the cloud-init endpoints over a Service.
 type API struct {

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 
+	bssclient "github.com/hmsuite/hms/ipxe/client"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/insomniacslk/dhcp/dhcpv4"
@@ -33,7 +35,7 @@ func TestDHCPLeases(t *testing.T) {
 	first := DHCPLease{MACAddress: "02:00:00:00:98:01", IPAddress: "10.0.0.100", Subnet: "10.0.0.0/24", State: LeaseBound}
 	second := DHCPLease{MACAddress: "02:00:00:00:98:02", IPAddress: "10.0.0.101", Subnet: "10.0.0.0/24", State: LeaseBound}
 	offered := DHCPLease{MACAddress: "02:00:00:00:98:03", IPAddress: "10.0.0.102", Subnet: "10.0.0.0/24", State: LeaseOffered}
-	c := NewClient(bss.URL(), nil)
+	c := bssclient.New(bss.URL(), nil)
 	for _, tc := range []struct {
 		name string
 		q    LeaseQuery
@@ -70,7 +72,7 @@ func TestDHCPLeases(t *testing.T) {
 
 func TestDHCPLeasesWithoutServer(t *testing.T) {
 	h := newHarness(t)
-	if _, err := NewClient(h.srv.URL, nil).Leases(t.Context(), LeaseQuery{}); !errors.Is(err, problem.ErrNotFound) {
+	if _, err := bssclient.New(h.srv.URL, nil).Leases(t.Context(), LeaseQuery{}); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("leases of a bss without DHCP: %v, want not found", err)
 	}
 }

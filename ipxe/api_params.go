@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hmsuite/hms/ipxe/bss"
+
 	"github.com/hmsuite/hms/internal/problem"
 )
 
 // tokenHeader carries the referral token of a POST or PUT.
-const tokenHeader = "BSS-Referral-Token"
+const tokenHeader = bss.TokenHeader
 
 // decodeParams reads a bootparameters body with hms-bss's detail, "Bad
 // Request: " and Go's error text, through decodeStrict: a duplicate key or
@@ -76,14 +78,7 @@ func (a *API) deleteParams(w http.ResponseWriter, r *http.Request) {
 	writeEmpty(w, http.StatusOK)
 }
 
-// ParamsQuery is what GET bootparameters asks for.
-type ParamsQuery struct {
-	Names, MACs    []string
-	NIDs           []int32
-	Kernel, Initrd string
-}
-
-func (q *ParamsQuery) empty() bool {
+func emptyQuery(q *ParamsQuery) bool {
 	return len(q.Names) == 0 && len(q.MACs) == 0 && len(q.NIDs) == 0 && q.Kernel == "" && q.Initrd == ""
 }
 
@@ -100,7 +95,7 @@ func (a *API) getParams(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if q.empty() {
+	if emptyQuery(&q) {
 		if len(strings.TrimSpace(string(body))) == 0 {
 			writeJSON(w, http.StatusOK, jsonType, a.svc.All())
 			return
@@ -111,7 +106,7 @@ func (a *API) getParams(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		q = ParamsQuery{Names: bp.Hosts, MACs: bp.MACs, NIDs: bp.NIDs, Kernel: bp.Kernel, Initrd: bp.Initrd}
-		if q.empty() {
+		if emptyQuery(&q) {
 			a.fail(w, r, problem.Invalidf("No specified data requested"))
 			return
 		}
@@ -185,7 +180,7 @@ func (s *Service) Get(q *ParamsQuery) ([]BootParams, error) {
 		out = append(out, BootParams{Params: im.Params, Initrd: im.Path})
 	}
 	if len(out) == 0 {
-		return nil, problem.NotFoundf("Cannot find boot parameters for requested %s", q.kinds())
+		return nil, problem.NotFoundf("Cannot find boot parameters for requested %s", queryKinds(q))
 	}
 	return out, nil
 }
@@ -202,7 +197,7 @@ func (s *Service) lookupKeyed(key string, n *Node, r *ScriptRequest) (string, *E
 }
 
 // kinds lists what q asked for, as hms-bss's 404 names it.
-func (q *ParamsQuery) kinds() string {
+func queryKinds(q *ParamsQuery) string {
 	var k []string
 	if len(q.Names) > 0 {
 		k = append(k, "Hosts")

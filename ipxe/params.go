@@ -9,7 +9,7 @@ import (
 
 // keys are the store keys a request names: hosts as given, MACs normalised,
 // NIDs as nid<N>.
-func (bp *BootParams) keys() []string {
+func paramKeys(bp *BootParams) []string {
 	var out []string
 	for _, h := range bp.Hosts {
 		out = append(out, h)
@@ -76,7 +76,7 @@ func (s *Service) Put(ctx context.Context, bp BootParams) (string, error) {
 
 func (s *Service) putLocked(ctx context.Context, bp BootParams) (string, error) {
 	ch := newChange()
-	keys := bp.keys()
+	keys := paramKeys(&bp)
 	token := ""
 	if len(keys) > 0 {
 		token = newToken()
@@ -172,7 +172,7 @@ func patched(old *Entry, bp *BootParams) *Entry {
 		UserData:  mergePatch(cloneObject(old.CloudInit.UserData), bp.CloudInit.UserData),
 		PhoneHome: old.CloudInit.PhoneHome,
 	}
-	if !bp.CloudInit.PhoneHome.isZero() {
+	if bp.CloudInit.PhoneHome != (PhoneHome{}) {
 		e.CloudInit.PhoneHome = bp.CloudInit.PhoneHome
 	}
 	return &e

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	bssclient "github.com/hmsuite/hms/ipxe/client"
 )
 
 // TestQEMUProxyBoot boots real firmware through bss in ProxyDHCP mode:
@@ -50,7 +52,7 @@ func proxyBootOnce(t *testing.T, fw firmware, bss *Daemon, images *imageServer) 
 			fail("metric %s did not grow in the proxy boot", series)
 		}
 	}
-	if ls, err := NewClient(bss.URL(), nil).Leases(t.Context(), LeaseQuery{}); err != nil || len(ls) != 0 {
+	if ls, err := bssclient.New(bss.URL(), nil).Leases(t.Context(), LeaseQuery{}); err != nil || len(ls) != 0 {
 		fail("the proxy holds leases: %+v, %v", ls, err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	bssclient "github.com/hmsuite/hms/ipxe/client"
+
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/testpeer"
@@ -202,7 +204,7 @@ func qemuBSS(t *testing.T, args ...string) (*client.Client, *Daemon) {
 // bootOnce boots one VM (sequentially: each keeps a core busy) until it
 // has fetched its own initrd.
 func bootOnce(t *testing.T, fw firmware, hc *client.Client, bss *Daemon, images *imageServer) {
-	bc := NewClient(bss.URL(), nil)
+	bc := bssclient.New(bss.URL(), nil)
 	// 1. Unknown: DHCP (with TFTP of ipxe.efi before iPXE's own for the
 	// UEFI firmware), the chain back for the architecture, Unknown-<arch>'s
 	// kernel.
@@ -262,7 +264,7 @@ func bootOnce(t *testing.T, fw firmware, hc *client.Client, bss *Daemon, images 
 // with the VM's console.
 func bootUnknown(t *testing.T, fw firmware, bss *Daemon, images *imageServer) (grew func(series string) bool, fail func(format string, args ...any)) {
 	t.Helper()
-	if err := NewClient(bss.URL(), nil).PutBootParams(t.Context(), BootParams{Hosts: []string{"Unknown-" + fw.arch},
+	if err := bssclient.New(bss.URL(), nil).PutBootParams(t.Context(), BootParams{Hosts: []string{"Unknown-" + fw.arch},
 		Kernel: images.url + "/" + fw.name + "/discovery", Params: "discovery"}); err != nil {
 		t.Fatal(err)
 	}

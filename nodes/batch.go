@@ -1,7 +1,7 @@
 package nodes
 
 import (
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -71,5 +71,5 @@ type ownedMember struct {
 // ownedHosts is one BSS write for several nodes (a profile's).
 type ownedHosts struct {
 	owners []Key
-	bp     ipxe.BootParams
+	bp     bss.BootParams
 }

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/nodes/wire"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -116,7 +116,7 @@ func nonNil(s []string) []string {
 func (p *planner) planBSS() error {
 	member := memberships(groupsOf(p.st))
 	puts := map[string]*ownedHosts{}
-	wants := map[string]ipxe.BootParams{}
+	wants := map[string]bss.BootParams{}
 	var order []string
 	for _, x := range sortedKeys(p.st.Nodes) {
 		prof := profileOf(p.st, p.st.Nodes[x], member)
@@ -188,12 +188,12 @@ func (p *planner) bootInScope(x, profile string, groups []string) bool {
 // sameBoot compares what the daemon sets of an entry. Both user-data are
 // decoded JSON (want's was made by a JSON round trip), so DeepEqual
 // compares them as JSON.
-func sameBoot(cur, want ipxe.BootParams) bool {
+func sameBoot(cur, want bss.BootParams) bool {
 	return cur.Kernel == want.Kernel && cur.Initrd == want.Initrd && cur.Params == want.Params &&
 		cur.CloudInit.MetaData[OwnerKey] == "nodes" && reflect.DeepEqual(cur.CloudInit.UserData, want.CloudInit.UserData)
 }
 
-func bootView(bp ipxe.BootParams) any {
+func bootView(bp bss.BootParams) any {
 	return map[string]any{"kernel": bp.Kernel, "initrd": bp.Initrd, "params": bp.Params, "user-data": bp.CloudInit.UserData}
 }
 

@@ -10,7 +10,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
+	bssclient "github.com/hmsuite/hms/ipxe/client"
 	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes/wire"
@@ -35,7 +36,7 @@ type ServicesConfig struct {
 type Services struct {
 	sls     *slsclient.Client
 	hsm     *client.Client
-	bss     *ipxe.Client
+	bss     *bssclient.Client
 	hbtd    *agent.Client
 	workers int
 	log     *slog.Logger
@@ -53,7 +54,7 @@ func NewServices(cfg ServicesConfig) *Services {
 		cfg.HTTP = &http.Client{Transport: transport(cfg.Workers)}
 	}
 	s := &Services{sls: slsclient.New(cfg.SLSURL, cfg.HTTP), hsm: client.New(cfg.HSMURL, cfg.HTTP, "nodes"),
-		bss: ipxe.NewClient(cfg.BSSURL, cfg.HTTP), workers: cfg.Workers, log: cfg.Log}
+		bss: bssclient.New(cfg.BSSURL, cfg.HTTP), workers: cfg.Workers, log: cfg.Log}
 	if cfg.HBTDURL != "" {
 		s.hbtd = agent.NewClient(cfg.HBTDURL, cfg.HTTP)
 	}
@@ -70,14 +71,14 @@ type snapshot struct {
 	eths   map[string]hsm.EthernetInterface
 	rfes   map[string]hsm.RedfishEndpoint
 	groups map[string]hsm.Group
-	bss    map[string]ipxe.BootParams // by host
+	bss    map[string]bss.BootParams // by host
 }
 
 // read takes a snapshot of the services; Redfish endpoints only when
 // withEndpoints (they are the slowest to list, and most sets have none).
 func (s *Services) read(ctx context.Context, withEndpoints bool) (*snapshot, error) {
 	snap := &snapshot{sls: map[string]sls.Hardware{}, comps: map[string]hsm.Component{}, eths: map[string]hsm.EthernetInterface{},
-		rfes: map[string]hsm.RedfishEndpoint{}, groups: map[string]hsm.Group{}, bss: map[string]ipxe.BootParams{}}
+		rfes: map[string]hsm.RedfishEndpoint{}, groups: map[string]hsm.Group{}, bss: map[string]bss.BootParams{}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		hw, err := s.sls.ListHardware(gctx)
@@ -143,7 +144,7 @@ func (s *Services) Observe(ctx context.Context, x string) wire.Observed {
 		o.Errors = append(o.Errors, err.Error())
 	} else {
 		for _, h := range hist {
-			if h.Endpoint == ipxe.EndpointBootscript && h.LastEpoch > 0 {
+			if h.Endpoint == bss.EndpointBootscript && h.LastEpoch > 0 {
 				t := time.Unix(h.LastEpoch, 0).UTC()
 				o.LastBootFetch = &t
 			}

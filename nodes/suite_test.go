@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/sealed"
 	"github.com/hmsuite/hms/ipxe"
+	bssclient "github.com/hmsuite/hms/ipxe/client"
 	"github.com/hmsuite/hms/layout"
 	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/nodes"
@@ -30,7 +31,7 @@ type suite struct {
 	backend *nodes.Services
 	sls     *slsclient.Client
 	hsm     *hsmclient.Client
-	bss     *ipxe.Client
+	bss     *bssclient.Client
 	writes  map[string]*atomic.Int64
 	// opens counts the credentials the daemon unseals.
 	opens *atomic.Int64
@@ -65,7 +66,7 @@ func newSuite(tb testing.TB) *suite {
 	bssURL := run(ipxe.StartDaemon(ctx, ipxe.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsmURL}))
 	s := &suite{writes: map[string]*atomic.Int64{}}
 	slsURL, hsmURL, bssURL = s.counted(tb, "sls", slsURL), s.counted(tb, "hsm", hsmURL), s.counted(tb, "bss", bssURL)
-	s.sls, s.hsm, s.bss = slsclient.New(slsURL, nil), hsmclient.New(hsmURL, nil, "test"), ipxe.NewClient(bssURL, nil)
+	s.sls, s.hsm, s.bss = slsclient.New(slsURL, nil), hsmclient.New(hsmURL, nil, "test"), bssclient.New(bssURL, nil)
 
 	store, err := nodes.OpenStore(ctx, filepath.Join(dir, "nodes.db"))
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hmsuite/hms/internal/xname"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes/wire"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -155,17 +155,17 @@ func memberships(groups map[string][]string) map[string][]string {
 // the profile's kernel, initrd and parameters (image_url becomes
 // root=live:URL, dracut's live image, unless the parameters set root=),
 // the user-data the profile renders and the owner mark in the meta-data.
-func bootParams(p *wire.BootProfile) (ipxe.BootParams, error) {
+func bootParams(p *wire.BootProfile) (bss.BootParams, error) {
 	params := p.KernelParams
 	if p.ImageURL != "" && !hasParam(params, "root") {
 		params = strings.TrimSpace(params + " root=live:" + p.ImageURL)
 	}
 	ud, err := userData(p)
 	if err != nil {
-		return ipxe.BootParams{}, err
+		return bss.BootParams{}, err
 	}
-	return ipxe.BootParams{Kernel: p.KernelURL, Initrd: p.InitrdURL, Params: params,
-		CloudInit: ipxe.CloudInit{MetaData: map[string]any{OwnerKey: "nodes"}, UserData: ud}}, nil
+	return bss.BootParams{Kernel: p.KernelURL, Initrd: p.InitrdURL, Params: params,
+		CloudInit: bss.CloudInit{MetaData: map[string]any{OwnerKey: "nodes"}, UserData: ud}}, nil
 }
 
 func hasParam(params, key string) bool {

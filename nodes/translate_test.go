@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes"
 	"github.com/hmsuite/hms/nodes/wire"
@@ -55,7 +55,7 @@ func TestApplyTranslates(t *testing.T) {
 	}
 	checkNode(t, s, "x1000c0s1b0n0", 2, "10.1.0.11")
 
-	bp, err := s.bss.BootParams(ctx, ipxe.ParamsQuery{Names: []string{"x1000c0s1b0n0"}})
+	bp, err := s.bss.BootParams(ctx, bss.ParamsQuery{Names: []string{"x1000c0s1b0n0"}})
 	if err != nil || len(bp) != 1 {
 		t.Fatalf("bss = %v, %v", bp, err)
 	}
@@ -125,7 +125,7 @@ func TestApplyEditPruneKeepsHandMade(t *testing.T) {
 	if err := s.hsm.PostComponents(ctx, []hsm.Component{{ID: "x1000c0s9b0n0", Type: "Node", State: "Off"}}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.bss.PutBootParams(ctx, ipxe.BootParams{Hosts: []string{"x1000c0s9b0n0"}, Kernel: "http://hand/k"}); err != nil {
+	if err := s.bss.PutBootParams(ctx, bss.BootParams{Hosts: []string{"x1000c0s9b0n0"}, Kernel: "http://hand/k"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -156,7 +156,7 @@ func TestApplyEditPruneKeepsHandMade(t *testing.T) {
 	if _, err := s.sls.GetHardware(ctx, "x1000c0s2b0n0"); err == nil {
 		t.Error("pruned node still in SLS")
 	}
-	if bp, err := s.bss.BootParams(ctx, ipxe.ParamsQuery{Names: []string{"x1000c0s2b0n0"}}); err == nil && len(bp) > 0 && bp[0].Kernel != "" {
+	if bp, err := s.bss.BootParams(ctx, bss.ParamsQuery{Names: []string{"x1000c0s2b0n0"}}); err == nil && len(bp) > 0 && bp[0].Kernel != "" {
 		t.Errorf("pruned node still in BSS: %+v", bp)
 	}
 	if _, err := s.hsm.Component(ctx, "x1000c0s9b0n0"); err != nil {

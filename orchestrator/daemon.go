@@ -14,7 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
-	"github.com/hmsuite/hms/ipxe"
+	bssclient "github.com/hmsuite/hms/ipxe/client"
 	pcsclient "github.com/hmsuite/hms/power/client"
 	"github.com/hmsuite/hms/statemgr/client"
 )
@@ -102,7 +102,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.CFSURL != "" {
 		sc.CFS = NewCFSClient(cfg.CFSURL, hc)
 	}
-	svc, err := New(ctx, store, h, ipxe.NewClient(cfg.BSSURL, hc), pcsclient.New(cfg.PCSURL, hc, "bos"), sc)
+	svc, err := New(ctx, store, h, bssclient.New(cfg.BSSURL, hc), pcsclient.New(cfg.PCSURL, hc, "bos"), sc)
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -54,8 +54,8 @@ type cluster struct {
 	mu     sync.Mutex
 	nodes  map[string]*simNode
 	groups map[string][]string
-	params map[string]ipxe.BootParams // by host
-	calls  []string                   // "PCS On x..", "BSS PUT x.."
+	params map[string]bss.BootParams // by host
+	calls  []string                  // "PCS On x..", "BSS PUT x.."
 	tokens int
 	// before runs once, at the start of the next request to a route
 	// ("hsm-query", "power-status", "transition"), while bos waits for the
@@ -89,7 +89,7 @@ func (c *cluster) fire(route string) {
 
 func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 	c := &cluster{t: t, clock: clk, nodes: map[string]*simNode{}, groups: map[string][]string{},
-		params: map[string]ipxe.BootParams{}, before: map[string]func(){}, cfs: map[string]*CFSComponent{}}
+		params: map[string]bss.BootParams{}, before: map[string]func(){}, cfs: map[string]*CFSComponent{}}
 	for _, id := range ids {
 		c.nodes[id] = &simNode{comp: hsm.Component{ID: id, Type: "Node", State: "Off", Role: "Compute",
 			Arch: "X86", Enabled: new(true)}}
@@ -195,7 +195,7 @@ func (c *cluster) hsmQuery(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *cluster) bssPut(w http.ResponseWriter, r *http.Request) {
-	var bp ipxe.BootParams
+	var bp bss.BootParams
 	_ = json.NewDecoder(r.Body).Decode(&bp)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -210,10 +210,10 @@ func (c *cluster) bssPut(w http.ResponseWriter, r *http.Request) {
 func (c *cluster) bssHistory(w http.ResponseWriter, _ *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := []ipxe.EndpointAccess{}
+	out := []bss.EndpointAccess{}
 	for id, n := range c.nodes {
 		if n.fetched > 0 {
-			out = append(out, ipxe.EndpointAccess{Name: id, Endpoint: ipxe.EndpointBootscript, LastEpoch: n.fetched})
+			out = append(out, bss.EndpointAccess{Name: id, Endpoint: bss.EndpointBootscript, LastEpoch: n.fetched})
 		}
 	}
 	writeJSON(w, out)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/power/pcs"
 )
 
@@ -135,7 +135,7 @@ func (s *Service) powerOn(ctx context.Context, p plans, ids []string) error {
 	var ready []string
 	for _, a := range order {
 		hosts := groups[a]
-		tok, err := s.bss.PutBootParamsToken(ctx, ipxe.BootParams{Hosts: hosts, Kernel: a.Kernel, Initrd: a.Initrd,
+		tok, err := s.bss.PutBootParamsToken(ctx, bss.BootParams{Hosts: hosts, Kernel: a.Kernel, Initrd: a.Initrd,
 			Params: a.KernelParameters})
 		if err != nil {
 			s.recordError(ctx, hosts, p.guard(nil), ActionPowerOn, fmt.Errorf("set boot parameters in BSS: %w", err))

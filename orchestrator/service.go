@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -24,8 +24,8 @@ type HSM interface {
 // BSS is what bos asks BSS: set a node's boot parameters (answering the
 // referral token) and when nodes last fetched their boot script.
 type BSS interface {
-	PutBootParamsToken(ctx context.Context, bp ipxe.BootParams) (string, error)
-	EndpointHistory(ctx context.Context, name string) ([]ipxe.EndpointAccess, error)
+	PutBootParamsToken(ctx context.Context, bp bss.BootParams) (string, error)
+	EndpointHistory(ctx context.Context, name string) ([]bss.EndpointAccess, error)
 }
 
 // PCS is what bos asks PCS: power transitions, how they went, and power

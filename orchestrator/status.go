@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hmsuite/hms/ipxe"
+	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/power/pcs"
 )
 
@@ -72,7 +72,7 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 		return nil, fmt.Errorf("bss endpoint-history: %w", err)
 	}
 	for _, h := range hist {
-		if o, ok := out[h.Name]; ok && h.Endpoint == ipxe.EndpointBootscript {
+		if o, ok := out[h.Name]; ok && h.Endpoint == bss.EndpointBootscript {
 			o.fetched = time.Unix(h.LastEpoch, 0)
 			out[h.Name] = o
 		}

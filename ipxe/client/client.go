@@ -1,4 +1,7 @@
-package ipxe
+// Package client is the typed client of the Boot Script Service (BSS), for
+// the daemons and tools that set or read boot parameters. It links only the
+// wire types of ipxe/bss, never the server.
+package client
 
 import (
 	"bytes"
@@ -11,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/ipxe/bss"
 )
 
 // Client is a typed client of the BSS API (/boot/v1), for the CLI and the
@@ -20,19 +24,19 @@ type Client struct {
 	hc *httpclient.Client
 }
 
-// NewClient returns a client of the BSS at base (such as
+// New returns a client of the BSS at base (such as
 // http://127.0.0.1:27778; /boot/v1 is appended, and a base already ending in
 // it is accepted). hc nil means http.DefaultClient.
-func NewClient(base string, hc *http.Client) *Client {
-	base = strings.TrimSuffix(strings.TrimRight(base, "/"), Base)
-	return &Client{hc: httpclient.New("bss", base, Base, hc)}
+func New(base string, hc *http.Client) *Client {
+	base = strings.TrimSuffix(strings.TrimRight(base, "/"), bss.Base)
+	return &Client{hc: httpclient.New("bss", base, bss.Base, hc)}
 }
 
-// BootParams returns the boot parameters BSS would use for each name, MAC or
+// bss.BootParams returns the boot parameters BSS would use for each name, MAC or
 // NID of q: an entry of its own, else (for a node HSM knows) the one it
 // boots by MAC, NID, role or Default. Nothing found is a
 // problem.ErrNotFound error.
-func (c *Client) BootParams(ctx context.Context, q ParamsQuery) ([]BootParams, error) {
+func (c *Client) BootParams(ctx context.Context, q bss.ParamsQuery) ([]bss.BootParams, error) {
 	v := url.Values{}
 	if len(q.Names) > 0 {
 		v.Set("name", strings.Join(q.Names, ","))
@@ -43,28 +47,28 @@ func (c *Client) BootParams(ctx context.Context, q ParamsQuery) ([]BootParams, e
 	for _, n := range q.NIDs {
 		v.Add("nid", strconv.FormatInt(int64(n), 10))
 	}
-	var out []BootParams
+	var out []bss.BootParams
 	err := c.hc.Do(ctx, http.MethodGet, "/bootparameters?"+v.Encode(), nil, &out)
 	return out, err
 }
 
 // AllBootParams returns every record: kernel and initrd images, then one per
 // host, MAC, NID or tag.
-func (c *Client) AllBootParams(ctx context.Context) ([]BootParams, error) {
-	var out []BootParams
+func (c *Client) AllBootParams(ctx context.Context) ([]bss.BootParams, error) {
+	var out []bss.BootParams
 	err := c.hc.Do(ctx, http.MethodGet, "/bootparameters", nil, &out)
 	return out, err
 }
 
 // PutBootParams creates or replaces the entries bp names.
-func (c *Client) PutBootParams(ctx context.Context, bp BootParams) error {
+func (c *Client) PutBootParams(ctx context.Context, bp bss.BootParams) error {
 	return c.hc.Do(ctx, http.MethodPut, "/bootparameters", bp, nil)
 }
 
 // PutBootParamsToken is PutBootParams that returns the referral token BSS
 // issued for the request ("" for an image-only one): BOS puts it in a
 // component's desired state and compares it with the one the node booted.
-func (c *Client) PutBootParamsToken(ctx context.Context, bp BootParams) (string, error) {
+func (c *Client) PutBootParamsToken(ctx context.Context, bp bss.BootParams) (string, error) {
 	b, err := json.Marshal(bp)
 	if err != nil {
 		return "", fmt.Errorf("bss PUT /bootparameters: encode: %w", err)
@@ -73,18 +77,18 @@ func (c *Client) PutBootParamsToken(ctx context.Context, bp BootParams) (string,
 	if err != nil {
 		return "", err
 	}
-	return h.Get(tokenHeader), nil
+	return h.Get(bss.TokenHeader), nil
 }
 
 // DeleteBootParams deletes the entries bp names.
-func (c *Client) DeleteBootParams(ctx context.Context, bp BootParams) error {
+func (c *Client) DeleteBootParams(ctx context.Context, bp bss.BootParams) error {
 	return c.hc.Do(ctx, http.MethodDelete, "/bootparameters", bp, nil)
 }
 
 // EndpointHistory returns when name last fetched each boot endpoint
 // (bootscript, user-data); name "" means every node.
-func (c *Client) EndpointHistory(ctx context.Context, name string) ([]EndpointAccess, error) {
-	var out []EndpointAccess
+func (c *Client) EndpointHistory(ctx context.Context, name string) ([]bss.EndpointAccess, error) {
+	var out []bss.EndpointAccess
 	p := "/endpoint-history"
 	if name != "" {
 		p += "?name=" + url.QueryEscape(name)
@@ -93,16 +97,10 @@ func (c *Client) EndpointHistory(ctx context.Context, name string) ([]EndpointAc
 	return out, err
 }
 
-// LeaseQuery filters Leases: each field is a list of values any of which
-// may match; an empty field matches every lease.
-type LeaseQuery struct {
-	MACs, IPs, Names, States []string
-}
-
 // Leases returns the DHCP server's leases that q matches, sorted by
 // address (GET /dhcp/leases, an extension of the hms-bss API). A bss that
 // runs no DHCP server answers a problem.ErrNotFound error.
-func (c *Client) Leases(ctx context.Context, q LeaseQuery) ([]DHCPLease, error) {
+func (c *Client) Leases(ctx context.Context, q bss.LeaseQuery) ([]bss.DHCPLease, error) {
 	v := url.Values{}
 	for k, vals := range map[string][]string{"mac": q.MACs, "ip": q.IPs, "name": q.Names, "state": q.States} {
 		if len(vals) > 0 {
@@ -113,7 +111,7 @@ func (c *Client) Leases(ctx context.Context, q LeaseQuery) ([]DHCPLease, error) 
 	if len(v) > 0 {
 		p += "?" + v.Encode()
 	}
-	var out []DHCPLease
+	var out []bss.DHCPLease
 	err := c.hc.Do(ctx, http.MethodGet, p, nil, &out)
 	return out, err
 }
