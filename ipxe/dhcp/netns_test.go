@@ -118,13 +118,19 @@ func nsConfig() Config {
 // device) over db until stop is called or the test ends.
 func nsServer(t *testing.T, l *link, db string, pub bus.Publisher) (srv *Server, stop func()) {
 	t.Helper()
+	return nsServerWith(t, l, db, pub, nsConfig())
+}
+
+// nsServerWith is nsServer with the handler's configuration cfg.
+func nsServerWith(t *testing.T, l *link, db string, pub bus.Publisher, cfg Config) (srv *Server, stop func()) {
+	t.Helper()
 	var sdb *sqldb.DB
 	inNS(t, l.srvNS, func() {
 		var err error
 		if sdb, err = sqldb.Open(t.Context(), db, nil); err != nil {
 			t.Fatal(err)
 		}
-		srv, err = Listen(t.Context(), ServerConfig{Handler: nsConfig(), Interface: l.srvIf, Publisher: pub}, sdb)
+		srv, err = Listen(t.Context(), ServerConfig{Handler: cfg, Interface: l.srvIf, Publisher: pub}, sdb)
 		if err != nil {
 			t.Fatal(err)
 		}

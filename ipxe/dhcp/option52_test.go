@@ -3,6 +3,9 @@ package dhcp
 import (
 	"bytes"
 	"maps"
+	"net/netip"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +130,30 @@ func overloadedWith(t *testing.T, field []byte) []byte {
 	b := msg(t, dhcpv4.MessageTypeDiscover, "02:52:00:00:01:03", dhcpv4.WithOption(dhcpv4.OptGeneric(dhcpv4.OptionOptionOverload, []byte{overloadFile}))).ToBytes()
 	copy(b[fileOff:], field)
 	return b
+}
+
+// TestRealClientReadsOverloadedReply: busybox udhcpc (maximum message
+// size 576) gets a reply that needs both fields: 63 DNS servers fill the
+// options field, its 100-byte client identifier goes to the file field
+// and the boot file name, as option 67, to the sname field. udhcpc reads
+// its lease, the DNS servers and the boot file from them.
+func TestRealClientReadsOverloadedReply(t *testing.T) {
+	l := newLink(t)
+	cfg := nsConfig()
+	for i := range 63 {
+		cfg.Subnets[0].DNS = append(cfg.Subnets[0].DNS, netip.AddrFrom4([4]byte{10, 77, 1, byte(i + 1)}))
+	}
+	cfg.Subnets[0].DNS = cfg.Subnets[0].DNS[1:]
+	nsServerWith(t, l, filepath.Join(t.TempDir(), "bss.db"), nil, cfg)
+	env := udhcpc(t, l, "-V", "PXEClient:Arch:00000:UNDI:002001", "-x", "0x5d:0000",
+		"-x", "0x3d:"+strings.Repeat("ab", 100), "-O", "bootfile")
+	if env["ip"] != "10.77.0.100" || env["subnet"] != "255.255.255.0" || env["serverid"] != "10.77.0.1" {
+		t.Errorf("lease %v", env)
+	}
+	if got := env["bootfile"]; got != "undionly.kpxe" {
+		t.Errorf("bootfile (option 67) %q, want undionly.kpxe from the sname field", got)
+	}
+	if got := len(strings.Fields(env["dns"])); got != 63 {
+		t.Errorf("%d DNS servers, want 63: %q", got, env["dns"])
+	}
 }
