@@ -19,7 +19,7 @@ import (
 // bosCommands are `hms bos sessiontemplates|sessions|components ...`: BOS
 // v2's records, through bos's API (-bos-url, HMS_BOS_URL, the config files).
 func bosCommands() []command {
-	return []command{
+	cmds := []command{
 		{name: "bos sessiontemplates list", summary: "list bos's session templates: boot sets, images and how many nodes they name",
 			output: true, define: defineTemplatesList},
 		{name: "bos sessiontemplates describe", args: "NAME", summary: "one session template, whole",
@@ -42,7 +42,27 @@ func bosCommands() []command {
 			maxArgs: -1, output: true, define: defineComponentsList},
 		{name: "bos components describe", args: "ID", summary: "one component: actual, desired and staged state, last action, event counts",
 			minArgs: 1, maxArgs: 1, output: true, define: defineComponentDescribe},
-		bosApplyStaged(),
+	}
+	for i := range cmds {
+		cmds[i].define = withTenant(cmds[i].define)
+	}
+	return append(cmds, bosApplyStaged())
+}
+
+// withTenant gives a bos command -tenant: its requests act for that tenant
+// (BOS's Cray-Tenant-Name header), seeing and changing only its templates,
+// sessions and nodes.
+func withTenant(define func(*flag.FlagSet) execFunc) func(*flag.FlagSet) execFunc {
+	return func(fs *flag.FlagSet) execFunc {
+		tn := fs.String("tenant", "", "`TENANT` the requests act for (bos's Cray-Tenant-Name; env HMS_BOS_TENANT)")
+		run := define(fs)
+		return func(ctx context.Context, s *session, args []string) error {
+			s.bosTenant = *tn
+			if s.bosTenant == "" && s.Getenv != nil {
+				s.bosTenant = s.Getenv("HMS_BOS_TENANT")
+			}
+			return run(ctx, s, args)
+		}
 	}
 }
 

@@ -45,6 +45,9 @@ func TestBos(t *testing.T) {
 	}
 	contains(ok("bos", "sessiontemplates", "create", "-f", file), "sessiontemplate compute created")
 	contains(ok("bos", "sessiontemplates", "list"), "NAME", "compute", "the compute image")
+	if out := ok("bos", "sessiontemplates", "list", "-tenant", "vcluster-a"); strings.Contains(out, "compute") {
+		t.Errorf("a tenant lists no tenant's template:\n%s", out)
+	}
 	var tp orchestrator.Template
 	hmsJSON(t, e, &tp, "bos", "sessiontemplates", "describe", "compute")
 	if tp.Name != "compute" || len(tp.BootSets["c"].NodeList) != 2 {

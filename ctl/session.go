@@ -23,6 +23,8 @@ type session struct {
 	urls   map[string]endpoint
 	format string
 	hc     map[string]*http.Client // service -> client naming it when unreachable
+	// bosTenant is the tenant bos requests act for ("": none).
+	bosTenant string
 }
 
 func newSession(o Options, c connection, format *string) (*session, error) {
@@ -76,7 +78,29 @@ func (s *session) pcs() *powerclient.Client {
 	return powerclient.New(s.urls["pcs"].URL, s.hc["pcs"], "hms-cli")
 }
 func (s *session) bos() *orchestrator.Client {
-	return orchestrator.NewClient(s.urls["bos"].URL, s.hc["bos"], "hms-cli")
+	hc := s.hc["bos"]
+	if s.bosTenant != "" && hc != nil {
+		tc := *hc
+		tc.Transport = tenantHeader{rt: hc.Transport, tenant: s.bosTenant}
+		hc = &tc
+	}
+	return orchestrator.NewClient(s.urls["bos"].URL, hc, "hms-cli")
+}
+
+// tenantHeader sends bos's Cray-Tenant-Name on every request.
+type tenantHeader struct {
+	rt     http.RoundTripper
+	tenant string
+}
+
+func (t tenantHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(orchestrator.TenantHeader, t.tenant)
+	rt := t.rt
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return rt.RoundTrip(r)
 }
 
 // unreachable marks the transport failures of one daemon's requests with
