@@ -66,6 +66,8 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("DELETE /hmi/v2/subscriptions/{xname}/agents/{agent}", a.deleteV2)
 	mux.HandleFunc("POST /hmi/{ver}/scn", a.scn)
 	mux.HandleFunc("GET /hmi/v2/deadletters", a.deadLetters)
+	mux.HandleFunc("DELETE /hmi/v2/deadletters", a.deleteDeadLetters)
+	mux.HandleFunc("DELETE /hmi/v2/deadletters/{id}", a.deleteDeadLetters)
 	mux.HandleFunc("GET /hmi/{ver}/params", a.getParams)
 	mux.HandleFunc("PATCH /hmi/{ver}/params", a.patchParams)
 	mux.HandleFunc("GET /hmi/{ver}/health", a.health)
@@ -91,7 +93,8 @@ func version(w http.ResponseWriter, r *http.Request) bool {
 // fail answers a failed request in hmnfd's problem shape: 400s are titled
 // "Invalid Request" ("Bad DELETE request" for a DELETE that matched
 // nothing), and the instance is the resource without its version
-// ("/params"), or the path for the v2 routes under an xname.
+// ("/params"), or the path for the v2 routes under an xname or a dead
+// letter's number.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	style := problemStyle()
 	if errors.Is(err, errNoMatch) {
@@ -105,7 +108,7 @@ func problemStyle() problem.Style {
 	return problem.Style{
 		Titles: map[int]string{http.StatusBadRequest: "Invalid Request"},
 		Instance: func(r *http.Request) string {
-			if r.PathValue("xname") != "" {
+			if r.PathValue("xname") != "" || r.PathValue("id") != "" {
 				return r.URL.Path
 			}
 			return "/" + path.Base(r.URL.Path)

@@ -11,7 +11,7 @@ import (
 // its own xname (v1: the body's Subscriber, agent@xname; v2: the path).
 // POST /scn takes the scn role (HSM's SCN token) or admin: it is how HSM
 // delivers state changes, and anyone else posting there forges them.
-// PATCH /params is admin-only.
+// PATCH /params and deleting dead letters are admin-only.
 func AuthTable() auth.Table {
 	v1 := auth.Write().OrNode(auth.BodyXname("Subscriber", subscriberXname), "body Subscriber")
 	v2 := auth.Write().OrNode(auth.PathXname("xname"), "path")
@@ -28,6 +28,8 @@ func AuthTable() auth.Table {
 		{Pattern: "DELETE /hmi/v2/subscriptions/{xname}/agents/{agent}", Access: v2},
 		{Pattern: "POST /hmi/{ver}/scn", Access: auth.SCNIntake()},
 		{Pattern: "GET /hmi/v2/deadletters", Access: auth.Read()},
+		{Pattern: "DELETE /hmi/v2/deadletters", Access: auth.AdminOnly()},
+		{Pattern: "DELETE /hmi/v2/deadletters/{id}", Access: auth.AdminOnly()},
 		{Pattern: "GET /hmi/{ver}/params", Access: auth.Read()},
 		{Pattern: "PATCH /hmi/{ver}/params", Access: auth.AdminOnly()},
 		{Pattern: "GET /hmi/{ver}/health", Access: auth.Open()},

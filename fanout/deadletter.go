@@ -1,11 +1,13 @@
 package fanout
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -115,4 +117,46 @@ func (a *API) deadLetters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpserver.WriteJSON(w, http.StatusOK, DeadLetterList{DeadLetters: dl})
+}
+
+// deleteDeadLetters deletes the dead letters listed since oldest: the one
+// numbered id, or every one when all is true (then also the older ones,
+// which are no longer listed). Deleting one that is not listed is an
+// ErrNotFound.
+func (s *Store) deleteDeadLetters(ctx context.Context, id int64, all bool, oldest time.Time) error {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if all {
+			_, err := tx.ExecContext(ctx, `DELETE FROM deadletters`)
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM deadletters WHERE id = ? AND created >= ?`, id, oldest.UnixNano())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmp.Or(err, problem.NotFoundf("no dead letter %d", id))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete dead letters: %w", err)
+	}
+	return nil
+}
+
+func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request) {
+	var id int64
+	all := r.PathValue("id") == ""
+	if !all {
+		var err error
+		if id, err = strconv.ParseInt(r.PathValue("id"), 10, 64); err != nil || id <= 0 {
+			a.fail(w, r, problem.Invalidf("id: %q is not a dead letter number", r.PathValue("id")))
+			return
+		}
+	}
+	if err := a.svc.store.deleteDeadLetters(r.Context(), id, all, a.svc.cfg.Now().Add(-a.svc.cfg.DeadLetterAge)); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -32,12 +32,8 @@ func TestRefusedDeliveryIsDeadLettered(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rc := newReceiver()
-				svc, store := openService(t, dbPath(t), bubbleConfig(rc))
-				const node = "x1c0s0b0n0"
-				mustSubscribe(t, svc, Key{Component: node, Agent: "a"}, Subscription{States: []string{"Ready"}, Url: "http://a/scn"})
-				rc.set(func() { rc.status["/scn"] = tc.status })
-				runService(t, svc)
+				svc, store, rc := refusingSubscriber(t, bubbleConfig, tc.status)
+				const node = deadLetterNode
 				enqueueStates(t, svc, 1, 1, node, "Ready")
 				synctest.Wait()
 				rc.set(func() { rc.status["/scn"] = 0 })
@@ -52,19 +48,15 @@ func TestRefusedDeliveryIsDeadLettered(t *testing.T) {
 				if diff := cmp.Diff(want, seqs(rc.deliveries("/scn"))); diff != "" {
 					t.Errorf("subscriber got (-want +got):\n%s", diff)
 				}
-				code, body := apiDo(t, svc, "GET", "/hmi/v2/deadletters")
-				var list DeadLetterList
-				if err := json.Unmarshal(body, &list); code != 200 || err != nil {
-					t.Fatalf("GET /hmi/v2/deadletters: %d %s", code, body)
-				}
-				if len(list.DeadLetters) != wantDead {
-					t.Fatalf("dead letters %s; want %d", body, wantDead)
+				dead := listDeadLetters(t, svc)
+				if len(dead) != wantDead {
+					t.Fatalf("dead letters %+v; want %d", dead, wantDead)
 				}
 				if got := value(t, svc.m.deadLetters.WithLabelValues("http://a/scn")); got != float64(wantDead) {
 					t.Errorf("hmnfd_dead_letters_total = %v, want %d", got, wantDead)
 				}
 				if tc.dead {
-					d := list.DeadLetters[0]
+					d := dead[0]
 					var scn hsm.SCN
 					if err := json.Unmarshal(d.SCN, &scn); err != nil || scn.Seq != 1 || d.Url != "http://a/scn" {
 						t.Errorf("dead letter %+v (SCN %+v, %v); want SCN 1 to http://a/scn", d, scn, err)
@@ -108,23 +100,16 @@ func TestRefusedBatchIsSentOneByOne(t *testing.T) {
 // longer listed, and are deleted when the next one is stored.
 func TestDeadLettersAgeOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rc := newReceiver()
-		cfg := bubbleConfig(rc)
-		cfg.DeadLetterAge = time.Hour
-		svc, store := openService(t, dbPath(t), cfg)
-		const node = "x1c0s0b0n0"
-		mustSubscribe(t, svc, Key{Component: node, Agent: "a"}, Subscription{States: []string{"Ready"}, Url: "http://a/scn"})
-		rc.set(func() { rc.status["/scn"] = http.StatusBadRequest })
-		runService(t, svc)
+		svc, store, _ := refusingSubscriber(t, func(rc *receiver) Config {
+			cfg := bubbleConfig(rc)
+			cfg.DeadLetterAge = time.Hour
+			return cfg
+		}, http.StatusBadRequest)
+		const node = deadLetterNode
 		listed := func() []int64 {
 			t.Helper()
-			code, body := apiDo(t, svc, "GET", "/hmi/v2/deadletters")
-			var list DeadLetterList
-			if err := json.Unmarshal(body, &list); code != 200 || err != nil {
-				t.Fatalf("GET /hmi/v2/deadletters: %d %s", code, body)
-			}
 			var seqs []int64
-			for _, d := range list.DeadLetters {
+			for _, d := range listDeadLetters(t, svc) {
 				var scn hsm.SCN
 				if err := json.Unmarshal(d.SCN, &scn); err != nil {
 					t.Fatal(err)
@@ -164,6 +149,32 @@ func TestDeadLettersAgeOut(t *testing.T) {
 	})
 }
 
+// deadLetterNode is the subscriber of the dead letter tests.
+const deadLetterNode = "x1c0s0b0n0"
+
+// refusingSubscriber runs svc with one subscriber, http://a/scn, watching
+// deadLetterNode go Ready, that answers status (0: 200).
+func refusingSubscriber(t *testing.T, cfg func(*receiver) Config, status int) (*Service, *Store, *receiver) {
+	t.Helper()
+	rc := newReceiver()
+	svc, store := openService(t, dbPath(t), cfg(rc))
+	mustSubscribe(t, svc, Key{Component: deadLetterNode, Agent: "a"}, Subscription{States: []string{"Ready"}, Url: "http://a/scn"})
+	rc.set(func() { rc.status["/scn"] = status })
+	runService(t, svc)
+	return svc, store, rc
+}
+
+// listDeadLetters is GET /hmi/v2/deadletters.
+func listDeadLetters(t *testing.T, svc *Service) []DeadLetter {
+	t.Helper()
+	code, body := apiDo(t, svc, "GET", "/hmi/v2/deadletters")
+	var list DeadLetterList
+	if err := json.Unmarshal(body, &list); code != 200 || err != nil {
+		t.Fatalf("GET /hmi/v2/deadletters: %d %s", code, body)
+	}
+	return list.DeadLetters
+}
+
 // apiDo serves one request to svc's API in memory (no socket, so it works
 // inside a synctest bubble) and returns the status and body.
 func apiDo(t *testing.T, svc *Service, method, path string) (int, []byte) {
@@ -171,4 +182,51 @@ func apiDo(t *testing.T, svc *Service, method, path string) (int, []byte) {
 	rec := httptest.NewRecorder()
 	NewAPI(svc, quietLog(), Params{Port: 28600}, nil).Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 	return rec.Code, rec.Body.Bytes()
+}
+
+// TestDeleteDeadLetters: an admin deletes one dead letter by its ID (204;
+// 404 problem for one that is not listed, 400 for a malformed ID) or all of
+// them (204, also when there are none).
+func TestDeleteDeadLetters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, _, _ := refusingSubscriber(t, bubbleConfig, http.StatusBadRequest)
+		enqueueStates(t, svc, 1, 3, deadLetterNode, "Ready")
+		synctest.Wait()
+		listed := func() []int64 {
+			t.Helper()
+			var ids []int64
+			for _, d := range listDeadLetters(t, svc) {
+				ids = append(ids, d.ID)
+			}
+			return ids
+		}
+		ids := listed()
+		if len(ids) != 3 {
+			t.Fatalf("dead letters %v, want 3", ids)
+		}
+		one := fmt.Sprintf("/hmi/v2/deadletters/%d", ids[1])
+		steps := []struct {
+			path       string
+			wantStatus int
+			wantType   string
+			wantLeft   []int64
+		}{
+			{path: one, wantStatus: http.StatusNoContent, wantLeft: []int64{ids[0], ids[2]}},
+			{path: one, wantStatus: http.StatusNotFound, wantType: "application/problem+json", wantLeft: []int64{ids[0], ids[2]}},
+			{path: "/hmi/v2/deadletters/x", wantStatus: http.StatusBadRequest, wantType: "application/problem+json", wantLeft: []int64{ids[0], ids[2]}},
+			{path: "/hmi/v2/deadletters/0", wantStatus: http.StatusBadRequest, wantType: "application/problem+json", wantLeft: []int64{ids[0], ids[2]}},
+			{path: "/hmi/v2/deadletters", wantStatus: http.StatusNoContent},
+			{path: "/hmi/v2/deadletters", wantStatus: http.StatusNoContent},
+		}
+		for _, s := range steps {
+			rec := httptest.NewRecorder()
+			NewAPI(svc, quietLog(), Params{}, nil).Handler().ServeHTTP(rec, httptest.NewRequest("DELETE", s.path, nil))
+			if rec.Code != s.wantStatus || rec.Header().Get("Content-Type") != s.wantType {
+				t.Errorf("DELETE %s: %d %q %s; want %d %q", s.path, rec.Code, rec.Header().Get("Content-Type"), rec.Body, s.wantStatus, s.wantType)
+			}
+			if got := listed(); !cmp.Equal(got, s.wantLeft) {
+				t.Errorf("after DELETE %s: listed %v, want %v", s.path, got, s.wantLeft)
+			}
+		}
+	})
 }
