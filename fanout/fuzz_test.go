@@ -66,7 +66,7 @@ func FuzzSubscription(f *testing.F) {
 		ix := newIndex()
 		ix.put(1, k, sub)
 		ix.remove(1)
-		if len(ix.byComp)+len(ix.enabled)+len(ix.urls) != 0 {
+		if len(ix.byComp)+ix.enabled.len()+len(ix.enabled.at)+len(ix.urls) != 0 {
 			t.Fatal("index not empty after remove")
 		}
 		for _, m := range ix.attrs {

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,10 +69,10 @@ func TestMatch(t *testing.T) {
 				if got == nil {
 					got = map[string][]string{}
 				}
-				if _, dup := got[m.url]; dup {
-					t.Errorf("URL %s matched twice", m.url)
+				if _, dup := got[m.ref.url]; dup {
+					t.Errorf("URL %s matched twice", m.ref.url)
 				}
-				got[m.url] = m.comps
+				got[m.ref.url] = m.comps
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("match (-want +got):\n%s", diff)
@@ -145,5 +146,43 @@ func TestParseSubscriber(t *testing.T) {
 				t.Errorf("key (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestMatchAfterRemovals: the candidate lists stay exact when subscriptions
+// are removed from their middle (the last entry takes the gap), and a
+// subscription triggered through two attributes is matched once.
+func TestMatchAfterRemovals(t *testing.T) {
+	ix := newIndex()
+	const n = 50
+	for i := range n {
+		sub := Subscription{States: []string{"Off"}, Roles: []string{"Compute"}, Components: []string{"all"}, Url: fmt.Sprintf("http://sub/%d", i)}
+		if err := sub.validate(); err != nil {
+			t.Fatal(err)
+		}
+		ix.put(int64(i+1), Key{Component: "x9c0s0b0n0", Agent: fmt.Sprint("a", i)}, sub)
+	}
+	want := map[string]bool{}
+	for i := range n {
+		if i%3 == 1 {
+			ix.remove(int64(i + 1))
+			continue
+		}
+		want[fmt.Sprintf("http://sub/%d", i)] = true
+	}
+	for _, scn := range []hsm.SCN{
+		{State: "Off", Components: []string{"x1c0s0b0n0"}},
+		{State: "Off", Role: "Compute", Components: []string{"x1c0s0b0n0"}},
+	} {
+		got := map[string]bool{}
+		for _, m := range ix.match(&scn) {
+			if got[m.ref.url] {
+				t.Errorf("%+v: URL %s matched twice", scn, m.ref.url)
+			}
+			got[m.ref.url] = true
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%+v: matched (-want +got):\n%s", scn, diff)
+		}
 	}
 }

@@ -55,6 +55,9 @@ func (s *Store) loadQueueState(ctx context.Context) error {
 	}
 	var done []int64
 	for id, l := range s.live {
+		if l.offs == nil {
+			l.index()
+		}
 		if l.pending = s.count(l, id); l.pending == 0 {
 			done = append(done, id)
 			delete(s.live, id)
@@ -93,12 +96,12 @@ func (s *Store) loadAck(rows *sql.Rows) error {
 	if err != nil {
 		return fmt.Errorf("acknowledgements of SCN %d: %w", id, err)
 	}
-	if l.acked == nil {
-		l.acked = map[int64]struct{}{}
+	if l.offs == nil { // its targets are all loaded (scn_targets is read first)
+		l.index()
 	}
 	for _, r := range rs {
 		for t := r.lo; t <= r.hi; t++ {
-			l.acked[t] = struct{}{}
+			l.give(t)
 		}
 	}
 	return nil

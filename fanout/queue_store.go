@@ -28,18 +28,75 @@ import (
 
 // liveSCN is a queued SCN as the store keeps it in memory.
 type liveSCN struct {
-	targets []rng              // whom it goes to
-	acked   map[int64]struct{} // targets that have it (acks rows); nil if none
-	pending int                // targets still owed it
+	targets []rng    // whom it goes to
+	offs    []int    // offs[i] is the place of targets[i].lo among all targets; nil until indexed
+	acked   []uint64 // a bit per target, by place: it has the SCN (acks rows); nil if none has
+	pending int      // targets still owed it
+}
+
+// newLive is a queued SCN going to targets, owed to all of them.
+func newLive(targets []rng) *liveSCN {
+	l := &liveSCN{targets: targets}
+	l.index()
+	l.pending = l.size()
+	return l
+}
+
+// index numbers the targets (see offs), once they are all known.
+func (l *liveSCN) index() {
+	l.offs = make([]int, len(l.targets))
+	n := 0
+	for i, r := range l.targets {
+		l.offs[i] = n
+		n += int(r.hi - r.lo + 1)
+	}
+}
+
+// size is the number of targets.
+func (l *liveSCN) size() int {
+	if len(l.targets) == 0 {
+		return 0
+	}
+	last := l.targets[len(l.targets)-1]
+	return l.offs[len(l.offs)-1] + int(last.hi-last.lo+1)
+}
+
+// place is target t's place among the SCN's targets; false if t is not one.
+// A bit per place, rather than a set of target ids, records who has it:
+// acknowledging 10,000 deliveries of one SCN filled a map of 10,000
+// entries before (issue 20).
+func (l *liveSCN) place(t int64) (int, bool) {
+	i, found := findRange(l.targets, t)
+	if !found {
+		return 0, false
+	}
+	return l.offs[i] + int(t-l.targets[i].lo), true
+}
+
+// hasAt reports whether the target at place p has the SCN (per the acks rows).
+func (l *liveSCN) hasAt(p int) bool {
+	return p/64 < len(l.acked) && l.acked[p/64]&(1<<(p%64)) != 0
+}
+
+// give records that target t, one of the SCN's, has it.
+func (l *liveSCN) give(t int64) {
+	p, ok := l.place(t)
+	if !ok {
+		return
+	}
+	if l.acked == nil {
+		l.acked = make([]uint64, (l.size()+63)/64)
+	}
+	l.acked[p/64] |= 1 << (p % 64)
 }
 
 // owes reports whether SCN id, l, is still owed to target t; lmu is held.
 func (s *Store) owes(l *liveSCN, id, t int64) bool {
-	if _, ok := l.acked[t]; ok {
+	if p, ok := l.place(t); !ok || l.hasAt(p) {
 		return false
 	}
 	c, known := s.cursors[t]
-	return known && c < id && inRanges(l.targets, t)
+	return known && c < id
 }
 
 // count is the number of targets owed SCN id, l; lmu is held.
@@ -64,13 +121,9 @@ func (s *Store) enqueue(ctx context.Context, bodies []scnRow, marks map[string]s
 	// may be acknowledged as soon as it commits.
 	s.lmu.Lock()
 	for _, b := range bodies {
-		// Every target is owed a new SCN: targetIDs made them known, and
-		// no cursor reaches an id not allocated yet.
-		l := &liveSCN{targets: b.targets}
-		for _, r := range b.targets {
-			l.pending += int(r.hi - r.lo + 1)
-		}
-		s.live[b.id] = l
+		// Every target is owed a new SCN: its targets are known, and no
+		// cursor reaches an id not allocated yet.
+		s.live[b.id] = newLive(b.targets)
 		s.maxSCN = max(s.maxSCN, b.id)
 	}
 	s.lmu.Unlock()
@@ -79,7 +132,8 @@ func (s *Store) enqueue(ctx context.Context, bodies []scnRow, marks map[string]s
 			begun()
 			begun = nil // WriteTx may run the transaction again
 		}
-		return s.insertSCNs(ctx, tx, bodies, marks)
+		// One goroutine less per statement (see ack).
+		return s.insertSCNs(context.WithoutCancel(ctx), tx, bodies, marks)
 	})
 	if err != nil {
 		s.lmu.Lock()
@@ -184,11 +238,8 @@ func (s *Store) ack(ctx context.Context, keys []qkey) error {
 			continue
 		}
 		l.pending -= len(st.targets)
-		if l.acked == nil {
-			l.acked = make(map[int64]struct{}, len(st.targets))
-		}
 		for _, t := range st.targets {
-			l.acked[t] = struct{}{}
+			l.give(t)
 		}
 	}
 	return nil

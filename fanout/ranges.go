@@ -26,9 +26,10 @@ func toRanges(ids []int64) []rng {
 	return out
 }
 
-// inRanges reports whether id is in rs (sorted, disjoint).
-func inRanges(rs []rng, id int64) bool {
-	_, found := slices.BinarySearchFunc(rs, id, func(r rng, id int64) int {
+// findRange returns the index of the range of rs (sorted, disjoint) that
+// holds id; false if none does.
+func findRange(rs []rng, id int64) (int, bool) {
+	return slices.BinarySearchFunc(rs, id, func(r rng, id int64) int {
 		switch {
 		case r.hi < id:
 			return -1
@@ -37,7 +38,6 @@ func inRanges(rs []rng, id int64) bool {
 		}
 		return 0
 	})
-	return found
 }
 
 // encodeRanges spells rs as "lo-hi,id,...", the acks.targets column.

@@ -1,15 +1,11 @@
 package fanout
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,9 +133,10 @@ type Service struct {
 	mu sync.RWMutex // guards ix
 	ix *index
 
-	qmu    sync.Mutex // serialises Enqueue (id allocation, transaction, hand-off) with subscription removals; taken before mu
-	nextID int64
-	marks  map[string]seqMark
+	qmu      sync.Mutex // serialises Enqueue (id allocation, transaction, hand-off) with subscription removals; taken before mu
+	nextID   int64
+	marks    map[string]seqMark
+	enqEpoch uint64 // Enqueue calls so far (urlRef.enq)
 
 	smu      sync.Mutex // guards senders
 	senders  map[string]*sender
@@ -177,8 +174,18 @@ func New(ctx context.Context, store *Store, cfg Config, log *slog.Logger, reg pr
 	if err != nil {
 		return nil, err
 	}
+	// Every subscription URL has its target and its sender from the
+	// start (a database from before targets were stored with their
+	// subscriptions may lack some targets).
+	urls := make([]string, len(subs))
+	for i, ss := range subs {
+		urls[i] = ss.sub.Url
+	}
+	if _, err := store.targetIDs(ctx, urls); err != nil {
+		return nil, err
+	}
 	for _, ss := range subs {
-		s.ix.put(ss.id, ss.key, ss.sub)
+		s.bind(s.ix.put(ss.id, ss.key, ss.sub))
 	}
 	s.m.subs.Set(float64(len(subs)))
 	if s.marks, err = store.seqMarks(ctx); err != nil {
@@ -216,6 +223,15 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
+// bind gives ref, a URL just indexed, its sender if it has none (creating
+// it); s.mu is held for writing. The URL's target exists (the store
+// creates it with the subscription).
+func (s *Service) bind(ref *urlRef) {
+	if ref.snd == nil {
+		ref.snd = s.senderFor(ref.url)
+	}
+}
+
 // senderFor returns the sender of url, creating it if needed.
 func (s *Service) senderFor(url string) *sender {
 	s.smu.Lock()
@@ -228,50 +244,17 @@ func (s *Service) senderFor(url string) *sender {
 	return snd
 }
 
-// handOffChunk is how many senders handOff wakes at a time: the workers
-// start on the first ones while it pushes to the rest.
-const handOffChunk = 256
-
-// handOff pushes each queue to its sender and wakes the senders, in target
-// order (the acknowledgements then come back in runs of target ids, which
-// the acks rows store as ranges); it returns the indexes of the queues a
-// sender refused before the commit (see sender.push).
-func (s *Service) handOff(queues []urlQueue, senders []*sender, committed bool) (late []int) {
-	order := make([]int, len(queues))
-	tids := make([]int64, len(queues))
-	for i := range order {
-		order[i], tids[i] = i, senders[i].tid
+// sendersFor returns the senders of urls, creating them (and their
+// targets) if needed.
+func (s *Service) sendersFor(ctx context.Context, urls []string) ([]*sender, error) {
+	if _, err := s.store.targetIDs(ctx, urls); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(tids[a], tids[b]) })
-	woken := make([]*sender, 0, min(len(order), handOffChunk))
-	for _, i := range order {
-		wake, pushed := senders[i].push(queues[i].ps, committed)
-		if !pushed {
-			late = append(late, i)
-		} else if wake {
-			woken = append(woken, senders[i])
-		}
-		if len(woken) == handOffChunk {
-			s.sched.addAll(woken)
-			woken = woken[:0]
-		}
-	}
-	s.sched.addAll(woken)
-	return late
-}
-
-// sendersFor returns the senders of urls, creating them if needed.
-func (s *Service) sendersFor(urls []string) []*sender {
 	out := make([]*sender, len(urls))
-	s.smu.Lock()
-	defer s.smu.Unlock()
 	for i, url := range urls {
-		if out[i] = s.senders[url]; out[i] == nil {
-			out[i] = newSender(s, url)
-			s.senders[url] = out[i]
-		}
+		out[i] = s.senderFor(url)
 	}
-	return out
+	return out, nil
 }
 
 // dropSender stops and forgets the sender of url, if any.
@@ -296,173 +279,6 @@ func (s *Service) dropSender(url string) {
 type delivery struct {
 	hsm.SCN
 	Seqs []int64 `json:"Seqs,omitempty"`
-}
-
-// Enqueue matches scns and durably queues one delivery per matching
-// subscriber URL. SCNs with a sequence number already seen for their
-// component are dropped as redeliveries. When Enqueue returns nil every
-// delivery is committed to the database; it returns how many it queued.
-func (s *Service) Enqueue(ctx context.Context, scns []hsm.SCN, source string) (int, error) {
-	s.m.received.WithLabelValues(source).Add(float64(len(scns)))
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	marks := map[string]seqMark{}
-	bodies, queues, err := s.match(scns, marks)
-	if err != nil {
-		return 0, err
-	}
-	if len(queues) == 0 && len(marks) == 0 {
-		return 0, nil
-	}
-	urls := make([]string, len(queues))
-	n := 0
-	for i, q := range queues {
-		urls[i] = q.url
-		n += len(q.ps)
-	}
-	targets, err := s.store.targetIDs(ctx, urls)
-	if err != nil {
-		return 0, err
-	}
-	byBody := make(map[int64][]int64, len(bodies))
-	for i, q := range queues {
-		for _, p := range q.ps {
-			byBody[p.id] = append(byBody[p.id], targets[i])
-		}
-	}
-	for i := range bodies {
-		bodies[i].targets = toRanges(byBody[bodies[i].id])
-	}
-	senders := s.sendersFor(urls)
-	// Senders get their deliveries as soon as the transaction has begun,
-	// while it writes and commits, rather than after: the store has one
-	// writer connection, which the transaction holds, so no acknowledgement
-	// of them can be written before the rows are; and if the commit fails,
-	// the SCNs were not acknowledged to their source, which sends them again
-	// (a duplicate delivery, as at-least-once allows). Only deliveries that
-	// fit in a sender's memory go early: a spilled sender reads its backlog
-	// from the database, so it gets them after the commit.
-	var late []int
-	handOff := func() {
-		late = s.handOff(queues, senders, false)
-	}
-	if err := s.store.enqueue(ctx, bodies, marks, handOff); err != nil {
-		return 0, err
-	}
-	if len(late) > 0 {
-		lq, ls := make([]urlQueue, len(late)), make([]*sender, len(late))
-		for i, j := range late {
-			lq[i], ls[i] = queues[j], senders[j]
-		}
-		s.handOff(lq, ls, true)
-	}
-	for c, m := range marks {
-		s.marks[c] = m
-	}
-	return n, nil
-}
-
-// urlQueue is what one Enqueue queues for one subscriber URL, in order.
-type urlQueue struct {
-	url string
-	ps  []pending
-}
-
-// match drops redelivered SCNs and matches the rest: it returns the bodies to
-// store, each encoded once (one for the whole SCN, one more per distinct
-// subset of its components that some subscriber watches), and each matching
-// URL's deliveries in order. Called with qmu held; it allocates SCN ids.
-func (s *Service) match(scns []hsm.SCN, marks map[string]seqMark) ([]scnRow, []urlQueue, error) {
-	now := s.cfg.Now().UnixNano()
-	var bodies []scnRow
-	var queues []urlQueue
-	var slots map[string]int // URL -> its place in queues, once a second SCN matched
-	for i := range scns {
-		scn := s.fresh(scns[i], marks)
-		if scn == nil {
-			continue
-		}
-		s.mu.RLock()
-		matched := s.ix.match(scn)
-		s.mu.RUnlock()
-		if len(matched) == 0 {
-			continue
-		}
-		if queues == nil {
-			queues = make([]urlQueue, 0, len(matched))
-		} else if slots == nil {
-			slots = make(map[string]int, len(queues))
-			for j, q := range queues {
-				slots[q.url] = j
-			}
-		}
-		slab := make([]pending, len(matched)) // every URL's first entry, in one allocation
-		byComps := map[string]pending{}       // components joined -> the body for them
-		for _, m := range matched {
-			key := ""
-			if len(m.comps) != len(scn.Components) {
-				key = strings.Join(m.comps, ",")
-			}
-			p, ok := byComps[key]
-			if !ok {
-				out := *scn
-				out.Components = m.comps
-				payload, err := json.Marshal(out)
-				if err != nil {
-					return nil, nil, fmt.Errorf("encode SCN: %w", err)
-				}
-				s.nextID++
-				p = pending{id: s.nextID, scn: &out, payload: payload, enqueued: now}
-				bodies = append(bodies, scnRow{id: p.id, body: payload, enqueued: now})
-				byComps[key] = p
-			}
-			if j, ok := slots[m.url]; ok {
-				queues[j].ps = append(queues[j].ps, p)
-				continue
-			}
-			if slots != nil {
-				slots[m.url] = len(queues)
-			}
-			slab[0] = p
-			queues = append(queues, urlQueue{url: m.url, ps: slab[:1:1]})
-			slab = slab[1:]
-		}
-	}
-	return bodies, queues, nil
-}
-
-// fresh returns scn without the components whose sequence number was already
-// seen, recording the new marks in marks; nil if nothing is left. SCNs without
-// a sequence number (HSM callbacks of a shipped HSM) are always fresh. What
-// counts as newer is seqMark.newer: (Epoch, Seq) when the SCNs carry HSM's
-// database epoch, so a reset HSM database neither silences its components
-// nor lets a replay of the old one's SCNs through.
-func (s *Service) fresh(scn hsm.SCN, marks map[string]seqMark) *hsm.SCN {
-	if scn.Timestamp.IsZero() {
-		scn.Timestamp = s.cfg.Now().UTC()
-	}
-	if scn.Seq <= 0 {
-		return &scn
-	}
-	ts := scn.Timestamp.UnixNano()
-	keep := scn.Components[:0:0]
-	for _, c := range scn.Components {
-		m, ok := marks[c]
-		if !ok {
-			m, ok = s.marks[c]
-		}
-		if ok && !m.newer(scn.Epoch, scn.Seq, ts) {
-			s.m.duplicates.Inc()
-			continue
-		}
-		marks[c] = seqMark{epoch: scn.Epoch, seq: scn.Seq, ts: ts}
-		keep = append(keep, c)
-	}
-	if len(keep) == 0 {
-		return nil
-	}
-	scn.Components = keep
-	return &scn
 }
 
 // stats reports the number of senders and the total backlog.

@@ -128,13 +128,22 @@ func subBody(sub Subscription) string {
 	return string(b)
 }
 
-// insertSubscription stores a new subscription; an existing key is a 400 as in Subscribe.
+// insertSubscription stores a new subscription, and a target for its URL
+// if it has none (so that its sender, created with it, knows its target id
+// and the first SCN to it does not store targets); an existing key is a 400
+// as in Subscribe.
 func (s *Store) insertSubscription(ctx context.Context, k Key, sub Subscription, now time.Time) (int64, error) {
 	var id int64
+	var got map[string]int64
+	missing := s.unknownTargets([]string{sub.Url})
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx,
+		err := tx.QueryRowContext(ctx,
 			`INSERT INTO subscriptions (component, agent, url, body, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
 			k.Component, k.Agent, sub.Url, subBody(sub), now.UTC().Format(time.RFC3339Nano)).Scan(&id)
+		if err == nil && len(missing) > 0 {
+			got, err = s.insertTargets(ctx, tx, missing)
+		}
+		return err
 	})
 	if sqldb.IsUniqueViolation(err) {
 		return 0, problem.Invalidf("Subscription exists, cannot modify in POST operation") // shipped wording and 400; see Subscribe
@@ -142,25 +151,37 @@ func (s *Store) insertSubscription(ctx context.Context, k Key, sub Subscription,
 	if err != nil {
 		return 0, fmt.Errorf("store subscription %s: %w", k, err)
 	}
+	s.rememberTargets(got)
 	return id, nil
 }
 
-// updateSubscription replaces subscription id; if the URL changed and no
-// other subscription uses the old one, dropOld names the backlog to drop.
+// updateSubscription replaces subscription id (storing a target for its
+// URL if it has none); if the URL changed and no other subscription uses the
+// old one, dropOld names the backlog to drop.
 func (s *Store) updateSubscription(ctx context.Context, id int64, sub Subscription, dropOld string) error {
+	missing := s.unknownTargets([]string{sub.Url})
+	var got map[string]int64
 	s.lmu.Lock()
-	defer s.lmu.Unlock()
 	drop := s.planDrop([]string{dropOld})
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET url = ?, body = ? WHERE id = ?`, sub.Url, subBody(sub), id); err != nil {
 			return err
 		}
+		if len(missing) > 0 {
+			var err error
+			if got, err = s.insertTargets(ctx, tx, missing); err != nil {
+				return err
+			}
+		}
 		return s.execDrop(ctx, tx, drop)
 	})
 	if err != nil {
+		s.lmu.Unlock()
 		return fmt.Errorf("update subscription %d: %w", id, err)
 	}
 	s.applyDrop(drop)
+	s.lmu.Unlock()
+	s.rememberTargets(got)
 	return nil
 }
 
@@ -250,40 +271,74 @@ func (s *Store) target(url string) int64 {
 // targetIDs returns the target id of each of urls, storing the new ones.
 func (s *Store) targetIDs(ctx context.Context, urls []string) ([]int64, error) {
 	ids := make([]int64, len(urls))
-	var missing []any
-	s.tmu.Lock()
-	for i, u := range urls {
-		if ids[i] = s.targets[u]; ids[i] == 0 {
-			missing = append(missing, u)
-		}
-	}
-	s.tmu.Unlock()
+	missing := s.unknownTargets(urls)
 	if len(missing) == 0 {
+		for i, u := range urls {
+			ids[i] = s.target(u)
+		}
 		return ids, nil
 	}
-	got := make(map[string]int64, len(missing))
+	var got map[string]int64
 	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		clear(got)
-		return sqldb.Chunks(len(missing), maxChunk, func(lo, hi int) error {
-			rows, err := tx.QueryContext(ctx, `INSERT INTO targets (url) VALUES `+sqldb.Placeholders(hi-lo, 1)+`
-				ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING id, url`, missing[lo:hi]...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var id int64
-				var u string
-				if err := rows.Scan(&id, &u); err != nil {
-					return err
-				}
-				got[u] = id
-			}
-			return rows.Err()
-		})
+		var err error
+		got, err = s.insertTargets(ctx, tx, missing)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store %d delivery targets: %w", len(missing), err)
+	}
+	s.rememberTargets(got)
+	for i, u := range urls {
+		ids[i] = s.target(u)
+	}
+	return ids, nil
+}
+
+// unknownTargets returns those of urls that have no target id yet, each once.
+func (s *Store) unknownTargets(urls []string) []string {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	var out []string
+	for _, u := range urls {
+		if s.targets[u] == 0 {
+			out = append(out, u)
+		}
+	}
+	return sortUniq(out)
+}
+
+// insertTargets stores targets for urls in tx (an existing one is kept)
+// and returns their ids, for rememberTargets once tx has committed.
+func (s *Store) insertTargets(ctx context.Context, tx *sql.Tx, urls []string) (map[string]int64, error) {
+	got := make(map[string]int64, len(urls))
+	args := make([]any, len(urls))
+	for i, u := range urls {
+		args[i] = u
+	}
+	err := sqldb.Chunks(len(args), maxChunk, func(lo, hi int) error {
+		rows, err := tx.QueryContext(ctx, `INSERT INTO targets (url) VALUES `+sqldb.Placeholders(hi-lo, 1)+`
+				ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING id, url`, args[lo:hi]...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var u string
+			if err := rows.Scan(&id, &u); err != nil {
+				return err
+			}
+			got[u] = id
+		}
+		return rows.Err()
+	})
+	return got, err
+}
+
+// rememberTargets records committed targets (from insertTargets) in memory.
+func (s *Store) rememberTargets(got map[string]int64) {
+	if len(got) == 0 {
+		return
 	}
 	s.lmu.Lock()
 	for _, id := range got {
@@ -297,10 +352,6 @@ func (s *Store) targetIDs(ctx context.Context, urls []string) ([]int64, error) {
 	for u, id := range got {
 		s.targets[u], s.urls[id] = id, u
 	}
-	for i, u := range urls {
-		ids[i] = s.targets[u]
-	}
-	return ids, nil
 }
 
 // seqMarks loads the intake sequence marks.

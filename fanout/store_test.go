@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"database/sql"
+	"net/http"
 	"testing"
 	"testing/fstest"
 
@@ -182,5 +183,97 @@ func TestQueueStateSurvivesReopen(t *testing.T) {
 	}
 	if n := storedSCNs(t, store); n != 0 {
 		t.Errorf("%d SCN bodies stored after the last delivery, want 0", n)
+	}
+}
+
+// TestSubscriptionHasTargetAndSender: a subscription's URL gets its target
+// and its sender when it is subscribed (also after a PATCH to a new URL, and
+// at start for a database whose subscriptions have none), so an SCN to it
+// stores no targets; the senders know their target ids.
+func TestSubscriptionHasTargetAndSender(t *testing.T) {
+	ctx := t.Context()
+	path := dbPath(t)
+	svc, store := openService(t, path, Config{Client: &http.Client{Transport: newReceiver()}})
+	const node = "x1c0s0b0n0"
+	mustSubscribe(t, svc, Key{Component: node, Agent: "a"}, Subscription{States: []string{"Off"}, Url: "http://a/scn"})
+	mustSubscribe(t, svc, Key{Component: node, Agent: "b"}, Subscription{States: []string{"Off"}, Url: "http://b/scn"})
+	if err := svc.Update(ctx, Key{Component: node, Agent: "b"}, Subscription{Url: "http://c/scn"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Update(ctx, Key{Component: node, Agent: "a"}, Subscription{Url: "http://c/scn"}); err != nil {
+		t.Fatal(err)
+	}
+	// A subscription stored before targets came with subscriptions.
+	err := store.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO subscriptions (component, agent, url, body, created_at)
+			VALUES ('x1c0s0b0n1', 'old', 'http://old/scn', '{"States":["Off"],"Url":"http://old/scn"}', '')`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := func(store *Store) int {
+		t.Helper()
+		var n int
+		if err := store.db.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM targets`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	check := func(when string, svc *Service, urls ...string) {
+		t.Helper()
+		for _, u := range urls {
+			tid := svc.store.target(u)
+			svc.mu.RLock()
+			ref := svc.ix.urls[u]
+			svc.mu.RUnlock()
+			if tid == 0 || ref == nil || ref.snd == nil || ref.snd.tid != tid || svc.senders[u] != ref.snd {
+				t.Errorf("%s: %s has target %d, index entry %+v; want a target and its sender", when, u, tid, ref)
+			}
+		}
+	}
+	check("subscribed", svc, "http://c/scn")
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	svc, store = openService(t, path, Config{Client: &http.Client{Transport: newReceiver()}})
+	check("reopened", svc, "http://c/scn", "http://old/scn")
+	before := targets(store)
+	enqueueStates(t, svc, 1, 1, node, "Off")
+	if n := targets(store); n != before {
+		t.Errorf("an SCN stored %d targets, want none", n-before)
+	}
+}
+
+// TestLiveSCNRecordsWhoHasIt: an SCN's targets are numbered across its
+// ranges, and a bit per target records who has it; ids outside the ranges
+// are not targets and are never owed.
+func TestLiveSCNRecordsWhoHasIt(t *testing.T) {
+	l := newLive(toRanges([]int64{21, 1, 2, 3, 10, 20}))
+	if l.pending != 6 || l.size() != 6 {
+		t.Fatalf("pending %d, size %d; want 6 and 6", l.pending, l.size())
+	}
+	for _, id := range []int64{2, 20, 5, 10, 2} {
+		l.give(id)
+	}
+	for _, tc := range []struct {
+		id     int64
+		place  int
+		target bool
+		hasIt  bool
+	}{
+		{id: 1, place: 0, target: true},
+		{id: 2, place: 1, target: true, hasIt: true},
+		{id: 3, place: 2, target: true},
+		{id: 5},
+		{id: 10, place: 3, target: true, hasIt: true},
+		{id: 20, place: 4, target: true, hasIt: true},
+		{id: 21, place: 5, target: true},
+		{id: 22},
+	} {
+		p, ok := l.place(tc.id)
+		if ok != tc.target || (ok && (p != tc.place || l.hasAt(p) != tc.hasIt)) {
+			t.Errorf("target %d: place %d, %v, has it %v; want %d, %v, %v", tc.id, p, ok, ok && l.hasAt(p), tc.place, tc.target, tc.hasIt)
+		}
 	}
 }

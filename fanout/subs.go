@@ -41,7 +41,7 @@ func (s *Service) Subscribe(ctx context.Context, k Key, sub Subscription) error 
 		return err
 	}
 	s.mu.Lock()
-	s.ix.put(id, k, sub)
+	s.bind(s.ix.put(id, k, sub))
 	n := len(s.ix.subs)
 	s.mu.Unlock()
 	s.m.subs.Set(float64(n))
@@ -76,13 +76,15 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 	if err := next.validate(); err != nil {
 		return err
 	}
-	if next.Url != cur.Url && s.ix.urlUses(cur.Url) == 1 && s.ix.urlUses(next.Url) == 0 {
+	if next.Url != cur.Url && s.ix.urlUses(cur.Url) == 1 && s.ix.urlUses(next.Url) == 0 && s.store.target(cur.Url) != 0 {
 		// The subscriber moved: what it has not received yet follows it.
+		// (An old URL without a target has no backlog: the update below
+		// does, and gives the new URL its target.)
 		moved, err := s.store.moveSubscription(ctx, id, next, cur.Url)
 		if err != nil {
 			return err
 		}
-		s.ix.put(id, k, next)
+		s.bind(s.ix.put(id, k, next))
 		s.dropSender(cur.Url)
 		if moved > 0 {
 			s.senderFor(next.Url).reload(moved)
@@ -100,7 +102,7 @@ func (s *Service) Update(ctx context.Context, k Key, patch Subscription) error {
 	if err := s.store.updateSubscription(ctx, id, next, dropOld); err != nil {
 		return err
 	}
-	s.ix.put(id, k, next)
+	s.bind(s.ix.put(id, k, next))
 	if dropOld != "" {
 		s.dropSender(dropOld)
 	}
