@@ -221,31 +221,48 @@ func TestH1ClientResendsOnConnectionClosedWhileIdle(t *testing.T) {
 	})
 }
 
+// TestH1ClientTimesOutAndDoesNotResendAfterTimeout: a request to a hanging
+// subscriber gives up at its deadline, once (a resend would take longer).
+// A connection's deadline moves only once more than a quarter of the
+// timeout has passed since it was set, so a request on a reused connection
+// gets between 3/4 of the timeout and all of it.
 func TestH1ClientTimesOutAndDoesNotResendAfterTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var first atomic.Bool
-		first.Store(true)
-		ps := &pipeServer{serve: func(c net.Conn, br *bufio.Reader) {
-			if first.Swap(false) { // the first connection answers once, then hangs
-				scripted(t, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")(c, br)
-			}
-			_, _ = io.Copy(io.Discard, c)
-		}}
-		c := testH1Client(ps)
-		defer c.close()
-		tg := mustTarget(t, "http://sub/scn")
-		if err := c.post(t.Context(), tg, []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		err := c.post(t.Context(), tg, []byte(`{}`))
-		if err == nil || !isTimeout(err) {
-			t.Fatalf("post to a hanging subscriber: %v, want a timeout", err)
-		}
-		if d := time.Since(start); d != c.timeout {
-			t.Errorf("gave up after %v, want the %v timeout once", d, c.timeout)
-		}
-	})
+	const timeout = 5 * time.Second // testH1Client's
+	for _, tc := range []struct {
+		idle, want time.Duration
+	}{
+		{idle: 0, want: timeout},
+		{idle: timeout / 8, want: timeout - timeout/8},
+		{idle: timeout / 4, want: timeout * 3 / 4}, // not moved yet: the least a request gets
+		{idle: timeout / 2, want: timeout},
+	} {
+		t.Run(tc.idle.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var first atomic.Bool
+				first.Store(true)
+				ps := &pipeServer{serve: func(c net.Conn, br *bufio.Reader) {
+					if first.Swap(false) { // the first connection answers once, then hangs
+						scripted(t, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")(c, br)
+					}
+					_, _ = io.Copy(io.Discard, c)
+				}}
+				c := testH1Client(ps)
+				defer c.close()
+				tg := mustTarget(t, "http://sub/scn")
+				if err := c.post(t.Context(), tg, []byte(`{}`)); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(tc.idle)
+				start := time.Now()
+				if err := c.post(t.Context(), tg, []byte(`{}`)); err == nil || !isTimeout(err) {
+					t.Fatalf("post to a hanging subscriber: %v, want a timeout", err)
+				}
+				if d := time.Since(start); d != tc.want {
+					t.Errorf("gave up after %v, want %v", d, tc.want)
+				}
+			})
+		})
+	}
 }
 
 func TestH1ClientCloseEndsRequestsInFlight(t *testing.T) {

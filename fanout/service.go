@@ -18,7 +18,9 @@ import (
 
 // Config tunes intake and delivery. Zero fields take the defaults of DefaultConfig.
 type Config struct {
-	// Timeout bounds one delivery POST.
+	// Timeout bounds one delivery POST. (hmnfd's own HTTP/1.1 client moves
+	// a connection's deadline only once a quarter of it has passed, so a
+	// POST it sends has between 3/4 of Timeout and all of it.)
 	Timeout time.Duration
 	// RetryMin and RetryMax bound the exponential backoff between attempts
 	// to one subscriber (full jitter).
