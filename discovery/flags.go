@@ -27,14 +27,35 @@ type DaemonFlags struct {
 	Level   *slog.Level
 }
 
+// Defaults are the flag defaults that tell the reds and meds binaries
+// apart: the same daemon, in the roles each is named for.
+type Defaults struct {
+	Listen, DB, Key, Roles string
+}
+
+// REDSDefaults are the reds binary's defaults: both roles, as `hms up`
+// runs them.
+func REDSDefaults() Defaults {
+	return Defaults{Listen: ":8269", DB: "./reds.db", Key: "./reds-cred.key", Roles: "river,mountain"}
+}
+
+// MEDSDefaults are the meds binary's: the Mountain role alone, beside a
+// `reds -roles river`, with its own port, database and key.
+func MEDSDefaults() Defaults {
+	return Defaults{Listen: ":8270", DB: "./meds.db", Key: "./meds-cred.key", Roles: "mountain"}
+}
+
 // RegisterFlags declares reds's flags on f.
-func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
-	fl := &DaemonFlags{f: f, listen: f.Listen(":8269"), db: f.DB("./reds.db"), Level: f.LogLevel(), Brokers: f.Brokers(),
-		key:    f.String("cred-key-file", "./reds-cred.key", "`FILE` holding the key that seals BMC passwords in the database (created if absent, mode 0600)"),
+func RegisterFlags(f *cli.FlagSet) *DaemonFlags { return RegisterFlagsWith(f, REDSDefaults()) }
+
+// RegisterFlagsWith declares the daemon's flags on f with defaults d.
+func RegisterFlagsWith(f *cli.FlagSet, d Defaults) *DaemonFlags {
+	fl := &DaemonFlags{f: f, listen: f.Listen(d.Listen), db: f.DB(d.DB), Level: f.LogLevel(), Brokers: f.Brokers(),
+		key:    f.String("cred-key-file", d.Key, "`FILE` holding the key that seals BMC passwords in the database (created if absent, mode 0600)"),
 		slsURL: f.URL("sls-url", "http://127.0.0.1:8376", "SLS base `URL`: switches, connectors, Mountain chassis"),
 		hsmURL: f.URL("hsm-url", "http://127.0.0.1:27779", "HSM base `URL`: Ethernet interfaces and RedfishEndpoints are written there"),
 		token:  f.String("discovery-token-file", "", "`FILE` with the token nodes booted into the discovery image present (empty: POST /v1/credentials and PUT /v1/discovery are off)"),
-		roles:  f.String("roles", "river,mountain", "`LIST` of roles: river (DHCP leases + SNMP), mountain (SLS chassis)"),
+		roles:  f.String("roles", d.Roles, "`LIST` of roles: river (DHCP leases + SNMP), mountain (SLS chassis)"),
 	}
 	fl.bmcFlags(f)
 	fl.snmpFlags(f)

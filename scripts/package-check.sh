@@ -10,7 +10,7 @@ echo "--- contents of $deb"
 dpkg-deb --contents "$deb" | awk '{print $1, $3, $6}'
 list=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 missing=0
-for f in hms sls hsm hbtd hmnfd bss reds hbagent redfishsim slsgen; do
+for f in hms sls hsm hbtd hmnfd bss reds meds hbagent redfishsim slsgen; do
   need+=("./usr/bin/$f")
 done
 for u in deploy/systemd/*.service; do need+=("./usr/lib/systemd/system/$(basename "$u")"); done
