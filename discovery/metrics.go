@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
 	m := &metrics{
-		leases:     cv("reds_lease_events_total", "DHCP lease events read from the bus, by kind and action (queued; netboot: a node's NIC booting, left to HSM; ignored).", "kind", "action"),
+		leases:     cv("reds_lease_events_total", "DHCP lease events read from the bus, by kind and action (queued; coalesced: merged into work queued, under way or done already, no new work; netboot: a node's NIC booting, left to HSM; ignored).", "kind", "action"),
 		registered: cv("reds_registered_total", "BMCs registered in HSM, by kind (river, mountain).", "kind"),
 		failures:   cv("reds_failures_total", "Failed attempts to place or register a MAC, by reason (as /v1/unknown shows it).", "reason"),
 		walks:      cv("reds_snmp_walks_total", "SNMP walks of a switch's forwarding table, by result (ok, error).", "result"),

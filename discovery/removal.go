@@ -87,6 +87,7 @@ func (s *Service) RetryRemovals(ctx context.Context) { s.retryRemovals(ctx) }
 func (s *Service) forgetMAC(mac string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.done, mac) // a lease for it later is a BMC to place anew
 	if s.unknown[mac] == nil || s.running[mac] {
 		return
 	}

@@ -157,7 +157,8 @@ type Service struct {
 	queue    []string       // MACs waiting for a worker
 	jobs     map[string]job // by MAC: queued, running or waiting to retry
 	running  map[string]bool
-	again    map[string]bool // running and noticed again
+	again    map[string]bool   // running and noticed again
+	done     map[string]string // MACs registered or left to HSM: their address
 	unknown  map[string]*Unknown
 	wake     chan struct{}
 	mountain map[string]job // expected Mountain endpoints by MAC
@@ -172,7 +173,7 @@ type Service struct {
 func New(cfg Config) *Service {
 	cfg.setDefaults()
 	s := &Service{cfg: cfg, log: cfg.Log, jobs: map[string]job{}, running: map[string]bool{},
-		again: map[string]bool{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
+		again: map[string]bool{}, done: map[string]string{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
 		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{}),
 		removals: map[string]*removalRetry{}}
 	s.m = newMetrics(cfg.Registerer, s)
@@ -266,52 +267,71 @@ func (s *Service) Notice(ev lease.Event) {
 	s.mu.Lock()
 	mj, isMountain := s.mountain[ev.MACAddress]
 	s.mu.Unlock()
+	var queued bool
 	switch {
 	case isMountain && s.cfg.Mountain:
 		mj.ip, mj.since = ev.IPAddress, s.cfg.Now()
-		s.submit(mj)
+		queued = s.submit(mj)
 	case !ev.Known && netBooting(ev):
 		// A node's NIC booting: HSM names it from its BMC's walk.
 		s.m.leases.WithLabelValues(kind, "netboot").Inc()
 		return
 	case !ev.Known && s.cfg.River:
-		s.submit(job{mac: ev.MACAddress, ip: ev.IPAddress, since: s.cfg.Now(), kind: KindRiver})
+		queued = s.submit(job{mac: ev.MACAddress, ip: ev.IPAddress, since: s.cfg.Now(), kind: KindRiver})
 	default:
 		s.m.leases.WithLabelValues(kind, "ignored").Inc()
 		return
 	}
-	s.m.leases.WithLabelValues(kind, "queued").Inc()
+	if queued {
+		s.m.leases.WithLabelValues(kind, "queued").Inc()
+	} else {
+		s.m.leases.WithLabelValues(kind, "coalesced").Inc()
+	}
 }
 
-// submit queues j unless its MAC is queued already (then the queued job
-// takes j's address) or waits for a retry with the same address and kind
-// (a lease renewal does not cut a backoff short, but a MAC leased before
-// MEDS read its Mountain chassis from SLS, and left unknown on the
-// switches, is a Mountain job at once). A MAC being processed is processed
-// again afterwards.
-func (s *Service) submit(j job) {
+// submit queues j and reports whether that made work. Lease events are
+// coalesced (reds_lease_events_total{action="coalesced"}): a MAC queued
+// already keeps its one queue slot and takes j's address; a MAC being
+// processed is processed again afterwards only if j changes its address or
+// kind (once, however many events arrive meanwhile); a MAC waiting for a
+// retry with the same address and kind keeps its backoff (a renewal does
+// not cut it short, but a MAC leased before MEDS read its Mountain chassis
+// from SLS, and left unknown on the switches, is a Mountain job at once);
+// and a MAC done already (registered, or left to HSM) at the same address
+// makes no work at all.
+func (s *Service) submit(j job) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, had := s.jobs[j.mac]
+	if !had && !j.resume && s.done[j.mac] == j.ip {
+		return false // a renewal of a MAC done with
+	}
 	waiting := s.unknown[j.mac] != nil
+	same := had && old.ip == j.ip && old.kind == j.kind && old.resume == j.resume
 	if had && old.ip == j.ip {
-		// A renewal: the MAC keeps its backoff and grace.
-		j.attempts, j.first, j.prev = old.attempts, old.first, old.prev
+		// A renewal: the MAC keeps its backoff, grace and queueing time.
+		j.attempts, j.first, j.prev, j.since = old.attempts, old.first, old.prev, old.since
 	}
 	switch {
 	case s.running[j.mac]:
+		if same {
+			return false // the attempt under way, or the one after it, answers
+		}
+		again := s.again[j.mac]
 		s.jobs[j.mac], s.again[j.mac] = j, true
-		return
-	case waiting && old.ip == j.ip && old.kind == j.kind:
-		return
+		return !again
+	case waiting && same:
+		return false
 	case had && !waiting:
-		s.jobs[j.mac] = j
-		return
+		s.jobs[j.mac] = j // queued: the newer address replaces the older
+		return false
 	}
 	s.jobs[j.mac] = j
 	delete(s.unknown, j.mac)
+	delete(s.done, j.mac)
 	s.queue = append(s.queue, j.mac)
 	s.signal()
+	return true
 }
 
 func (s *Service) signal() {

@@ -21,6 +21,7 @@ func (s *Service) finish(j job, err error) {
 		return
 	}
 	if err == nil {
+		s.done[j.mac] = j.ip
 		delete(s.jobs, j.mac)
 		delete(s.unknown, j.mac)
 		delete(s.logged, j.mac)
