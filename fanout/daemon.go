@@ -99,8 +99,10 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.Bus != nil {
 		brokers = cfg.Brokers
 	}
-	if cfg.ScnInURL == "" && cfg.Bus == nil && httpserver.IsLoopbackURL(cfg.HSMURL) {
-		cfg.ScnInURL = httpserver.SchemeURL(cfg.Auth.TLS.Scheme(), ln.Addr()) + "/hmi/v1/scn"
+	if cfg.ScnInURL == "" && cfg.Bus == nil {
+		// The callback HSM is told: this listener's address for a loopback
+		// HSM, else the host's name; https when the daemon serves TLS.
+		cfg.ScnInURL = httpserver.CallbackURL(cfg.Auth.TLS.Scheme(), cfg.HSMURL, ln.Addr(), "/hmi/v1/scn")
 	}
 	params := StartParams(ln.Addr().String(), cfg.DB, cfg.HSMURL, cfg.ScnInURL, brokers, cfg.Topic)
 	api := NewAPI(svc, cfg.Log, params, cfg.LogLevel)

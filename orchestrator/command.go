@@ -51,6 +51,10 @@ type commandRunner struct {
 
 	mu   sync.Mutex
 	runs map[string]CFSComponent // by node: the configuration asked for, its status, a failure's output
+	// gen numbers the runs; gens holds, by node, the run whose result may
+	// still be written back (a run outlived by a new session's is not).
+	gen  uint64
+	gens map[string]uint64
 }
 
 func newCommandRunner(cfg CommandConfig, after func(time.Duration) <-chan time.Time, wake func(), log *slog.Logger) *commandRunner {
@@ -61,7 +65,7 @@ func newCommandRunner(cfg CommandConfig, after func(time.Duration) <-chan time.T
 		cfg.Parallel = 4
 	}
 	return &commandRunner{cfg: cfg, after: after, wake: wake, log: log, sem: make(chan struct{}, cfg.Parallel),
-		runs: map[string]CFSComponent{}}
+		runs: map[string]CFSComponent{}, gens: map[string]uint64{}}
 }
 
 // CFSComponents answers what the runner holds of the nodes, as CFS would.
@@ -84,6 +88,7 @@ func (r *commandRunner) SetDesiredConfig(_ context.Context, ids []string, config
 	defer r.mu.Unlock()
 	for _, id := range ids {
 		r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: CFSPending}
+		delete(r.gens, id)
 	}
 	return nil
 }
@@ -94,11 +99,14 @@ func (r *commandRunner) SetDesiredConfig(_ context.Context, ids []string, config
 func (r *commandRunner) start(ctx context.Context, ids []string, config string, batch int) {
 	var todo []string
 	r.mu.Lock()
+	r.gen++
+	gen := r.gen
 	for _, id := range ids {
 		if c, ok := r.runs[id]; ok && c.DesiredConfig == config && c.ConfigurationStatus != CFSPending {
 			continue
 		}
 		r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: running}
+		r.gens[id] = gen
 		todo = append(todo, id)
 	}
 	r.mu.Unlock()
@@ -116,7 +124,7 @@ func (r *commandRunner) start(ctx context.Context, ids []string, config string, 
 			status, msg, hosts := r.run(ctx, part, config)
 			r.mu.Lock()
 			for _, id := range part {
-				if r.runs[id].DesiredConfig == config {
+				if r.gens[id] == gen {
 					st, m := status, msg
 					if ok, named := hosts[id]; named {
 						st, m = perHost(ok, config, msg)
@@ -140,6 +148,7 @@ func (r *commandRunner) forget(ids []string) {
 	defer r.mu.Unlock()
 	for _, id := range ids {
 		delete(r.runs, id)
+		delete(r.gens, id)
 	}
 }
 
@@ -161,6 +170,11 @@ func (r *commandRunner) run(ctx context.Context, ids []string, config string) (s
 		case <-ctx.Done():
 		}
 	}()
+	if bad, ok := unsafeWord(append([]string{config}, ids...)); ok {
+		// Quoting makes a word safe only where the site left the placeholder
+		// unquoted; a name that needs no quoting is safe anywhere.
+		return CFSFailed, fmt.Sprintf("configuration command not run: %q may hold only letters, digits, '.', '_', ':' and '-'", bad), nil
+	}
 	nodes := strings.Join(ids, ",")
 	line := strings.NewReplacer("{nodes}", quote(nodes), "{node}", quote(nodes), "{config}", quote(config)).Replace(r.cfg.Command)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
@@ -251,6 +265,20 @@ func (p *recap) parse(line string) {
 
 // quote makes s one word for /bin/sh.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// unsafeWord returns the first of words that holds anything but letters,
+// digits and . _ : - (or is empty): such a word never reaches the shell,
+// quoted or not.
+func unsafeWord(words []string) (string, bool) {
+	for _, w := range words {
+		if w == "" || strings.IndexFunc(w, func(c rune) bool {
+			return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:-", c))
+		}) >= 0 {
+			return w, true
+		}
+	}
+	return "", false
+}
 
 // tail keeps the last max bytes written to it.
 type tail struct {

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,25 @@ func TestTail(t *testing.T) {
 	}
 	if got := tl.String(); got != "...defg" {
 		t.Errorf("tail %q, want ...defg", got)
+	}
+}
+
+// TestConfigCommandRefusesUnsafeNames: a configuration name or xname that
+// would need quoting never reaches the shell, quoted or not; the nodes
+// fail with why.
+func TestConfigCommandRefusesUnsafeNames(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	r := newCommandRunner(CommandConfig{Command: "touch " + quote(marker) + `; echo "config={config}"`},
+		func(time.Duration) <-chan time.Time { return nil }, func() {}, slog.New(slog.DiscardHandler))
+	for _, config := range []string{"$(id)", "a b", `x"y`} {
+		r.start(t.Context(), []string{"x1000c0s0b0n0"}, config, 1)
+		r.wait()
+		got, _ := r.CFSComponents(t.Context(), []string{"x1000c0s0b0n0"})
+		if len(got) != 1 || got[0].ConfigurationStatus != CFSFailed || !strings.Contains(got[0].Error, "not run") {
+			t.Errorf("configuration %q: %+v, want failed, not run", config, got)
+		}
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("the command ran for an unsafe name (%v)", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hmsuite/hms/discovery"
@@ -135,7 +136,7 @@ func hsmComponent(s *suite) component {
 			cfg.CredKeyFile = l.file("cred-key-file", cfg.CredKeyFile, "hsm-cred.key")
 			cfg.SLSURL = l.peer("sls-url", cfg.SLSURL, "sls")
 			if !l.f.IsSet("hbtd-url") {
-				cfg.HBTD = localHBTD{s} // started after hsm, which it needs
+				cfg.HBTD = &localHBTD{s: s} // started after hsm, which it needs
 			}
 			cfg.Log, _ = l.logger(*fl.Level)
 			cfg.Publisher = s.bus
@@ -148,12 +149,20 @@ func hsmComponent(s *suite) component {
 }
 
 // localHBTD is hms up's hbtd as hsm's heartbeat check asks it: its URL is
-// known once it has started, before any daemon runs.
-type localHBTD struct{ s *suite }
+// known once it has started, before any daemon runs. Its client carries the
+// suite's token and, with -client-ca, its certificate, like every peer
+// client; it is made at the first call and kept, so connections are reused.
+type localHBTD struct {
+	s    *suite
+	once sync.Once
+	c    *agent.Client
+}
 
-func (h localHBTD) States(ctx context.Context, xnames []string) ([]agent.HBState, error) {
-	hc := h.s.auth.Token.Client(&http.Client{Timeout: 10 * time.Second})
-	return agent.NewClient(h.s.urls["hbtd"], hc).States(ctx, xnames)
+func (h *localHBTD) States(ctx context.Context, xnames []string) ([]agent.HBState, error) {
+	h.once.Do(func() {
+		h.c = agent.NewClient(h.s.urls["hbtd"], h.s.auth.Client(&http.Client{Timeout: 10 * time.Second}))
+	})
+	return h.c.States(ctx, xnames)
 }
 
 func hbtdComponent(s *suite) component {
