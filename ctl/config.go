@@ -17,6 +17,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/mtls"
 )
 
 // A service is a daemon the CLI talks to.
@@ -48,6 +49,7 @@ type connection struct {
 	urls      map[string]*string // service -> -<service>-url
 	timeout   *time.Duration
 	tokenFile *string
+	tls       map[string]*string // tls-cert, tls-key, ca-file
 }
 
 func declareConnection(fs *flag.FlagSet) connection {
@@ -57,11 +59,20 @@ func declareConnection(fs *flag.FlagSet) connection {
 	}
 	c.timeout = fs.Duration("request-timeout", 30*time.Second, "`DURATION` a single request to a daemon may take")
 	c.tokenFile = fs.String("token-file", "", "`FILE` holding the Bearer token sent to the daemons when they check tokens (default: $HMS_TOKEN, else token-file or token in the config file)")
+	c.tls = map[string]*string{
+		"tls-cert": fs.String("tls-cert", "", "PEM `FILE` of the client certificate presented to https:// daemons run with -client-ca (env HMS_TLS_CERT, or tls-cert in the config file)"),
+		"tls-key":  fs.String("tls-key", "", "PEM `FILE` of the key of -tls-cert (env HMS_TLS_KEY, or tls-key in the config file)"),
+		"ca-file":  fs.String("ca-file", "", "PEM `FILE` of the CA(s) trusted for the daemons' https:// certificates (env HMS_CA_FILE, or ca-file in the config file; default: the system's roots)"),
+	}
 	return c
 }
 
 func isConnectionFlag(name string) bool {
-	return name == "request-timeout" || name == "token-file" || strings.HasSuffix(name, "-url")
+	switch name {
+	case "request-timeout", "token-file", "tls-cert", "tls-key", "ca-file":
+		return true
+	}
+	return strings.HasSuffix(name, "-url")
 }
 
 // endpoint is a daemon's URL and where it was found.
@@ -131,6 +142,41 @@ func resolveToken(o Options, c connection) (token.Config, error) {
 	return token.Config{}, nil
 }
 
+// resolveTLS finds the client certificate, its key and the CA file: each
+// from its flag (-tls-cert), else its environment variable (HMS_TLS_CERT),
+// else the user's config file, else the system's (relative to the file).
+func resolveTLS(o Options, c connection) (mtls.Config, error) {
+	files, err := readConfigs(o)
+	if err != nil {
+		return mtls.Config{}, err
+	}
+	v := map[string]string{}
+	for _, key := range []string{"tls-cert", "tls-key", "ca-file"} {
+		if p := *c.tls[key]; p != "" {
+			v[key] = p
+			continue
+		}
+		if p := o.Getenv("HMS_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))); p != "" {
+			v[key] = p
+			continue
+		}
+		for _, f := range files {
+			if p, ok := f.values[key]; ok && p != "" {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(f.name), p)
+				}
+				v[key] = p
+				break
+			}
+		}
+	}
+	cfg, err := mtls.ForClient(v["tls-cert"], v["tls-key"], v["ca-file"])
+	if err != nil {
+		return mtls.Config{}, cli.Usagef("tls-cert, tls-key, ca-file: %v", err)
+	}
+	return cfg, nil
+}
+
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -197,7 +243,7 @@ func configKeys() []string {
 	for _, s := range services() {
 		keys = append(keys, s.name+"-url")
 	}
-	return append(keys, "token-file", "token")
+	return append(keys, "token-file", "token", "tls-cert", "tls-key", "ca-file")
 }
 
 // configHelp is the end of `hms help config`.
@@ -215,6 +261,14 @@ A config file holds the flag names as keys:
 The token sent to the daemons when they check tokens is the first of
 -token-file, $HMS_TOKEN, then token-file (relative to the config file) or
 token (the token itself: keep such a file mode 0600) in the config files.
+For daemons serving https://, tls-cert and tls-key name the client
+certificate and key presented to daemons run with -client-ca, and ca-file
+the CA(s) trusted for the daemons' certificates (default: the system's
+roots); each is its flag, else HMS_TLS_CERT, HMS_TLS_KEY, HMS_CA_FILE, else
+the config files (relative to the config file):
+  tls-cert: /etc/hms/pki/operator.pem
+  tls-key: /etc/hms/pki/operator-key.pem
+  ca-file: /etc/hms/pki/ca.pem
 Keys: ` + strings.Join(configKeys(), ", ") + `
 `
 }

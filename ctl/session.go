@@ -45,6 +45,11 @@ func newSession(o Options, c connection, format *string) (*session, error) {
 	if base == nil {
 		base = &http.Client{Timeout: *c.timeout}
 	}
+	tc, err := resolveTLS(o, c)
+	if err != nil {
+		return nil, err
+	}
+	base = tc.Client(base)
 	tok, err := resolveToken(o, c)
 	if err != nil {
 		return nil, err

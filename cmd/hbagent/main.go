@@ -17,6 +17,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/mtls"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/orchestrator/report"
 )
@@ -34,7 +35,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	cmdline := f.String("token-cmdline", "/proc/cmdline", "`FILE` whose "+token.CmdlineParam+"= (put on the kernel command line by bss -node-token-key) is the token when neither -token, -token-file nor $"+token.Env+" gives one")
 	bssURL := f.URL("bss-url", "", "bss base `URL`: renew the node token there (GET /boot/v1/node-token) once it is past half its life; empty: never renew")
 	bosURL := f.URL("bos-url", "", "bos base `URL`: report the kernel command line in -token-cmdline's file as this node's booted state (PATCH /v2/components/XNAME) at start; empty: no report")
+	tlsFlags := mtls.RegisterClient(f) // for an https:// hbtd, bss or bos, and a client certificate when they run with -client-ca
 	if err := f.ParseOrUsage(args); err != nil {
+		return err
+	}
+	tc, err := tlsFlags.Config()
+	if err != nil {
 		return err
 	}
 	tok, err := tf.ConfigOrEnv(getenv)
@@ -53,11 +59,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	host, _ := os.Hostname()
 	log := cli.NewLogger(os.Stderr, *level)
+	// The token's renewals at bss go through the TLS client too.
+	hc := tc.Client(nil)
 	if *bosURL != "" && len(xnames) == 1 {
-		go reportBoot(ctx, tok.Client(nil), *bosURL, xnames[0], *cmdline, log)
+		go reportBoot(ctx, tok.Client(hc), *bosURL, xnames[0], *cmdline, log)
 	}
 	a := &agent.Agent{
-		Client: agent.NewClient(*url, tok.Client(nil)), XNames: xnames, Hostname: host,
+		Client: agent.NewClient(*url, tok.Client(hc)), XNames: xnames, Hostname: host,
 		Interval: *interval, Log: log,
 	}
 	return a.Run(ctx)

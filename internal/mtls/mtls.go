@@ -12,6 +12,7 @@ package mtls
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -70,26 +71,54 @@ func (c Config) Server() (*tls.Config, error) {
 
 // ClientTLS returns what a daemon's clients use for https:// peers (nil
 // when off): its certificate as client certificate, taken from the files as
-// they are at each handshake, and ClientCA's CAs as the only roots.
+// they are at each handshake, and ClientCA's CAs as the only roots. A tool's
+// Config (ForClient) may have ClientCA alone: it trusts those CAs and
+// presents no certificate.
 func (c Config) ClientTLS() *tls.Config {
-	if !c.On() {
+	if !c.clientOn() {
 		return nil
 	}
-	f := c.files()
-	cc := &tls.Config{MinVersion: tls.VersionTLS12,
-		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	cc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.On() {
+		f := c.files()
+		cc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			cert, _, err := f.load()
 			return cert, err
-		}}
+		}
+	}
 	if c.ClientCA != "" {
 		// The roots are read once: a tls.Config's RootCAs cannot change per
 		// handshake without verifying by hand, and a CA outlives its
 		// certificates.
-		if _, pool, err := f.load(); err == nil {
+		if pool, err := c.caPool(); err == nil {
 			cc.RootCAs = pool
 		}
 	}
 	return cc
+}
+
+// clientOn reports whether clients need a TLS configuration of their own.
+func (c Config) clientOn() bool { return c.On() || c.ClientCA != "" }
+
+// ForClient checks the files of a tool that calls the daemons and serves
+// nothing (the hms CLI, hbagent): certFile and keyFile, both or neither, are
+// the client certificate it presents to daemons run with -client-ca;
+// caFile holds the CA(s) it trusts for the daemons' certificates (empty:
+// the system's roots). Its Client works with caFile alone too.
+func ForClient(certFile, keyFile, caFile string) (Config, error) {
+	c := Config{CertFile: certFile, KeyFile: keyFile, ClientCA: caFile}
+	if (certFile == "") != (keyFile == "") {
+		return Config{}, errors.New("a client certificate needs both its certificate and key files")
+	}
+	if c.On() {
+		if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+			return Config{}, fmt.Errorf("tls certificate: %w", err)
+		}
+	}
+	if _, err := c.caPool(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
 }
 
 // Client returns a copy of hc (nil: a new client) whose https:// requests
@@ -97,7 +126,7 @@ func (c Config) ClientTLS() *tls.Config {
 // is off. A client whose Transport is not an *http.Transport (a test's) is
 // returned as it is.
 func (c Config) Client(hc *http.Client) *http.Client {
-	if !c.On() {
+	if !c.clientOn() {
 		return hc
 	}
 	var cp http.Client
@@ -179,11 +208,11 @@ func (c Config) caPool() (*x509.CertPool, error) {
 	}
 	b, err := os.ReadFile(c.ClientCA)
 	if err != nil {
-		return nil, fmt.Errorf("client CA: %w", err)
+		return nil, fmt.Errorf("CA file: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("client CA %s: no PEM certificate", c.ClientCA)
+		return nil, fmt.Errorf("CA file %s: no PEM certificate", c.ClientCA)
 	}
 	return pool, nil
 }
@@ -221,6 +250,33 @@ func (fl *Flags) Config() (Config, error) {
 	}
 	if _, err := c.caPool(); err != nil {
 		return Config{}, cli.Usagef("-%s: %v", fl.f.Name("client-ca"), err)
+	}
+	return c, nil
+}
+
+// ClientFlags are a tool's -tls-cert, -tls-key and -ca-file (hbagent's);
+// RegisterClient declares them.
+type ClientFlags struct {
+	f             *cli.FlagSet
+	cert, key, ca *string
+}
+
+// RegisterClient declares -tls-cert, -tls-key and -ca-file on f, for a
+// tool that calls daemons over https:// and serves nothing.
+func RegisterClient(f *cli.FlagSet) *ClientFlags {
+	return &ClientFlags{f: f,
+		cert: f.String("tls-cert", "", "PEM `FILE` of the client certificate (and chain) presented to https:// daemons run with -client-ca; re-read when it changes"),
+		key:  f.String("tls-key", "", "PEM `FILE` of the private key of -tls-cert"),
+		ca:   f.String("ca-file", "", "PEM `FILE` of the CA(s) trusted for the daemons' https:// certificates (default: the system's roots)"),
+	}
+}
+
+// Config checks the files the flags name (ForClient). Errors are
+// *cli.UsageError.
+func (fl *ClientFlags) Config() (Config, error) {
+	c, err := ForClient(*fl.cert, *fl.key, *fl.ca)
+	if err != nil {
+		return Config{}, cli.Usagef("-%s, -%s, -%s: %v", fl.f.Name("tls-cert"), fl.f.Name("tls-key"), fl.f.Name("ca-file"), err)
 	}
 	return c, nil
 }
