@@ -130,3 +130,38 @@ func TestRemovalWaitsForHSM(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovalYieldsToRegistration: a removal waiting for HSM is dropped,
+// and HSM never told, once the BMC is registered again meanwhile (its
+// stored state no longer removing): the registration stands.
+func TestRemovalYieldsToRegistration(t *testing.T) {
+	clock := newFakeClock()
+	s := newRiverSuite(t, 1)
+	h := &countRetires{HSM: s.hsm}
+	s.registerAll(Config{Now: clock.Now, RetryMin: time.Hour, RetryMax: 8 * time.Hour, HSM: h})
+	ctx := t.Context()
+	x := "x3000c0s1b0"
+	if err := s.bmcs[0].BMC.SetFaults(redfishsim.Faults{ErrorPaths: []string{"/redfish/v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sls.DeleteHardware(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	s.stopHSM()
+	s.svc.CheckPresence(ctx)
+	if e, err := s.store.Get(ctx, x); err != nil || e.State != StateRemoving || h.n.Load() != 1 {
+		t.Fatalf("HSM down: %q (%v), %d attempts; want removing after 1", e.State, err, h.n.Load())
+	}
+	if err := s.store.SetState(ctx, x, StateRegistered); err != nil { // registered anew
+		t.Fatal(err)
+	}
+	s.startHSM()
+	clock.Add(time.Hour)
+	s.svc.RetryRemovals(ctx)
+	if e, err := s.store.Get(ctx, x); err != nil || e.State != StateRegistered || h.n.Load() != 1 {
+		t.Errorf("after the retry: %q (%v), %d attempts; want registered, no new attempt", e.State, err, h.n.Load())
+	}
+	if ep, err := s.hsm.RedfishEndpoint(ctx, x); err != nil || ep.Enabled != nil && !*ep.Enabled {
+		t.Errorf("endpoint %s: %+v, %v; want it left enabled", x, ep, err)
+	}
+}

@@ -30,8 +30,13 @@ func (s *Service) startRemoval(ctx context.Context, e Endpoint) {
 }
 
 // tryRemoval retires e in HSM; on failure it schedules the next attempt.
-// s.removeMu is held.
+// A BMC registered anew since the removal was decided (its stored state no
+// longer removing) is left alone. s.removeMu is held.
 func (s *Service) tryRemoval(ctx context.Context, e Endpoint) {
+	if cur, err := s.cfg.Store.Get(ctx, e.Xname); err == nil && cur.State != StateRemoving {
+		delete(s.removals, e.Xname)
+		return
+	}
 	if err := retire(ctx, s.cfg.HSM, e.Xname); err != nil {
 		if ctx.Err() != nil {
 			return
@@ -47,7 +52,12 @@ func (s *Service) tryRemoval(ctx context.Context, e Endpoint) {
 		return
 	}
 	delete(s.removals, e.Xname)
-	s.setState(ctx, e, StateRemoved)
+	if ok, err := s.cfg.Store.SetStateFrom(ctx, e.Xname, StateRemoving, StateRemoved); err != nil {
+		s.pollFailed(ctx, "store", err)
+	} else if !ok {
+		s.log.Warn("bmc_registered_during_removal", "xname", e.Xname, "mac", e.MAC)
+		return
+	}
 	s.m.removed.Inc()
 	s.log.Info("bmc_removed", "xname", e.Xname, "mac", e.MAC)
 }

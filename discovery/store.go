@@ -172,6 +172,22 @@ func (s *Store) SetState(ctx context.Context, xname, state string) error {
 	})
 }
 
+// SetStateFrom sets xname's state to state only if it is still from, and
+// reports whether it was (a removal must not overwrite a registration that
+// came in while HSM was being told).
+func (s *Store) SetStateFrom(ctx context.Context, xname, from, state string) (bool, error) {
+	var n int64
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE endpoints SET state = ?, updated = ? WHERE xname = ? AND state = ?`, state, s.now().Unix(), xname, from)
+		if err != nil {
+			return fmt.Errorf("store endpoint %s: %w", xname, err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n > 0, err
+}
+
 // ByMAC returns the endpoint with mac (the newest, if several).
 func (s *Store) ByMAC(ctx context.Context, mac string) (Endpoint, error) {
 	row := s.db.R.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE mac = ? ORDER BY updated DESC LIMIT 1`, mac)
