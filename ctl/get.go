@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	redswire "github.com/hmsuite/hms/discovery/wire"
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/ipxe/bss"
@@ -27,7 +28,7 @@ func getCommands() []command {
 		get("subscriptions", "list hmnfd's state-change subscriptions", defineGetSubscriptions),
 		get("groups", "list HSM's groups and their members", defineGetGroups),
 		get("leases", "list the leases of bss's DHCP server", defineGetLeases),
-		get("unknown", "list MAC addresses HSM has seen that belong to no component", defineGetUnknown),
+		get("unknown", "list the MAC addresses reds has not placed yet, and why (HSM's unowned MACs if reds is down)", defineGetUnknown),
 	}
 }
 
@@ -205,22 +206,48 @@ func defineGetLeases(fs *flag.FlagSet) execFunc {
 }
 
 func defineGetUnknown(fs *flag.FlagSet) execFunc {
+	deferred := fs.Bool("deferred", false, "also list the MACs on no switch still in their grace (reds -unplaced-grace)")
 	return func(ctx context.Context, s *session, _ []string) error {
-		unknown, err := unknownMACs(ctx, s)
+		unknown, err := s.reds().Unknown(ctx, *deferred)
+		if errors.As(err, new(*unreachableError)) {
+			fmt.Fprintf(s.Stderr, "note: %v; listing HSM's Ethernet interfaces with no component instead\n", explain(err))
+			return getUnknownHSM(ctx, s)
+		}
 		if err != nil {
 			return err
 		}
-		t := table{none: "no unknown MAC addresses", cols: []column{{name: "MAC"}, {name: "IP"}, {name: "LAST SEEN"},
-			{name: "DESCRIPTION", wide: true}}}
-		for _, e := range unknown {
-			var ips []string
-			for _, ip := range e.IPAddresses {
-				ips = append(ips, ip.IPAddress)
-			}
-			t.rows = append(t.rows, []string{e.MACAddress, strings.Join(ips, ","), timev(e.LastUpdate), e.Description})
+		if unknown == nil {
+			unknown = []redswire.Unknown{}
+		}
+		t := table{none: "no unknown MAC addresses", cols: []column{{name: "MAC"}, {name: "IP"}, {name: "REASON"},
+			{name: "SWITCH"}, {name: "PORT"}, {name: "ATTEMPTS"}, {name: "LAST SEEN"}, {name: "NEXT ATTEMPT", wide: true},
+			{name: "XNAME", wide: true}, {name: "DEFERRED", wide: true}, {name: "DETAIL", wide: true}}}
+		for _, u := range unknown {
+			t.rows = append(t.rows, []string{u.MACAddress, u.IPAddress, u.Reason, u.Switch, u.Port,
+				strconv.Itoa(u.Attempts), timev(u.LastAttempt), timev(u.NextAttempt), u.Xname,
+				strconv.FormatBool(u.Deferred), u.Detail})
 		}
 		return s.emit(unknown, t)
 	}
+}
+
+// getUnknownHSM lists HSM's view when reds is not reachable: the Ethernet
+// interfaces that belong to no component, without reds' reasons.
+func getUnknownHSM(ctx context.Context, s *session) error {
+	unknown, err := unknownMACs(ctx, s)
+	if err != nil {
+		return err
+	}
+	t := table{none: "no unknown MAC addresses", cols: []column{{name: "MAC"}, {name: "IP"}, {name: "LAST SEEN"},
+		{name: "DESCRIPTION", wide: true}}}
+	for _, e := range unknown {
+		var ips []string
+		for _, ip := range e.IPAddresses {
+			ips = append(ips, ip.IPAddress)
+		}
+		t.rows = append(t.rows, []string{e.MACAddress, strings.Join(ips, ","), timev(e.LastUpdate), e.Description})
+	}
+	return s.emit(unknown, t)
 }
 
 // unknownMACs are HSM's Ethernet interfaces that belong to no component:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	redsclient "github.com/hmsuite/hms/discovery/client"
 	"github.com/hmsuite/hms/fanout"
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/cli"
@@ -81,6 +82,9 @@ func (s *session) nodes() *nodesclient.Client {
 }
 func (s *session) pcs() *powerclient.Client {
 	return powerclient.New(s.urls["pcs"].URL, s.hc["pcs"], "hms-cli")
+}
+func (s *session) reds() *redsclient.Client {
+	return redsclient.New(s.urls["reds"].URL, s.hc["reds"], "hms-cli")
 }
 func (s *session) bos() *orchestrator.Client {
 	hc := s.hc["bos"]

@@ -3,6 +3,7 @@ package ctl
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,7 +27,9 @@ type Status struct {
 	Nodes *NodeCounts `json:"Nodes,omitempty"`
 	// BMCs counts HSM's Redfish endpoints by last discovery status.
 	BMCs map[string]int `json:"BMCs,omitempty"`
-	// UnknownMACs counts the Ethernet interfaces that belong to no component.
+	// UnknownMACs counts the MACs reds has not placed (as `hms get unknown`
+	// lists them; HSM's Ethernet interfaces with no component if reds is
+	// not reachable).
 	UnknownMACs *int `json:"UnknownMACs,omitempty"`
 	// Transitions are PCS's newest power transitions (at most 5), newest first.
 	Transitions []pcs.Transition `json:"Transitions"`
@@ -150,10 +153,9 @@ func (s *session) machineStatus(ctx context.Context, st *Status) {
 			st.BMCs[or(e.DiscoveryInfo.LastDiscoveryStatus, "unknown")]++
 		}
 	}
-	if u, err := unknownMACs(ctx, s); err != nil {
+	if n, err := s.unknownCount(ctx); err != nil {
 		fail(err)
 	} else {
-		n := len(u)
 		st.UnknownMACs = &n
 	}
 	ts, err := s.pcs().Transitions(ctx)
@@ -245,4 +247,16 @@ func counts(m map[string]int) string {
 		parts[i] = k + " " + strconv.Itoa(m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// unknownCount counts what `hms get unknown` lists: reds' unknown MACs (not
+// the deferred ones), or, if reds is not reachable, HSM's Ethernet
+// interfaces with no component.
+func (s *session) unknownCount(ctx context.Context) (int, error) {
+	u, err := s.reds().Unknown(ctx, false)
+	if errors.As(err, new(*unreachableError)) {
+		h, err := unknownMACs(ctx, s)
+		return len(h), err
+	}
+	return len(u), err
 }

@@ -8,8 +8,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/hmsuite/hms/discovery/wire"
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
@@ -64,20 +64,11 @@ func (a *API) routes(mux *httpserver.Mux) {
 func (a *API) getUnknown(w http.ResponseWriter, r *http.Request) {
 	// ?deferred=true adds the MACs on no switch still in their grace.
 	deferred := r.URL.Query().Get("deferred") == "true"
-	httpserver.WriteJSON(w, http.StatusOK, map[string][]Unknown{"Unknown": a.svc.unknowns(deferred)})
+	httpserver.WriteJSON(w, http.StatusOK, wire.UnknownList{Unknown: a.svc.unknowns(deferred)})
 }
 
 // endpointView is an endpoint as GET /v1/endpoints shows it: never a password.
-type endpointView struct {
-	Xname      string    `json:"Xname"`
-	Kind       string    `json:"Kind"`
-	MACAddress string    `json:"MACAddress"`
-	IPAddress  string    `json:"IPAddress"`
-	FQDN       string    `json:"FQDN"`
-	User       string    `json:"User"`
-	State      string    `json:"State"`
-	Updated    time.Time `json:"Updated"`
-}
+type endpointView = wire.Endpoint
 
 func (a *API) getEndpoints(w http.ResponseWriter, r *http.Request) {
 	eps, err := a.store.List(r.Context(), r.URL.Query().Get("state"))
@@ -90,7 +81,7 @@ func (a *API) getEndpoints(w http.ResponseWriter, r *http.Request) {
 		out = append(out, endpointView{Xname: e.Xname, Kind: e.Kind, MACAddress: e.MAC, IPAddress: e.IP,
 			FQDN: e.Addr, User: e.User, State: e.State, Updated: e.Updated})
 	}
-	httpserver.WriteJSON(w, http.StatusOK, map[string][]endpointView{"Endpoints": out})
+	httpserver.WriteJSON(w, http.StatusOK, wire.EndpointList{Endpoints: out})
 }
 
 // authorized lets a request through only with "Authorization: Bearer

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hmsuite/hms/discovery/wire"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/layout/sls"
@@ -85,14 +86,14 @@ func switchCreds(p sls.SwitchProps, cfg SwitchConfig) SNMPCreds {
 
 // Reasons a MAC stays unknown (Unknown.Reason).
 const (
-	ReasonNotOnSwitch = "not_on_any_switch"
-	ReasonNoConnector = "no_connector"
-	ReasonTwoPorts    = "on_two_ports"
-	ReasonSNMP        = "snmp_failed"
-	ReasonSLS         = "sls_failed"
-	ReasonBMC         = "bmc_refused"
-	ReasonBMCDown     = "bmc_unreachable"
-	ReasonHSM         = "hsm_failed"
+	ReasonNotOnSwitch = wire.ReasonNotOnAnySwitch
+	ReasonNoConnector = wire.ReasonNoConnector
+	ReasonTwoPorts    = wire.ReasonOnTwoPorts
+	ReasonSNMP        = wire.ReasonSNMPFailed
+	ReasonSLS         = wire.ReasonSLSFailed
+	ReasonBMC         = wire.ReasonBMCRefused
+	ReasonBMCDown     = wire.ReasonBMCUnreachable
+	ReasonHSM         = wire.ReasonHSMFailed
 )
 
 // Location is where a MAC was found and the BMC xname SLS cables there.

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hmsuite/hms/discovery/wire"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/ipxe/lease"
 )
@@ -104,22 +105,9 @@ func (c *Config) setDefaults() {
 // benchmark's p99 halves (docs/benchmarks/discovery.md).
 const defaultWorkers = 128
 
-// Unknown is a MAC discovery could not place or register yet, and why.
-type Unknown struct {
-	MACAddress  string    `json:"MACAddress"`
-	IPAddress   string    `json:"IPAddress"`
-	Reason      string    `json:"Reason"`
-	Detail      string    `json:"Detail"`
-	Switch      string    `json:"Switch,omitempty"`
-	Port        string    `json:"Port,omitempty"`
-	Xname       string    `json:"Xname,omitempty"`
-	Attempts    int       `json:"Attempts"`
-	LastAttempt time.Time `json:"LastAttempt"`
-	NextAttempt time.Time `json:"NextAttempt"`
-	// Deferred is a MAC on no switch still in its grace (listed only with
-	// ?deferred=true): HSM may yet name it, a node's NIC.
-	Deferred bool `json:"Deferred,omitempty"`
-}
+// Unknown is a MAC discovery could not place or register yet, and why
+// (the wire type of GET /v1/unknown).
+type Unknown = wire.Unknown
 
 // job is one MAC to place and register; since is when it was noticed.
 type job struct {
