@@ -71,7 +71,9 @@ func (c Config) Server() (*tls.Config, error) {
 
 // ClientTLS returns what a daemon's clients use for https:// peers (nil
 // when off): its certificate as client certificate, taken from the files as
-// they are at each handshake, and ClientCA's CAs as the only roots. A tool's
+// they are at each handshake, and the system's roots plus ClientCA's CAs
+// (the same clients fetch a site's JWKS and OAuth tokens, whose
+// certificates a public or site CA signs). A tool's
 // Config (ForClient) may have ClientCA alone: it trusts those CAs and
 // presents no certificate.
 func (c Config) ClientTLS() *tls.Config {
@@ -90,7 +92,7 @@ func (c Config) ClientTLS() *tls.Config {
 		// The roots are read once: a tls.Config's RootCAs cannot change per
 		// handshake without verifying by hand, and a CA outlives its
 		// certificates.
-		if pool, err := c.caPool(); err == nil {
+		if pool, err := c.rootPool(); err == nil {
 			cc.RootCAs = pool
 		}
 	}
@@ -211,6 +213,22 @@ func (c Config) caPool() (*x509.CertPool, error) {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
 	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("CA file %s: no PEM certificate", c.ClientCA)
+	}
+	return pool, nil
+}
+
+// rootPool is the system's roots (none if unreadable) plus ClientCA's CAs.
+func (c Config) rootPool() (*x509.CertPool, error) {
+	b, err := os.ReadFile(c.ClientCA)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
 	if !pool.AppendCertsFromPEM(b) {
 		return nil, fmt.Errorf("CA file %s: no PEM certificate", c.ClientCA)
 	}
