@@ -173,6 +173,29 @@ func TestRestartKeepsLeases(t *testing.T) {
 	}
 }
 
+// TestRenewalPublishesNothing: renewals and retransmitted REQUESTs of a
+// bound lease are acknowledged but publish no lease event (nothing changed
+// for reds); the release after them is the next event.
+func TestRenewalPublishesNothing(t *testing.T) {
+	h := newHarness(t, testConfig())
+	const mac = "02:dc:00:00:00:01"
+	ip := h.dora(mac).YourIPAddr.String()
+	for range 3 {
+		renew := h.exchange(msg(t, dhcpv4.MessageTypeRequest, mac, dhcpv4.WithClientIP(net.ParseIP(ip))))
+		if renew == nil || renew.MessageType() != dhcpv4.MessageTypeAck || renew.YourIPAddr.String() != ip {
+			t.Fatalf("renewal: %v", renew)
+		}
+	}
+	h.exchange(msg(t, dhcpv4.MessageTypeRelease, mac, dhcpv4.WithClientIP(net.ParseIP(ip))))
+	var kinds []lease.Kind
+	for _, e := range h.events(2) {
+		kinds = append(kinds, e.Kind)
+	}
+	if diff := cmp.Diff([]lease.Kind{lease.Commit, lease.Release}, kinds); diff != "" {
+		t.Errorf("event kinds (-want +got):\n%s", diff)
+	}
+}
+
 func TestReleaseDeclineInform(t *testing.T) {
 	h := newHarness(t, testConfig())
 	ip := h.dora("02:ee:00:00:00:01").YourIPAddr.String()

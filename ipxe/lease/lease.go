@@ -1,6 +1,6 @@
 // Package lease is the contract between the boot chain's DHCP server
 // (ipxe/dhcp) and its consumers (discovery): the lease event it publishes on
-// the bus each time it hands out, renews, releases or expires an address.
+// the bus each time it hands out (not renews), releases or expires an address.
 // It is a leaf package so consumers need not link the DHCP server.
 package lease
 
@@ -22,7 +22,7 @@ type Kind string
 
 // The lease event kinds.
 const (
-	Commit  Kind = "commit"  // address handed out or renewed (DHCPACK)
+	Commit  Kind = "commit"  // address handed out (DHCPACK of a new binding or address; not of a renewal)
 	Release Kind = "release" // client released it (DHCPRELEASE)
 	Expire  Kind = "expire"  // lease time ran out without renewal
 	Decline Kind = "decline" // client found the address in use (DHCPDECLINE)
