@@ -118,7 +118,18 @@ func newBootClusterWith(t *testing.T, n int, opts bootOptions) *bootCluster {
 	c.startBos()
 	c.images = httptest.NewServer(http.HandlerFunc(manifest))
 	t.Cleanup(c.images.Close)
+	t.Cleanup(c.stopNodes) // first: no node outlives the test
 	return c
+}
+
+// stopNodes stops every running node's boot and heartbeat.
+func (c *bootCluster) stopNodes() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for node, stop := range c.nodes {
+		stop()
+		delete(c.nodes, node)
+	}
 }
 
 // startBos starts bos, on the database and the address of the bos before
