@@ -310,7 +310,9 @@ func nodesComponent(s *suite) component {
 
 // redsComponent: reds (endpoint discovery) reads the DHCP lease events
 // from the in-process bus and writes to hsm; it is started last, as
-// nothing depends on it.
+// nothing depends on it. It plays both roles here, REDS (River) and MEDS
+// (Mountain): the separate meds binary is the same daemon in the Mountain
+// role alone, for sites that run the two apart.
 func redsComponent(s *suite) component {
 	l := s.local("reds")
 	fl := discovery.RegisterFlags(l.f)
