@@ -67,6 +67,8 @@ func AuthTable() auth.Table {
 		{"PATCH", "/Subscriptions/SCN/{id}", write},
 		{"DELETE", "/Subscriptions/SCN/{id}", write},
 		{"GET", "/Subscriptions/SCN/deadletters", read},
+		{"DELETE", "/Subscriptions/SCN/deadletters", admin},
+		{"DELETE", "/Subscriptions/SCN/deadletters/{id}", admin},
 		{"GET", "/groups", read},
 		{"POST", "/groups", write},
 		{"GET", "/groups/labels", read},

@@ -31,6 +31,8 @@ func (a *API) Routes(mux *httpserver.Mux) {
 	mux.HandleFunc("PATCH "+s+"/{id}", a.patchSubscription)
 	mux.HandleFunc("DELETE "+s+"/{id}", a.deleteSubscriptions)
 	mux.HandleFunc("GET "+s+"/deadletters", a.listDeadLetters)
+	mux.HandleFunc("DELETE "+s+"/deadletters", a.deleteDeadLetters)
+	mux.HandleFunc("DELETE "+s+"/deadletters/{id}", a.deleteDeadLetters)
 }
 
 func (a *API) listSubscriptions(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -51,6 +52,49 @@ func (s *Store) deadLetters(ctx context.Context) ([]hsm.DeadLetter, error) {
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// deleteDeadLetters deletes the dead letter numbered id, or every one when
+// all is true. Deleting one that is not stored is an ErrNotFound.
+func (s *Store) deleteDeadLetters(ctx context.Context, id int64, all bool) error {
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		if all {
+			_, err := tx.ExecContext(ctx, `DELETE FROM scn_deadletters`)
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM scn_deadletters WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err == nil && n == 0 {
+			err = problem.NotFoundf("no dead letter %d", id)
+		}
+		return err
+	})
+}
+
+// deleteDeadLetters answers DELETE /Subscriptions/SCN/deadletters (every
+// one) and DELETE /Subscriptions/SCN/deadletters/{id} (an extension, as the
+// list is; admin): a dead letter dealt with is removed instead of waiting to
+// be pushed out by newer ones. 204, 404 for a letter not stored, 400 for an
+// id that is not a positive number.
+func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request) {
+	var id int64
+	all := r.PathValue("id") == ""
+	if !all {
+		n, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if err != nil || n <= 0 {
+			problem.Write(w, r, a.log, problem.Invalidf("dead letter id %q: not a positive number", r.PathValue("id")))
+			return
+		}
+		id = n
+	}
+	if err := a.store.deleteDeadLetters(r.Context(), id, all); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {

@@ -146,7 +146,18 @@ func TestRelayDeadLetters(t *testing.T) {
 					!slices.Equal(scn.Components, hsmtest.IDsOf(comps[:1])) || d.Seq != scn.Seq || d.Epoch != s.Epoch {
 					t.Errorf("dead letter %+v (SCN %+v, %v); want the first SCN, to sink", d, scn, err)
 				}
+				// Deleted once dealt with: a wrong id is refused, the right
+				// one goes, a second delete finds nothing.
+				path := "/Subscriptions/SCN/deadletters/" + strconv.FormatInt(d.ID, 10)
+				a.Must(400, "DELETE", "/Subscriptions/SCN/deadletters/x", nil)
+				a.Must(404, "DELETE", "/Subscriptions/SCN/deadletters/"+strconv.FormatInt(d.ID+1, 10), nil)
+				a.Must(204, "DELETE", path, nil)
+				a.Must(404, "DELETE", path, nil)
+				if err := json.Unmarshal(a.Must(200, "GET", "/Subscriptions/SCN/deadletters", nil), &list); err != nil || len(list.DeadLetters) != 0 {
+					t.Errorf("after the delete: %+v, %v", list.DeadLetters, err)
+				}
 			}
+			a.Must(204, "DELETE", "/Subscriptions/SCN/deadletters", nil)
 		})
 	}
 }
