@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,17 +57,30 @@ func (s *tokenSource) clientCredentials(ctx context.Context) (string, error) {
 	f := &flight{done: make(chan struct{})}
 	s.fetching = f
 	s.mu.Unlock()
+	return s.leadFetch(ctx, f)
+}
+
+// leadFetch fetches a token as flight f's leader. f ends (fetching
+// cleared, done closed) however the fetch returns, a panic included, so
+// the callers waiting for it are never left behind.
+func (s *tokenSource) leadFetch(ctx context.Context, f *flight) (tok string, err error) {
+	var ttl time.Duration
+	err = errors.New("oauth token fetch did not finish")
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.fetching, s.fetchErr = nil, err
+		if err == nil {
+			s.tok, s.expires = tok, s.clock().Add(max(ttl-oauthEarly, ttl/2))
+		}
+		close(f.done)
+	}()
 	// Not the caller's cancellation: others may be waiting for it (fetch
 	// bounds it).
-	tok, ttl, err := s.cfg.OAuth.fetch(context.WithoutCancel(ctx), s.hc)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fetching, s.fetchErr = nil, err
-	close(f.done)
+	tok, ttl, err = s.cfg.OAuth.fetch(context.WithoutCancel(ctx), s.hc)
 	if err != nil {
 		return "", err
 	}
-	s.tok, s.expires = tok, s.clock().Add(max(ttl-oauthEarly, ttl/2))
 	return tok, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,15 +43,8 @@ func (s *tokenSource) renew(ctx context.Context, tok string) string {
 		f = &flight{done: make(chan struct{})}
 		s.renewing = f
 		s.mu.Unlock()
-		// Not the caller's cancellation: others may be waiting for it
-		// (fetch bounds it).
-		fresh, err := fetch(context.WithoutCancel(ctx), s.hc, s.cfg.RenewURL, cur)
+		s.leadRenewal(ctx, f, cur)
 		s.mu.Lock()
-		if err == nil {
-			s.renewed = fresh
-		}
-		s.renewing = nil
-		close(f.done)
 		defer s.mu.Unlock()
 		return s.freshest(tok)
 	}
@@ -65,6 +59,25 @@ func (s *tokenSource) renew(ctx context.Context, tok string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.freshest(tok)
+}
+
+// leadRenewal renews cur as flight f's leader. f ends (renewing cleared,
+// done closed) however the fetch returns, a panic included, so the
+// callers waiting for it are never left behind.
+func (s *tokenSource) leadRenewal(ctx context.Context, f *flight, cur string) {
+	fresh, err := "", errors.New("token renewal did not finish")
+	defer func() {
+		s.mu.Lock()
+		if err == nil {
+			s.renewed = fresh
+		}
+		s.renewing = nil
+		close(f.done)
+		s.mu.Unlock()
+	}()
+	// Not the caller's cancellation: others may be waiting for it (fetch
+	// bounds it).
+	fresh, err = fetch(context.WithoutCancel(ctx), s.hc, s.cfg.RenewURL, cur)
 }
 
 // freshest is the later-expiring of tok and the last renewed token; s.mu
