@@ -235,12 +235,15 @@ func (h *Handler) request(c *client) Result {
 	h.t.put(l)
 	fresh := prev == nil || prev.State != Bound || prev.IP != want
 	ch := &Change{Put: ptr(*l)}
-	// Only a new binding, a changed address, or a MAC HSM no longer knows
-	// is published: a renewal (or a retransmitted REQUEST) tells the lease
-	// event consumers (reds) nothing, and at 10,000 devices renewing every
-	// half lease it made most of the bus traffic. The lease row is still
-	// written, with its new expiry.
-	if fresh || (prev.Known && !c.known) {
+	// A renewal (RENEWING or REBINDING: ciaddr set) of an unchanged binding
+	// tells the lease event consumers (reds) nothing, and at 10,000 devices
+	// renewing every half lease it made most of the bus traffic: it is not
+	// published (the lease row is still written, with its new expiry). A
+	// new binding, a changed address, a MAC HSM no longer knows, and a
+	// device that starts over (SELECTING after a DISCOVER, or INIT-REBOOT:
+	// no ciaddr; a BMC put back, a node rebooted) are.
+	renewal := c.req.ClientIPAddr != nil && !c.req.ClientIPAddr.IsUnspecified()
+	if fresh || !renewal || (prev.Known && !c.known) {
 		ch.Event = h.event(c, lease.Commit, l)
 	}
 	// A MAC HSM does not know is written to HSM the first time it is bound.

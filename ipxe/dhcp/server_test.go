@@ -173,9 +173,10 @@ func TestRestartKeepsLeases(t *testing.T) {
 	}
 }
 
-// TestRenewalPublishesNothing: renewals and retransmitted REQUESTs of a
+// TestRenewalPublishesNothing: renewals (REQUESTs with ciaddr) of a
 // bound lease are acknowledged but publish no lease event (nothing changed
-// for reds); the release after them is the next event.
+// for reds); the same device starting over (DISCOVER, REQUEST without
+// ciaddr) is published again, and the release after it.
 func TestRenewalPublishesNothing(t *testing.T) {
 	h := newHarness(t, testConfig())
 	const mac = "02:dc:00:00:00:01"
@@ -186,12 +187,17 @@ func TestRenewalPublishesNothing(t *testing.T) {
 			t.Fatalf("renewal: %v", renew)
 		}
 	}
+	// The device starts over (a BMC put back, a node rebooted) while its
+	// lease still stands: DISCOVER and REQUEST without ciaddr are news.
+	if again := h.dora(mac).YourIPAddr.String(); again != ip {
+		t.Fatalf("started over with %s, want its lease %s", again, ip)
+	}
 	h.exchange(msg(t, dhcpv4.MessageTypeRelease, mac, dhcpv4.WithClientIP(net.ParseIP(ip))))
 	var kinds []lease.Kind
-	for _, e := range h.events(2) {
+	for _, e := range h.events(3) {
 		kinds = append(kinds, e.Kind)
 	}
-	if diff := cmp.Diff([]lease.Kind{lease.Commit, lease.Release}, kinds); diff != "" {
+	if diff := cmp.Diff([]lease.Kind{lease.Commit, lease.Commit, lease.Release}, kinds); diff != "" {
 		t.Errorf("event kinds (-want +got):\n%s", diff)
 	}
 }
