@@ -37,10 +37,11 @@ func (c *clock) Advance(d time.Duration) {
 type simNode struct {
 	comp hsm.Component
 	on   bool
-	// ignoreGraceful: the BMC ignores Soft-Off; dead: the BMC never
-	// answers; noBoot: the node powers on but never fetches its script.
-	ignoreGraceful, dead, noBoot bool
-	fetched                      int64 // epoch of the last boot-script fetch
+	// ignoreGraceful: the BMC ignores Soft-Off; ignoreOn: it ignores On;
+	// dead: the BMC never answers; noBoot: the node powers on but never
+	// fetches its script.
+	ignoreGraceful, ignoreOn, dead, noBoot bool
+	fetched                                int64 // epoch of the last boot-script fetch
 }
 
 // cluster fakes HSM, BSS and PCS on their real wire APIs (the subset bos
@@ -68,6 +69,9 @@ type cluster struct {
 	// cfs is the CFS's components; cfsSets counts its PATCHes.
 	cfs     map[string]*CFSComponent
 	cfsSets int
+	// lost, when set, is the status PCS answers a transition's read with
+	// (404: it forgot it) instead of completed.
+	lost int
 }
 
 // arm sets the one-shot hook of route.
@@ -118,6 +122,13 @@ func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 		writeJSON(w, pcs.TransitionList{Transitions: []pcs.Transition{}})
 	})
 	mux.HandleFunc("GET /v1/transitions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		lost := c.lost
+		c.mu.Unlock()
+		if lost != 0 {
+			http.Error(w, "transition not readable", lost)
+			return
+		}
 		writeJSON(w, pcs.Transition{TransitionID: r.PathValue("id"), Status: pcs.TransitionCompleted})
 	})
 	mux.HandleFunc("POST /v1/power-status", c.pcsStatus)
@@ -240,6 +251,7 @@ func (c *cluster) apply(n *simNode, op pcs.Operation) {
 		return
 	}
 	switch {
+	case op == pcs.OpOn && n.ignoreOn:
 	case op == pcs.OpOn:
 		n.on = true
 		if !n.noBoot {

@@ -63,11 +63,14 @@ func (s *Service) plan(opts Options, now time.Time) plans {
 		p.seen[id], p.status[id] = c.version, c.Status.Status
 		since := now.Sub(parseStamp(c.LastAction.LastUpdated))
 		off := s.observed[id].power != pcs.PowerOn
+		// A transition bos gave up on ends its action's wait now.
+		a, gaveUp := s.overdue[id]
+		overdue := gaveUp && a.Action == c.LastAction.Action && a.LastUpdated == c.LastAction.LastUpdated
 		switch c.Status.Status {
 		case StatusPowerOnPending:
 			p.on = append(p.on, id)
 		case StatusPowerOnCalled:
-			if !off || since < opts.MaxPowerOnWait {
+			if !off || (since < opts.MaxPowerOnWait && !overdue) {
 				continue
 			}
 			if c.EventStats.PowerOnAttempts >= retries(c, opts) {
@@ -78,11 +81,11 @@ func (s *Service) plan(opts Options, now time.Time) plans {
 		case StatusPowerOffPending:
 			p.graceful = append(p.graceful, id)
 		case StatusPowerOffGracefullyCalled:
-			if since >= opts.MaxPowerOffWait {
+			if since >= opts.MaxPowerOffWait || overdue {
 				p.forceful = append(p.forceful, id)
 			}
 		case StatusPowerOffForcefullyCalled:
-			if since < opts.MaxPowerOffWait {
+			if since < opts.MaxPowerOffWait && !overdue {
 				continue
 			}
 			if c.EventStats.PowerOffForcefulAttempts >= retries(c, opts) {
@@ -90,6 +93,11 @@ func (s *Service) plan(opts Options, now time.Time) plans {
 			} else {
 				p.forceful = append(p.forceful, id)
 			}
+		}
+	}
+	for id, a := range s.overdue {
+		if c := s.comps[id]; c == nil || c.LastAction.Action != a.Action || c.LastAction.LastUpdated != a.LastUpdated {
+			delete(s.overdue, id) // acted on since
 		}
 	}
 	slices.Sort(p.on)
@@ -188,7 +196,7 @@ func (s *Service) transition(ctx context.Context, ids []string, g *guard, op pcs
 			err = fmt.Errorf("PCS %s: %w", op, err)
 			errs = append(errs, err)
 		} else {
-			s.tracked.add(created.TransitionID, opened{op: op, action: action, stamp: now})
+			s.tracked.add(created.TransitionID, opened{op: op, action: action, stamp: now, ids: part})
 		}
 		uerr := s.update(ctx, part, g, func(c *Component) bool {
 			note(c)

@@ -58,6 +58,10 @@ type Config struct {
 	// TransitionPoll is how soon bos first checks a PCS transition it
 	// started; later checks back off (see transitionPollMax) [500 ms].
 	TransitionPoll time.Duration
+	// TransitionGiveUp is how long PCS may go without answering about a
+	// transition (transitionMaxErrors checks in a row at least) before bos
+	// gives up on it and its components' power operator decides again [2 min].
+	TransitionGiveUp time.Duration
 	// After times the transition checks [time.After]; tests inject their own.
 	After func(time.Duration) <-chan time.Time
 	Log   *slog.Logger
@@ -90,6 +94,9 @@ type Service struct {
 	lastDiscovery time.Time
 	// observed is the status operator's last reading, for the power operators.
 	observed map[string]observation
+	// overdue are components whose action's wait ended early, by the
+	// action it applies to: the PCS transition it started was given up.
+	overdue map[string]LastAction
 }
 
 // New loads the stored components and options.
@@ -109,11 +116,14 @@ func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*S
 	if cfg.TransitionPoll <= 0 {
 		cfg.TransitionPoll = 500 * time.Millisecond
 	}
+	if cfg.TransitionGiveUp <= 0 {
+		cfg.TransitionGiveUp = 2 * time.Minute
+	}
 	if cfg.After == nil {
 		cfg.After = time.After
 	}
 	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfs: cfg.CFS, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
-		comps: map[string]*Component{}, tracked: newTracker()}
+		comps: map[string]*Component{}, tracked: newTracker(), overdue: map[string]LastAction{}}
 	if cfg.Command != nil {
 		s.cmd = newCommandRunner(*cfg.Command, cfg.After, s.Wake, cfg.Log)
 		s.cfs = s.cmd

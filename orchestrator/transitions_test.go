@@ -1,0 +1,152 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/power/pcs"
+)
+
+// TestTransitionGivenUp: a PCS that forgot the transition bos started for
+// a power-on (404), or that stops answering about it, does not leave its
+// node waiting out max_power_on_wait_time: the node is powered on again
+// at the next pass, and past its retry_policy fails naming the transition.
+func TestTransitionGivenUp(t *testing.T) {
+	tests := []struct {
+		name string
+		code int
+		// quiet is how many unanswered checks leave the node waiting.
+		quiet int
+		want  string
+	}{
+		{name: "forgotten", code: http.StatusNotFound,
+			want: "PCS no longer knows it (expired, or PCS restarted without it)"},
+		{name: "unanswered", code: http.StatusInternalServerError, quiet: transitionMaxErrors - 1,
+			want: "PCS did not answer about it for 2m40s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, n1)
+			svc := e.daemon.svc
+			if code := e.call("PATCH", "/v2/options", `{"max_power_on_wait_time":3600,"default_retry_policy":2}`, nil); code != 200 {
+				t.Fatal(code)
+			}
+			e.cluster.set(n1, func(n *simNode) { n.ignoreOn = true })
+			e.template("t1", "img1", n1)
+			e.session(`{"name":"s1","operation":"boot","template_name":"t1"}`)
+			e.reconcile()
+			e.cluster.takeCalls()
+			e.cluster.mu.Lock()
+			e.cluster.lost = tt.code
+			e.cluster.mu.Unlock()
+			check := func() {
+				e.clock.Advance(40 * time.Second)
+				svc.checkTransitions(t.Context(), e.clock.Now())
+				e.reconcile()
+			}
+			for i := range tt.quiet {
+				check()
+				if calls := e.cluster.takeCalls(); slices.Contains(calls, "PCS On "+n1) {
+					t.Fatalf("unanswered check %d powered on again: %q", i+1, calls)
+				}
+			}
+			check()
+			if calls := e.cluster.takeCalls(); !slices.Contains(calls, "PCS On "+n1) {
+				t.Fatalf("transition given up, calls %q, want the power-on again", calls)
+			}
+			if c := e.component(n1); c.Status.Status != StatusPowerOnCalled || c.EventStats.PowerOnAttempts != 2 {
+				t.Fatalf("after the retry: %+v", c)
+			}
+			for range tt.quiet {
+				e.clock.Advance(40 * time.Second)
+				svc.checkTransitions(t.Context(), e.clock.Now())
+			}
+			check()
+			c := e.component(n1)
+			prefix := "failed to power on after 2 attempts: PCS On transition 00000000-0000-0000-0000-000000000001 given up: "
+			if c.Status.Status != StatusFailed || c.Enabled || !strings.HasPrefix(c.Error, prefix+tt.want) {
+				t.Errorf("past the retries: status %q, enabled %v, error %q, want %q", c.Status.Status, c.Enabled, c.Error, prefix+tt.want)
+			}
+		})
+	}
+}
+
+// fakePCS answers every transition read with in-progress and notes when
+// each was read (bubbled time since start).
+type fakePCS struct {
+	start time.Time
+
+	mu     sync.Mutex
+	checks map[string][]time.Duration
+}
+
+func (p *fakePCS) StartTransition(context.Context, pcs.Operation, int, []pcs.Location) (pcs.Created, error) {
+	return pcs.Created{}, errors.New("not in this test")
+}
+
+func (p *fakePCS) Transition(_ context.Context, id string) (pcs.Transition, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.checks[id] = append(p.checks[id], time.Since(p.start))
+	return pcs.Transition{TransitionID: id, Status: pcs.TransitionInProgress}, nil
+}
+
+func (p *fakePCS) Transitions(context.Context) ([]pcs.Transition, error) { return nil, nil }
+
+func (p *fakePCS) PowerStatus(context.Context, pcs.PowerStatusRequest) ([]pcs.PowerStatus, error) {
+	return nil, errors.New("not in this test")
+}
+
+// TestTransitionChecksOwnSchedule: each transition is checked 0.5 s after
+// it started, then 1 s and 2 s later, however many new ones start in
+// between (one every 0.4 s here; a shared timer that each new one restarted
+// would never check any of them).
+func TestTransitionChecksOwnSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		p := &fakePCS{start: time.Now(), checks: map[string][]time.Duration{}}
+		svc, err := New(t.Context(), store, nil, nil, p, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); svc.watchTransitions(ctx) }()
+		for i := range 10 {
+			svc.tracked.add(fmt.Sprintf("t%d", i), opened{op: pcs.OpOn, action: ActionPowerOn})
+			time.Sleep(400 * time.Millisecond)
+		}
+		synctest.Wait()
+		cancel()
+		<-done
+		want := map[string][]time.Duration{}
+		for i := range 10 {
+			for _, at := range []int{500, 1500, 3500} {
+				if at += 400 * i; at < 4000 {
+					want[fmt.Sprintf("t%d", i)] = append(want[fmt.Sprintf("t%d", i)], time.Duration(at)*time.Millisecond)
+				}
+			}
+		}
+		if d := cmp.Diff(want, p.checks); d != "" {
+			t.Errorf("checks by transition, time since the first started (-want +got):\n%s", d)
+		}
+		if got := strings.Join(svc.tracked.due(time.Now().Add(time.Hour)), ","); got != "t0,t1,t2,t3,t4,t5,t6,t7,t8,t9" {
+			t.Errorf("open transitions %q", got)
+		}
+	})
+}
