@@ -22,8 +22,9 @@ import (
 // runs once per node instead. It also finds the same values in
 // $BOS_NODES and $BOS_CONFIGURATION. Exit status 0 makes every node of the
 // run configured; any other, or the timeout, makes them failed with the
-// command's output (its last outputTail bytes) as their error; an Ansible
-// PLAY RECAP on its standard output decides for the nodes it names.
+// command's output (its last outputTail bytes) as their error. What
+// ansible-playbook prints decides for the nodes it names: the document of
+// its json callback, else its PLAY RECAP.
 type CommandConfig struct {
 	// Command is the shell command line.
 	Command string
@@ -34,15 +35,22 @@ type CommandConfig struct {
 	Parallel int
 }
 
-// outputTail bounds the output kept of a failed run.
-const outputTail = 2048
+// outputTail bounds the output kept of a failed run; jsonMax the standard
+// output kept for the json callback's document (a larger one is not read:
+// the exit status decides).
+const (
+	outputTail = 2048
+	jsonMax    = 64 << 20
+)
 
-// commandRunner is a Configurer that runs CommandConfig.Command. It keeps
-// what it ran in memory: a restarted bos runs the command again for the
-// nodes it was configuring (site commands such as ansible-playbook are
-// meant to be idempotent).
+// commandRunner is a Configurer that runs CommandConfig.Command. What it
+// ran is in memory and in the store (config_runs): a restarted bos keeps
+// the results of the runs that ended, and runs again those it
+// interrupted (site commands such as ansible-playbook are meant to be
+// idempotent).
 type commandRunner struct {
 	cfg   CommandConfig
+	store *Store
 	after func(time.Duration) <-chan time.Time
 	wake  func()
 	log   *slog.Logger
@@ -57,15 +65,40 @@ type commandRunner struct {
 	gens map[string]uint64
 }
 
-func newCommandRunner(cfg CommandConfig, after func(time.Duration) <-chan time.Time, wake func(), log *slog.Logger) *commandRunner {
+func newCommandRunner(cfg CommandConfig, store *Store, after func(time.Duration) <-chan time.Time, wake func(), log *slog.Logger) *commandRunner {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Minute
 	}
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = 4
 	}
-	return &commandRunner{cfg: cfg, after: after, wake: wake, log: log, sem: make(chan struct{}, cfg.Parallel),
+	return &commandRunner{cfg: cfg, store: store, after: after, wake: wake, log: log, sem: make(chan struct{}, cfg.Parallel),
 		runs: map[string]CFSComponent{}, gens: map[string]uint64{}}
+}
+
+// load takes over the runs a previous bos recorded: the results of those
+// that ended; the nodes of one it interrupted (still running when it
+// stopped) are pending again, so their batch runs again.
+func (r *commandRunner) load(ctx context.Context) error {
+	runs, err := r.store.configRuns(ctx)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	interrupted := 0
+	for _, c := range runs {
+		r.gen = max(r.gen, c.gen)
+		if c.status == running {
+			c.status = CFSPending
+			interrupted++
+		}
+		r.runs[c.node] = CFSComponent{ID: c.node, DesiredConfig: c.config, ConfigurationStatus: c.status, Error: c.err}
+	}
+	if interrupted > 0 {
+		r.log.Info("configuration_runs_interrupted", "nodes", interrupted)
+	}
+	return nil
 }
 
 // CFSComponents answers what the runner holds of the nodes, as CFS would.
@@ -83,9 +116,16 @@ func (r *commandRunner) CFSComponents(_ context.Context, ids []string) ([]CFSCom
 
 // SetDesiredConfig records the nodes' configuration as pending; it runs
 // once they have booted (start).
-func (r *commandRunner) SetDesiredConfig(_ context.Context, ids []string, config string) error {
+func (r *commandRunner) SetDesiredConfig(ctx context.Context, ids []string, config string) error {
+	rows := make([]configRun, len(ids))
+	for i, id := range ids {
+		rows[i] = configRun{node: id, config: config, status: CFSPending}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.store.putConfigRuns(ctx, rows); err != nil {
+		return err
+	}
 	for _, id := range ids {
 		r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: CFSPending}
 		delete(r.gens, id)
@@ -95,21 +135,13 @@ func (r *commandRunner) SetDesiredConfig(_ context.Context, ids []string, config
 
 // start runs the command for those of ids not already running or done with
 // config, in the background (batches of at most batch nodes); each run's
-// end wakes the operators.
-func (r *commandRunner) start(ctx context.Context, ids []string, config string, batch int) {
-	var todo []string
-	r.mu.Lock()
-	r.gen++
-	gen := r.gen
-	for _, id := range ids {
-		if c, ok := r.runs[id]; ok && c.DesiredConfig == config && c.ConfigurationStatus != CFSPending {
-			continue
-		}
-		r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: running}
-		r.gens[id] = gen
-		todo = append(todo, id)
+// end wakes the operators. aliases are the nodes' hostnames (lower-case
+// hostname -> xname), for reading Ansible's output.
+func (r *commandRunner) start(ctx context.Context, ids []string, config string, batch int, aliases map[string]string) error {
+	todo, gen, err := r.claim(ctx, ids, config)
+	if err != nil || len(todo) == 0 {
+		return err
 	}
-	r.mu.Unlock()
 	if strings.Contains(r.cfg.Command, "{node}") || batch <= 0 {
 		batch = 1
 	}
@@ -121,20 +153,69 @@ func (r *commandRunner) start(ctx context.Context, ids []string, config string, 
 				return
 			}
 			defer func() { <-r.sem }()
-			status, msg, hosts := r.run(ctx, part, config)
-			r.mu.Lock()
-			for _, id := range part {
-				if r.gens[id] == gen {
-					st, m := status, msg
-					if ok, named := hosts[id]; named {
-						st, m = perHost(ok, config, msg)
-					}
-					r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: st, Error: m}
-				}
+			res := r.run(ctx, part, config)
+			if ctx.Err() != nil {
+				return // bos stops: the run stays running in the store, and runs again at the next start
 			}
-			r.mu.Unlock()
+			r.finish(ctx, part, config, gen, matchHosts(part, res.hosts, aliases), res)
 			r.wake()
 		})
+	}
+	return nil
+}
+
+// claim records a new run (generation) over those of ids not already
+// running or done with config, and returns them.
+func (r *commandRunner) claim(ctx context.Context, ids []string, config string) ([]string, uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gen := r.gen + 1
+	var todo []string
+	var rows []configRun
+	for _, id := range ids {
+		if c, ok := r.runs[id]; ok && c.DesiredConfig == config && c.ConfigurationStatus != CFSPending {
+			continue
+		}
+		todo = append(todo, id)
+		rows = append(rows, configRun{node: id, config: config, status: running, gen: gen})
+	}
+	if len(todo) == 0 {
+		return nil, 0, nil
+	}
+	if err := r.store.putConfigRuns(ctx, rows); err != nil {
+		return nil, 0, err
+	}
+	r.gen = gen
+	for _, id := range todo {
+		r.runs[id] = CFSComponent{ID: id, DesiredConfig: config, ConfigurationStatus: running}
+		r.gens[id] = gen
+	}
+	return todo, gen, nil
+}
+
+// finish records how run gen went for those of its nodes whose newest run
+// it still is: per node from hosts (Ansible's report) when it names the
+// node, else the run's outcome.
+func (r *commandRunner) finish(ctx context.Context, part []string, config string, gen uint64, hosts map[string]hostResult, res runResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var rows []configRun
+	for _, id := range part {
+		if r.gens[id] != gen {
+			continue
+		}
+		st, msg := res.status, res.msg
+		if h, named := hosts[id]; named {
+			st, msg = perHost(h, config, res.msg)
+		}
+		rows = append(rows, configRun{node: id, config: config, status: st, err: msg, gen: gen})
+	}
+	if err := r.store.endConfigRuns(ctx, rows); err != nil {
+		// This bos still acts on the result; a restarted one runs the batch again.
+		r.log.Warn("configuration_result_not_stored", "configuration", config, "nodes", len(rows), "err", err)
+	}
+	for _, c := range rows {
+		r.runs[c.node] = CFSComponent{ID: c.node, DesiredConfig: config, ConfigurationStatus: c.status, Error: c.err}
 	}
 }
 
@@ -143,13 +224,17 @@ func (r *commandRunner) start(ctx context.Context, ids []string, config string, 
 const running = "running"
 
 // forget drops what ran for the nodes (a new session configures them anew).
-func (r *commandRunner) forget(ids []string) {
+func (r *commandRunner) forget(ctx context.Context, ids []string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.store.deleteConfigRuns(ctx, ids); err != nil {
+		return err
+	}
 	for _, id := range ids {
 		delete(r.runs, id)
 		delete(r.gens, id)
 	}
+	return nil
 }
 
 // wait returns once every run has ended (they end with ctx).
@@ -157,10 +242,15 @@ func (r *commandRunner) wait() { r.wg.Wait() }
 
 var errTimedOut = errors.New("timed out")
 
-// run runs the command once and returns configured, or failed with why,
-// and the hosts an Ansible PLAY RECAP on its standard output names (true:
-// none of its tasks failed and it was reachable).
-func (r *commandRunner) run(ctx context.Context, ids []string, config string) (string, string, map[string]bool) {
+// runResult is how one run went: configured, or failed with why; and the
+// hosts Ansible's output reports on (nil when it reports none).
+type runResult struct {
+	status, msg string
+	hosts       map[string]hostResult
+}
+
+// run runs the command once.
+func (r *commandRunner) run(ctx context.Context, ids []string, config string) runResult {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -173,94 +263,53 @@ func (r *commandRunner) run(ctx context.Context, ids []string, config string) (s
 	if bad, ok := unsafeWord(append([]string{config}, ids...)); ok {
 		// Quoting makes a word safe only where the site left the placeholder
 		// unquoted; a name that needs no quoting is safe anywhere.
-		return CFSFailed, fmt.Sprintf("configuration command not run: %q may hold only letters, digits, '.', '_', ':' and '-'", bad), nil
+		return runResult{status: CFSFailed, msg: fmt.Sprintf("configuration command not run: %q may hold only letters, digits, '.', '_', ':' and '-'", bad)}
 	}
 	nodes := strings.Join(ids, ",")
 	line := strings.NewReplacer("{nodes}", quote(nodes), "{node}", quote(nodes), "{config}", quote(config)).Replace(r.cfg.Command)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
 	cmd.Env = append(cmd.Environ(), "BOS_NODES="+nodes, "BOS_CONFIGURATION="+config)
-	out, rc := &tail{max: outputTail}, &recap{hosts: map[string]bool{}}
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rc), out
+	out, rc, doc := &tail{max: outputTail}, &recap{hosts: map[string]hostResult{}}, &capped{max: jsonMax}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rc, doc), out
 	// Its own process group, so a timeout kills what the shell started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
+	hosts, ok := parseAnsibleJSON(doc.bytes())
+	if !ok {
+		hosts = rc.hosts
+	}
 	switch {
 	case err == nil:
 		r.log.Info("configuration_command_done", "configuration", config, "nodes", len(ids))
-		return CFSConfigured, "", rc.hosts
+		return runResult{status: CFSConfigured, hosts: hosts}
 	case errors.Is(context.Cause(ctx), errTimedOut):
 		err = fmt.Errorf("timed out after %s", r.cfg.Timeout)
-		rc.hosts = nil // a recap cut short says nothing
+		hosts = nil // a report cut short says nothing
 	}
 	r.log.Warn("configuration_command_failed", "configuration", config, "nodes", len(ids), "err", err)
 	msg := fmt.Sprintf("configuration command for %s: %v", config, err)
 	if o := strings.TrimSpace(out.String()); o != "" {
 		msg += ": " + o
 	}
-	return CFSFailed, msg, rc.hosts
+	return runResult{status: CFSFailed, msg: msg, hosts: hosts}
 }
 
-// perHost is a node's outcome from its PLAY RECAP line: configured when
-// its tasks went through, whatever the run's exit status (Ansible exits
-// non-zero when any host failed); else failed with the run's error.
-func perHost(ok bool, config, msg string) (string, string) {
+// perHost is a node's outcome from Ansible's report of its host:
+// configured when its tasks went through, whatever the run's exit status
+// (Ansible exits non-zero when any host failed); else failed, with what
+// failed it when the report says, else the run's error.
+func perHost(h hostResult, config, msg string) (string, string) {
 	switch {
-	case ok:
+	case h.ok:
 		return CFSConfigured, ""
+	case h.why != "":
+		return CFSFailed, fmt.Sprintf("configuration command for %s: %s", config, h.why)
 	case msg == "":
 		return CFSFailed, fmt.Sprintf("configuration command for %s: failed or unreachable in its PLAY RECAP", config)
 	}
 	return CFSFailed, msg
-}
-
-// recap reads Ansible's PLAY RECAP: after a line starting "PLAY RECAP",
-// lines "HOST : ok=3 changed=1 unreachable=0 failed=0 ...".
-type recap struct {
-	mu    sync.Mutex
-	line  []byte
-	in    bool
-	hosts map[string]bool
-}
-
-func (p *recap) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range b {
-		switch {
-		case c == '\n':
-			p.parse(string(p.line))
-			p.line = p.line[:0]
-		case len(p.line) < 4096:
-			p.line = append(p.line, c)
-		}
-	}
-	return len(b), nil
-}
-
-func (p *recap) parse(line string) {
-	line = strings.TrimSpace(line)
-	if strings.HasPrefix(line, "PLAY RECAP") {
-		p.in = true
-		return
-	}
-	host, counts, found := strings.Cut(line, ":")
-	host = strings.TrimSpace(host)
-	if !p.in || !found || host == "" || strings.ContainsAny(host, " \t") {
-		return
-	}
-	ok, seen := true, false
-	for _, f := range strings.Fields(counts) {
-		k, v, _ := strings.Cut(f, "=")
-		if k == "failed" || k == "unreachable" {
-			seen = true
-			ok = ok && v == "0"
-		}
-	}
-	if seen {
-		p.hosts[host] = ok
-	}
 }
 
 // quote makes s one word for /bin/sh.
@@ -323,10 +372,28 @@ func (s *Service) startConfigs(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	batch := s.options().BatchSize
+	aliases := s.hostnames()
+	var errs []error
 	for _, config := range slices.Sorted(maps.Keys(groups)) {
 		ids := groups[config]
 		slices.Sort(ids)
-		s.cmd.start(ctx, ids, config, batch)
+		if err := s.cmd.start(ctx, ids, config, batch, aliases); err != nil {
+			errs = append(errs, fmt.Errorf("configuration command for %s: %w", config, err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// hostnames are the enabled nodes' hostnames by HSM's NID, as CSM names
+// them (nid000001), lower-case hostname -> xname.
+func (s *Service) hostnames() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for id, o := range s.observed {
+		if o.nid != nil {
+			out[fmt.Sprintf("nid%06d", *o.nid)] = id
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,13 +34,7 @@ func TestConfigCommand(t *testing.T) {
 		cfg.After = func(time.Duration) <-chan time.Time { mu.Lock(); defer mu.Unlock(); return timeout }
 	}, n1, n2)
 	svc := e.daemon.svc
-	for _, config := range []string{"good", "bad", "hang", "recap"} {
-		body := `{"cfs":{"configuration":"` + config + `"},"boot_sets":{"c":{"path":"` + e.cluster.manifestURL("img1") +
-			`","type":"s3","node_list":["` + n1 + `","` + n2 + `"]}}}`
-		if code := e.call("PUT", "/v2/sessiontemplates/"+config, body, nil); code != 200 {
-			t.Fatal(code)
-		}
-	}
+	e.configTemplates("good", "bad", "hang", "recap")
 
 	e.session(`{"name":"s1","operation":"boot","template_name":"good"}`)
 	e.reconcile()
@@ -99,6 +94,65 @@ func TestConfigCommand(t *testing.T) {
 	}
 }
 
+// configTemplates PUTs a template per configuration, named after it, that
+// boots n1 and n2 and configures them with it.
+func (e *env) configTemplates(configs ...string) {
+	e.t.Helper()
+	for _, config := range configs {
+		body := `{"cfs":{"configuration":"` + config + `"},"boot_sets":{"c":{"path":"` + e.cluster.manifestURL("img1") +
+			`","type":"s3","node_list":["` + n1 + `","` + n2 + `"]}}}`
+		if code := e.call("PUT", "/v2/sessiontemplates/"+config, body, nil); code != 200 {
+			e.t.Fatal(code)
+		}
+	}
+}
+
+// TestConfigCommandAnsibleJSON: ansible-playbook with the json callback
+// (recorded documents played back by testdata/ansible/play.sh) decides per
+// node: a host that went through is stable (a failure it ignored aside),
+// whatever the exit status; a failed or unreachable one fails naming the
+// task and its message. Hosts are matched by xname, by a domain name whose
+// first label is the xname, and by the nid hostname of HSM's NID.
+func TestConfigCommandAnsibleJSON(t *testing.T) {
+	dir, err := filepath.Abs("testdata/ansible")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWith(t, func(cfg *DaemonConfig) {
+		cfg.CFSURL = ""
+		cfg.Command = &CommandConfig{Command: "sh " + quote(filepath.Join(dir, "play.sh")) + " " + quote(dir) + " {config}"}
+	}, n1, n2)
+	e.cluster.set(n2, func(n *simNode) { n.comp.NID = new(2) })
+	e.configTemplates("failed", "unreachable")
+	tests := []struct {
+		config string
+		want   []string
+		err    string
+	}{
+		{config: "failed", want: []string{StatusStable, StatusFailed},
+			err: "configuration command for failed: x3000c0s2b0n0 failed at task \"Start slurmd\": Unable to start service slurmd: " +
+				"Job for slurmd.service failed because the control process exited with error code.\n" +
+				"See \"systemctl status slurmd.service\" and \"journalctl -xeu slurmd.service\" for details."},
+		{config: "unreachable", want: []string{StatusStable, StatusFailed},
+			err: "configuration command for unreachable: nid000002 unreachable at task \"Gathering Facts\": " +
+				"Failed to connect to the host via ssh: ssh: connect to host nid000002 port 22: No route to host"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.config, func(t *testing.T) {
+			e.session(`{"name":"s` + strconv.Itoa(i) + `","operation":"boot","template_name":"` + tt.config + `"}`)
+			for range 3 { // power on, boot and configure, take the result
+				e.reconcile()
+				e.daemon.svc.cmd.wait()
+				e.clock.Advance(20 * time.Second)
+			}
+			e.wantStatuses(tt.config, tt.want...)
+			if c := e.component(n2); c.Error != tt.err {
+				t.Errorf("n2 error\n%q\nwant\n%q", c.Error, tt.err)
+			}
+		})
+	}
+}
+
 func TestTail(t *testing.T) {
 	tl := &tail{max: 4}
 	for _, s := range []string{"ab", "cdef", "g"} {
@@ -116,10 +170,17 @@ func TestTail(t *testing.T) {
 // fail with why.
 func TestConfigCommandRefusesUnsafeNames(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
-	r := newCommandRunner(CommandConfig{Command: "touch " + quote(marker) + `; echo "config={config}"`},
+	store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	r := newCommandRunner(CommandConfig{Command: "touch " + quote(marker) + `; echo "config={config}"`}, store,
 		func(time.Duration) <-chan time.Time { return nil }, func() {}, slog.New(slog.DiscardHandler))
 	for _, config := range []string{"$(id)", "a b", `x"y`} {
-		r.start(t.Context(), []string{"x1000c0s0b0n0"}, config, 1)
+		if err := r.start(t.Context(), []string{"x1000c0s0b0n0"}, config, 1, nil); err != nil {
+			t.Fatal(err)
+		}
 		r.wait()
 		got, _ := r.CFSComponents(t.Context(), []string{"x1000c0s0b0n0"})
 		if len(got) != 1 || got[0].ConfigurationStatus != CFSFailed || !strings.Contains(got[0].Error, "not run") {
@@ -128,5 +189,82 @@ func TestConfigCommandRefusesUnsafeNames(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Errorf("the command ran for an unsafe name (%v)", err)
+	}
+}
+
+// TestParseAnsibleJSON: the json callback's document, read from a run's
+// standard output, gives each host's outcome; output that holds no such
+// document gives none (the exit status decides).
+func TestParseAnsibleJSON(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata/ansible", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name, out string
+		want      map[string]hostResult
+		ok        bool
+	}{
+		{name: "failed task", out: read("failed.json"), ok: true, want: map[string]hostResult{
+			"x3000c0s1b0n0": {ok: true},
+			"x3000c0s2b0n0": {why: `x3000c0s2b0n0 failed at task "Start slurmd": Unable to start service slurmd: Job for slurmd.service ` +
+				"failed because the control process exited with error code.\nSee \"systemctl status slurmd.service\" and " +
+				"\"journalctl -xeu slurmd.service\" for details."}}},
+		{name: "after a warning line", out: "[WARNING]: provided hosts list is empty\n" + read("unreachable.json"), ok: true,
+			want: map[string]hostResult{"x3000c0s1b0n0.hmn": {ok: true},
+				"nid000002": {why: `nid000002 unreachable at task "Gathering Facts": Failed to connect to the host via ssh: ` +
+					"ssh: connect to host nid000002 port 22: No route to host"}}},
+		{name: "failed with no task named", out: `{"plays":[],"stats":{"h1":{"failures":2,"unreachable":0}}}`, ok: true,
+			want: map[string]hostResult{"h1": {why: "h1: failures=2 unreachable=0"}}},
+		{name: "default callback", out: "PLAY [all] ***\n\nPLAY RECAP ***\nh1 : ok=1 failed=0\n"},
+		{name: "JSON without stats", out: `{"plays":[]}`},
+		{name: "cut short", out: read("failed.json")[:500]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseAnsibleJSON([]byte(tt.out))
+			if ok != tt.ok {
+				t.Fatalf("read %v, want %v", ok, tt.ok)
+			}
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(hostResult{})); d != "" {
+				t.Errorf("hosts (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestMatchHosts: Ansible's hosts are the batch's nodes by xname (any
+// case, or as a domain name's first label) or by hostname; other hosts
+// are left out; a node named twice fails if either failed.
+func TestMatchHosts(t *testing.T) {
+	bad := hostResult{why: "failed"}
+	good := hostResult{ok: true}
+	tests := []struct {
+		name  string
+		ids   []string
+		hosts map[string]hostResult
+		want  map[string]hostResult
+	}{
+		{name: "xnames and names", ids: []string{n1, n2, "x3000c0s3b0n0"},
+			hosts: map[string]hostResult{strings.ToUpper(n1): good, "nid000002.local": bad, "other": bad},
+			want:  map[string]hostResult{n1: good, n2: bad}},
+		{name: "named twice", ids: []string{n1, n2}, hosts: map[string]hostResult{n2: good, "nid000002": bad, n1 + ".hmn": good},
+			want: map[string]hostResult{n1: good, n2: bad}},
+		{name: "one node, one host", ids: []string{n1}, hosts: map[string]hostResult{"compute-1": bad},
+			want: map[string]hostResult{n1: bad}},
+		{name: "alias of a node not in the batch", ids: []string{n1, "x3000c0s3b0n0"}, hosts: map[string]hostResult{"nid000002": bad},
+			want: map[string]hostResult{}},
+		{name: "no report", ids: []string{n1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := matchHosts(tt.ids, tt.hosts, map[string]string{"nid000002": n2})
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(hostResult{})); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
 	}
 }

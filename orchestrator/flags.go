@@ -32,7 +32,8 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		cfs: f.URL("cfs-url", "", "CFS v3 base `URL` that configures nodes (empty: no configuration step; a booted node counts as configured)"),
 		cmd: f.String("config-command", "", "shell `COMMAND` that configures booted nodes instead of CFS, run per batch with {nodes} "+
 			"(comma-separated xnames) and {config} replaced (per node with {node}); exit 0: configured, else failed with its output; "+
-			"an Ansible PLAY RECAP decides per node"),
+			"ansible-playbook's json callback (ANSIBLE_STDOUT_CALLBACK=json) or PLAY RECAP decides per node; "+
+			"results are kept in -db, and a run bos's stop interrupted runs again at its next start"),
 		cmdTimeout:   f.Duration("config-timeout", 30*time.Minute, "kill a -config-command run after `DURATION` (its nodes fail)"),
 		cmdParallel:  f.Int("config-parallel", 4, "run at most `N` -config-command runs at once"),
 		s3:           f.URL("s3-endpoint", "", "HTTP(S) `URL` of the S3-compatible store s3://bucket/key manifest paths are read from (path-style)"),

@@ -42,3 +42,25 @@ func FuzzMergePatch(f *testing.F) {
 		_ = mergePatch(newComponent("x1c0s0b0n0"), []byte(patch), &out)
 	})
 }
+
+// FuzzAnsibleOutput: any standard output of a configuration command reads
+// as a per-host report or as none, and a host that fails is always told
+// why; never a panic.
+func FuzzAnsibleOutput(f *testing.F) {
+	for _, s := range []string{`{"plays":[],"stats":{"x1c0s0b0n0":{"ok":1,"failures":0}}}`,
+		"[WARNING]: x\n{\"stats\":{\"h\":{\"unreachable\":1}},\"plays\":[{\"tasks\":[{\"task\":{\"name\":\"t\"},\"hosts\":{\"h\":{\"unreachable\":true,\"msg\":[1]}}}]}]}",
+		`{"stats":null}`, `{`, "PLAY RECAP ***\nh : ok=1 failed=1\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		hosts, _ := parseAnsibleJSON([]byte(out))
+		for h, r := range hosts {
+			if !r.ok && r.why == "" {
+				t.Errorf("host %q failed without why", h)
+			}
+		}
+		rc := &recap{hosts: map[string]hostResult{}}
+		_, _ = rc.Write([]byte(out + "\n"))
+		_ = matchHosts([]string{"x1c0s0b0n0"}, rc.hosts, map[string]string{"nid000001": "x1c0s0b0n0"})
+	})
+}

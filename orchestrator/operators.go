@@ -178,7 +178,10 @@ func (s *Service) setup(ctx context.Context, sess Session) error {
 		return err
 	}
 	if s.cmd != nil && !sess.Stage {
-		s.cmd.forget(ids) // a configuration that failed before is run again
+		// A configuration that failed before is run again.
+		if err := s.cmd.forget(ctx, ids); err != nil {
+			return err
+		}
 	}
 	comps := strings.Join(ids, ",")
 	_, err = s.modifySession(ctx, sess.Name, func(cur *Session) error {

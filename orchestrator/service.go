@@ -125,8 +125,11 @@ func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*S
 	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfs: cfg.CFS, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
 		comps: map[string]*Component{}, tracked: newTracker(), overdue: map[string]LastAction{}}
 	if cfg.Command != nil {
-		s.cmd = newCommandRunner(*cfg.Command, cfg.After, s.Wake, cfg.Log)
+		s.cmd = newCommandRunner(*cfg.Command, store, cfg.After, s.Wake, cfg.Log)
 		s.cfs = s.cmd
+		if err := s.cmd.load(ctx); err != nil {
+			return nil, err
+		}
 	}
 	comps, err := store.Components(ctx)
 	if err != nil {

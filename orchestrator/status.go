@@ -15,6 +15,8 @@ import (
 type observation struct {
 	power, powerErr string
 	hsmState        string
+	// nid is HSM's NID of the node (its hostname is nid%06d).
+	nid *int
 	// cfs: bos configures nodes through CFS (-cfs-url); cfsDesired and
 	// cfsStatus are CFS's desired_config and configuration_status.
 	cfs                             bool
@@ -64,7 +66,7 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 	}
 	for _, h := range hs {
 		o := out[h.ID]
-		o.hsmState = h.State
+		o.hsmState, o.nid = h.State, h.NID
 		out[h.ID] = o
 	}
 	hist, err := s.bss.EndpointHistory(ctx, "")
