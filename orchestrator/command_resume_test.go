@@ -86,3 +86,53 @@ func TestConfigCommandResumes(t *testing.T) {
 		t.Errorf("runs (-want +got):\n%s", d)
 	}
 }
+
+// TestConfigCommandAfterApplyStaged: a node rebuilt through applystaged
+// is configured again, even with the configuration it was configured with
+// before (its new image has none of it).
+func TestConfigCommandAfterApplyStaged(t *testing.T) {
+	script, err := filepath.Abs("testdata/configure.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "runs")
+	e := newEnvWith(t, func(cfg *DaemonConfig) {
+		cfg.CFSURL = ""
+		cfg.Command = &CommandConfig{Command: "sh " + quote(script) + " " + quote(logFile) + " {config} {node}"}
+	}, n1, n2)
+	e.configTemplates("good")
+	body := `{"cfs":{"configuration":"good"},"boot_sets":{"c":{"path":"` + e.cluster.manifestURL("img2") +
+		`","type":"s3","node_list":["` + n1 + `","` + n2 + `"]}}}`
+	if code := e.call("PUT", "/v2/sessiontemplates/good2", body, nil); code != 200 {
+		t.Fatal(code)
+	}
+	e.session(`{"name":"s1","operation":"boot","template_name":"good"}`)
+	e.session(`{"name":"st","operation":"boot","template_name":"good2","stage":true}`)
+	settle := func() {
+		for range 3 { // power on, boot and configure, take the result
+			e.reconcile()
+			e.daemon.svc.cmd.wait()
+			e.clock.Advance(20 * time.Second)
+		}
+	}
+	settle()
+	e.wantStatuses("configured", StatusStable, StatusStable)
+	if code := e.call("POST", "/v2/applystaged", `{"xnames":["`+n1+`"]}`, nil); code != 200 {
+		t.Fatalf("applystaged: %d", code)
+	}
+	for range 2 {
+		settle()
+	}
+	e.wantStatuses("n1 rebuilt", StatusStable, StatusStable)
+	b, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "good " + n1 + " good " + n1 + "\ngood " + n2 + " good " + n2 + "\ngood " + n1 + " good " + n1 + "\n"
+	if d := cmp.Diff(want, string(b)); d != "" {
+		t.Errorf("runs (-want +got):\n%s", d)
+	}
+	if c := e.component(n1); !strings.Contains(c.ActualState.BootArtifacts.Kernel, "img2") {
+		t.Errorf("n1 after applystaged runs %q", c.ActualState.BootArtifacts.Kernel)
+	}
+}

@@ -17,8 +17,9 @@ type ApplyStagedResult struct {
 // state and hands the component to the staged session. A reboot session
 // forgets the actual state, so the node is rebooted even if it runs the
 // image already; a boot session leaves a node that runs it alone (the
-// Slurm reboot path rebuilds only nodes whose image changes). Components
-// with nothing staged are ignored; unknown ones fail.
+// Slurm reboot path rebuilds only nodes whose image changes); a node
+// rebuilt is configured anew by -config-command. Components with nothing
+// staged are ignored; unknown ones fail.
 func (s *Service) ApplyStaged(ctx context.Context, xnames []string) (ApplyStagedResult, error) {
 	res := ApplyStagedResult{Succeeded: []string{}, Failed: []string{}, Ignored: []string{}}
 	ops := map[string]string{}
@@ -45,6 +46,7 @@ func (s *Service) ApplyStaged(ctx context.Context, xnames []string) (ApplyStaged
 		res.Succeeded = append(res.Succeeded, id)
 	}
 	now := stamp(s.now())
+	var rebuilt []string
 	err := s.update(ctx, res.Succeeded, nil, func(c *Component) bool {
 		op := ops[c.StagedState.Session]
 		c.DesiredState = DesiredState{BootArtifacts: c.StagedState.BootArtifacts,
@@ -56,6 +58,9 @@ func (s *Service) ApplyStaged(ctx context.Context, xnames []string) (ApplyStaged
 		if op == OpReboot {
 			c.ActualState = ActualState{LastUpdated: now}
 		}
+		if !booted(c) {
+			rebuilt = append(rebuilt, c.ID)
+		}
 		if clear {
 			c.StagedState = StagedState{LastUpdated: now}
 		}
@@ -63,6 +68,13 @@ func (s *Service) ApplyStaged(ctx context.Context, xnames []string) (ApplyStaged
 	})
 	if err != nil {
 		return ApplyStagedResult{}, err
+	}
+	if s.cmd != nil {
+		// A node that boots anew is configured anew, even with the
+		// configuration it had (as a session's setup does).
+		if err := s.cmd.forget(ctx, rebuilt); err != nil {
+			return ApplyStagedResult{}, err
+		}
 	}
 	slices.Sort(res.Succeeded)
 	for name := range ops {
