@@ -182,25 +182,6 @@ func macColons(m string) string {
 	return b.String()
 }
 
-// postCredentials gives the node the credentials to set on its BMC in-band:
-// the factory user with a new password, kept (sealed) for the MAC so the
-// pipeline logs in with it when it places the BMC.
-func (a *API) postCredentials(w http.ResponseWriter, r *http.Request) {
-	body, ok := a.readAddresses(w, r)
-	if !ok {
-		return
-	}
-	pw, err := a.svc.cfg.BMCs.GeneratePassword()
-	if err == nil {
-		err = a.store.PutNodeCreds(r.Context(), lease.NormalizeMAC(macColons(body.Addresses[0].MACAddress)), pw)
-	}
-	if err != nil {
-		problem.Write(w, r, a.log, err)
-		return
-	}
-	httpserver.WriteJSON(w, http.StatusOK, map[string]string{"username": a.svc.cfg.BMCs.cfg.DefaultUser, "password": pw})
-}
-
 // putDiscovery is the node saying its BMC has the credentials: each MAC
 // with an IPv4 address is placed now.
 func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
@@ -211,7 +192,7 @@ func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
 	for _, ad := range body.Addresses {
 		for _, ip := range ad.IPAddresses {
 			if p := net.ParseIP(ip.Address); p != nil && p.To4() != nil {
-				a.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: lease.NormalizeMAC(macColons(ad.MACAddress)),
+				a.svc.place(lease.Event{Kind: lease.Commit, MACAddress: lease.NormalizeMAC(macColons(ad.MACAddress)),
 					IPAddress: ip.Address, Time: a.svc.cfg.Now()})
 				break
 			}

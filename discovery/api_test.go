@@ -12,6 +12,7 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/httpserver/routetest"
+	"github.com/hmsuite/hms/ipxe/lease"
 )
 
 const testToken = "0123456789abcdef-token"
@@ -74,8 +75,10 @@ func TestOpenAPIDocument(t *testing.T) {
 // TestAPI: probes, metrics, the gateway prefix, the unknown list, and the
 // node-side routes closed without a token and refused with a wrong one.
 func TestAPI(t *testing.T) {
-	url, _ := startDaemon(t, true)
+	url, d := startDaemon(t, true)
 	closed, _ := startDaemon(t, false)
+	// The discovery token obtains credentials for a MAC holding a lease only.
+	d.svc.noteLease(lease.Event{Kind: lease.Commit, MACAddress: "a4:bf:01:38:ee:5d", IPAddress: "10.254.1.7"})
 	body := `{"addresses":[{"macAddress":"a4bf0138ee5d","IPAddresses":[{"addressType":"IPv4","address":"10.254.1.7"}]}]}`
 	tests := []struct {
 		name, method, url, auth, body string

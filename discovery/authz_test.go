@@ -8,12 +8,14 @@ import (
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/authtest"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/ipxe/lease"
 )
 
 // TestAuthTable: the table names every route reds serves, and nothing
 // else; a viewer reads the endpoints, an anonymous caller does not; the
-// discovery image's routes keep their own token check, and take an
-// admin's token, or a node token for the MACs of its own BMC only.
+// discovery image's routes keep their own token check (a leased MAC not
+// registered yet only), and take an admin's token, or a node token for
+// the MACs of its own BMC only.
 func TestAuthTable(t *testing.T) {
 	_, d := startDaemon(t, false)
 	is := authtest.New(t)
@@ -24,7 +26,9 @@ func TestAuthTable(t *testing.T) {
 	body := func(mac string) string {
 		return `{"addresses":[{"macAddress":"` + mac + `","IPAddresses":[{"addressType":"IPv4","address":"10.254.1.7"}]}]}`
 	}
-	own, other := body("a4bf0138ee5d"), body("a4bf0138ee5e")
+	own, other, leased := body("a4bf0138ee5d"), body("a4bf0138ee5e"), body("a4bf0138ee5f")
+	d.svc.noteLease(lease.Event{Kind: lease.Commit, MACAddress: "a4:bf:01:38:ee:5d", IPAddress: "10.254.1.7"})
+	d.svc.noteLease(lease.Event{Kind: lease.Commit, MACAddress: "a4:bf:01:38:ee:5f", IPAddress: "10.254.1.8"})
 	node, neighbour := is.Token("x3000c0s1b0n0", auth.Node), is.Token("x3000c0s2b0n0", auth.Node)
 	authtest.CheckTable(t, AuthTable(), h.(*httpserver.Mux).Patterns())
 	guarded, err := is.Config().Wrap(h, AuthTable(), nil, nil)
@@ -39,7 +43,9 @@ func TestAuthTable(t *testing.T) {
 		{method: "GET", path: "/v1/endpoints", token: is.Token("vera", auth.Viewer), want: 200},
 		{method: "POST", path: "/v1/credentials", body: own, want: 401},
 		{method: "POST", path: "/v1/credentials", token: is.Token("vera", auth.Viewer), body: own, want: 401},
-		{method: "POST", path: "/v1/credentials", token: "secret", body: own, want: 200},
+		{method: "POST", path: "/v1/credentials", token: "secret", body: leased, want: 200},
+		{method: "POST", path: "/v1/credentials", token: "secret", body: own, want: 403},   // registered
+		{method: "POST", path: "/v1/credentials", token: "secret", body: other, want: 403}, // no lease
 		{method: "POST", path: "/v1/credentials", token: is.Token("ada", auth.Admin), body: other, want: 200},
 		{method: "POST", path: "/v1/credentials", token: node, body: own, want: 200},
 		{method: "PUT", path: "/v1/discovery", token: node, body: own, want: 200},

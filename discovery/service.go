@@ -155,6 +155,10 @@ type Service struct {
 
 	removeMu sync.Mutex               // serialises removals
 	removals map[string]*removalRetry // by xname: removals HSM did not take
+
+	// leases are the MACs unknown to HSM holding a lease, as the DHCP
+	// server's events told (credentials.go); under mu.
+	leases map[string]bool
 }
 
 // New returns a Service; Run it.
@@ -163,7 +167,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, log: cfg.Log, jobs: map[string]job{}, running: map[string]bool{},
 		again: map[string]bool{}, done: map[string]string{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
 		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{}),
-		removals: map[string]*removalRetry{}}
+		removals: map[string]*removalRetry{}, leases: map[string]bool{}}
 	s.m = newMetrics(cfg.Registerer, s)
 	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
@@ -244,9 +248,9 @@ func (s *Service) handleLeases(ctx context.Context, msgs []bus.Message) error {
 	return nil
 }
 
-// Notice acts on one lease event (the bus handler calls it; so can a
-// DHCP server in the same process).
-func (s *Service) Notice(ev lease.Event) {
+// place acts on one lease event: Notice's, and PUT /v1/discovery's (the
+// node saying where its BMC is, which is no lease reds saw).
+func (s *Service) place(ev lease.Event) {
 	kind := string(ev.Kind)
 	if ev.Kind != lease.Commit || ev.IPAddress == "" {
 		s.m.leases.WithLabelValues(kind, "ignored").Inc()
