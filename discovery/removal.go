@@ -11,10 +11,12 @@ import (
 // backoff (RetryMin doubling up to RetryMax) until HSM answers, and after a
 // restart from the stored state at once.
 
-// removalRetry is the backoff of one removal HSM did not take.
+// removalRetry is the backoff of one removal HSM did not take; inflight
+// marks a removal HSM is being told of now.
 type removalRetry struct {
 	attempts int
 	next     time.Time
+	inflight bool
 }
 
 // startRemoval records that e is to be retired and tries once now.
@@ -24,42 +26,79 @@ func (s *Service) startRemoval(ctx context.Context, e Endpoint) {
 		return
 	}
 	s.forgetMAC(e.MAC)
-	s.removeMu.Lock()
-	defer s.removeMu.Unlock()
 	s.tryRemoval(ctx, e)
 }
 
 // tryRemoval retires e in HSM; on failure it schedules the next attempt.
-// A BMC registered anew since the removal was decided (its stored state no
-// longer removing) is left alone. s.removeMu is held.
+// The attempt is decided under s.removeMu, HSM is told outside it (a slow
+// HSM holds up this removal alone, not the others nor the presence round
+// that starts them), and the outcome is recorded under it again. A BMC
+// registered anew since the removal was decided (its stored state no
+// longer removing), before HSM is told or while, is left alone.
 func (s *Service) tryRemoval(ctx context.Context, e Endpoint) {
-	if cur, err := s.cfg.Store.Get(ctx, e.Xname); err == nil && cur.State != StateRemoving {
-		delete(s.removals, e.Xname)
+	if !s.claimRemoval(ctx, e.Xname) {
 		return
 	}
-	if err := retire(ctx, s.cfg.HSM, e.Xname); err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		r := s.removals[e.Xname]
-		if r == nil {
-			r = &removalRetry{}
-			s.removals[e.Xname] = r
-		}
-		r.attempts++
-		r.next = s.cfg.Now().Add(min(s.cfg.RetryMin<<min(r.attempts-1, 16), s.cfg.RetryMax))
+	err := retire(ctx, s.cfg.HSM, e.Xname)
+	yielded, serr := s.endRemoval(ctx, e.Xname, err)
+	switch {
+	case err != nil:
 		s.pollFailed(ctx, "hsm", err)
 		return
-	}
-	delete(s.removals, e.Xname)
-	if ok, err := s.cfg.Store.SetStateFrom(ctx, e.Xname, StateRemoving, StateRemoved); err != nil {
-		s.pollFailed(ctx, "store", err)
-	} else if !ok {
+	case yielded:
 		s.log.Warn("bmc_registered_during_removal", "xname", e.Xname, "mac", e.MAC)
 		return
+	case serr != nil:
+		s.pollFailed(ctx, "store", serr)
 	}
 	s.m.removed.Inc()
 	s.log.Info("bmc_removed", "xname", e.Xname, "mac", e.MAC)
+}
+
+// claimRemoval reports whether HSM is to be told of the removal of xname
+// now, and marks it in flight if so: not when an attempt is under way
+// already, nor when the BMC was registered anew (its removal is dropped).
+func (s *Service) claimRemoval(ctx context.Context, xname string) bool {
+	s.removeMu.Lock()
+	defer s.removeMu.Unlock()
+	r := s.removals[xname]
+	if r != nil && r.inflight {
+		return false
+	}
+	if cur, err := s.cfg.Store.Get(ctx, xname); err == nil && cur.State != StateRemoving {
+		delete(s.removals, xname)
+		return false
+	}
+	if r == nil {
+		r = &removalRetry{}
+		s.removals[xname] = r
+	}
+	r.inflight = true
+	return true
+}
+
+// endRemoval records the outcome of telling HSM of the removal of xname:
+// on failure the next attempt is scheduled; on success the BMC is stored
+// removed unless it was registered anew meanwhile (yielded).
+func (s *Service) endRemoval(ctx context.Context, xname string, err error) (yielded bool, serr error) {
+	s.removeMu.Lock()
+	defer s.removeMu.Unlock()
+	r := s.removals[xname]
+	if r == nil { // dropped meanwhile (retryRemovals: no longer removing)
+		r = &removalRetry{}
+	}
+	r.inflight = false
+	if err != nil {
+		if ctx.Err() == nil {
+			r.attempts++
+			r.next = s.cfg.Now().Add(min(s.cfg.RetryMin<<min(r.attempts-1, 16), s.cfg.RetryMax))
+		}
+		s.removals[xname] = r
+		return false, nil
+	}
+	delete(s.removals, xname)
+	ok, serr := s.cfg.Store.SetStateFrom(ctx, xname, StateRemoving, StateRemoved)
+	return serr == nil && !ok, serr
 }
 
 // retryRemovals retries the stored removals whose backoff has passed (all
@@ -70,22 +109,33 @@ func (s *Service) retryRemovals(ctx context.Context) {
 		s.pollFailed(ctx, "store", err)
 		return
 	}
+	for _, e := range s.dueRemovals(eps) {
+		s.tryRemoval(ctx, e)
+	}
+}
+
+// dueRemovals returns the removals of eps (those stored) whose backoff has
+// passed and that are not in flight, and drops the backoff of those no
+// longer stored as removing (registered anew meanwhile).
+func (s *Service) dueRemovals(eps []Endpoint) []Endpoint {
 	s.removeMu.Lock()
 	defer s.removeMu.Unlock()
 	now := s.cfg.Now()
 	live := make(map[string]bool, len(eps))
+	var due []Endpoint
 	for _, e := range eps {
 		live[e.Xname] = true
-		if r := s.removals[e.Xname]; r != nil && now.Before(r.next) {
+		if r := s.removals[e.Xname]; r != nil && (r.inflight || now.Before(r.next)) {
 			continue
 		}
-		s.tryRemoval(ctx, e)
+		due = append(due, e)
 	}
-	for x := range s.removals {
-		if !live[x] { // registered anew meanwhile
+	for x, r := range s.removals {
+		if !live[x] && !r.inflight {
 			delete(s.removals, x)
 		}
 	}
+	return due
 }
 
 // RetryRemovals runs the retries of removals that are due now (tests; Run

@@ -1,8 +1,11 @@
 package discovery
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -138,5 +141,73 @@ func TestRemovalNeedsNodesGone(t *testing.T) {
 	}
 	if c, err := s.hsm.Component(ctx, "x3000c0s1b0n0"); err != nil || c.State != hsm.StateEmpty {
 		t.Errorf("node: %+v, %v; want Empty", c, err)
+	}
+}
+
+// gateRetire holds the retirement of one BMC in HSM (its RedfishEndpoint
+// PATCH) until release is closed; entered is closed when it arrives.
+type gateRetire struct {
+	HSM
+	hold             string
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (g *gateRetire) PatchRedfishEndpoint(ctx context.Context, x string, p hsm.RedfishEndpointPatch) (hsm.RedfishEndpoint, error) {
+	if x == g.hold && p.Enabled != nil && !*p.Enabled {
+		g.once.Do(func() { close(g.entered) })
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return hsm.RedfishEndpoint{}, ctx.Err()
+		}
+	}
+	return g.HSM.PatchRedfishEndpoint(ctx, x, p)
+}
+
+// TestRemovalNotHeldBySlowHSM: while HSM is slow to take one removal,
+// another is done (removals are decided under the lock, HSM is told
+// outside it), the slow one is not tried twice at once, and, the BMC
+// registered anew while HSM was being told, the removal yields to the
+// registration.
+func TestRemovalNotHeldBySlowHSM(t *testing.T) {
+	clock := newFakeClock()
+	s := newRiverSuite(t, 2)
+	g := &gateRetire{HSM: s.hsm, hold: "x3000c0s1b0", entered: make(chan struct{}), release: make(chan struct{})}
+	s.registerAll(Config{Now: clock.Now, RetryMin: time.Hour, RetryMax: 8 * time.Hour, HSM: g})
+	ctx := t.Context()
+	for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0"} {
+		if err := s.store.SetState(ctx, x, StateRemoving); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow := make(chan struct{})
+	go func() { defer close(slow); s.svc.RetryRemovals(ctx) }() // x3000c0s1b0 first, held
+	<-g.entered
+	other := make(chan struct{})
+	go func() { defer close(other); s.svc.RetryRemovals(ctx) }()
+	select {
+	case <-other:
+	case <-time.After(time.Minute): // a guard against a hang, not a timing
+		t.Fatal("a removal waited for another's HSM call")
+	}
+	state := func(x string) string {
+		t.Helper()
+		e, err := s.store.Get(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.State
+	}
+	if got := state("x3000c0s2b0"); got != StateRemoved {
+		t.Errorf("x3000c0s2b0 while HSM holds the other: %q, want %q", got, StateRemoved)
+	}
+	if err := s.store.SetState(ctx, "x3000c0s1b0", StateRegistered); err != nil { // registered anew
+		t.Fatal(err)
+	}
+	close(g.release)
+	<-slow
+	if got := state("x3000c0s1b0"); got != StateRegistered {
+		t.Errorf("x3000c0s1b0 registered during its removal: %q, want %q", got, StateRegistered)
 	}
 }

@@ -153,7 +153,7 @@ type Service struct {
 	logged   map[string]string
 	started  chan struct{} // closed once SLS was first read
 
-	removeMu sync.Mutex               // serialises removals
+	removeMu sync.Mutex               // guards removals (HSM is told outside it)
 	removals map[string]*removalRetry // by xname: removals HSM did not take
 
 	// leases are the MACs unknown to HSM holding a lease, as the DHCP
