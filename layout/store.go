@@ -160,11 +160,7 @@ func (s *Store) writeN(ctx context.Context, now time.Time, n int64, fn func(*sql
 		if err := fn(tx); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE version SET counter = ?, last_updated = ? WHERE id = 1`, next, now.UnixMicro())
-		if err != nil {
-			return fmt.Errorf("bump sls version: %w", err)
-		}
-		return nil
+		return s.bumpVersion(ctx, tx, next, now)
 	})
 	if err != nil {
 		return err
@@ -175,6 +171,15 @@ func (s *Store) writeN(ctx context.Context, now time.Time, n int64, fn func(*sql
 	}
 	s.ver = version{counter: next, updated: now}
 	s.mu.Unlock()
+	return nil
+}
+
+// bumpVersion sets the version row to counter at now, in tx.
+func (s *Store) bumpVersion(ctx context.Context, tx *sql.Tx, counter int64, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE version SET counter = ?, last_updated = ? WHERE id = 1`, counter, now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("bump sls version: %w", err)
+	}
 	return nil
 }
 
@@ -225,10 +230,11 @@ type hwPut struct {
 
 // commitPuts stores a round of PUTs in one transaction (clients that send
 // many at once, as `hms apply` does, pay one fsync per round, not per
-// object), then puts them in the index in their order. A POST of an
-// object that exists, or that an earlier PUT of the round creates, is
-// refused alone. Should the transaction fail, each PUT is retried in its
-// own, so one bad write does not fail its neighbours.
+// object), each in its own savepoint (sqldb.WriteEach), then puts the
+// stored ones in the index in their order. A POST of an object that
+// exists, or that an earlier PUT of the round creates, is refused alone;
+// so is a PUT whose write fails, while the rest commit together (a failed
+// round used to be retried one transaction per PUT).
 func (s *Store) commitPuts(ctx context.Context, puts []*hwPut) []error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -242,19 +248,44 @@ func (s *Store) commitPuts(ctx context.Context, puts []*hwPut) []error {
 			ok, at = append(ok, p), append(at, i)
 		}
 	}
-	err := s.storePuts(ctx, ok)
-	switch {
-	case err == nil:
-	case len(ok) == 1:
-		errs[at[0]] = err
-	default:
-		for j, p := range ok {
-			if errs[at[j]] = s.checkPut(p, false); errs[at[j]] == nil {
-				errs[at[j]] = s.storePuts(ctx, ok[j:j+1])
-			}
+	if len(ok) == 0 {
+		return errs
+	}
+	fns := make([]func(*sql.Tx) error, len(ok))
+	for j, p := range ok {
+		fns[j] = func(tx *sql.Tx) error { return s.execPut(ctx, tx, p.e) }
+	}
+	now := s.now()
+	res := s.db.WriteEach(ctx, fns, func(tx *sql.Tx, stored []bool) error {
+		if n := count(stored); n > 0 {
+			return s.bumpVersion(ctx, tx, s.ver.counter+int64(n), now)
+		}
+		return nil
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for j, p := range ok {
+		if errs[at[j]] = res[j]; res[j] == nil {
+			s.ix.put(p.e)
+			n++
 		}
 	}
+	if n > 0 {
+		s.ver = version{counter: s.ver.counter + n, updated: now}
+	}
 	return errs
+}
+
+// count counts the true values of b.
+func count(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 // checkPut refuses a POST of an object that exists (or that an earlier PUT
@@ -274,14 +305,9 @@ func (s *Store) storePuts(ctx context.Context, puts []*hwPut) error {
 		return nil
 	}
 	return s.writeN(ctx, s.now(), int64(len(puts)), func(tx *sql.Tx) error {
-		st, err := s.db.Stmt(ctx, tx, upsertHardware)
-		if err != nil {
-			return fmt.Errorf("store hardware: %w", err)
-		}
 		for _, p := range puts {
-			e := p.e
-			if _, err := st.ExecContext(ctx, e.xname, e.parent, e.stype, string(e.class), extraArg(e), e.updated); err != nil {
-				return fmt.Errorf("store hardware %s: %w", e.xname, err)
+			if err := s.execPut(ctx, tx, p.e); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -290,6 +316,18 @@ func (s *Store) storePuts(ctx context.Context, puts []*hwPut) error {
 			s.ix.put(p.e)
 		}
 	})
+}
+
+// execPut writes e in tx.
+func (s *Store) execPut(ctx context.Context, tx *sql.Tx, e *entry) error {
+	st, err := s.db.Stmt(ctx, tx, upsertHardware)
+	if err != nil {
+		return fmt.Errorf("store hardware: %w", err)
+	}
+	if _, err := st.ExecContext(ctx, e.xname, e.parent, e.stype, string(e.class), extraArg(e), e.updated); err != nil {
+		return fmt.Errorf("store hardware %s: %w", e.xname, err)
+	}
+	return nil
 }
 
 // PutHardwareAll creates or replaces every object of hs (as PutHardware

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +167,48 @@ func TestConcurrentPutsShareCommits(t *testing.T) {
 	s.Close()
 	if got := openTestStore(t, path, testNow).HardwareCount(); got != 2*n {
 		t.Errorf("%d objects after reopening, want %d", got, 2*n)
+	}
+}
+
+// TestPutRoundOneFails: a round of PUTs in which one write fails commits
+// the others in its one transaction (the version counted once for each)
+// and refuses that one alone, with its own error; the index serves the
+// stored ones only.
+func TestPutRoundOneFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sls.db")
+	s := openTestStore(t, path, testNow)
+	ctx := t.Context()
+	if _, err := s.db.W.ExecContext(ctx, `CREATE TRIGGER refuse_s2 BEFORE INSERT ON hardware
+		WHEN NEW.xname = 'x1000c0s2b0n0' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	var round []*hwPut
+	for i := range 4 {
+		e, err := newEntry(Hardware{Xname: fmt.Sprintf("x1000c0s%db0n0", i), Class: "Mountain"}, testNow, timeText(testNow), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		round = append(round, &hwPut{e: e})
+	}
+	before := s.db.Commits()
+	errs := s.commitPuts(ctx, round)
+	if n := s.db.Commits() - before; n != 1 {
+		t.Errorf("the round took %d commits, want 1", n)
+	}
+	for i, err := range errs {
+		if want := i == 2; (err != nil) != want || want && !strings.Contains(err.Error(), "refused by the test") {
+			t.Errorf("PUT %d: %v", i, err)
+		}
+	}
+	if got := s.Version().Counter; got != 3 {
+		t.Errorf("counter %d, want 3", got)
+	}
+	s.Close()
+	re := openTestStore(t, path, testNow)
+	if got := re.HardwareCount(); got != 3 {
+		t.Errorf("%d objects after reopening, want 3", got)
+	}
+	if got := re.Version().Counter; got != 3 {
+		t.Errorf("counter after reopening %d, want 3", got)
 	}
 }

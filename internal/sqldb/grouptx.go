@@ -27,21 +27,37 @@ func (db *DB) GroupTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return db.txs.Do(ctx, &txJob{fn: fn})
 }
 
-// errTxLost is returned inside commitTxs when a failed function took the
+// errTxLost is returned inside WriteEach when a failed function took the
 // whole transaction with it (SQLite rolls a transaction back on some
 // errors, an interrupted statement among them), so its savepoint is gone.
 var errTxLost = errors.New("transaction rolled back by a failed write")
 
 // commitTxs commits the functions of jobs in one transaction and returns
-// each one's error. A function whose failure cost the whole transaction
-// gets its error and the rest are committed again without it.
+// each one's error (WriteEach).
 func (db *DB) commitTxs(ctx context.Context, jobs []*txJob) []error {
-	errs := make([]error, len(jobs))
-	if len(jobs) == 1 { // nothing to share: no savepoint needed
-		errs[0] = db.WriteTx(ctx, jobs[0].fn)
+	fns := make([]func(*sql.Tx) error, len(jobs))
+	for i, j := range jobs {
+		fns[i] = j.fn
+	}
+	return db.WriteEach(ctx, fns, nil)
+}
+
+// WriteEach runs fns in one write transaction (one commit: one fsync),
+// each inside its own savepoint, and returns each one's error (nil:
+// committed). A function that fails is rolled back alone; the others
+// commit together. A function whose failure cost the whole transaction
+// (SQLite rolls a transaction back on some errors) gets its error and the
+// rest are run again without it. finish, if not nil, runs last in the same
+// transaction, told which functions succeeded (ok[i]); its error fails
+// every function, as a failed commit does. As with WriteTx, the functions
+// must be safe to run again.
+func (db *DB) WriteEach(ctx context.Context, fns []func(*sql.Tx) error, finish func(tx *sql.Tx, ok []bool) error) []error {
+	errs := make([]error, len(fns))
+	if len(fns) == 1 && finish == nil { // nothing to share: no savepoint needed
+		errs[0] = db.WriteTx(ctx, fns[0])
 		return errs
 	}
-	live := make([]int, len(jobs)) // indexes of the jobs still to commit
+	live := make([]int, len(fns)) // indexes of the functions still to commit
 	for i := range live {
 		live[i] = i
 	}
@@ -52,7 +68,7 @@ func (db *DB) commitTxs(ctx context.Context, jobs []*txJob) []error {
 			clear(failed)
 			lost = -1
 			for k, i := range live {
-				if err := runSaved(ctx, tx, jobs[i].fn); err != nil {
+				if err := runSaved(ctx, tx, fns[i]); err != nil {
 					failed[k] = err
 					if errors.Is(err, errTxLost) {
 						lost = k
@@ -60,9 +76,16 @@ func (db *DB) commitTxs(ctx context.Context, jobs []*txJob) []error {
 					}
 				}
 			}
-			return nil
+			if finish == nil {
+				return nil
+			}
+			ok := make([]bool, len(fns))
+			for k, i := range live {
+				ok[i] = failed[k] == nil
+			}
+			return finish(tx, ok)
 		})
-		if errors.Is(err, errTxLost) {
+		if errors.Is(err, errTxLost) && lost >= 0 {
 			errs[live[lost]] = failed[lost]
 			live = append(live[:lost:lost], live[lost+1:]...)
 			continue

@@ -149,3 +149,56 @@ func keys(t *testing.T, db *DB) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestWriteEachFinish: the functions of WriteEach share one commit; a
+// failing one is rolled back alone; finish runs last in the same
+// transaction, told which succeeded; a failing finish fails them all.
+func TestWriteEachFinish(t *testing.T) {
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), testMigrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	boom := errors.New("boom")
+	fns := make([]func(*sql.Tx) error, 3)
+	for i := range fns {
+		fns[i] = func(tx *sql.Tx) error {
+			if _, err := tx.Exec(`INSERT INTO kv (k, v) VALUES (?, ?)`, fmt.Sprint("k", i), i); err != nil {
+				return err
+			}
+			if i == 1 {
+				return boom
+			}
+			return nil
+		}
+	}
+	var told []bool
+	before := db.Commits()
+	errs := db.WriteEach(t.Context(), fns, func(tx *sql.Tx, ok []bool) error {
+		told = ok
+		_, err := tx.Exec(`INSERT INTO kv (k, v) VALUES ('finish', 0)`)
+		return err
+	})
+	if errs[0] != nil || !errors.Is(errs[1], boom) || errs[2] != nil {
+		t.Errorf("errors %v, want only function 1's own", errs)
+	}
+	if diff := cmp.Diff([]bool{true, false, true}, told); diff != "" {
+		t.Errorf("finish told (-want +got):\n%s", diff)
+	}
+	if n := db.Commits() - before; n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+	if diff := cmp.Diff([]string{"finish", "k0", "k2"}, keys(t, db)); diff != "" {
+		t.Errorf("stored keys (-want +got):\n%s", diff)
+	}
+
+	fns = fns[:1]
+	fns[0] = func(tx *sql.Tx) error { _, err := tx.Exec(`INSERT INTO kv (k, v) VALUES ('k9', 9)`); return err }
+	errs = db.WriteEach(t.Context(), fns, func(*sql.Tx, []bool) error { return boom })
+	if !errors.Is(errs[0], boom) {
+		t.Errorf("finish failing: %v, want its error", errs[0])
+	}
+	if diff := cmp.Diff([]string{"finish", "k0", "k2"}, keys(t, db)); diff != "" {
+		t.Errorf("after a failing finish, stored keys (-want +got):\n%s", diff)
+	}
+}

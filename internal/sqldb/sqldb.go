@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -54,6 +55,8 @@ type DB struct {
 	nrstmts int        // statements in rstmts, under prepMu
 
 	txs *Group[*txJob] // the transactions of GroupTx
+
+	commits atomic.Uint64 // write transactions committed (Commits)
 }
 
 // Open opens (creating if needed) the SQLite file at p and applies the
@@ -323,9 +326,14 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	db.commits.Add(1)
 	db.checkpointSoon()
 	return nil
 }
+
+// Commits is the number of write transactions committed since Open: how
+// well writes share their commits (group commit), for tests and metrics.
+func (db *DB) Commits() uint64 { return db.commits.Load() }
 
 // IsBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
 func IsBusy(err error) bool {

@@ -81,45 +81,26 @@ func twice(ips []hsm.IPAddressMapping) error {
 	return nil
 }
 
-// commitCreates stores a round of creates in one transaction. An ID that
-// is stored, or that an earlier create of the round takes, is refused
-// alone. Should the transaction fail, each create is retried in its own,
-// so one bad write does not fail its neighbours.
+// commitCreates stores a round of creates in one transaction, each in its
+// own savepoint (sqldb.WriteEach): one that fails, an ID stored already or
+// taken by an earlier create of the round among them, is rolled back and
+// refused alone while the rest commit together. (A failed round used to
+// be retried one transaction per create.)
 func (s *Store) commitCreates(ctx context.Context, eis []hsm.EthernetInterface) []error {
-	errs := make([]error, len(eis))
-	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		clear(errs) // WriteTx may run this again
-		taken := map[string]bool{}
-		for i, ei := range eis {
-			if taken[ei.ID] {
-				errs[i] = conflict(ei.ID)
-				continue
-			}
-			taken[ei.ID] = true
+	fns := make([]func(*sql.Tx) error, len(eis))
+	for i, ei := range eis {
+		fns[i] = func(tx *sql.Tx) error {
 			exists, err := s.stored(ctx, tx, ei.ID)
 			if err != nil {
 				return err
 			}
 			if exists {
-				errs[i] = conflict(ei.ID)
-				continue
+				return conflict(ei.ID)
 			}
-			if err := s.insert(ctx, tx, ei); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	switch {
-	case err == nil:
-	case len(eis) == 1:
-		errs[0] = err
-	default:
-		for i, ei := range eis {
-			errs[i] = s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.insert(ctx, tx, ei) })
+			return s.insert(ctx, tx, ei)
 		}
 	}
-	return errs
+	return s.db.WriteEach(ctx, fns, nil)
 }
 
 // stored reports whether interface id is stored.
