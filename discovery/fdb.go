@@ -17,11 +17,14 @@ type Walker interface {
 // younger than the TTL; otherwise the switch is walked. Walks of one switch
 // are coalesced: while one runs, every question that it cannot answer
 // (asked after it started) waits for a single next walk, so 500 leases at
-// once cost each switch at most two walks. At most Concurrency switches are
-// walked at once.
+// once cost each switch at most two walks. A switch's walks start at least
+// a minimum interval apart (a storm of leases, each asking after the last
+// walk began, would otherwise walk every switch back to back), and at most
+// Concurrency switches are walked at once.
 type FDB struct {
 	walker Walker
 	ttl    time.Duration
+	gap    time.Duration // least time between the starts of two walks of a switch
 	now    func() time.Time
 	sem    chan struct{}
 	obs    func(sw Switch, st WalkStats, took time.Duration, err error)
@@ -35,23 +38,27 @@ type switchState struct {
 	table   Table
 	at      time.Time // when the cached walk started
 	err     error
-	running *walk // in progress, started at running.start
-	next    *walk // queued behind running
+	running *walk     // in progress, or about to begin
+	next    *walk     // queued behind running
+	last    time.Time // when the last walk began
 }
 
 // walk is one walk of a switch; done is closed when table/err are set.
 type walk struct {
-	// start is when the walk began reading the switch (or, before that,
-	// the earliest it can): its table holds what the switch knew then.
+	// begun is set when the walk begins reading the switch, at start: its
+	// table holds what the switch knew then. Until it has begun, it
+	// answers any question (it will read the switch after it was asked).
+	begun bool
 	start time.Time
 	done  chan struct{}
 	table Table
 	err   error
 }
 
-// NewFDB returns a cache over walker; now is the clock (time.Now if nil),
-// obs (optional) is told of every finished walk.
-func NewFDB(walker Walker, ttl time.Duration, concurrency int, now func() time.Time,
+// NewFDB returns a cache over walker whose walks of one switch start gap
+// apart at least; now is the clock (time.Now if nil), obs (optional) is
+// told of every finished walk.
+func NewFDB(walker Walker, ttl, gap time.Duration, concurrency int, now func() time.Time,
 	obs func(Switch, WalkStats, time.Duration, error)) *FDB {
 	if now == nil {
 		now = time.Now
@@ -62,48 +69,63 @@ func NewFDB(walker Walker, ttl time.Duration, concurrency int, now func() time.T
 	if obs == nil {
 		obs = func(Switch, WalkStats, time.Duration, error) {}
 	}
-	return &FDB{walker: walker, ttl: ttl, now: now, sem: make(chan struct{}, concurrency), obs: obs,
+	return &FDB{walker: walker, ttl: ttl, gap: gap, now: now, sem: make(chan struct{}, concurrency), obs: obs,
 		states: map[string]*switchState{}}
 }
 
 // Table returns sw's table as read at or after since (walking it if the
 // cache is older, or older than the TTL).
 func (f *FDB) Table(ctx context.Context, sw Switch, since time.Time) (Table, error) {
+	ts, errs := f.Tables(ctx, []Switch{sw}, since)
+	return ts[0], errs[0]
+}
+
+// Tables returns the table of each of sws (in their order) as read at or
+// after since, with the error of each switch that could not be walked.
+// The walks the question needs are all started (or joined) before it waits
+// for any, so it takes as long as the slowest, not as long as all of them
+// one after the other, and every question asked meanwhile shares them.
+func (f *FDB) Tables(ctx context.Context, sws []Switch, since time.Time) ([]Table, []error) {
+	ts, errs := make([]Table, len(sws)), make([]error, len(sws))
+	walks := make([]*walk, len(sws))
 	f.mu.Lock()
-	s := f.states[sw.Xname]
-	if s == nil {
-		s = &switchState{}
-		f.states[sw.Xname] = s
-	}
 	now := f.now()
-	if !s.at.IsZero() && !s.at.Before(since) && now.Sub(s.at) < f.ttl {
-		t, err := s.table, s.err
-		f.mu.Unlock()
-		return t, err
+	for i, sw := range sws {
+		s := f.states[sw.Xname]
+		if s == nil {
+			s = &switchState{}
+			f.states[sw.Xname] = s
+		}
+		if !s.at.IsZero() && !s.at.Before(since) && now.Sub(s.at) < f.ttl {
+			ts[i], errs[i] = s.table, s.err
+			continue
+		}
+		walks[i] = f.join(sw, s, since)
 	}
-	w := f.join(sw, s, since)
 	f.mu.Unlock()
-	select {
-	case <-w.done:
-		return w.table, w.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for i, w := range walks {
+		if w == nil {
+			continue
+		}
+		select {
+		case <-w.done:
+			ts[i], errs[i] = w.table, w.err
+		case <-ctx.Done():
+			ts[i], errs[i] = nil, ctx.Err()
+		}
 	}
+	return ts, errs
 }
 
 // join returns the walk that answers a question asked at since: the running
-// one if it started late enough, else the next one (created if needed).
-// f.mu is held.
+// one if it has not begun reading the switch or began late enough, else
+// the next one (created if needed). f.mu is held.
 func (f *FDB) join(sw Switch, s *switchState, since time.Time) *walk {
-	if s.running != nil && !s.running.start.Before(since) {
+	if s.running != nil && (!s.running.begun || !s.running.start.Before(since)) {
 		return s.running
 	}
 	if s.running == nil {
-		// Started now as far as questions go: the walk reads the switch
-		// no earlier than this, so a question asked at since <= now (many
-		// leases noticed at one instant) shares it instead of queueing a
-		// second walk while this one's goroutine has not begun.
-		s.running = &walk{start: f.now(), done: make(chan struct{})}
+		s.running = &walk{done: make(chan struct{})}
 		go f.run(sw, s, s.running)
 		return s.running
 	}
@@ -116,9 +138,18 @@ func (f *FDB) join(sw Switch, s *switchState, since time.Time) *walk {
 // run performs w, then starts the queued walk, if any.
 func (f *FDB) run(sw Switch, s *switchState, w *walk) {
 	for w != nil {
+		f.mu.Lock()
+		wait := s.last.Add(f.gap).Sub(f.now())
+		f.mu.Unlock()
+		if wait > 0 {
+			// Bounded by the gap (a second or so); the questions asked
+			// meanwhile join w, which has not begun.
+			time.Sleep(wait)
+		}
 		f.sem <- struct{}{}
 		f.mu.Lock()
-		w.start = f.now()
+		w.begun, w.start = true, f.now()
+		s.last = w.start
 		f.mu.Unlock()
 		// A walk serves every waiter, so no one caller's context bounds it;
 		// the walker's own timeouts do.

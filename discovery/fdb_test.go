@@ -11,17 +11,23 @@ import (
 // slowWalker counts walks; each takes a second of the bubble's clock and
 // returns the table current when it started.
 type slowWalker struct {
-	mu    sync.Mutex
-	walks int
-	table Table
+	mu             sync.Mutex
+	walks          int
+	inFlight, peak int // walks under way, and the most at once
+	table          Table
 }
 
 func (w *slowWalker) Walk(ctx context.Context, sw Switch) (Table, WalkStats, error) {
 	w.mu.Lock()
 	w.walks++
+	w.inFlight++
+	w.peak = max(w.peak, w.inFlight)
 	t := w.table
 	w.mu.Unlock()
 	time.Sleep(time.Second)
+	w.mu.Lock()
+	w.inFlight--
+	w.mu.Unlock()
 	return t, WalkStats{Entries: len(t)}, nil
 }
 
@@ -32,7 +38,7 @@ func (w *slowWalker) count() int { w.mu.Lock(); defer w.mu.Unlock(); return w.wa
 func TestFDBCoalesces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &slowWalker{table: Table{"aa:00:00:00:00:01": {"p1"}}}
-		f := NewFDB(w, time.Minute, 4, nil, nil)
+		f := NewFDB(w, time.Minute, 0, 4, nil, nil)
 		sw := Switch{Xname: "x3000c0w14"}
 		var wg sync.WaitGroup
 		ask := func() {
@@ -60,6 +66,66 @@ func TestFDBCoalesces(t *testing.T) {
 		time.Sleep(2 * time.Minute)
 		if _, err := f.Table(t.Context(), sw, since); err != nil || w.count() != 3 {
 			t.Fatalf("a table older than the TTL was used (%d walks)", w.count())
+		}
+	})
+}
+
+// TestFDBTablesWalksSwitchesAtOnce: one question about several switches
+// starts all their walks before it waits for any (they run together, not
+// one after the other), and a second question asked meanwhile shares them.
+func TestFDBTablesWalksSwitchesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &slowWalker{table: Table{"aa:00:00:00:00:01": {"p1"}}}
+		f := NewFDB(w, time.Minute, 0, 8, nil, nil)
+		sws := []Switch{{Xname: "x3000c0w1"}, {Xname: "x3000c0w2"}, {Xname: "x3000c0w3"}, {Xname: "x3000c0w4"}}
+		asked := time.Now()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, errs := f.Tables(t.Context(), sws, asked); errs[0] != nil {
+				t.Error(errs[0])
+			}
+		}()
+		ts, errs := f.Tables(t.Context(), sws, asked)
+		<-done
+		for i := range sws {
+			if errs[i] != nil || len(ts[i]["aa:00:00:00:00:01"]) != 1 {
+				t.Fatalf("switch %d: table %v, err %v", i, ts[i], errs[i])
+			}
+		}
+		if w.peak != len(sws) {
+			t.Errorf("at most %d walks ran at once, want all %d", w.peak, len(sws))
+		}
+		if n := w.count(); n != len(sws) {
+			t.Errorf("%d walks for two questions about %d switches, want %d", n, len(sws), len(sws))
+		}
+	})
+}
+
+// TestFDBMinInterval: questions arriving all the time (a lease every 100
+// ms, each asking after the last walk began) walk a switch once per
+// minimum interval, not back to back, and every one is answered.
+func TestFDBMinInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &slowWalker{table: Table{"aa:00:00:00:00:01": {"p1"}}}
+		f := NewFDB(w, time.Minute, 10*time.Second, 8, nil, nil)
+		sw := Switch{Xname: "x3000c0w14"}
+		var wg sync.WaitGroup
+		for range 300 { // 30 s of leases
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := f.Table(t.Context(), sw, time.Now()); err != nil {
+					t.Error(err)
+				}
+			}()
+			time.Sleep(100 * time.Millisecond)
+		}
+		wg.Wait()
+		// Walks begin at 0, 10, 20 and 30 s; back to back (a second each)
+		// they would have been 31.
+		if n := w.count(); n != 4 {
+			t.Errorf("%d walks for 30 s of questions 10 s apart at least, want 4", n)
 		}
 	})
 }

@@ -12,16 +12,16 @@ import (
 // binary and `hms up` (which declares them on f.Sub("reds"):
 // -reds-bmc-insecure, HMS_REDS_BMC_INSECURE).
 type DaemonFlags struct {
-	f                                         *cli.FlagSet
-	listen, db, key, slsURL, hsmURL, token    *string
-	roles, bmcUser, bmcPass, bmcCA, pwChars   *string
-	community, secrets, ntp, syslog           *string
-	insecure                                  *bool
-	bmcPort, pwLen, snmpPort, snmpRetries     *int
-	walkers, workers, maxConns                *int
-	bmcTimeout, snmpTimeout, fdbTTL, fdbEvery *time.Duration
-	slsEvery, hsmEvery, presence, retryMax    *time.Duration
-	grace                                     *time.Duration
+	f                                                 *cli.FlagSet
+	listen, db, key, slsURL, hsmURL, token            *string
+	roles, bmcUser, bmcPass, bmcCA, pwChars           *string
+	community, secrets, ntp, syslog                   *string
+	insecure                                          *bool
+	bmcPort, pwLen, snmpPort, snmpRetries             *int
+	walkers, workers, maxConns                        *int
+	bmcTimeout, snmpTimeout, fdbTTL, fdbEvery, fdbGap *time.Duration
+	slsEvery, hsmEvery, presence, retryMax            *time.Duration
+	grace                                             *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -91,6 +91,7 @@ func (fl *DaemonFlags) snmpFlags(f *cli.FlagSet) {
 	fl.walkers = f.Int("snmp-concurrency", 8, "`N` switches walked at once")
 	fl.fdbTTL = f.Duration("fdb-ttl", time.Minute, "a switch's forwarding table answers for `DURATION` at most")
 	fl.fdbEvery = f.Duration("fdb-refresh", 10*time.Minute, "walk every switch every `DURATION` besides the walks new MACs cause")
+	fl.fdbGap = f.Duration("fdb-min-interval", time.Second, "start two walks of one switch `DURATION` apart at least (0: no wait); the leases noticed meanwhile share the next")
 }
 
 // Config checks the parsed flags, the files they name and that the listen
@@ -103,6 +104,9 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		Syslog: *fl.syslog, Switch: SwitchConfig{Port: *fl.snmpPort, Community: *fl.community}, UnplacedGrace: *fl.grace}
 	if sc.UnplacedGrace == 0 {
 		sc.UnplacedGrace = -1 // Config's zero is the default
+	}
+	if sc.FDBMinInterval = *fl.fdbGap; sc.FDBMinInterval == 0 {
+		sc.FDBMinInterval = -1
 	}
 	for _, r := range cli.SplitList(*fl.roles) {
 		switch r {
@@ -142,8 +146,8 @@ func (fl *DaemonFlags) check() error {
 		}
 	}
 	switch {
-	case *fl.grace < 0:
-		return cli.Usagef("-%s must not be negative", n("unplaced-grace"))
+	case *fl.grace < 0 || *fl.fdbGap < 0:
+		return cli.Usagef("-%s and -%s must not be negative", n("unplaced-grace"), n("fdb-min-interval"))
 	case *fl.pwLen < 12 || *fl.pwLen > 64:
 		return cli.Usagef("-%s: %d: want 12 to 64", n("bmc-password-length"), *fl.pwLen)
 	case distinct(*fl.pwChars) < 10:

@@ -164,8 +164,9 @@ func (l *Locator) Ports(ctx context.Context, mac string, since time.Time) ([]Hit
 	}
 	var hits []Hit
 	var walkErrs []string
-	for _, sw := range sws {
-		t, err := l.fdb.Table(ctx, sw, since)
+	tables, errs := l.fdb.Tables(ctx, sws, since)
+	for i, sw := range sws {
+		t, err := tables[i], errs[i]
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

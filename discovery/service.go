@@ -33,6 +33,11 @@ type Config struct {
 	// FDBTTL is how long a switch's table answers questions (60 s);
 	// FDBRefresh the slow periodic walk of every switch (10 min).
 	FDBTTL, FDBRefresh time.Duration
+	// FDBMinInterval is the least time between the starts of two walks of
+	// one switch (1 s; negative: none): during a storm of leases every
+	// switch has a question its last walk cannot answer, and would
+	// otherwise be walked back to back.
+	FDBMinInterval time.Duration
 	// WalkConcurrency bounds the switches walked at once (8); Workers the
 	// MACs processed at once (defaultWorkers).
 	WalkConcurrency, Workers int
@@ -72,6 +77,9 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.FDBTTL, time.Minute)
 	def(&c.FDBRefresh, 10*time.Minute)
+	if c.FDBMinInterval == 0 {
+		c.FDBMinInterval = time.Second
+	}
 	def(&c.SLSRefresh, 5*time.Minute)
 	def(&c.SLSWatch, 5*time.Second)
 	def(&c.HSMPoll, time.Minute)
@@ -169,7 +177,7 @@ func New(cfg Config) *Service {
 		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{}),
 		removals: map[string]*removalRetry{}, leases: map[string]bool{}}
 	s.m = newMetrics(cfg.Registerer, s)
-	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
+	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.FDBMinInterval, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
 	s.reg = newRegistrar(cfg.HSM)
 	s.owners = newBatcher(maxLookup, s.lookupOwners)
