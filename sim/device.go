@@ -227,7 +227,7 @@ var (
 // script names it (bss knows it once HSM has walked its BMC), then
 // heartbeats with the heartbeat agent until ctx ends (power off).
 func (d *device) boot(ctx context.Context, s *Sim) {
-	g, err := retry(ctx, nil, func() (grant, error) { return s.relay.lease(ctx, d.nodeMAC, nil) })
+	g, err := retry(ctx, nil, func() (grant, error) { return s.relay.lease(ctx, d.nodeMAC, nil, netboot()...) })
 	if err != nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/iana"
 )
 
 // relay is the simulated network's DHCP relay: every simulated device's
@@ -99,9 +100,10 @@ func renewAt(ack *dhcpv4.DHCPv4) time.Duration {
 
 // lease runs DISCOVER/OFFER/REQUEST/ACK for mac and returns the address.
 // onOffer, if not nil, is called with the offered address before the
-// REQUEST (a BMC binds it, so it answers once the lease is known).
-func (r *relay) lease(ctx context.Context, mac net.HardwareAddr, onOffer func(netip.Addr) error) (grant, error) {
-	disc, err := dhcpv4.NewDiscovery(mac, dhcpv4.WithRelay(r.giaddr))
+// REQUEST (a BMC binds it, so it answers once the lease is known); opts
+// go on the DISCOVER and the REQUEST (a node's netboot options).
+func (r *relay) lease(ctx context.Context, mac net.HardwareAddr, onOffer func(netip.Addr) error, opts ...dhcpv4.Modifier) (grant, error) {
+	disc, err := dhcpv4.NewDiscovery(mac, append([]dhcpv4.Modifier{dhcpv4.WithRelay(r.giaddr)}, opts...)...)
 	if err != nil {
 		return grant{}, err
 	}
@@ -115,7 +117,7 @@ func (r *relay) lease(ctx context.Context, mac net.HardwareAddr, onOffer func(ne
 			return grant{}, fmt.Errorf("%s offered %s: %w", mac, ip, err)
 		}
 	}
-	req, err := dhcpv4.NewRequestFromOffer(offer, dhcpv4.WithRelay(r.giaddr))
+	req, err := dhcpv4.NewRequestFromOffer(offer, append([]dhcpv4.Modifier{dhcpv4.WithRelay(r.giaddr)}, opts...)...)
 	if err != nil {
 		return grant{}, err
 	}
@@ -128,6 +130,20 @@ func (r *relay) lease(ctx context.Context, mac net.HardwareAddr, onOffer func(ne
 		return grant{}, fmt.Errorf("%s: ACK without an address", mac)
 	}
 	return grant{ip: ip, renew: renewAt(ack)}, nil
+}
+
+// netboot is the options of a node's DHCP requests: iPXE's on x86-64
+// UEFI (vendor class PXEClient, client architecture 7, user class iPXE),
+// as a node booting from the network sends them. They are what tells a
+// node's NIC from a BMC: reds leaves a network-booting client's lease to
+// HSM (docs/discovery.md, "Nodes' NICs") instead of looking for it on the
+// switches, where it is not.
+func netboot() []dhcpv4.Modifier {
+	return []dhcpv4.Modifier{
+		dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")),
+		dhcpv4.WithOption(dhcpv4.OptClientArch(iana.EFI_X86_64)),
+		dhcpv4.WithUserClass("iPXE", false),
+	}
 }
 
 // renew runs a RENEWING exchange (REQUEST with ciaddr, RFC 2131 4.3.2) for

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +20,8 @@ type fakeDHCP struct {
 	mu   sync.Mutex
 	renewals,
 	naks int
-	nak bool // NAK renewals
+	nak  bool             // NAK renewals
+	seen []*dhcpv4.DHCPv4 // every request, in order
 }
 
 func startFakeDHCP(t *testing.T) *fakeDHCP {
@@ -44,6 +47,9 @@ func (f *fakeDHCP) serve() {
 		if err != nil {
 			continue
 		}
+		f.mu.Lock()
+		f.seen = append(f.seen, req)
+		f.mu.Unlock()
 		typ := dhcpv4.MessageTypeOffer
 		if req.MessageType() == dhcpv4.MessageTypeRequest {
 			typ = dhcpv4.MessageTypeAck
@@ -123,6 +129,39 @@ func waitNaks(f *fakeDHCP, n int) error {
 		case <-guard:
 			return errNoLease
 		case <-tick.C:
+		}
+	}
+}
+
+// TestNodeLeaseNetboots: a node's DISCOVER and REQUEST carry iPXE's
+// netboot options (vendor class PXEClient, client architecture, user class
+// iPXE), which tell reds it is not a BMC; a BMC's carry none of them.
+func TestNodeLeaseNetboots(t *testing.T) {
+	f := startFakeDHCP(t)
+	r, err := listenRelay("127.20.0.1:0", f.conn.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.run(t.Context())
+	node, bmc := net.HardwareAddr{2, 0, 0, 0, 0, 1}, net.HardwareAddr{2, 0, 0, 0, 0, 2}
+	if _, err := r.lease(t.Context(), node, nil, netboot()...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.lease(t.Context(), bmc, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.seen) != 4 {
+		t.Fatalf("%d requests, want a DISCOVER and a REQUEST of each device", len(f.seen))
+	}
+	for _, req := range f.seen {
+		isNode := req.ClientHWAddr.String() == node.String()
+		netboots := strings.HasPrefix(req.ClassIdentifier(), "PXEClient") && len(req.ClientArch()) == 1 &&
+			slices.Equal(req.UserClass(), []string{"iPXE"})
+		if netboots != isNode {
+			t.Errorf("%s %s: vendor class %q, arch %v, user class %q; want netboot options on the node's only",
+				req.ClientHWAddr, req.MessageType(), req.ClassIdentifier(), req.ClientArch(), req.UserClass())
 		}
 	}
 }

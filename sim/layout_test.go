@@ -1,13 +1,21 @@
 package sim
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/internal/problem"
+	slsclient "github.com/hmsuite/hms/layout/client"
+	"github.com/hmsuite/hms/layout/sls"
 )
 
 // TestPlaces: device i's xnames, switch port and switch address follow
@@ -85,5 +93,60 @@ func TestMountainPlaces(t *testing.T) {
 		if err := m.Validate(); !errors.Is(err, problem.ErrInvalid) {
 			t.Errorf("%+v: %v, want invalid", m, err)
 		}
+	}
+}
+
+// TestWriteLayoutBulk: the layout goes to SLS in one bulk PUT; an SLS
+// without the bulk extension (405, as a shipped one answers) gets every
+// object PUT one by one instead.
+func TestWriteLayoutBulk(t *testing.T) {
+	devs := []Status{{BMC: "x3000c0s1b0", NID: 1}, {BMC: "x3000c0s1b1", NID: 2}}
+	const objects = 3 + 2*4 // the chassis's cabinet, chassis and switch; per BMC slot, BMC, node, connector
+	for _, tc := range []struct {
+		name      string
+		bulk      int // status of PUT /v1/bulk/hardware
+		wantBulk  int
+		wantPuts  int
+		wantTotal int
+	}{
+		{name: "bulk", bulk: http.StatusNoContent, wantBulk: 1, wantTotal: objects},
+		{name: "no bulk route", bulk: http.StatusMethodNotAllowed, wantBulk: 1, wantPuts: objects, wantTotal: objects},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var bulks, puts, total int
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case r.Method == http.MethodPut && r.URL.Path == "/v1/bulk/hardware":
+					bulks++
+					var hs []sls.Hardware
+					if err := json.NewDecoder(r.Body).Decode(&hs); err != nil {
+						t.Error(err)
+					}
+					if tc.bulk == http.StatusNoContent {
+						total += len(hs)
+					}
+					w.WriteHeader(tc.bulk)
+				case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/v1/hardware/"):
+					puts++
+					total++
+					w.Header().Set("Content-Type", "application/json")
+					io.Copy(w, r.Body)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			s := &Sim{cfg: Config{SNMPPort: 1161}, sls: slsclient.New(srv.URL, srv.Client())}
+			if err := s.writeLayout(t.Context(), devs); err != nil {
+				t.Fatal(err)
+			}
+			if bulks != tc.wantBulk || puts != tc.wantPuts || total != tc.wantTotal {
+				t.Errorf("%d bulk PUTs, %d single PUTs, %d objects written; want %d, %d, %d",
+					bulks, puts, total, tc.wantBulk, tc.wantPuts, tc.wantTotal)
+			}
+		})
 	}
 }
