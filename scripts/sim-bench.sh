@@ -4,10 +4,14 @@
 # and each stage's p50/p99 from the sim's per-node stage times.
 # and the peak and final resident memory of the suite (hms up) and the sim.
 # Usage: scripts/sim-bench.sh [N]  (bin/hms built; ports of make run free;
-# TIMEOUT seconds, default 300, bounds the wait)
+# TIMEOUT seconds, default 300, bounds the wait; POLL seconds, default 0.5,
+# between reads of HSM)
 set -eu
 N=${1:-1000}
 TIMEOUT=${TIMEOUT:-300}
+# POLL is the wait between two reads of HSM's Ready nodes (each lists them
+# all: at 5,000 nodes a read every 0.1 s cost the suite CPU of its own).
+POLL=${POLL:-0.5}
 BIN=${BIN:-bin}
 DATA=$(mktemp -d)
 trap 'kill $SIM $UP 2>/dev/null; wait 2>/dev/null; rm -rf "$DATA"' EXIT
@@ -22,10 +26,10 @@ SIM=$!
 i=0
 FAIL=0
 while :; do
-	ready=$(curl -s 'http://127.0.0.1:27779/hsm/v2/State/Components?type=Node&state=Ready' | grep -o '"Ready"' | wc -l)
+	ready=$(curl -s 'http://127.0.0.1:27779/hsm/v2/State/Components?type=Node&state=Ready&stateonly=true' | grep -o '"Ready"' | wc -l)
 	[ "$ready" -ge "$N" ] && break
 	[ "$(awk "BEGIN{print ($(date +%s.%N) - $start < $TIMEOUT)}")" = 1 ] || { echo "only $ready of $N Ready after $TIMEOUT s" >&2; FAIL=1; break; }
-	sleep 0.1
+	sleep "$POLL"
 done
 end=$(date +%s.%N)
 [ "$FAIL" = 1 ] || echo "nodes $N Ready in HSM $(awk "BEGIN{printf \"%.1f\", $end - $start}") s after hms sim started"
@@ -34,6 +38,36 @@ for p in "up $UP" "sim $SIM"; do
 	set -- $p
 	echo "$1 memory: $(awk '/^VmHWM|^VmRSS/ {printf "%s %d MiB  ", $1, $2 / 1024}' /proc/$2/status)"
 done
+# reds' own view: each stage's count and mean, p50/p99 from its histogram
+# buckets (upper bounds), and the SNMP walks.
+curl -s http://127.0.0.1:8269/metrics | python3 -c '
+import re, sys
+h, walks = {}, {}
+for line in sys.stdin:
+    m = re.match(r"reds_stage_seconds_(bucket|sum|count)\{(?:le=\"([^\"]+)\",)?stage=\"(\w+)\"(?:,le=\"([^\"]+)\")?\} (\S+)", line)
+    if m:
+        kind, le1, stage, le2, v = m.groups()
+        d = h.setdefault(stage, {"b": []})
+        if kind == "bucket": d["b"].append((float(le1 or le2), float(v)))
+        else: d[kind] = float(v)
+        continue
+    m = re.match(r"reds_snmp_walk(s_total\{result=\"(\w+)\"\}|_seconds_sum|_seconds_count) (\S+)", line)
+    if m: walks[m.group(2) or m.group(1)] = float(m.group(3))
+def q(b, n, p):
+    for le, c in sorted(b):
+        if c >= p * n: return le
+    return float("inf")
+for stage in ["queued", "switch", "sls", "credentials", "hsm"]:
+    d = h.get(stage)
+    if not d or not d.get("count"): continue
+    n, mean = d["count"], d["sum"] / d["count"]
+    p50, p99 = q(d["b"], n, .5), q(d["b"], n, .99)
+    print(f"reds {stage:12s} n={n:.0f} mean={mean:.2f}s p50<={p50:g}s p99<={p99:g}s")
+n = walks.get("_seconds_count", 0)
+if n:
+    ok, bad, mean = walks.get("ok", 0), walks.get("error", 0), walks["_seconds_sum"] / n
+    print(f"reds snmp walks ok={ok:.0f} error={bad:.0f} mean={mean:.3f}s")
+' || true
 curl -s http://127.0.0.1:27790/sim/v1/devices | python3 -c '
 import json, sys
 from datetime import datetime
