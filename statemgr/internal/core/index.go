@@ -47,7 +47,7 @@ type Index struct {
 	mu     sync.RWMutex
 	ByID   map[string]*Record
 	byNID  map[int]*Record
-	sorted []*Record // by ID; nil when it must be rebuilt
+	sorted []*Record // by ID
 	// version counts changes; full caches the encoded unfiltered listing of
 	// version fullAt.
 	version, fullAt uint64
@@ -73,11 +73,15 @@ func (ix *Index) ByNID(nid int) *Record {
 }
 
 // put swaps in committed records (new or replacing ones with the same ID).
+// New IDs are sorted among themselves and merged into the sorted slice: a
+// burst of discoveries, each adding a BMC and its node, re-sorted every
+// component once per write (an eighth of HSM's CPU in a 3,000-node boot
+// storm).
 func (ix *Index) put(recs []*Record) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.version++
-	grew := false
+	var added []string
 	for _, r := range recs {
 		old := ix.ByID[r.ID]
 		if old != nil && old.HasNID && ix.byNID[old.NID] == old {
@@ -88,19 +92,30 @@ func (ix *Index) put(recs []*Record) {
 			ix.byNID[r.NID] = r
 		}
 		if old == nil {
-			grew = true
+			added = append(added, r.ID)
 			continue
 		}
-		if ix.sorted != nil && !grew {
-			if i, ok := slices.BinarySearchFunc(ix.sorted, r.ID, cmpRecordID); ok {
-				ix.sorted[i] = r
-			}
+		if i, ok := slices.BinarySearchFunc(ix.sorted, r.ID, cmpRecordID); ok {
+			ix.sorted[i] = r // not found: added earlier in this put
 		}
 	}
-	if grew {
-		ix.sorted = nil
-		ix.sortLocked()
+	if len(added) > 0 {
+		ix.mergeLocked(added)
 	}
+}
+
+// mergeLocked puts the records of ids (distinct, absent from ix.sorted)
+// into it in order.
+func (ix *Index) mergeLocked(ids []string) {
+	slices.Sort(ids)
+	out := make([]*Record, 0, len(ix.sorted)+len(ids))
+	old := ix.sorted
+	for _, id := range ids {
+		i, _ := slices.BinarySearchFunc(old, id, cmpRecordID)
+		out = append(append(out, old[:i]...), ix.ByID[id])
+		old = old[i:]
+	}
+	ix.sorted = append(out, old...)
 }
 
 // remove drops the records with the given IDs.
