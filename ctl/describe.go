@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
@@ -28,6 +30,11 @@ type NodeView struct {
 	Layout *sls.Hardware `json:"Layout"`
 	// State is the node's HSM component.
 	State *hsm.Component `json:"State"`
+	// StateChanges are the node's newest State and Flag changes in HSM (at
+	// most 5), newest first.
+	StateChanges []hsm.StateChange `json:"StateChanges"`
+	// StateChangesNote says why there are none when HSM keeps no history.
+	StateChangesNote string `json:"StateChangesNote,omitempty"`
 	// BMC is HSM's Redfish endpoint of the node's BMC.
 	BMC *hsm.RedfishEndpoint `json:"BMC"`
 	// Interfaces are the node's Ethernet interfaces in HSM.
@@ -48,6 +55,9 @@ type NodeView struct {
 	// Errors are the queries that failed (a daemon down).
 	Errors []string `json:"Errors,omitempty"`
 }
+
+// nodeStateChanges is how many of a node's state changes describe shows.
+const nodeStateChanges = 5
 
 func defineDescribe(*flag.FlagSet) execFunc {
 	return func(ctx context.Context, s *session, args []string) error {
@@ -86,6 +96,14 @@ func (s *session) describeNode(ctx context.Context, node string) NodeView {
 	}
 	query(func() error { h, err := s.sls().GetHardware(ctx, node); v.Layout = ptrIf(h, err); return err })
 	query(func() error { c, err := s.hsm().Component(ctx, node); v.State = ptrIf(c, err); return err })
+	query(func() error {
+		h, err := s.hsm().ComponentHistoryOf(ctx, node, url.Values{"limit": {strconv.Itoa(nodeStateChanges)}})
+		if errors.Is(err, problem.ErrNotFound) {
+			v.StateChangesNote = noHistory
+		}
+		v.StateChanges = hsm.StateHistoryList{Components: []hsm.StateHistory{h}}.Newest(nodeStateChanges)
+		return err
+	})
 	query(func() error {
 		e, err := s.hsm().RedfishEndpoint(ctx, xname.Parent(node))
 		v.BMC = ptrIf(e, err)
@@ -201,6 +219,9 @@ func writeNode(w io.Writer, v NodeView) error {
 		kv("NID", intp(c.NID))
 		kv("arch/class", strings.Trim(c.Arch+"/"+c.Class, "/"))
 	}
+	tabs := tabwriter.NewWriter(tw, 0, 0, 1, ' ', 0)
+	writeChanges(tabs, fmt.Sprintf("  %-17s", "changes:"), v.StateChanges, v.StateChangesNote) // lined up with kv
+	tabs.Flush()
 	fmt.Fprintf(tw, "BMC endpoint (hsm, %s):\n", xname.Parent(v.Xname))
 	if e := v.BMC; e == nil {
 		kv("endpoint", "none")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -31,7 +33,13 @@ type Status struct {
 	// lists them; HSM's Ethernet interfaces with no component if reds is
 	// not reachable).
 	UnknownMACs *int `json:"UnknownMACs,omitempty"`
-	// Transitions are PCS's newest power transitions (at most 5), newest first.
+	// StateChanges are HSM's newest component State and Flag changes (at
+	// most 10), newest first: the machine's recent transitions.
+	StateChanges []hsm.StateChange `json:"StateChanges"`
+	// StateChangesNote says why there are no StateChanges when HSM keeps
+	// no history (a shipped HSM, which has no History route).
+	StateChangesNote string `json:"StateChangesNote,omitempty"`
+	// Transitions are PCS's newest power transitions (at most 3), newest first.
 	Transitions []pcs.Transition `json:"Transitions"`
 	// Errors are the queries that failed.
 	Errors []string `json:"Errors,omitempty"`
@@ -46,8 +54,14 @@ type DaemonStatus struct {
 	Error   string `json:"Error,omitempty"`
 }
 
-// recentTransitions is how many transitions status shows.
-const recentTransitions = 5
+// How many of HSM's state changes and of PCS's power transitions status shows.
+const (
+	recentStateChanges = 10
+	recentTransitions  = 3
+)
+
+// noHistory is what status and describe say when HSM has no history route.
+const noHistory = "hsm keeps no state history (a shipped HSM: GET /State/Components/History is 404)"
 
 // NodeCounts are HSM's nodes, counted.
 type NodeCounts struct {
@@ -69,7 +83,7 @@ func statusServices() []service {
 
 func defineStatus(*flag.FlagSet) execFunc {
 	return func(ctx context.Context, s *session, _ []string) error {
-		st := Status{Transitions: []pcs.Transition{}}
+		st := Status{StateChanges: []hsm.StateChange{}, Transitions: []pcs.Transition{}}
 		var wg sync.WaitGroup
 		probed := statusServices()
 		st.Daemons = make([]DaemonStatus, len(probed))
@@ -158,6 +172,15 @@ func (s *session) machineStatus(ctx context.Context, st *Status) {
 	} else {
 		st.UnknownMACs = &n
 	}
+	hist, err := h.ComponentHistory(ctx, url.Values{"limit": {strconv.Itoa(recentStateChanges)}})
+	switch {
+	case errors.Is(err, problem.ErrNotFound):
+		st.StateChangesNote = noHistory
+	case err != nil:
+		fail(err)
+	default:
+		st.StateChanges = hist.Newest(recentStateChanges)
+	}
 	ts, err := s.pcs().Transitions(ctx)
 	if err != nil {
 		fail(err)
@@ -210,13 +233,11 @@ func writeStatus(w io.Writer, st Status) error {
 	if st.UnknownMACs != nil {
 		fmt.Fprintf(tw, "Unknown MACs:\t%d\n", *st.UnknownMACs)
 	}
-	if len(st.Transitions) == 0 {
-		fmt.Fprintf(tw, "Recent transitions:\tnone\n")
-	}
+	writeChanges(tw, "Recent transitions:", st.StateChanges, st.StateChangesNote)
 	for i, t := range st.Transitions {
 		label := ""
 		if i == 0 {
-			label = "Recent transitions:"
+			label = "Power transitions (pcs):"
 		}
 		fmt.Fprintf(tw, "%s\t%s %s %s (%d of %d succeeded, %d failed) %s\n", label, t.Created.UTC().Format(time.RFC3339),
 			t.Operation, t.Status, t.Counts.Succeeded, t.Counts.Total, t.Counts.Failed, t.TransitionID)
@@ -225,6 +246,41 @@ func writeStatus(w io.Writer, st Status) error {
 		fmt.Fprintf(tw, "Error:\t%s\n", e)
 	}
 	return tw.Flush()
+}
+
+// writeChanges writes one line per change under label, or "none" (with
+// note, if any).
+func writeChanges(w io.Writer, label string, cs []hsm.StateChange, note string) {
+	if len(cs) == 0 {
+		fmt.Fprintf(w, "%s\t%s\n", label, strings.TrimSuffix("none; "+note, "; "))
+	}
+	for i, c := range cs {
+		if i > 0 {
+			label = ""
+		}
+		by := c.Cause
+		if c.Agent != "" {
+			by = strings.TrimSpace(by + " " + c.Agent)
+		}
+		fmt.Fprintf(w, "%s\t%s %s %s -> %s", label, c.Timestamp.UTC().Format(time.RFC3339), c.ID,
+			stateText(c.OldState, c.OldFlag), stateText(c.State, c.Flag))
+		if by != "" {
+			fmt.Fprintf(w, " (%s)", by)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// stateText is "Ready", "Ready/Warning" when the Flag is not OK, "(new)"
+// before a component existed.
+func stateText(state, flag string) string {
+	switch {
+	case state == "":
+		return "(new)"
+	case flag == "" || flag == hsm.FlagOK:
+		return state
+	}
+	return state + "/" + flag
 }
 
 // counts is "Ready 60, Standby 3", largest first ("none" when empty).

@@ -30,6 +30,8 @@ func AuthTable() auth.Table {
 		{"POST", "/State/Components/Query", read},
 		{"POST", "/State/Components/ByNID/Query", read},
 		{"GET", "/State/Components/Query/{xname}", read},
+		{"GET", "/State/Components/History", read},
+		{"GET", "/State/Components/History/{xname}", read},
 		{"PATCH", "/State/Components/BulkStateData", write},
 		{"PATCH", "/State/Components/{xname}/StateData", write},
 		{"PATCH", "/State/Components/BulkFlagOnly", write},

@@ -42,6 +42,13 @@ type DaemonConfig struct {
 	Retention time.Duration
 	// Reap is how often expired reservations are removed (30 s).
 	Reap time.Duration
+	// StateHistory is how many component State and Flag changes are kept
+	// (GET /State/Components/History): 0 means DefaultStateHistory, a
+	// negative value none (changes are not recorded).
+	StateHistory int
+	// StateHistoryAge also drops the changes older than this: 0 means
+	// DefaultStateHistoryAge, a negative value no age bound.
+	StateHistoryAge time.Duration
 	// CredKeyFile holds the key that seals BMC credentials (created if absent).
 	CredKeyFile string
 	// Discovery configures the Redfish walks (its Registerer and Log are set here).
@@ -84,7 +91,13 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if cfg.Reap <= 0 {
 		cfg.Reap = 30 * time.Second
 	}
-	sc := StoreConfig{}
+	if cfg.StateHistory == 0 {
+		cfg.StateHistory = DefaultStateHistory
+	}
+	if cfg.StateHistoryAge == 0 {
+		cfg.StateHistoryAge = DefaultStateHistoryAge
+	}
+	sc := StoreConfig{NoHistory: cfg.StateHistory < 0}
 	if cfg.SLSURL != "" {
 		sc.Layout = component.NewSLS(cfg.SLSURL, cfg.Auth.Client(nil))
 	}
@@ -170,6 +183,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error {
 		return lock.RunReservationReaper(gctx, lock.NewStore(d.store.Store), d.cfg.Reap, d.cfg.Log)
 	})
+	g.Go(func() error {
+		return component.RunHistoryPruner(gctx, component.NewStore(d.store.Store), d.historyRetention(), d.cfg.Log)
+	})
 	if d.cfg.HMSConfig != "" {
 		g.Go(func() error {
 			return core.WatchHMSConfig(gctx, d.cfg.HMSConfig, 10*time.Second, d.store.Vocab(), d.cfg.Log)
@@ -182,6 +198,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 		err = nil
 	}
 	return errors.Join(err, d.store.Close())
+}
+
+// Defaults of DaemonConfig.StateHistory and StateHistoryAge: at a few
+// changes per node and boot, a few boots of 10,000 nodes, a week at most.
+const (
+	DefaultStateHistory    = 200_000
+	DefaultStateHistoryAge = 7 * 24 * time.Hour
+)
+
+// historyRetention is the component history bound of d's configuration,
+// checked every minute (and so exceeded by at most a minute's changes).
+func (d *Daemon) historyRetention() component.HistoryRetention {
+	return component.HistoryRetention{Rows: max(d.cfg.StateHistory, 0), Age: max(d.cfg.StateHistoryAge, 0), Every: time.Minute}
 }
 
 // Close releases a daemon that was started but will not be run.

@@ -24,6 +24,8 @@ type DaemonFlags struct {
 	credKey, caBundle, hmsConfig  *string
 	retention, reap, walkTimeout  *time.Duration
 	workers, maxConns, burstWalks *int
+	history                       *int
+	historyAge                    *time.Duration
 	plainHTTP                     *bool
 	scnToken                      *token.Flags
 	scnHosts                      *string
@@ -56,6 +58,10 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 		scnHosts:    f.String("scn-token-hosts", "", "`HOST,...` besides this one whose SCN callbacks carry -scn-token (bss, hmnfd, bos on other hosts); never list node addresses: a subscriber picks its URL, and the token lets its holder post SCNs"),
 		hmsConfig: f.String("hms-config", getenv("HMS_CONFIG_PATH"),
 			"hms_config.json `FILE` with site Roles and SubRoles (HMSExtendedDefinitions), re-read when it changes (default $HMS_CONFIG_PATH)"),
+		history: f.Int("state-history", DefaultStateHistory,
+			"how many component State and Flag changes are kept for GET /State/Components/History, newest first (0: none, and none recorded)"),
+		historyAge: f.Seconds("state-history-age", DefaultStateHistoryAge,
+			"component State and Flag changes older than this many `SECONDS` are dropped (0: no age limit)"),
 	}
 }
 
@@ -66,6 +72,10 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	if *fl.burstWalks == 0 || *fl.burstWalks < -1 {
 		return DaemonConfig{}, cli.Usagef("-%s %d: at least 1, or -1 for no cap", fl.f.Name("discovery-burst-walks"), *fl.burstWalks)
+	}
+	if *fl.history < 0 || *fl.historyAge < 0 {
+		return DaemonConfig{}, cli.Usagef("-%s %d, -%s %v: must not be negative", fl.f.Name("state-history"), *fl.history,
+			fl.f.Name("state-history-age"), *fl.historyAge)
 	}
 	if *fl.workers < 1 {
 		return DaemonConfig{}, cli.Usagef("-%s %d: at least 1 BMC must be walked at a time", fl.f.Name("discovery-workers"), *fl.workers)
@@ -85,6 +95,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, HBTDURL: *fl.hbtdURL, Topic: *fl.topic, SCNToken: scn, SCNTokenHosts: cli.SplitList(*fl.scnHosts),
 		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
+		StateHistory: orNone(*fl.history), StateHistoryAge: orNone(*fl.historyAge),
 		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP,
 			BurstWalks: *fl.burstWalks},
 		CABundle: *fl.caBundle, HMSConfig: *fl.hmsConfig, MaxConns: *fl.maxConns}, nil
@@ -105,4 +116,13 @@ func (fl *DaemonFlags) checkHMSConfig() error {
 		return cli.Usagef("-%s %s: %v", name, *fl.hmsConfig, err)
 	}
 	return nil
+}
+
+// orNone maps a flag's 0 ("none", "no limit") to DaemonConfig's -1, whose 0
+// means the default.
+func orNone[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

@@ -23,12 +23,15 @@ type StoreConfig struct {
 	// Layout, when set, gives the default NID, Role and SubRole of nodes
 	// Created without them and absent from the NodeMaps (SLS).
 	Layout core.LayoutSource
+	// NoHistory turns the component history off: State and Flag changes
+	// are not recorded.
+	NoHistory bool
 }
 
 // OpenStore opens (creating if needed) the SQLite database at path, applies
 // the migrations and loads the components into memory.
 func OpenStore(ctx context.Context, path string, cfg StoreConfig) (*Store, error) {
-	cs, err := core.Open(ctx, path, migrations.FS, core.Config{Now: cfg.Now, Layout: cfg.Layout})
+	cs, err := core.Open(ctx, path, migrations.FS, core.Config{Now: cfg.Now, Layout: cfg.Layout, NoHistory: cfg.NoHistory})
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,7 @@ func (s *Store) UpsertComponents(ctx context.Context, comps []hsm.Component, for
 // found, except that a Ready node found powered On stays Ready with its Flag
 // (see upsertDiscovered).
 func (s *Store) UpsertDiscovered(ctx context.Context, comps []hsm.Component, log *slog.Logger) error {
+	ctx = core.WithCause(ctx, core.Cause{Kind: hsm.CauseDiscovery})
 	return s.upsertComponents(ctx, comps, upsertDiscovered, log)
 }
 

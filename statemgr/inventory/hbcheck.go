@@ -145,6 +145,7 @@ func (h *HeartbeatCheck) readyIfBeating(ctx context.Context, ids []string) error
 	if len(beating) == 0 {
 		return nil
 	}
+	ctx = core.WithCause(ctx, core.Cause{Kind: hsm.CauseHeartbeatCheck})
 	n, err := h.store.comp.UpdateState(ctx, beating, component.StateUpdate{State: hsm.StateReady})
 	if err != nil {
 		return fmt.Errorf("set heartbeating nodes Ready: %w", err)

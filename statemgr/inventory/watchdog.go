@@ -145,7 +145,8 @@ func (w *Watchdog) poll(ctx context.Context, id string) {
 		if state != hsm.StateOff {
 			continue
 		}
-		if _, err := w.store.comp.UpdateState(ctx, []string{id}, component.StateUpdate{State: hsm.StateOff}); err != nil {
+		off := core.WithCause(ctx, core.Cause{Kind: hsm.CauseWatchdog})
+		if _, err := w.store.comp.UpdateState(off, []string{id}, component.StateUpdate{State: hsm.StateOff}); err != nil {
 			w.cfg.Log.WarnContext(ctx, "standby_set_off_failed", "xname", id, "err", err)
 			continue
 		}

@@ -93,11 +93,12 @@ func (v *View) apply(p *Plan) {
 
 // job is one write waiting for a group commit.
 type job struct {
-	plan planFunc
-	got  *Plan
-	err  error
-	done chan struct{}
-	once sync.Once
+	plan  planFunc
+	cause Cause
+	got   *Plan
+	err   error
+	done  chan struct{}
+	once  sync.Once
 }
 
 // finish reports the outcome of j to its writer, once.
@@ -121,7 +122,7 @@ type committer struct {
 
 // Write runs p as part of a group commit and returns its plan once committed.
 func (s *Store) Write(ctx context.Context, p func(v *View) (*Plan, error)) (*Plan, error) {
-	j := &job{plan: p, done: make(chan struct{})}
+	j := &job{plan: p, cause: causeOf(ctx), done: make(chan struct{})}
 	c := &s.commit
 	c.mu.Lock()
 	c.queue = append(c.queue, j)
@@ -177,11 +178,15 @@ func (s *Store) lead(ctx context.Context) {
 func (s *Store) commitBatch(ctx context.Context, batch []*job) {
 	v := &View{ix: s.Ix, over: map[string]*Record{}, nidOver: map[int]string{}}
 	var ok []*job
+	var hist []historyRow
 	for _, j := range batch {
 		p, err := j.plan(v)
 		if err != nil {
 			j.finish(err)
 			continue
+		}
+		if s.history {
+			hist = historyOf(v, p, j.cause, hist)
 		}
 		v.apply(p)
 		j.got = p
@@ -196,7 +201,13 @@ func (s *Store) commitBatch(ctx context.Context, batch []*job) {
 	}
 	var err error
 	if !allEmpty(plans) {
-		err = s.DB.WriteTx(ctx, func(tx *sql.Tx) error { return s.writePlans(ctx, tx, plans) })
+		at := s.Now()
+		err = s.DB.WriteTx(ctx, func(tx *sql.Tx) error {
+			if err := s.writePlans(ctx, tx, plans); err != nil {
+				return err
+			}
+			return s.writeHistory(ctx, tx, hist, at)
+		})
 	}
 	if err == nil {
 		s.publish(plans)

@@ -40,6 +40,8 @@ type Store struct {
 	ResvMu sync.Mutex
 	// Epoch is the database's creation time (unix ns), carried by its SCNs.
 	Epoch int64
+	// history says component State and Flag changes are recorded.
+	history bool
 }
 
 // Config holds what a Store depends on besides its database.
@@ -49,6 +51,9 @@ type Config struct {
 	// Layout, when set, gives the default NID, Role and SubRole of nodes
 	// Created without them and absent from the NodeMaps (SLS).
 	Layout LayoutSource
+	// NoHistory turns off the component history: State and Flag changes
+	// are not recorded in component_history.
+	NoHistory bool
 }
 
 // Open opens (creating if needed) the SQLite database at path, applies
@@ -63,7 +68,7 @@ func Open(ctx context.Context, path string, migs fs.FS, cfg Config) (*Store, err
 		return nil, err
 	}
 	s := &Store{DB: db, Now: now, Ix: newIndex(), Outbox: newSignal(), Subs: newSignal(),
-		vocab: NewVocab(), Layout: cfg.Layout}
+		vocab: NewVocab(), Layout: cfg.Layout, history: !cfg.NoHistory}
 	if err := s.loadEpoch(ctx); err != nil {
 		db.Close()
 		return nil, err

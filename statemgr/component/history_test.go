@@ -1,0 +1,301 @@
+package component_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/component"
+	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/core"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+)
+
+var t0 = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+
+// change is the part of a StateChange the tests compare.
+type change struct {
+	ID, From, To, Cause, Agent string
+	At                         time.Time
+}
+
+func changes(h []hsm.StateChange) []change {
+	out := []change{}
+	for _, c := range h {
+		out = append(out, change{ID: c.ID, From: c.OldState + "/" + c.OldFlag, To: c.State + "/" + c.Flag,
+			Cause: c.Cause, Agent: c.Agent, At: c.Timestamp})
+	}
+	return out
+}
+
+// TestHistoryRecordsChanges: creation and every State or Flag change are
+// recorded with their time and cause, in the order they happened; writes
+// that change neither record nothing.
+func TestHistoryRecordsChanges(t *testing.T) {
+	clock := hsmtest.NewClock(t0)
+	_, srv := hsmtest.OpenAPI(t, clock.Now)
+	ctx := t.Context()
+	cli := client.New(srv.URL, srv.Client(), "hms-cli")
+	hbtd := client.New(srv.URL, srv.Client(), "hbtd")
+	a, b := "x1c0s0b0n0", "x1c0s0b0n1"
+	mustOK(t, cli.PostComponents(ctx, []hsm.Component{{ID: a, State: "Off"}, {ID: b, State: "Off"}}, false))
+	clock.Add(time.Minute)
+	mustOK(t, hbtd.BulkStateData(ctx, []string{a, b}, "Ready", "", false, nil))
+	mustOK(t, hbtd.BulkStateData(ctx, []string{a, b}, "Ready", "", false, nil)) // no change
+	mustOK(t, cli.BulkEnabled(ctx, []string{a}, false))                         // neither State nor Flag
+	mustOK(t, cli.BulkRole(ctx, []string{a}, "Service", ""))
+	clock.Add(time.Minute)
+	mustOK(t, hbtd.BulkStateData(ctx, []string{b}, "Ready", "Warning", false, nil))
+	mustOK(t, cli.StateData(ctx, a, "Halt", "", false))
+	mustOK(t, cli.StateData(ctx, a, "Empty", "", false)) // refused by the state machine
+
+	list, err := cli.ComponentHistory(ctx, nil)
+	mustOK(t, err)
+	var got []hsm.StateChange
+	for _, h := range list.Components {
+		got = append(got, h.History...)
+	}
+	t1, t2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	want := []change{
+		{ID: a, From: "/", To: "Off/OK", Cause: "API", Agent: "hms-cli", At: t0},
+		{ID: a, From: "Off/OK", To: "Ready/OK", Cause: "API", Agent: "hbtd", At: t1},
+		{ID: a, From: "Ready/OK", To: "Halt/OK", Cause: "API", Agent: "hms-cli", At: t2},
+		{ID: b, From: "/", To: "Off/OK", Cause: "API", Agent: "hms-cli", At: t0},
+		{ID: b, From: "Off/OK", To: "Ready/OK", Cause: "API", Agent: "hbtd", At: t1},
+		{ID: b, From: "Ready/OK", To: "Ready/Warning", Cause: "API", Agent: "hbtd", At: t2},
+	}
+	if diff := cmp.Diff(want, changes(got)); diff != "" {
+		t.Errorf("history by ID (-want +got):\n%s", diff)
+	}
+	newest := list.Newest(2)
+	if len(newest) != 2 || newest[0].ID != a || newest[0].State != "Halt" || newest[1].Flag != "Warning" ||
+		newest[0].Seq <= newest[1].Seq {
+		t.Errorf("newest 2: %+v, want a's Halt then b's Warning", newest)
+	}
+}
+
+// TestHistoryQuery: the filters of the collection and of one xname.
+func TestHistoryQuery(t *testing.T) {
+	clock := hsmtest.NewClock(t0)
+	_, srv := hsmtest.OpenAPI(t, clock.Now)
+	ctx := t.Context()
+	cli := client.New(srv.URL, srv.Client(), "")
+	ids := []string{"x1c0s0b0n0", "x1c0s0b0n1", "x1c0s0b0n2"}
+	mustOK(t, cli.PostComponents(ctx, []hsm.Component{{ID: ids[0], State: "Off"}, {ID: ids[1], State: "Off"}, {ID: ids[2], State: "Off"}}, false))
+	for _, st := range []string{"On", "Ready", "Standby"} {
+		clock.Add(time.Minute)
+		mustOK(t, cli.BulkStateData(ctx, ids, st, "", false, nil))
+	}
+	// count is how many changes of each ID a query returns, by ID.
+	count := func(h []hsm.StateHistory) map[string]int {
+		out := map[string]int{}
+		for _, c := range h {
+			out[c.ID] = len(c.History)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		query url.Values
+		want  map[string]int
+	}{
+		{name: "all", query: nil, want: map[string]int{ids[0]: 4, ids[1]: 4, ids[2]: 4}},
+		{name: "ids, any case", query: url.Values{"id": {ids[0], "X1C0S0B0N2"}}, want: map[string]int{ids[0]: 4, ids[2]: 4}},
+		{name: "state", query: url.Values{"State": {"ready", "standby"}}, want: map[string]int{ids[0]: 2, ids[1]: 2, ids[2]: 2}},
+		{name: "limit keeps the newest", query: url.Values{"limit": {"4"}}, want: map[string]int{ids[0]: 1, ids[1]: 1, ids[2]: 2}},
+		{name: "window, inclusive", query: url.Values{"starttime": {t0.Add(time.Minute).Format(time.RFC3339)},
+			"endtime": {t0.Add(2 * time.Minute).Format(time.RFC3339)}}, want: map[string]int{ids[0]: 2, ids[1]: 2, ids[2]: 2}},
+		{name: "unknown parameters are ignored", query: url.Values{"color": {"red"}, "id": {ids[1]}}, want: map[string]int{ids[1]: 4}},
+		{name: "no match", query: url.Values{"state": {"Halt"}}, want: map[string]int{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := cli.ComponentHistory(ctx, tc.query)
+			mustOK(t, err)
+			if diff := cmp.Diff(tc.want, count(got.Components)); diff != "" {
+				t.Errorf("changes by ID (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	one, err := cli.ComponentHistoryOf(ctx, "X1C0S0B0N1", url.Values{"limit": {"2"}, "id": {ids[0]}})
+	mustOK(t, err)
+	if diff := cmp.Diff([]string{"On/Ready", "Ready/Standby"}, transitions(one.History)); diff != "" || one.ID != ids[1] {
+		t.Errorf("history of %s, limit 2: %s %v", ids[1], one.ID, diff)
+	}
+	if _, out := hsmtest.Do(t, srv, "GET", "/State/Components/History/x9c0s0b0n0", ""); string(out) != `{"ID":"x9c0s0b0n0","History":[]}`+"\n" {
+		t.Errorf("history of an xname without changes: %s", out)
+	}
+}
+
+func transitions(h []hsm.StateChange) []string {
+	out := []string{}
+	for _, c := range h {
+		out = append(out, c.OldState+"/"+c.State)
+	}
+	return out
+}
+
+func TestHistoryBadQuery(t *testing.T) {
+	a := hsmtest.NewServer(t)
+	for path, detail := range map[string]string{
+		"/State/Components/History?id=x1c9":                           `query parameter id: "x1c9" is not a valid xname`,
+		"/State/Components/History?state=Sleepy":                      `query parameter state: invalid value "Sleepy"`,
+		"/State/Components/History?limit=0":                           `query parameter limit: "0" is not a positive integer`,
+		"/State/Components/History?starttime=yesterday":               `query parameter starttime: "yesterday" is not an RFC 3339 time`,
+		"/State/Components/History/x1c9":                              `xname: "x1c9" is not a valid xname`,
+		"/State/Components/History/x1c0s0b0n0?endtime=2026-13-01T00Z": `query parameter endtime: "2026-13-01T00Z" is not an RFC 3339 time`,
+	} {
+		a.Problem(400, "GET", path, nil, detail)
+	}
+}
+
+// TestHistoryCauses: discovery's writes are recorded as Discovery; a store
+// opened with NoHistory records nothing.
+func TestHistoryCauses(t *testing.T) {
+	s, _ := hsmtest.NewStore(t, core.Config{})
+	st := component.NewStore(s)
+	mustOK(t, st.UpsertDiscovered(t.Context(), []hsm.Component{{ID: "x1c0s0b0n0", State: "On"}}, nil))
+	h, err := st.History(t.Context(), component.HistoryQuery{})
+	mustOK(t, err)
+	if len(h) != 1 || len(h[0].History) != 1 || h[0].History[0].Cause != hsm.CauseDiscovery || h[0].History[0].Agent != "" {
+		t.Errorf("history %+v, want one Discovery change", h)
+	}
+
+	off, _ := hsmtest.NewStore(t, core.Config{NoHistory: true})
+	st = component.NewStore(off)
+	mustOK(t, st.UpsertComponents(t.Context(), []hsm.Component{{ID: "x1c0s0b0n0", State: "On"}}, false, nil))
+	if h, err := st.History(t.Context(), component.HistoryQuery{}); err != nil || len(h) != 0 {
+		t.Errorf("history with NoHistory: %+v, %v", h, err)
+	}
+}
+
+// TestPruneHistory: the newest Rows changes are kept, and none older than
+// Age by the store's clock.
+func TestPruneHistory(t *testing.T) {
+	clock := hsmtest.NewClock(t0)
+	s, _ := hsmtest.NewStore(t, core.Config{Now: clock.Now})
+	st := component.NewStore(s)
+	ctx := t.Context()
+	ids := hsmtest.IDsOf(hsmtest.Nodes(10, 1))
+	mustOK(t, st.UpsertComponents(ctx, hsmtest.Nodes(10, 1), false, nil)) // 10 changes at t0
+	for i, state := range []string{"On", "Ready", "Standby", "Ready"} {   // 40 more, one minute apart
+		clock.Add(time.Minute)
+		if _, err := st.UpdateState(ctx, ids, component.StateUpdate{State: state}); err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+	}
+	seqs := func() []int64 {
+		h, err := st.History(ctx, component.HistoryQuery{})
+		mustOK(t, err)
+		var out []int64
+		for _, c := range h {
+			for _, e := range c.History {
+				out = append(out, e.Seq)
+			}
+		}
+		return out
+	}
+	steps := []struct {
+		name    string
+		keep    component.HistoryRetention
+		deleted int64
+		left    int
+	}{
+		{name: "within bounds", keep: component.HistoryRetention{Rows: 100, Age: time.Hour}, deleted: 0, left: 50},
+		{name: "rows", keep: component.HistoryRetention{Rows: 35}, deleted: 15, left: 35},
+		{name: "age", keep: component.HistoryRetention{Rows: 100, Age: 90 * time.Second}, deleted: 15, left: 20},
+		{name: "rows 0 keeps none", keep: component.HistoryRetention{}, deleted: 20, left: 0},
+	}
+	for _, step := range steps {
+		n, err := st.PruneHistory(ctx, step.keep)
+		mustOK(t, err)
+		got := seqs()
+		if n != step.deleted || len(got) != step.left {
+			t.Fatalf("%s: deleted %d, %d left; want %d, %d", step.name, n, len(got), step.deleted, step.left)
+		}
+		for _, seq := range got {
+			if seq <= 50-int64(step.left) {
+				t.Errorf("%s: seq %d kept, want only the newest %d", step.name, seq, step.left)
+			}
+		}
+	}
+	// Seq goes on from where it was after every row was deleted.
+	mustOK(t, st.UpsertComponents(ctx, []hsm.Component{{ID: "x9c0s0b0n0", State: "Off"}}, false, nil))
+	if got := seqs(); len(got) != 1 || got[0] != 51 {
+		t.Errorf("seqs after emptying %v, want [51]", got)
+	}
+}
+
+// TestPruneHistoryBatches: more rows than one pruning transaction takes are
+// all pruned.
+func TestPruneHistoryBatches(t *testing.T) {
+	s, _ := hsmtest.NewStore(t, core.Config{})
+	st := component.NewStore(s)
+	n := component.HistoryPruneBatch + 5
+	nodes := make([]hsm.Component, n)
+	for i := range nodes {
+		nodes[i] = hsm.Component{ID: fmt.Sprintf("x%dc%ds%db0n%d", 1000+i/512, (i/64)%8, (i/8)%8, i%8), State: "Off"}
+	}
+	mustOK(t, st.UpsertComponents(t.Context(), nodes, false, nil))
+	deleted, err := st.PruneHistory(t.Context(), component.HistoryRetention{Rows: 3})
+	mustOK(t, err)
+	h, err := st.History(t.Context(), component.HistoryQuery{})
+	mustOK(t, err)
+	if deleted != int64(n-3) || len(h) != 3 {
+		t.Errorf("deleted %d, %d components left with history; want %d, 3", deleted, len(h), n-3)
+	}
+}
+
+// TestHistoryWire: the JSON of an entry, as documented.
+func TestHistoryWire(t *testing.T) {
+	clock := hsmtest.NewClock(t0)
+	_, srv := hsmtest.OpenAPI(t, clock.Now)
+	hsmtest.Do(t, srv, "POST", "/State/Components", `{"Components":[{"ID":"x1c0s0b0n0","State":"Off"}]}`)
+	_, out := hsmtest.Do(t, srv, "GET", "/State/Components/History", "")
+	var got any
+	mustOK(t, json.Unmarshal(out, &got))
+	want := map[string]any{"Components": []any{map[string]any{"ID": "x1c0s0b0n0", "History": []any{map[string]any{
+		"ID": "x1c0s0b0n0", "Timestamp": "2026-11-24T12:00:00Z", "Seq": 1.0, "OldState": "", "OldFlag": "",
+		"State": "Off", "Flag": "OK", "Cause": "API", "Agent": "Go-http-client"}}}}}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("GET /State/Components/History (-want +got):\n%s", diff)
+	}
+}
+
+func mustOK(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzHistoryQuery feeds arbitrary query strings to the history routes:
+// each answers 200 or a 400 problem, never anything else.
+func FuzzHistoryQuery(f *testing.F) {
+	for _, q := range []string{"id=x1c0s0b0n0&state=ready&limit=3", "starttime=2026-11-24T12:00:00Z&endtime=x", "limit=-1",
+		"ID=X1C0S0B0N0&STATE=off", "state=%00", "limit=99999999999999999999"} {
+		f.Add(q)
+	}
+	s, _ := hsmtest.NewStore(f, core.Config{})
+	mustOK(f, component.NewStore(s).UpsertComponents(f.Context(), []hsm.Component{{ID: "x1c0s0b0n0", State: "Off"}}, false, nil))
+	h := hsmtest.Mux(s)
+	f.Fuzz(func(t *testing.T, q string) {
+		for _, path := range []string{"/State/Components/History", "/State/Components/History/x1c0s0b0n0"} {
+			req := httptest.NewRequest("GET", hsm.Base+path, nil)
+			req.URL.RawQuery = q
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != 200 && w.Code != 400 {
+				t.Fatalf("GET %s?%s: %d %s", path, q, w.Code, w.Body)
+			}
+		}
+	})
+}
