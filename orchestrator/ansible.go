@@ -156,7 +156,8 @@ func message(m any) string {
 // named: a host is a node when it is the node's xname or hostname
 // (aliases: lower-case hostname -> xname, such as nid000001), either
 // alone or as the first label of a domain name, in any case; a batch of
-// one node takes the result of the only host named. A node named twice
+// one node takes the result of the only host named (but for a play on
+// localhost, the control node). A node named twice
 // fails if either failed.
 func matchHosts(ids []string, hosts map[string]hostResult, aliases map[string]string) map[string]hostResult {
 	if len(hosts) == 0 {
@@ -181,7 +182,7 @@ func matchHosts(ids []string, hosts map[string]hostResult, aliases map[string]st
 	out := map[string]hostResult{}
 	for host, r := range hosts {
 		id, ok := node(host)
-		if !ok && len(ids) == 1 && len(hosts) == 1 {
+		if !ok && len(ids) == 1 && len(hosts) == 1 && host != "localhost" && host != "127.0.0.1" {
 			id, ok = ids[0], true
 		}
 		if prev, seen := out[id]; ok && (!seen || prev.ok) {

@@ -255,6 +255,8 @@ func TestMatchHosts(t *testing.T) {
 			want: map[string]hostResult{n1: good, n2: bad}},
 		{name: "one node, one host", ids: []string{n1}, hosts: map[string]hostResult{"compute-1": bad},
 			want: map[string]hostResult{n1: bad}},
+		{name: "one node, the control node", ids: []string{n1}, hosts: map[string]hostResult{"localhost": bad},
+			want: map[string]hostResult{}},
 		{name: "alias of a node not in the batch", ids: []string{n1, "x3000c0s3b0n0"}, hosts: map[string]hostResult{"nid000002": bad},
 			want: map[string]hostResult{}},
 		{name: "no report", ids: []string{n1}},
