@@ -26,7 +26,7 @@ type DaemonFlags struct {
 	trusted                              *[]netip.Prefix
 	dhcp                                 dhcpFlags
 	tftpListen, tftpRoot                 *string
-	tftpPerClient                        *int
+	tftpPerClient, tftpMaxWindow         *int
 	nodeKey, discoToken                  *string
 	nodeTTL                              *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka): where the DHCP server's
@@ -74,6 +74,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		tftpListen:    f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
 		tftpRoot:      f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
 		tftpPerClient: f.Int("tftp-per-client", tftp.DefaultPerClient, "concurrent TFTP transfers allowed per client address (`N`)"),
+		tftpMaxWindow: f.Int("tftp-max-window", tftp.DefaultMaxWindow, "largest TFTP windowsize (RFC 7440: blocks sent per ACK) granted to a client that asks for one (`N`, 1 to 65535; 1: windowsize not negotiated)"),
 	}
 }
 
@@ -116,7 +117,11 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		if *fl.tftpPerClient < 1 {
 			return DaemonConfig{}, cli.Usagef("-%s: at least 1", fl.f.Name("tftp-per-client"))
 		}
-		cfg.TFTP = &tftp.Config{Listen: *fl.tftpListen, Root: *fl.tftpRoot, PerClient: *fl.tftpPerClient}
+		if *fl.tftpMaxWindow < 1 || *fl.tftpMaxWindow > 65535 {
+			return DaemonConfig{}, cli.Usagef("-%s: want 1 to 65535", fl.f.Name("tftp-max-window"))
+		}
+		cfg.TFTP = &tftp.Config{Listen: *fl.tftpListen, Root: *fl.tftpRoot, PerClient: *fl.tftpPerClient,
+			MaxWindow: *fl.tftpMaxWindow}
 	}
 	return cfg, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/ipxe/tftp"
 )
 
 func TestBootChainFlags(t *testing.T) {
@@ -73,11 +74,17 @@ func TestBootChainFlags(t *testing.T) {
 		{name: "listen not IPv4", args: "-dhcp-listen [::1]:6767 -dhcp-config " + file, wantErr: "want IPv4:PORT"},
 		{name: "bad relay port", args: "-dhcp-listen 127.0.0.1:6767 -dhcp-relay-port 0 -dhcp-config " + file, wantErr: "not a port"},
 		{name: "tftp", args: "-tftp-listen 127.0.0.1:0 -tftp-root " + dir, check: func(t *testing.T, c DaemonConfig) {
-			if c.TFTP == nil || c.TFTP.Root != dir {
+			if c.TFTP == nil || c.TFTP.Root != dir || c.TFTP.MaxWindow != tftp.DefaultMaxWindow {
+				t.Errorf("TFTP %+v", c.TFTP)
+			}
+		}},
+		{name: "tftp max window", args: "-tftp-listen 127.0.0.1:0 -tftp-max-window 8 -tftp-root " + dir, check: func(t *testing.T, c DaemonConfig) {
+			if c.TFTP == nil || c.TFTP.MaxWindow != 8 {
 				t.Errorf("TFTP %+v", c.TFTP)
 			}
 		}},
 		{name: "tftp root missing", args: "-tftp-listen 127.0.0.1:0 -tftp-root " + dir + "/nope", wantErr: "not a directory"},
+		{name: "tftp max window 0", args: "-tftp-listen 127.0.0.1:0 -tftp-max-window 0 -tftp-root " + dir, wantErr: "want 1 to 65535"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := cli.NewFlagSet("bss", func(string) string { return "" }, io.Discard)

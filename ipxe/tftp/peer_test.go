@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -44,9 +45,10 @@ func TestPeersFetchUndionlyByteExactly(t *testing.T) {
 	srv, want := ipxeRoot(t)
 	host, port := "127.0.0.1", strconv.Itoa(srv.Addr().Port)
 	for _, tc := range []struct {
-		name string
-		peer string
-		args func(out string) []string
+		name  string
+		peer  string
+		args  func(out string) []string
+		check func(t *testing.T, output []byte) // of the peer's output; nil: none
 	}{
 		{name: "atftp", peer: "atftp", args: func(out string) []string {
 			return []string{"-g", "-r", "undionly.kpxe", "-l", out, host, port}
@@ -54,10 +56,15 @@ func TestPeersFetchUndionlyByteExactly(t *testing.T) {
 		{name: "atftp blksize and tsize", peer: "atftp", args: func(out string) []string {
 			return []string{"--option", "blksize 1428", "--option", "tsize 0", "-g", "-r", "undionly.kpxe", "-l", out, host, port}
 		}},
-		// RFC 7440: the OACK leaves windowsize out (pin/tftp does not
-		// negotiate it), so atftp falls back to one block per ACK.
+		// RFC 7440: windowsize granted, atftp ACKs every 8th block.
 		{name: "atftp windowsize", peer: "atftp", args: func(out string) []string {
-			return []string{"--option", "windowsize 8", "--option", "blksize 1428", "-g", "-r", "undionly.kpxe", "-l", out, host, port}
+			return []string{"--trace", "--option", "windowsize 8", "--option", "blksize 1428", "-g", "-r", "undionly.kpxe", "-l", out, host, port}
+		}, check: func(t *testing.T, b []byte) {
+			oack := regexp.MustCompile(`received OACK <[^>]*windowsize: 8,`)
+			data, acks := bytes.Count(b, []byte("DATA <block")), bytes.Count(b, []byte("sent ACK"))
+			if !oack.Match(b) || acks > data/8+2 {
+				t.Errorf("windowsize 8 not used: %d DATA, %d ACKs:\n%.2000s", data, acks, b)
+			}
 		}},
 		{name: "curl", peer: "curl", args: func(out string) []string {
 			return []string{"-sS", "--tftp-blksize", "1024", "-o", out, "tftp://" + host + ":" + port + "/undionly.kpxe"}
@@ -69,8 +76,12 @@ func TestPeersFetchUndionlyByteExactly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "undionly.kpxe")
-			if b, err := runPeer(t, tc.peer, tc.args(out)...); err != nil {
+			b, err := runPeer(t, tc.peer, tc.args(out)...)
+			if err != nil {
 				t.Fatalf("%s: %v\n%s", tc.peer, err, b)
+			}
+			if tc.check != nil {
+				tc.check(t, b)
 			}
 			got, err := os.ReadFile(out)
 			must(t, err)

@@ -5,20 +5,17 @@
 // Names are resolved with os.Root, so a symlink is followed only while it
 // stays inside the root; "..", absolute paths and writes are refused with a
 // TFTP error that names no server path. tsize and blksize are negotiated (the
-// block size is clamped to the interface MTU).
+// block size is clamped to the interface MTU), and so is windowsize (RFC 7440).
 //
-// windowsize (RFC 7440) is not negotiated, because pin/tftp v3.2.0 cannot:
-// its sender.sendOptions deletes every requested option but blksize and
-// tsize before it writes the OACK, and it does so inside ReadFrom, after
-// our read handler has handed over the file, so no hook can add one. Its
-// Server.SetAnticipate is not RFC 7440 either: it sends a window to every
-// client unasked, waits for an ACK of each block in the window (an RFC 7440
-// client ACKs only the last one) and resends the whole window on a lost
-// packet, so it stays off. A client that asks for windowsize (atftp
-// --option "windowsize 8", EDK2's UEFI PXE) finds it missing from the OACK
-// and falls back to one block per ACK, as RFC 7440 section 4 prescribes;
-// TestPeersFetchUndionlyByteExactly fetches that way with atftp. iPXE's own
-// TFTP client never asks for it.
+// pin/tftp v3.2.0 cannot negotiate windowsize: its sender.sendOptions deletes
+// every requested option but blksize and tsize before it writes the OACK, and
+// its Server.SetAnticipate is not RFC 7440 (a window sent to every client
+// unasked, an ACK awaited for each block of it, the whole window resent on a
+// loss). So a read request asking for a window of two blocks or more is served
+// by a sender of our own (window.go), from our read handler, after the same
+// checks, under the same per-client limit, logged and counted the same way;
+// every other request, iPXE's among them (iPXE never asks for a window), is
+// pin/tftp's, untouched. -tftp-max-window 1 sends them all to pin/tftp.
 package tftp
 
 import (
@@ -37,6 +34,8 @@ import (
 
 	"github.com/pin/tftp/v3"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // DefaultRoot is where Debian's ipxe package installs the iPXE binaries.
@@ -63,7 +62,12 @@ type Config struct {
 	PerClient int
 	// Timeout is the wait for one ACK before a retransmission (5 s).
 	Timeout time.Duration
-	Log     *slog.Logger
+	// Retries is how many retransmissions a transfer survives (DefaultRetries).
+	Retries int
+	// MaxWindow caps the windowsize granted (DefaultMaxWindow); 1: windowsize
+	// is not negotiated.
+	MaxWindow int
+	Log       *slog.Logger
 	// Registerer receives the server's metrics; nil: not registered.
 	Registerer prometheus.Registerer
 }
@@ -88,6 +92,15 @@ func Listen(cfg Config) (*Server, error) {
 	if cfg.PerClient <= 0 {
 		cfg.PerClient = DefaultPerClient
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Retries <= 0 {
+		cfg.Retries = DefaultRetries
+	}
+	if cfg.MaxWindow <= 0 {
+		cfg.MaxWindow = DefaultMaxWindow
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -105,11 +118,26 @@ func Listen(cfg Config) (*Server, error) {
 		root.Close()
 		return nil, fmt.Errorf("tftp listen %s: %w", cfg.Listen, err)
 	}
+	pktinfo(conn)
 	s := &Server{cfg: cfg, root: root, conn: conn, m: newMetrics(cfg.Registerer), active: map[string]int{}}
 	s.srv = tftp.NewServer(s.read, nil)
 	s.srv.SetTimeout(cfg.Timeout)
+	s.srv.SetRetries(cfg.Retries)
 	s.srv.SetHook(hook{s})
 	return s, nil
+}
+
+// pktinfo asks the kernel for each datagram's destination address and
+// interface, as pin/tftp's Serve does, but at once: a request queued before
+// Serve turned them on would come without them, and pin/tftp would cap its
+// blksize at 512 and answer from the wildcard address. Errors are pin's to
+// meet again (it then serves without them).
+func pktinfo(conn *net.UDPConn) {
+	if conn.LocalAddr().(*net.UDPAddr).IP.To4() != nil {
+		ipv4.NewPacketConn(conn).SetControlMessage(ipv4.FlagDst|ipv4.FlagInterface, true)
+		return
+	}
+	ipv6.NewPacketConn(conn).SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true)
 }
 
 // Addr is the bound address.
@@ -170,6 +198,14 @@ func (s *Server) read(name string, rf io.ReaderFrom) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		s.refuse(log, "not_regular", ErrNotFound)
 		return ErrNotFound
+	}
+	if r, ok := requestOf(rf); ok {
+		if win := windowOf(r, s.cfg.MaxWindow); win > 1 {
+			// nil: an error would have pin/tftp send an ERROR from its
+			// own socket, a TID the client never saw.
+			s.serveWindowed(rf, name, f, fi.Size(), r, win)
+			return nil
+		}
 	}
 	ot.SetSize(fi.Size())
 	n, err := rf.ReadFrom(f)
@@ -246,6 +282,8 @@ type metrics struct {
 	transfers *prometheus.CounterVec
 	refused   *prometheus.CounterVec
 	bytes     prometheus.Counter
+	windowed  prometheus.Counter
+	resent    prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -255,9 +293,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tftp_refused_total",
 			Help: "TFTP read requests refused, by reason (path, busy, not_found, denied, not_regular)."}, []string{"reason"}),
 		bytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "tftp_sent_bytes_total", Help: "File bytes sent over TFTP."}),
+		windowed: prometheus.NewCounter(prometheus.CounterOpts{Name: "tftp_windowed_transfers_total",
+			Help: "TFTP transfers started with a negotiated windowsize (RFC 7440); also counted in tftp_transfers_total when they end."}),
+		resent: prometheus.NewCounter(prometheus.CounterOpts{Name: "tftp_window_resent_total",
+			Help: "Datagrams (OACK or DATA) that windowed TFTP transfers sent again, after a timeout or an ACK of an earlier block."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.transfers, m.refused, m.bytes)
+		reg.MustRegister(m.transfers, m.refused, m.bytes, m.windowed, m.resent)
 	}
 	return m
 }

@@ -27,7 +27,9 @@ type fixture struct {
 	stop          func() // stops the server and waits for its transfers
 }
 
-func newFixture(t *testing.T, perClient int) *fixture {
+// newFixture starts a server on the fixture's root; with sets more of its
+// configuration.
+func newFixture(t *testing.T, perClient int, with ...func(*Config)) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{root: filepath.Join(dir, "root"), outside: filepath.Join(dir, "secret"), payload: make([]byte, 200_000+123)}
@@ -39,7 +41,11 @@ func newFixture(t *testing.T, perClient int) *fixture {
 	must(t, os.Symlink(f.outside, filepath.Join(f.root, "escape.bin")))
 	must(t, os.Symlink("../secret", filepath.Join(f.root, "escape-rel.bin")))
 	f.reg = prometheus.NewRegistry()
-	srv, err := Listen(Config{Listen: "127.0.0.1:0", Root: f.root, PerClient: perClient, Timeout: 2 * time.Second, Registerer: f.reg})
+	cfg := Config{Listen: "127.0.0.1:0", Root: f.root, PerClient: perClient, Timeout: 2 * time.Second, Registerer: f.reg}
+	for _, w := range with {
+		w(&cfg)
+	}
+	srv, err := Listen(cfg)
 	must(t, err)
 	f.srv = srv
 	ctx, cancel := context.WithCancel(t.Context())
