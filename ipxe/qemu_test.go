@@ -215,7 +215,8 @@ func bootOnce(t *testing.T, fw firmware, hc *client.Client, bss *Daemon, images 
 	}
 	want := []string{`bss_bootscripts_total{kind="chain"}`, `bss_bootscripts_total{kind="unknown"}`}
 	if fw.tftp {
-		want = append(want, `tftp_transfers_total{result="ok"}`)
+		// EDK2's UEFI PXE asks for windowsize 4 (PcdPxeTftpWindowSize).
+		want = append(want, `tftp_transfers_total{result="ok"}`, `tftp_windowed_transfers_total`)
 	}
 	for _, series := range want {
 		if !grew(series) {
