@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/hmsuite/hms/internal/problem"
@@ -142,7 +143,7 @@ func (s *Services) puts(ctx context.Context, b *batch, f *failures) {
 	inBulk(ctx, s.workers, b.ethCreate, func(ctx context.Context, es []ownedEth) error {
 		return s.hsm.CreateEthernetInterfaces(ctx, mapped(es, func(e ownedEth) hsm.EthernetInterface { return e.eth }))
 	}, func(e ownedEth) {
-		f.add(s.hsm.CreateEthernetInterface(ctx, e.eth), e.owner)
+		f.add(s.createEth(ctx, e.eth), e.owner)
 	})
 	each(ctx, len(b.ethPatch), s.workers, func(i int) {
 		e := b.ethPatch[i].eth
@@ -173,6 +174,22 @@ func (s *Services) puts(ctx context.Context, b *batch, f *failures) {
 	each(ctx, len(b.bssPut), s.workers, func(i int) {
 		f.add(s.bss.PutBootParams(ctx, b.bssPut[i].bp), b.bssPut[i].owners...)
 	})
+}
+
+// createEth creates ei. A conflict is no failure when HSM holds the
+// interface as ei has it (its component and addresses, what a plan
+// compares): inBulk's replay of a bulk request that committed but whose
+// answer was lost finds its own writes there.
+func (s *Services) createEth(ctx context.Context, ei hsm.EthernetInterface) error {
+	err := s.hsm.CreateEthernetInterface(ctx, ei)
+	if !errors.Is(err, problem.ErrConflict) {
+		return err
+	}
+	cur, gerr := s.hsm.EthernetInterface(ctx, ei.ID)
+	if gerr != nil || !strings.EqualFold(cur.ComponentID, ei.ComponentID) || !sameIPs(cur.IPAddresses, ei.IPAddresses) {
+		return err
+	}
+	return nil
 }
 
 // components creates components in bulk POSTs, then sets roles (one bulk

@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,6 +36,10 @@ type suite struct {
 	writes  map[string]*atomic.Int64
 	// opens counts the credentials the daemon unseals.
 	opens *atomic.Int64
+	// dropPath is the HSM path whose first POST's answer is lost;
+	// dropped is set once it was.
+	dropPath string
+	dropped  atomic.Bool
 }
 
 // runner is a started daemon.
@@ -43,7 +48,12 @@ type runner interface {
 	Run(ctx context.Context) error
 }
 
-func newSuite(tb testing.TB) *suite {
+func newSuite(tb testing.TB) *suite { tb.Helper(); return newSuiteDropping(tb, "") }
+
+// newSuiteDropping is newSuite whose proxy of HSM passes the first POST
+// of path (if not empty) to HSM and then drops the connection instead of
+// answering: a request that committed and whose answer was lost.
+func newSuiteDropping(tb testing.TB, path string) *suite {
 	tb.Helper()
 	dir := tb.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -64,7 +74,7 @@ func newSuite(tb testing.TB) *suite {
 	hsmURL := run(statemgr.StartDaemon(ctx, statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "hsm.db"),
 		SLSURL: slsURL, Publisher: pub, CredKeyFile: filepath.Join(dir, "hsm.key")}))
 	bssURL := run(ipxe.StartDaemon(ctx, ipxe.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "bss.db"), HSMURL: hsmURL}))
-	s := &suite{writes: map[string]*atomic.Int64{}}
+	s := &suite{writes: map[string]*atomic.Int64{}, dropPath: path}
 	slsURL, hsmURL, bssURL = s.counted(tb, "sls", slsURL), s.counted(tb, "hsm", hsmURL), s.counted(tb, "bss", bssURL)
 	s.sls, s.hsm, s.bss = slsclient.New(slsURL, nil), hsmclient.New(hsmURL, nil, "test"), bssclient.New(bssURL, nil)
 
@@ -104,6 +114,14 @@ func (s *suite) counted(tb testing.TB, name, target string) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			n.Add(1)
+		}
+		if name == "hsm" && r.Method == http.MethodPost && s.dropPath != "" && strings.HasSuffix(r.URL.Path, s.dropPath) &&
+			s.dropped.CompareAndSwap(false, true) {
+			proxy.ServeHTTP(httptest.NewRecorder(), r) // HSM commits...
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close() // ...and its answer is lost
+			}
+			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
