@@ -57,10 +57,7 @@ func TestHistoryPersistsCoarsely(t *testing.T) {
 		if got := hist.query("x1c0s0b0n0", "bootscript")[0].LastEpoch; got != fixedNow.Unix()+tt.after {
 			t.Errorf("+%ds: API answers %d", tt.after, got)
 		}
-		hist.mu.Lock()
-		dirty := len(hist.dirty)
-		hist.mu.Unlock()
-		if dirty != tt.wantDirty {
+		if dirty := len(hist.pending()); dirty != tt.wantDirty {
 			t.Errorf("+%ds: %d rows to write, want %d", tt.after, dirty, tt.wantDirty)
 		}
 	}
