@@ -3,6 +3,7 @@ package dhcp
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -125,10 +126,16 @@ func BenchmarkPacketPath(b *testing.B) {
 	}
 }
 
-// BenchmarkApply is the group commit of a storm: batches of 256 new
+// BenchmarkApply is the group commit of a storm: batches of 16, 64 and 256 new
 // leases with their events, each one transaction (synchronous=FULL); one
 // iteration is one lease.
 func BenchmarkApply(b *testing.B) {
+	for _, batch := range []int{16, 64, 256} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchApply(b, batch) })
+	}
+}
+
+func benchApply(b *testing.B, batch int) {
 	db, err := sqldb.Open(b.Context(), filepath.Join(b.TempDir(), "bss.db"), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -141,7 +148,6 @@ func BenchmarkApply(b *testing.B) {
 	sub := netip.MustParsePrefix("10.0.0.0/8")
 	ip := netip.MustParseAddr("10.0.0.10")
 	now := time.Now()
-	const batch = 256
 	b.ReportAllocs()
 	for i := 0; i < b.N; i += batch {
 		cs := make([]*Change, 0, batch)

@@ -289,7 +289,8 @@ func (s *Server) final(ctx context.Context, dropped int64) {
 	}
 }
 
-// expirer ends leases past their time, once a second.
+// expirer ends leases past their time, once a second, and has the writer
+// drop the published outbox rows.
 func (s *Server) expirer(ctx context.Context) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -299,6 +300,10 @@ func (s *Server) expirer(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			s.Expire()
+			// Published outbox rows are deleted by the writer's next
+			// transaction; this one, when no lease changed, so the outbox
+			// does not grow while the server is idle.
+			s.wakeWriter()
 		}
 	}
 }

@@ -174,16 +174,24 @@ func netEffect(changes []*Change) (puts []*Lease, dels []string, macs [][2]strin
 func encodeEvents(changes []*Change) ([]byte, []outboxRow, error) {
 	var blob []byte
 	var rows []outboxRow
+	var ends []int // of each row's event in blob
 	for _, c := range changes {
 		if c.Event == nil {
 			continue
 		}
-		b, err := lease.Encode(*c.Event)
-		if err != nil {
+		var err error
+		if blob, err = lease.Append(blob, *c.Event); err != nil {
 			return nil, nil, err
 		}
-		rows = append(rows, outboxRow{mac: c.Event.MACAddress, event: b})
-		blob = append(append(blob, b...), '\n')
+		rows = append(rows, outboxRow{mac: c.Event.MACAddress})
+		ends = append(ends, len(blob))
+		blob = append(blob, '\n')
+	}
+	// The rows' events are parts of the blob, which no longer moves.
+	start := 0
+	for i, end := range ends {
+		rows[i].event = blob[start:end:end]
+		start = end + 1
 	}
 	if len(rows) > 0 {
 		rows[len(rows)-1].last = true

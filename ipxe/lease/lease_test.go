@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -31,4 +32,24 @@ func TestDecodeRefusesEventWithoutMAC(t *testing.T) {
 	if _, err := Decode([]byte(`{`)); err == nil {
 		t.Fatal("accepted malformed JSON")
 	}
+}
+
+// FuzzAppendIsJSON: the hand-written encoder writes what encoding/json
+// writes, for any strings and times.
+func FuzzAppendIsJSON(f *testing.F) {
+	f.Add("02:00:00:00:00:01", "node<&>\"\\\x01\xff\u2028é", "PXEClient:Arch:00000", int64(1795000000123456789), int64(0), true, false)
+	f.Add("", "", "", int64(-62135596800000000), int64(1), false, true)
+	f.Fuzz(func(t *testing.T, mac, host, vc string, exp, at int64, known, local bool) {
+		loc := time.UTC
+		if local {
+			loc = time.FixedZone("X", 3600)
+		}
+		e := Event{Kind: Kind(vc), MACAddress: mac, IPAddress: host, Hostname: host, VendorClass: vc, Arch: mac,
+			Subnet: vc, Relay: host, Known: known, Expires: time.Unix(0, exp).In(loc), Time: time.Unix(at, 0).UTC()}
+		want, wantErr := json.Marshal(e)
+		got, err := Append([]byte("x"), e)
+		if (err != nil) != (wantErr != nil) || err == nil && string(got) != "x"+string(want) {
+			t.Fatalf("Append = %s, %v\njson   = %s, %v", got, err, want, wantErr)
+		}
+	})
 }
