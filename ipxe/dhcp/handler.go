@@ -39,8 +39,41 @@ type Handler struct {
 	lookup Lookup
 	now    func() time.Time
 
+	// sid, wire and types are options as they go on the wire (54; each
+	// subnet's, parallel to cfg.Subnets; 53), encoded once: replies share
+	// them (an encoded reply only reads its options).
+	sid   []byte
+	wire  []subnetWire
+	types [dhcpv4.MessageTypeInform + 1][]byte // option 53 of each type
+
 	mu sync.Mutex // guards t
 	t  *table
+}
+
+// subnetWire is one subnet's options, encoded.
+type subnetWire struct {
+	mask, router, dns []byte
+	// times are options 51, 58 and 59 for known MACs (0) and unknown ones (1).
+	times [2][3][]byte
+}
+
+func newSubnetWire(s *Subnet) subnetWire {
+	w := subnetWire{mask: dhcpv4.OptSubnetMask(net.CIDRMask(s.Prefix.Bits(), 32)).Value.ToBytes()}
+	if s.Router.IsValid() {
+		w.router = dhcpv4.OptRouter(s.Router.AsSlice()).Value.ToBytes()
+	}
+	if len(s.DNS) > 0 {
+		ips := make([]net.IP, len(s.DNS))
+		for i, d := range s.DNS {
+			ips[i] = d.AsSlice()
+		}
+		w.dns = dhcpv4.OptDNS(ips...).Value.ToBytes()
+	}
+	for i, lt := range []time.Duration{s.Lease, s.UnknownLease} {
+		w.times[i] = [3][]byte{dhcpv4.OptIPAddressLeaseTime(lt).Value.ToBytes(),
+			dhcpv4.OptRenewTimeValue(lt / 2).Value.ToBytes(), dhcpv4.OptRebindingTimeValue(lt * 7 / 8).Value.ToBytes()}
+	}
+	return w
 }
 
 // NewHandler returns a handler over an empty table; Load fills it.
@@ -63,7 +96,14 @@ func NewHandler(cfg Config, lookup Lookup, now func() time.Time) *Handler {
 			s.UnknownLease = min(DefaultUnknownLease, s.Lease)
 		}
 	}
-	return &Handler{cfg: cfg, lookup: lookup, now: now, t: newTable()}
+	h := &Handler{cfg: cfg, lookup: lookup, now: now, t: newTable(), sid: dhcpv4.OptServerIdentifier(cfg.ServerID.AsSlice()).Value.ToBytes()}
+	for i := range cfg.Subnets {
+		h.wire = append(h.wire, newSubnetWire(&cfg.Subnets[i]))
+	}
+	for t := range h.types {
+		h.types[t] = []byte{byte(t)}
+	}
+	return h
 }
 
 // Load puts stored leases into the table (at start).
@@ -94,11 +134,11 @@ func (h *Handler) Handle(req *dhcpv4.DHCPv4) Result {
 	if h.cfg.Proxy {
 		return h.proxy(req, false)
 	}
-	sub := h.subnet(req)
-	if sub == nil {
+	i := h.subnet(req)
+	if i < 0 {
 		return Result{Drop: DropNoSubnet}
 	}
-	c := h.client(req, sub)
+	c := h.client(req, i)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch req.MessageType() {
@@ -129,24 +169,25 @@ func (h *Handler) HandleBootServer(req *dhcpv4.DHCPv4) Result {
 	return h.proxy(req, true)
 }
 
-// subnet picks the subnet of req: the one holding giaddr when relayed, else
-// our own link's.
-func (h *Handler) subnet(req *dhcpv4.DHCPv4) *Subnet {
+// subnet picks the subnet of req (its index in cfg.Subnets; -1: none): the
+// one holding giaddr when relayed, else our own link's.
+func (h *Handler) subnet(req *dhcpv4.DHCPv4) int {
 	gi, _ := netip.AddrFromSlice(req.GatewayIPAddr.To4())
 	relayed := gi.IsValid() && !gi.IsUnspecified()
 	for i := range h.cfg.Subnets {
 		s := &h.cfg.Subnets[i]
 		if relayed && s.Prefix.Contains(gi) || !relayed && !s.Relayed {
-			return s
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // client is one request with what is known of its sender.
 type client struct {
 	req   *dhcpv4.DHCPv4
 	sub   *Subnet
+	wire  *subnetWire // sub's encoded options
 	mac   string
 	known bool
 	xname string
@@ -154,9 +195,10 @@ type client struct {
 	now   time.Time
 }
 
-func (h *Handler) client(req *dhcpv4.DHCPv4, sub *Subnet) *client {
+func (h *Handler) client(req *dhcpv4.DHCPv4, i int) *client {
 	xname, ip, known := h.lookup.KnownMAC(req.ClientHWAddr)
-	return &client{req: req, sub: sub, mac: req.ClientHWAddr.String(), known: known, xname: xname, hsmIP: ip, now: h.now()}
+	return &client{req: req, sub: &h.cfg.Subnets[i], wire: &h.wire[i], mac: req.ClientHWAddr.String(), known: known,
+		xname: xname, hsmIP: ip, now: h.now()}
 }
 
 // relay is the giaddr c's request came through (invalid: none).

@@ -18,16 +18,17 @@ const (
 // newReply starts a reply to req: its transaction, MAC, flags, giaddr and
 // relay agent information (RFC 3046) and client identifier (RFC 6842).
 func (h *Handler) newReply(req *dhcpv4.DHCPv4, t dhcpv4.MessageType) *dhcpv4.DHCPv4 {
+	// Room for the options a reply carries without growing the map.
 	r := &dhcpv4.DHCPv4{OpCode: dhcpv4.OpcodeBootReply, HWType: req.HWType, TransactionID: req.TransactionID,
 		ClientHWAddr: req.ClientHWAddr, Flags: req.Flags, GatewayIPAddr: req.GatewayIPAddr,
-		ClientIPAddr: net.IPv4zero, YourIPAddr: net.IPv4zero, ServerIPAddr: net.IPv4zero, Options: dhcpv4.Options{}}
-	for _, o := range []dhcpv4.OptionCode{dhcpv4.OptionRelayAgentInformation, dhcpv4.OptionClientIdentifier} {
+		ClientIPAddr: net.IPv4zero, YourIPAddr: net.IPv4zero, ServerIPAddr: net.IPv4zero, Options: make(dhcpv4.Options, 14)}
+	for _, o := range [...]dhcpv4.OptionCode{dhcpv4.OptionRelayAgentInformation, dhcpv4.OptionClientIdentifier} {
 		if v := req.Options.Get(o); v != nil {
-			r.Options.Update(dhcpv4.OptGeneric(o, v))
+			r.Options[o.Code()] = v
 		}
 	}
-	r.UpdateOption(dhcpv4.OptMessageType(t))
-	r.UpdateOption(dhcpv4.OptServerIdentifier(h.cfg.ServerID.AsSlice()))
+	r.Options[dhcpv4.OptionDHCPMessageType.Code()] = h.types[t]
+	r.Options[dhcpv4.OptionServerIdentifier.Code()] = h.sid
 	return r
 }
 
@@ -35,27 +36,26 @@ func (h *Handler) newReply(req *dhcpv4.DHCPv4, t dhcpv4.MessageType) *dhcpv4.DHC
 // options and the client's boot file.
 func (h *Handler) reply(c *client, t dhcpv4.MessageType, a netip.Addr) *dhcpv4.DHCPv4 {
 	r := h.newReply(c.req, t)
+	w := c.wire
 	if a.IsValid() {
 		r.YourIPAddr = a.AsSlice()
-		lt := c.leaseTime()
-		r.UpdateOption(dhcpv4.OptIPAddressLeaseTime(lt))
-		r.UpdateOption(dhcpv4.OptRenewTimeValue(lt / 2))
-		r.UpdateOption(dhcpv4.OptRebindingTimeValue(lt * 7 / 8))
+		times := &w.times[0]
+		if !c.known {
+			times = &w.times[1]
+		}
+		r.Options[dhcpv4.OptionIPAddressLeaseTime.Code()] = times[0]
+		r.Options[dhcpv4.OptionRenewTimeValue.Code()] = times[1]
+		r.Options[dhcpv4.OptionRebindingTimeValue.Code()] = times[2]
 	}
 	if t == dhcpv4.MessageTypeAck && !a.IsValid() {
 		r.ClientIPAddr = c.req.ClientIPAddr
 	}
-	bits := c.sub.Prefix.Bits()
-	r.UpdateOption(dhcpv4.OptSubnetMask(net.CIDRMask(bits, 32)))
-	if c.sub.Router.IsValid() {
-		r.UpdateOption(dhcpv4.OptRouter(c.sub.Router.AsSlice()))
+	r.Options[dhcpv4.OptionSubnetMask.Code()] = w.mask
+	if w.router != nil {
+		r.Options[dhcpv4.OptionRouter.Code()] = w.router
 	}
-	if len(c.sub.DNS) > 0 {
-		ips := make([]net.IP, len(c.sub.DNS))
-		for i, d := range c.sub.DNS {
-			ips[i] = d.AsSlice()
-		}
-		r.UpdateOption(dhcpv4.OptDNS(ips...))
+	if w.dns != nil {
+		r.Options[dhcpv4.OptionDomainNameServer.Code()] = w.dns
 	}
 	if c.xname != "" {
 		r.UpdateOption(dhcpv4.OptHostName(c.xname))
