@@ -33,14 +33,25 @@ ip -n $S addr add 10.60.0.1/16 dev hmsbd$$; ip -n $S link set hmsbd$$ up; ip -n 
 ip -n $C addr add 10.60.0.2/16 dev hmsbc$$; ip -n $C link set hmsbc$$ up; ip -n $C link set lo up
 go build -o "$work/bss" ./cmd/bss
 
+# cpu PID: the process's user+system CPU time in clock ticks.
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# rcvbuf: replies perfdhcp's socket dropped so far in its namespace (its
+# receive buffer was full: on a 2-core machine perfdhcp competes with the
+# server for CPU).
+rcvbuf() { ip netns exec $C awk '/^Udp:/ {n++} n==2 && /^Udp:/ {print $6; exit}' /proc/net/snmp; }
 perf() { # label
-  echo "== $1"
-  ip netns exec $C perfdhcp -4 -l hmsbc$$ -r "$RATE" -R 60000 -p "$SECS" 10.60.0.1 2>&1 |
-    awk '/^Rate:/ || /^\*\*\*Statistics/ || /^sent packets/ || /^received packets/ || /^drops ratio/ || /^avg delay/'
-  # Replies perfdhcp's own socket dropped (its receive buffer was full: on
-  # a 2-core machine perfdhcp competes with the server for CPU). Counted
-  # from the start of the run, per namespace.
-  echo "perfdhcp's socket: $(ip netns exec $C awk '/^Udp:/ {n++} n==2 && /^Udp:/ {print "RcvbufErrors(cumulative) " $6; exit}' /proc/net/snmp)"
+  echo "== $1 (load average $(cut -d' ' -f1 /proc/loadavg))"
+  local c0 r0 c1 out acks hz
+  c0=$(cpu "$pid") r0=$(rcvbuf)
+  out=$(ip netns exec $C perfdhcp -4 -l hmsbc$$ -r "$RATE" -R 60000 -p "$SECS" 10.60.0.1 2>&1)
+  c1=$(cpu "$pid") hz=$(getconf CLK_TCK)
+  echo "$out" | awk '/^Rate:/ || /^\*\*\*Statistics/ || /^sent packets/ || /^received packets/ || /^drops ratio/ || /^avg delay/'
+  echo "perfdhcp's socket: RcvbufErrors $(( $(rcvbuf) - r0 )) in this run"
+  # The load-independent figure: the server's CPU per lease perfdhcp
+  # completed (perfdhcp shares the cores, so rates move with the load).
+  acks=$(echo "$out" | awk '/REQUEST-ACK/ {f = 1} f && /^received packets/ {print $3; exit}')
+  awk -v c=$((c1 - c0)) -v hz="$hz" -v a="${acks:-0}" 'BEGIN {
+    printf "server CPU: %.2f s, %.3f CPU-s per 1,000 leases\n", c / hz, (a > 0 ? c / hz / a * 1000 : 0) }'
 }
 stop() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=; }
 # wait_port proto port: until something in $S listens there.
