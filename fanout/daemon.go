@@ -87,8 +87,8 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
 	reg := httpserver.NewRegistry()
-	if cfg.Delivery.TLS == nil {
-		cfg.Delivery.TLS = cfg.Auth.TLS.ClientTLS()
+	if cfg.Delivery.TLS == nil && cfg.Auth.TLS.ClientTLS() != nil {
+		cfg.Delivery.TLS = cfg.Auth.TLS.ConfigureTransport
 	}
 	svc, err := New(ctx, store, cfg.Delivery, cfg.Log, reg)
 	if err != nil {

@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -47,9 +46,10 @@ type Config struct {
 	// hmnfd's own HTTP/1.1 keep-alive client (see h1Client) and to the rest
 	// with a net/http client, both pooled for MaxInFlight.
 	Client *http.Client
-	// TLS, when set, is what the default client presents to and trusts in
-	// https:// subscribers (hmnfd's -tls-cert and -client-ca).
-	TLS *tls.Config
+	// TLS, when set, sets up the default client's transport for https://
+	// subscribers: what it presents and trusts (hmnfd's -tls-cert and
+	// -client-ca, mtls.Config.ConfigureTransport, which follows a rotated CA).
+	TLS func(*http.Transport)
 	// Auth, when set, gives the Bearer token every delivery carries (the
 	// SCN token: a subscriber chooses its URL, so it gets a token worth
 	// nothing but posting SCNs).
@@ -107,7 +107,9 @@ func (c Config) withDefaults() Config {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns = 2 * c.MaxInFlight
 		tr.MaxIdleConnsPerHost = c.MaxInFlight
-		tr.TLSClientConfig = c.TLS
+		if c.TLS != nil {
+			c.TLS(tr)
+		}
 		// A redirect is a failed delivery, as it is for h1Client: following
 		// a 301 or 302 would turn the POST into a bodiless GET and report
 		// an SCN delivered that never was.

@@ -2,8 +2,11 @@ package mtls_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/mtls"
@@ -57,5 +60,55 @@ func TestForClient(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "-ca-file") {
 			t.Errorf("%s: %v, want a usage error naming the flags", name, err)
 		}
+	}
+}
+
+// TestClientFollowsCARotation: a client whose CA file is replaced trusts
+// the new CA from its next connection on, without a restart, and no
+// longer the old one.
+func TestClientFollowsCARotation(t *testing.T) {
+	old, next := mtlstest.NewCA(t), mtlstest.NewCA(t)
+	cert, key := old.Issue("hsm")
+	rotated := serve(t, mtls.Config{CertFile: cert, KeyFile: key})
+	staleCert, staleKey := old.Issue("sls")
+	stale := serve(t, mtls.Config{CertFile: staleCert, KeyFile: staleKey}) // keeps the old CA's certificate
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	copyFile(t, old.File(), caFile)
+	c, err := mtls.ForClient("", "", caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := c.Client(nil)
+	for _, url := range []string{rotated, stale} {
+		if _, err := get(t, hc, url); err != nil {
+			t.Fatalf("before the rotation, GET %s: %v", url, err)
+		}
+	}
+
+	next.IssueTo("hsm", cert, key)
+	copyFile(t, next.File(), caFile)
+	later := time.Now().Add(time.Minute) // the modification time decides: make sure it moved
+	for _, f := range []string{cert, key, caFile} {
+		if err := os.Chtimes(f, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hc.CloseIdleConnections() // a kept connection is not verified again
+	if _, err := get(t, hc, rotated); err != nil {
+		t.Errorf("after the rotation, the server of the new CA: %v", err)
+	}
+	if _, err := get(t, hc, stale); err == nil {
+		t.Error("after the rotation, a certificate of the old CA was still trusted")
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -10,13 +10,16 @@
 package mtls
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/hmsuite/hms/internal/cli"
 )
@@ -72,7 +75,8 @@ func (c Config) Server() (*tls.Config, error) {
 // ClientTLS returns what a daemon's clients use for https:// peers (nil
 // when off): its certificate as client certificate, taken from the files as
 // they are at each handshake, and the system's roots plus ClientCA's CAs
-// (the same clients fetch a site's JWKS and OAuth tokens, whose
+// as they are now (ConfigureTransport reads them again when the file
+// changes; the same clients fetch a site's JWKS and OAuth tokens, whose
 // certificates a public or site CA signs). A tool's
 // Config (ForClient) may have ClientCA alone: it trusts those CAs and
 // presents no certificate.
@@ -89,14 +93,98 @@ func (c Config) ClientTLS() *tls.Config {
 		}
 	}
 	if c.ClientCA != "" {
-		// The roots are read once: a tls.Config's RootCAs cannot change per
-		// handshake without verifying by hand, and a CA outlives its
-		// certificates.
+		// The roots as they are now: Client's connections take them
+		// afresh from the file at each dial (ConfigureTransport).
 		if pool, err := c.rootPool(); err == nil {
 			cc.RootCAs = pool
 		}
 	}
 	return cc
+}
+
+// ConfigureTransport makes tr's https:// requests present the daemon's
+// certificate and trust ClientCA (ClientTLS), reading the CA file again
+// when it changed: a tls.Config's RootCAs cannot change per handshake, so
+// with ClientCA each connection is dialled with a copy of the
+// configuration holding the CAs of the file as it is then (a rotated CA is
+// trusted without a restart, as the servers' files are). Requests through
+// a proxy keep the roots read now.
+func (c Config) ConfigureTransport(tr *http.Transport) {
+	tr.TLSClientConfig = c.ClientTLS()
+	if c.ClientCA == "" || tr.TLSClientConfig == nil {
+		return
+	}
+	base, r, dial := tr.TLSClientConfig, &roots{path: c.ClientCA}, tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	timeout := tr.TLSHandshakeTimeout
+	tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg := base.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = host
+		}
+		cfg.RootCAs = r.get(cfg.RootCAs)
+		raw, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		conn := tls.Client(raw, cfg)
+		if err := conn.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
+}
+
+// roots caches the pool of rootPool, reading the CA file again when its
+// size or modification time changed. A change that does not parse (a file
+// being written) keeps the last good pool.
+type roots struct {
+	path  string
+	mu    sync.Mutex
+	stamp stamp
+	pool  *x509.CertPool
+}
+
+// get returns the current pool, or last when the file never parsed.
+func (r *roots) get(last *x509.CertPool) *x509.CertPool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := stampOf(r.path)
+	if r.pool != nil && now == r.stamp {
+		return r.pool
+	}
+	if pool, err := (Config{ClientCA: r.path}).rootPool(); err == nil {
+		r.pool, r.stamp = pool, now
+	}
+	if r.pool == nil {
+		return last
+	}
+	return r.pool
+}
+
+// stampOf is the size and modification time of the file at p (zero if it
+// cannot be read).
+func stampOf(p string) stamp {
+	if p == "" {
+		return stamp{}
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return stamp{}
+	}
+	return stamp{fi.ModTime().UnixNano(), fi.Size()}
 }
 
 // clientOn reports whether clients need a TLS configuration of their own.
@@ -144,7 +232,7 @@ func (c Config) Client(hc *http.Client) *http.Client {
 	default:
 		return hc
 	}
-	tr.TLSClientConfig = c.ClientTLS()
+	c.ConfigureTransport(tr)
 	cp.Transport = tr
 	return &cp
 }
@@ -169,12 +257,7 @@ func (f *files) load() (*tls.Certificate, *x509.CertPool, error) {
 	defer f.mu.Unlock()
 	var now [3]stamp
 	for i, p := range []string{f.cfg.CertFile, f.cfg.KeyFile, f.cfg.ClientCA} {
-		if p == "" {
-			continue
-		}
-		if fi, err := os.Stat(p); err == nil {
-			now[i] = stamp{fi.ModTime().UnixNano(), fi.Size()}
-		}
+		now[i] = stampOf(p)
 	}
 	if f.cert != nil && now == f.stamp {
 		return f.cert, f.pool, nil
