@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -219,35 +220,46 @@ func defineGetUnknown(fs *flag.FlagSet) execFunc {
 		if unknown == nil {
 			unknown = []redswire.Unknown{}
 		}
-		t := table{none: "no unknown MAC addresses", cols: []column{{name: "MAC"}, {name: "IP"}, {name: "REASON"},
-			{name: "SWITCH"}, {name: "PORT"}, {name: "ATTEMPTS"}, {name: "LAST SEEN"}, {name: "NEXT ATTEMPT", wide: true},
-			{name: "XNAME", wide: true}, {name: "DEFERRED", wide: true}, {name: "DETAIL", wide: true}}}
-		for _, u := range unknown {
-			t.rows = append(t.rows, []string{u.MACAddress, u.IPAddress, u.Reason, u.Switch, u.Port,
-				strconv.Itoa(u.Attempts), timev(u.LastAttempt), timev(u.NextAttempt), u.Xname,
-				strconv.FormatBool(u.Deferred), u.Detail})
-		}
-		return s.emit(unknown, t)
+		return s.emit(unknown, unknownTable(unknown))
 	}
 }
 
+// unknownTable shows unknown MACs, from reds or from HSM.
+func unknownTable(unknown []redswire.Unknown) table {
+	t := table{none: "no unknown MAC addresses", cols: []column{{name: "MAC"}, {name: "IP"}, {name: "REASON"},
+		{name: "SWITCH"}, {name: "PORT"}, {name: "ATTEMPTS"}, {name: "LAST SEEN"}, {name: "NEXT ATTEMPT", wide: true},
+		{name: "XNAME", wide: true}, {name: "DEFERRED", wide: true}, {name: "DETAIL", wide: true}}}
+	for _, u := range unknown {
+		t.rows = append(t.rows, []string{u.MACAddress, u.IPAddress, u.Reason, u.Switch, u.Port,
+			strconv.Itoa(u.Attempts), timev(u.LastAttempt), timev(u.NextAttempt), u.Xname,
+			strconv.FormatBool(u.Deferred), u.Detail})
+	}
+	return t
+}
+
 // getUnknownHSM lists HSM's view when reds is not reachable: the Ethernet
-// interfaces that belong to no component, without reds' reasons.
+// interfaces that belong to no component, in reds' shape (so -o json reads
+// the same either way), without reds' reasons: Reason says where they came
+// from, Detail is the interface's description, the last seen time its
+// LastUpdate.
 func getUnknownHSM(ctx context.Context, s *session) error {
-	unknown, err := unknownMACs(ctx, s)
+	eis, err := unknownMACs(ctx, s)
 	if err != nil {
 		return err
 	}
-	t := table{none: "no unknown MAC addresses", cols: []column{{name: "MAC"}, {name: "IP"}, {name: "LAST SEEN"},
-		{name: "DESCRIPTION", wide: true}}}
-	for _, e := range unknown {
-		var ips []string
-		for _, ip := range e.IPAddresses {
-			ips = append(ips, ip.IPAddress)
+	unknown := make([]redswire.Unknown, 0, len(eis))
+	for _, e := range eis {
+		u := redswire.Unknown{MACAddress: e.MACAddress, Reason: redswire.ReasonInHSMOnly, Detail: e.Description,
+			LastAttempt: e.LastUpdate}
+		if hw, err := net.ParseMAC(e.MACAddress); err == nil {
+			u.MACAddress = hw.String()
 		}
-		t.rows = append(t.rows, []string{e.MACAddress, strings.Join(ips, ","), timev(e.LastUpdate), e.Description})
+		if len(e.IPAddresses) > 0 {
+			u.IPAddress = e.IPAddresses[0].IPAddress
+		}
+		unknown = append(unknown, u)
 	}
-	return s.emit(unknown, t)
+	return s.emit(unknown, unknownTable(unknown))
 }
 
 // unknownMACs are HSM's Ethernet interfaces that belong to no component:

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hmsuite/hms/ctl"
 	redswire "github.com/hmsuite/hms/discovery/wire"
-	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // fakeREDS serves GET /v1/unknown as reds does: the deferred MAC only with
@@ -77,6 +76,7 @@ func TestGetUnknownFromREDS(t *testing.T) {
 		t.Errorf("get unknown -o wide:\n%s", w.stdout)
 	}
 
+	checkUnknownShape(t, hms(t, e, "get", "unknown", "-o", "json").stdout)
 	var got []redswire.Unknown
 	hmsJSON(t, e, &got, "get", "unknown", "--deferred")
 	if len(got) != 3 || !got[2].Deferred || got[2].Reason != redswire.ReasonNotOnAnySwitch {
@@ -103,10 +103,9 @@ func TestGetUnknownFallback(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("get unknown: %v (stderr %q)", r.err, r.stderr)
 	}
-	var got []hsm.EthernetInterface
-	mustOK(t, jsonUnmarshal(r.stdout, &got))
-	if len(got) != 1 || got[0].MACAddress != "a4:bf:01:00:00:99" {
-		t.Errorf("unknown MACs = %+v, want only HSM's a4:bf:01:00:00:99", got)
+	got := checkUnknownShape(t, r.stdout)
+	if len(got) != 1 || got[0].MACAddress != "a4:bf:01:00:00:99" || got[0].Reason != redswire.ReasonInHSMOnly {
+		t.Errorf("unknown MACs = %+v, want only HSM's a4:bf:01:00:00:99, reason %s", got, redswire.ReasonInHSMOnly)
 	}
 	if n := strings.Count(r.stderr, "\n"); n != 1 || !strings.Contains(r.stderr, "cannot reach reds") || !strings.Contains(r.stderr, "HSM") {
 		t.Errorf("stderr %q, want one note naming reds and HSM", r.stderr)
@@ -127,4 +126,26 @@ func containsAll(s string, subs []string) bool {
 		}
 	}
 	return true
+}
+
+// checkUnknownShape decodes the JSON of `hms get unknown` as reds' wire
+// type, refusing any other field, whether it came from reds or from HSM.
+func checkUnknownShape(t *testing.T, out string) []redswire.Unknown {
+	t.Helper()
+	var got []redswire.Unknown
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("get unknown -o json is not a list of reds' Unknown: %v\n%s", err, out)
+	}
+	var raw []map[string]any
+	mustOK(t, jsonUnmarshal(out, &raw))
+	for _, u := range raw {
+		for _, k := range []string{"MACAddress", "IPAddress", "Reason", "Detail", "Attempts", "LastAttempt", "NextAttempt"} {
+			if _, ok := u[k]; !ok {
+				t.Errorf("get unknown -o json: %s missing in %v", k, u)
+			}
+		}
+	}
+	return got
 }

@@ -16,6 +16,10 @@ const (
 	ReasonBMCRefused     = "bmc_refused"
 	ReasonBMCUnreachable = "bmc_unreachable"
 	ReasonHSMFailed      = "hsm_failed"
+	// ReasonInHSMOnly is never reds': `hms get unknown`, when reds cannot
+	// be reached, lists HSM's Ethernet interfaces with no component in
+	// this shape, with this reason.
+	ReasonInHSMOnly = "in_hsm_only"
 )
 
 // Unknown is a MAC reds has not placed yet and why: one element of GET
