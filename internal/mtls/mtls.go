@@ -318,25 +318,44 @@ func (c Config) rootPool() (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// Flags are -tls-cert, -tls-key and -client-ca; Register declares them.
+// Flags are -tls-cert, -tls-key and the CA flag: a daemon's -client-ca
+// (Register) or a tool's -ca-file (RegisterClient).
 type Flags struct {
-	f              *cli.FlagSet
-	cert, key, cas *string
+	f             *cli.FlagSet
+	cert, key, ca *string
+	// tool: the flags of a tool that calls daemons and serves nothing
+	// (ForClient's rules).
+	tool bool
 }
 
 // Register declares -tls-cert, -tls-key and -client-ca on f.
 func Register(f *cli.FlagSet) *Flags {
-	return &Flags{f: f,
-		cert: f.String("tls-cert", "", "PEM `FILE` of the certificate (and chain) to serve HTTPS with and to present to https:// peers as client certificate; re-read when it changes"),
-		key:  f.String("tls-key", "", "PEM `FILE` of the private key of -tls-cert"),
-		cas:  f.String("client-ca", "", "PEM `FILE` of the CA(s) callers' certificates must chain to: the TLS handshake refuses a caller without one (health probes too); also the only CAs trusted for https:// peers. Needs -tls-cert"),
-	}
+	return register(f, false, "PEM `FILE` of the certificate (and chain) to serve HTTPS with and to present to https:// peers as client certificate; re-read when it changes",
+		"client-ca", "PEM `FILE` of the CA(s) callers' certificates must chain to: the TLS handshake refuses a caller without one (health probes too); also the only CAs trusted for https:// peers. Needs -tls-cert")
 }
 
-// Config checks the files the flags name and returns the configuration.
-// Errors are *cli.UsageError.
+// RegisterClient declares -tls-cert, -tls-key and -ca-file on f, for a
+// tool that calls daemons over https:// and serves nothing (hbagent).
+func RegisterClient(f *cli.FlagSet) *Flags {
+	return register(f, true, "PEM `FILE` of the client certificate (and chain) presented to https:// daemons run with -client-ca; re-read when it changes",
+		"ca-file", "PEM `FILE` of the CA(s) trusted for the daemons' https:// certificates (default: the system's roots)")
+}
+
+func register(f *cli.FlagSet, tool bool, certHelp, caName, caHelp string) *Flags {
+	return &Flags{f: f, tool: tool, cert: f.String("tls-cert", "", certHelp),
+		key: f.String("tls-key", "", "PEM `FILE` of the private key of -tls-cert"), ca: f.String(caName, "", caHelp)}
+}
+
+// Config checks the files the flags name and returns the configuration
+// (a tool's: ForClient). Errors are *cli.UsageError.
 func (fl *Flags) Config() (Config, error) {
-	c := Config{CertFile: *fl.cert, KeyFile: *fl.key, ClientCA: *fl.cas}
+	c := Config{CertFile: *fl.cert, KeyFile: *fl.key, ClientCA: *fl.ca}
+	if fl.tool {
+		if _, err := ForClient(c.CertFile, c.KeyFile, c.ClientCA); err != nil {
+			return Config{}, cli.Usagef("-%s, -%s, -%s: %v", fl.f.Name("tls-cert"), fl.f.Name("tls-key"), fl.f.Name("ca-file"), err)
+		}
+		return c, nil
+	}
 	switch {
 	case (c.CertFile == "") != (c.KeyFile == ""):
 		return Config{}, cli.Usagef("-%s and -%s go together", fl.f.Name("tls-cert"), fl.f.Name("tls-key"))
@@ -351,33 +370,6 @@ func (fl *Flags) Config() (Config, error) {
 	}
 	if _, err := c.caPool(); err != nil {
 		return Config{}, cli.Usagef("-%s: %v", fl.f.Name("client-ca"), err)
-	}
-	return c, nil
-}
-
-// ClientFlags are a tool's -tls-cert, -tls-key and -ca-file (hbagent's);
-// RegisterClient declares them.
-type ClientFlags struct {
-	f             *cli.FlagSet
-	cert, key, ca *string
-}
-
-// RegisterClient declares -tls-cert, -tls-key and -ca-file on f, for a
-// tool that calls daemons over https:// and serves nothing.
-func RegisterClient(f *cli.FlagSet) *ClientFlags {
-	return &ClientFlags{f: f,
-		cert: f.String("tls-cert", "", "PEM `FILE` of the client certificate (and chain) presented to https:// daemons run with -client-ca; re-read when it changes"),
-		key:  f.String("tls-key", "", "PEM `FILE` of the private key of -tls-cert"),
-		ca:   f.String("ca-file", "", "PEM `FILE` of the CA(s) trusted for the daemons' https:// certificates (default: the system's roots)"),
-	}
-}
-
-// Config checks the files the flags name (ForClient). Errors are
-// *cli.UsageError.
-func (fl *ClientFlags) Config() (Config, error) {
-	c, err := ForClient(*fl.cert, *fl.key, *fl.ca)
-	if err != nil {
-		return Config{}, cli.Usagef("-%s, -%s, -%s: %v", fl.f.Name("tls-cert"), fl.f.Name("tls-key"), fl.f.Name("ca-file"), err)
 	}
 	return c, nil
 }
