@@ -107,3 +107,32 @@ func TestUnplacedMACDeferred(t *testing.T) {
 		t.Errorf("%d walks, want 2", n)
 	}
 }
+
+// TestNetbootMACNotPolled: a MAC leased to a network-booting client is not
+// queued by the HSM poll either, which finds it among the interfaces
+// without a ComponentID (the DHCP server wrote it) until HSM's walk of its
+// node's BMC names it.
+func TestNetbootMACNotPolled(t *testing.T) {
+	s := newRiver(t, 1, Config{})
+	const nic, ip = "02:00:00:00:07:01", "127.0.9.7"
+	s.leaseEvent(lease.Event{Kind: lease.Commit, MACAddress: nic, IPAddress: ip,
+		VendorClass: "PXEClient:Arch:00007:UNDI:003016", Arch: "x86_64"})
+	const marker = "02:00:00:00:07:aa" // leased after the PXE lease: its outcome means that one was read
+	s.lease(marker, "127.0.9.8")
+	if o := s.next(); o.mac != marker {
+		t.Fatalf("outcome %+v, want the marker's", o)
+	}
+	if err := s.hsm.CreateEthernetInterface(t.Context(), hsm.EthernetInterface{MACAddress: nic,
+		IPAddresses: []hsm.IPAddressMapping{{IPAddress: ip}}}); err != nil {
+		t.Fatal(err)
+	}
+	walks := s.agent.Walks(oidQFdbPort)
+	s.svc.pollHSM(t.Context())
+	s.lease(marker, "127.0.9.9") // a new address: processed again
+	if o := s.next(); o.mac != marker {
+		t.Fatalf("outcome %+v (%v), want the marker's: the polled node NIC was queued", o, o.err)
+	}
+	if n := s.agent.Walks(oidQFdbPort); n != walks+1 {
+		t.Errorf("%d walks after the poll, want 1 (the marker's)", n-walks)
+	}
+}

@@ -274,6 +274,7 @@ func (s *Service) place(ev lease.Event) {
 		queued = s.submit(mj)
 	case !ev.Known && netBooting(ev):
 		// A node's NIC booting: HSM names it from its BMC's walk.
+		s.leftToHSM(ev.MACAddress, ev.IPAddress)
 		s.m.leases.WithLabelValues(kind, "netboot").Inc()
 		return
 	case !ev.Known && s.cfg.River:
@@ -332,6 +333,19 @@ func (s *Service) submit(j job) bool {
 	s.queue = append(s.queue, j.mac)
 	s.signal()
 	return true
+}
+
+// leftToHSM records mac, leased ip by a network-booting client, as done
+// with: the HSM poll, which finds it among the interfaces without a
+// ComponentID until HSM's walk of its node's BMC names it, does not queue
+// it either (5,000 nodes booting made 5,000 jobs a minute later, each
+// walking every switch for a MAC on none). A MAC with a job keeps it.
+func (s *Service) leftToHSM(mac, ip string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, had := s.jobs[mac]; !had {
+		s.done[mac] = ip
+	}
 }
 
 func (s *Service) signal() {
