@@ -234,7 +234,11 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 	d.update(func(st *Status) { st.NodeAddr, st.Leased, st.Phase = g.ip.String(), time.Now(), "bootscript" })
 	go s.relay.keep(ctx, nil, d.nodeMAC, g, func() { d.update(func(st *Status) { st.NodeRenewed = time.Now() }) })
 	var xname, nid, tok string
-	for xname == "" {
+	// The wait doubles up to bootRetryGrowth times BootRetry: 5,000 nodes
+	// waiting minutes for their BMCs' discovery, each asking every second
+	// on a new connection, cost the suite and the sim a good part of their
+	// CPU (a real node boots the discovery image meanwhile).
+	for wait := s.cfg.BootRetry; xname == ""; wait = min(2*wait, bootRetryGrowth*s.cfg.BootRetry) {
 		script, err := s.bootscript(ctx, d.nodeMAC.String(), g.ip)
 		if m := xnameParam.FindStringSubmatch(script); err == nil && m != nil {
 			xname = m[1]
@@ -244,7 +248,7 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 			tok = scriptToken(script)
 			break
 		}
-		if !sleep(ctx, s.cfg.BootRetry) {
+		if !sleep(ctx, wait) {
 			return
 		}
 	}
@@ -267,6 +271,10 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 		_ = a.Run(ctx) // returns when ctx ends
 	}
 }
+
+// bootRetryGrowth bounds a node's wait between two boot script requests:
+// at most this many times Config.BootRetry.
+const bootRetryGrowth = 4
 
 // bootscript fetches the iPXE script bss gives mac, from the node's address
 // from (bss hands a node token only to a node asking from its own address).

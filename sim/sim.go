@@ -63,8 +63,9 @@ type Config struct {
 	// Kernel is the kernel URL of the Default boot entry the sim creates
 	// in bss when there is none (the nodes never fetch it).
 	Kernel string
-	// BootRetry is the wait before a node asks bss again for a script that
-	// does not name it yet.
+	// BootRetry is the first wait before a node asks bss again for a
+	// script that does not name it yet; the wait doubles after each such
+	// script, up to four times BootRetry.
 	BootRetry time.Duration
 	// HeartbeatInterval is the nodes' heartbeat interval.
 	HeartbeatInterval time.Duration

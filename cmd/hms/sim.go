@@ -50,7 +50,7 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	control := f.String("control", "127.0.0.1:27790", "`HOST:PORT` of the control API")
 	off := f.Bool("powered-off", false, "start the nodes powered off (they boot on a Redfish reset On: pcs, or hms sim power on)")
 	kernel := f.String("kernel", "http://127.0.0.1/sim/vmlinuz", "kernel `URL` of the Default boot entry created in bss when it has none")
-	retry := f.Duration("boot-retry", time.Second, "wait before a node asks bss again for a script that does not name it yet")
+	retry := f.Duration("boot-retry", time.Second, "first wait before a node asks bss again for a script that does not name it yet (it doubles, up to four times this)")
 	beat := f.Duration("heartbeat-interval", 10*time.Second, "the nodes' heartbeat interval")
 	level := f.LogLevel()
 	tf := token.Register(f) // the sim's own calls when the suite checks tokens; its nodes use bss's node tokens
