@@ -68,16 +68,18 @@ if n:
     ok, bad, mean = walks.get("ok", 0), walks.get("error", 0), walks["_seconds_sum"] / n
     print(f"reds snmp walks ok={ok:.0f} error={bad:.0f} mean={mean:.3f}s")
 ' || true
-curl -s http://127.0.0.1:27790/sim/v1/devices | python3 -c '
-import json, sys
+curl -s http://127.0.0.1:27790/sim/v1/devices | START=$start python3 -c '
+import json, os, sys
 from datetime import datetime
 def t(s): return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 ds = json.load(sys.stdin)
+on = [t(d["power_on"]) for d in ds if d.get("power_on")]
+if on: print("first power-on (layout written) %.1fs after hms sim started" % (min(on) - float(os.environ["START"])))
 def pct(v, p): v = sorted(v); return v[min(len(v) - 1, int(p * len(v)))]
 for name, a, b in [("power-on -> lease", "power_on", "leased"), ("lease -> boot script naming the node", "leased", "booted"),
                    ("boot script -> first heartbeat accepted", "booted", "heartbeat"), ("power-on -> first heartbeat", "power_on", "heartbeat")]:
     v = [t(d[b]) - t(d[a]) for d in ds if d.get(a) and d.get(b)]
-    print(f"{name:42s} n={len(v)} p50={pct(v, .5):.2f}s p99={pct(v, .99):.2f}s")
+    if v: print(f"{name:42s} n={len(v)} p50={pct(v, .5):.2f}s p99={pct(v, .99):.2f}s")
 '
 # Nodes not Ready: the sim's view of each (phase, addresses).
 [ "$FAIL" = 0 ] || curl -s http://127.0.0.1:27790/sim/v1/devices | python3 -c '
