@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -219,5 +220,5 @@ func (a *API) bootscript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
-	_, _ = w.Write([]byte(script))
+	_, _ = io.WriteString(w, script) // no copy of the script
 }
