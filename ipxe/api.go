@@ -28,12 +28,16 @@ type API struct {
 	version string
 	// style is hms-bss's problem shape: hms-base's, without instance.
 	style problem.Style
+	// textPlain is the bootscript's Content-Type value, made once (net/http
+	// only reads a header's values).
+	textPlain []string
 }
 
 // NewAPI returns the API for svc; version is what /service/version reports;
 // leases are the DHCP server's (nil when bss runs none).
 func NewAPI(svc *Service, leases LeaseReader, log *slog.Logger, version string) *API {
-	return &API{svc: svc, leases: leases, log: log, version: version, style: problem.Style{NoInstance: true}}
+	return &API{svc: svc, leases: leases, log: log, version: version, style: problem.Style{NoInstance: true},
+		textPlain: []string{"text/plain; charset=UTF-8"}}
 }
 
 // apiDoc holds openapi.yaml, the document of this API, served at
@@ -212,13 +216,15 @@ func (a *API) bootscript(w http.ResponseWriter, r *http.Request) {
 		a.style.WriteStatus(w, r, http.StatusBadRequest, "Need a mac=, name=, or nid= parameter")
 		return
 	}
-	req.Retry, _ = strconv.Atoi(q.Get("retry"))
+	if r := q.Get("retry"); r != "" {
+		req.Retry, _ = strconv.Atoi(r) // (an empty one cost an error value per script)
+	}
 	req.Caller, _ = callerIP(r, a.svc.trusted)
 	script, err := a.svc.Bootscript(&req)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
+	w.Header()["Content-Type"] = a.textPlain
 	_, _ = io.WriteString(w, script) // no copy of the script
 }

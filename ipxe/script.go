@@ -201,13 +201,7 @@ const minDiscoveryToken = 16
 // unknown node (no xname= or nid= injected; the discovery token, if any);
 // nodeTok, when set, goes on the command line as CmdlineParam.
 func (s *Service) script(e *Entry, token string, n *Node, nodeTok, chain string) string {
-	params := s.params(e, token, n)
-	if nodeTok != "" {
-		params = addParam(params, CmdlineParam+"=", nodeTok)
-	}
-	if n == nil && s.cfg.DiscoveryToken != "" {
-		params = addParam(params, DiscoveryParam+"=", s.cfg.DiscoveryToken)
-	}
+	params := s.params(e, token, n, nodeTok)
 	var b strings.Builder
 	b.Grow(256 + len(params) + len(e.Kernel) + len(e.Initrd) + len(chain))
 	b.WriteString("#!ipxe\nkernel --name kernel ")
@@ -233,8 +227,48 @@ func (s *Service) script(e *Entry, token string, n *Node, nodeTok, chain string)
 // params is the kernel command line: the entry's parameters, then its
 // kernel's and initrd's; with an initrd, "initrd=initrd" first and the
 // first other initrd token cut (as hms-bss does); then xname=, nid=,
-// bss_referral_token= and ds= unless already present.
-func (s *Service) params(e *Entry, token string, n *Node) string {
+// bss_referral_token=, ds=, the node token and (unknown nodes) the
+// discovery token, each unless already present.
+func (s *Service) params(e *Entry, token string, n *Node, nodeTok string) string {
+	p := s.baseParams(e)
+	// One buffer for the additions (a string each cost four allocations
+	// per script); b.String() does not copy, so each check reads it.
+	var b strings.Builder
+	b.Grow(len(p) + 160 + len(s.cfg.AdvertiseURL) + len(nodeTok))
+	b.WriteString(p)
+	add := func(prefix string, value ...string) {
+		if hasParam(b.String(), prefix) {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(prefix)
+		for _, v := range value {
+			b.WriteString(v)
+		}
+	}
+	if n != nil {
+		add("xname=", n.ID)
+		if n.NID != nil {
+			add("nid=", strconv.Itoa(*n.NID))
+		}
+	}
+	if token != "" {
+		add("bss_referral_token=", token)
+	}
+	add("ds=", "nocloud-net;s=", s.cfg.AdvertiseURL, "/")
+	if nodeTok != "" {
+		add(CmdlineParam+"=", nodeTok)
+	}
+	if n == nil && s.cfg.DiscoveryToken != "" {
+		add(DiscoveryParam+"=", s.cfg.DiscoveryToken)
+	}
+	return b.String()
+}
+
+// baseParams is the entry's command line before the additions of params.
+func (s *Service) baseParams(e *Entry) string {
 	parts := make([]string, 0, 3)
 	if e.Params != "" {
 		parts = append(parts, e.Params)
@@ -257,34 +291,22 @@ func (s *Service) params(e *Entry, token string, n *Node) string {
 		}
 		p = strings.TrimSpace("initrd=initrd " + p)
 	}
-	if n != nil {
-		p = addParam(p, "xname=", n.ID)
-		if n.NID != nil {
-			p = addParam(p, "nid=", strconv.Itoa(*n.NID))
-		}
-	}
-	if token != "" {
-		p = addParam(p, "bss_referral_token=", token)
-	}
-	return addParam(p, "ds=", "nocloud-net;s="+s.cfg.AdvertiseURL+"/")
+	return p
 }
 
-// addParam appends prefix+value unless a token of p starts with prefix.
-func addParam(p, prefix, value string) string {
+// hasParam reports whether a token of p starts with prefix.
+func hasParam(p, prefix string) bool {
 	for i := 0; i < len(p); {
 		j := strings.Index(p[i:], prefix)
 		if j < 0 {
 			break
 		}
 		if at := i + j; at == 0 || isSpace(p[at-1]) {
-			return p
+			return true
 		}
 		i += j + 1
 	}
-	if p == "" {
-		return prefix + value
-	}
-	return p + " " + prefix + value
+	return false
 }
 
 func isSpace(c byte) bool {

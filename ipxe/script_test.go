@@ -81,16 +81,21 @@ func TestBootscriptHistory(t *testing.T) {
 	h.mustDo(t, http.MethodGet, "/boot/v1/endpoint-history?endpoint=bootscript", "", 400) // hms-bss: 500
 }
 
-func TestAddParam(t *testing.T) {
-	tests := []struct{ p, prefix, value, want string }{
-		{p: "", prefix: "xname=", value: "x1", want: "xname=x1"},
-		{p: "a b", prefix: "nid=", value: "3", want: "a b nid=3"},
-		{p: "a nid=99", prefix: "nid=", value: "3", want: "a nid=99"},
-		{p: "anid=99", prefix: "nid=", value: "3", want: "anid=99 nid=3"},
+func TestHasParam(t *testing.T) {
+	tests := []struct {
+		p, prefix string
+		want      bool
+	}{
+		{p: "", prefix: "xname=", want: false},
+		{p: "a b", prefix: "nid=", want: false},
+		{p: "a nid=99", prefix: "nid=", want: true},
+		{p: "nid=99", prefix: "nid=", want: true},
+		{p: "anid=99", prefix: "nid=", want: false},
+		{p: "anid=99\tnid=1", prefix: "nid=", want: true},
 	}
 	for _, tt := range tests {
-		if got := addParam(tt.p, tt.prefix, tt.value); got != tt.want {
-			t.Errorf("addParam(%q, %q) = %q, want %q", tt.p, tt.prefix, got, tt.want)
+		if got := hasParam(tt.p, tt.prefix); got != tt.want {
+			t.Errorf("hasParam(%q, %q) = %v, want %v", tt.p, tt.prefix, got, tt.want)
 		}
 	}
 }
