@@ -243,13 +243,22 @@ func (s *Service) giveUp(ctx context.Context, id string, o opened, why string) {
 	msg := fmt.Sprintf("PCS %s transition %s given up: %s", o.op, id, why)
 	mark := LastAction{Action: o.action, LastUpdated: o.stamp}
 	ids := slices.Sorted(slices.Values(o.ids))
+	var marked []string
 	err := s.update(ctx, ids, waitingOn(o), func(c *Component) bool {
 		c.LastAction.Failed, c.Error = true, msg
-		s.overdue[c.ID] = mark
+		marked = append(marked, c.ID)
 		return true
 	})
 	if err != nil {
+		// No wait ends early for an error that was not stored: the
+		// components stay as they were, and time out as usual.
 		s.log.Warn("component_error_not_stored", "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range marked {
+		s.overdue[id] = mark
 	}
 }
 

@@ -150,3 +150,48 @@ func TestTransitionChecksOwnSchedule(t *testing.T) {
 		}
 	})
 }
+
+// TestGiveUpMarksOnlyStored: a transition given up ends its components'
+// wait (overdue) only once their error is stored; when the store fails
+// they stay as they were and keep their wait (the mark was once set before
+// the save, which then failed).
+func TestGiveUpMarksOnlyStored(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		closed  bool
+		overdue int
+	}{
+		{name: "stored", overdue: 1},
+		{name: "store failed", closed: true, overdue: 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bos.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			svc, err := New(t.Context(), store, nil, nil, &fakePCS{checks: map[string][]time.Duration{}}, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const id, stamp = "x3000c0s1b0n0", "2026-11-25T00:00:00Z"
+			err = svc.upsert(t.Context(), []string{id}, func(c *Component) bool {
+				c.Enabled, c.LastAction = true, LastAction{Action: ActionPowerOn, LastUpdated: stamp}
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.closed {
+				store.Close()
+			}
+			svc.giveUp(t.Context(), "t1", opened{op: pcs.OpOn, action: ActionPowerOn, stamp: stamp, ids: []string{id}}, "test")
+			svc.mu.Lock()
+			got, failed := len(svc.overdue), svc.comps[id].LastAction.Failed
+			svc.mu.Unlock()
+			if got != tt.overdue || failed != (tt.overdue == 1) {
+				t.Errorf("%d overdue, failed %v; want %d", got, failed, tt.overdue)
+			}
+		})
+	}
+}
