@@ -174,9 +174,14 @@ func (a *API) applyStaged(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = decodeStrict(b, &req)
 	}
+	var others []string
+	if err == nil {
+		req.Xnames, others, err = a.ownedOnly(r, req.Xnames)
+	}
 	if err == nil {
 		var res ApplyStagedResult
 		if res, err = a.svc.ApplyStaged(r.Context(), req.Xnames); err == nil {
+			res.Failed = append(res.Failed, others...)
 			httpserver.WriteJSON(w, http.StatusOK, res)
 			return
 		}

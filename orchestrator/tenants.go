@@ -65,6 +65,28 @@ func (a *API) owned(r *http.Request, ids ...string) error {
 	return nil
 }
 
+// ownedOnly splits ids into the request's tenant's and the others (no
+// tenant: all are its own). POST /v2/applystaged reports the others as
+// failed, as BOS does for a component it cannot act on.
+func (a *API) ownedOnly(r *http.Request, ids []string) (own, others []string, err error) {
+	tn := tenant(r)
+	if tn == "" {
+		return ids, nil, nil
+	}
+	nodes, err := a.svc.tenantNodes(r.Context(), tn)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range ids {
+		if nodes[id] {
+			own = append(own, id)
+		} else {
+			others = append(others, id)
+		}
+	}
+	return own, others, nil
+}
+
 // ownedBody is owned for the components a PUT or PATCH /v2/components
 // body names: each element's id of an array; the filter's ids, or its
 // session, which must be the tenant's.

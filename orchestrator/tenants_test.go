@@ -100,3 +100,28 @@ func TestTenants(t *testing.T) {
 		t.Errorf("no tenant's t1 after the tenant's went: %d %+v", code, got)
 	}
 }
+
+// TestApplyStagedTenant: with Cray-Tenant-Name, POST /v2/applystaged
+// applies the staged session of the tenant's nodes only and reports the
+// others failed, untouched (it once ignored the header and applied all).
+func TestApplyStagedTenant(t *testing.T) {
+	const ten = "vcluster-a"
+	e := newEnv(t, n1, n2)
+	e.cluster.groups[ten] = []string{n1}
+	e.template("t1", "img2", n1, n2)
+	e.session(`{"name":"st","operation":"reboot","template_name":"t1","stage":true}`)
+	e.reconcile()
+	var res ApplyStagedResult
+	if code := e.callAs(ten, "POST", "/v2/applystaged", `{"xnames":["`+n1+`","`+n2+`"]}`, &res); code != 200 {
+		t.Fatalf("applystaged: %d", code)
+	}
+	if d := cmp.Diff(ApplyStagedResult{Succeeded: []string{n1}, Failed: []string{n2}, Ignored: []string{}}, res); d != "" {
+		t.Errorf("applystaged for the tenant (-want +got):\n%s", d)
+	}
+	if c := e.component(n2); c.Enabled || c.Session != "" || c.StagedState.Session != "st" {
+		t.Errorf("%s, not the tenant's, was applied: %+v", n2, c)
+	}
+	if c := e.component(n1); !c.Enabled || c.Session != "st" {
+		t.Errorf("%s, the tenant's, was not applied: %+v", n1, c)
+	}
+}
