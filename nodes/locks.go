@@ -34,6 +34,7 @@ type keyLocks struct {
 	mu      sync.Mutex
 	held    map[string]bool
 	all     bool          // a prune holds everything
+	pruning int           // prunes waiting: no new apply starts meanwhile
 	changed chan struct{} // closed, and replaced, whenever keys are released
 }
 
@@ -42,11 +43,17 @@ func newKeyLocks() *keyLocks {
 }
 
 // lock waits until none of keys is held (nothing at all, for all) and
-// takes them; release gives them back.
+// takes them; release gives them back. While a prune waits, no apply
+// starts: else a steady flow of small applies, each starting before the
+// last ended, would keep it waiting for ever.
 func (l *keyLocks) lock(ctx context.Context, keys map[string]bool, all bool) (release func(), err error) {
+	waiting := false
 	for {
 		l.mu.Lock()
 		if l.free(keys, all) {
+			if waiting {
+				l.pruning--
+			}
 			l.all = all
 			for k := range keys {
 				l.held[k] = true
@@ -54,18 +61,28 @@ func (l *keyLocks) lock(ctx context.Context, keys map[string]bool, all bool) (re
 			l.mu.Unlock()
 			return func() { l.unlock(keys, all) }, nil
 		}
+		if all && !waiting {
+			l.pruning++
+			waiting = true
+		}
 		wait := l.changed
 		l.mu.Unlock()
 		select {
 		case <-wait:
 		case <-ctx.Done():
+			if waiting {
+				l.mu.Lock()
+				l.pruning--
+				l.wake() // the applies held back for it
+				l.mu.Unlock()
+			}
 			return nil, ctx.Err()
 		}
 	}
 }
 
 func (l *keyLocks) free(keys map[string]bool, all bool) bool {
-	if l.all || all && len(l.held) > 0 {
+	if l.all || all && len(l.held) > 0 || !all && l.pruning > 0 {
 		return false
 	}
 	for k := range keys {
@@ -74,6 +91,12 @@ func (l *keyLocks) free(keys map[string]bool, all bool) bool {
 		}
 	}
 	return true
+}
+
+// wake tells the waiters that the locks changed; l.mu is held.
+func (l *keyLocks) wake() {
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 func (l *keyLocks) unlock(keys map[string]bool, all bool) {
@@ -85,8 +108,7 @@ func (l *keyLocks) unlock(keys map[string]bool, all bool) {
 	for k := range keys {
 		delete(l.held, k)
 	}
-	close(l.changed)
-	l.changed = make(chan struct{})
+	l.wake()
 }
 
 // Scope is what an apply may plan writes for: the resources it locked, and

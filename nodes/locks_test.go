@@ -4,7 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/nodes/wire"
 )
@@ -155,4 +159,84 @@ func TestKeyLocks(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("a prune after the others: %v", err)
 	}
+}
+
+// TestPruneNotStarved: once a prune waits, a new apply waits behind it,
+// even of keys no one holds (a steady flow of small applies, each taking
+// its keys before the last gave its own back, kept a prune waiting for
+// ever); a prune that gives up lets the applies held back go on.
+func TestPruneNotStarved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newKeyLocks()
+		ctx := t.Context()
+		relA, err := l.lock(ctx, map[string]bool{"a": true}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		var mu sync.Mutex
+		note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+		pruned := make(chan struct{})
+		go func() {
+			defer close(pruned)
+			rel, err := l.lock(ctx, nil, true)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			note("prune")
+			rel()
+		}()
+		synctest.Wait() // the prune waits for a
+		applied := make(chan struct{})
+		go func() {
+			defer close(applied)
+			rel, err := l.lock(ctx, map[string]bool{"b": true}, false)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			note("b")
+			rel()
+		}()
+		synctest.Wait()
+		mu.Lock()
+		early := slices.Clone(order)
+		mu.Unlock()
+		if len(early) != 0 {
+			t.Fatalf("%v went ahead of the prune's wait for a", early)
+		}
+		relA()
+		<-pruned
+		<-applied
+		if d := cmp.Diff([]string{"prune", "b"}, order); d != "" {
+			t.Errorf("order (-want +got):\n%s", d)
+		}
+
+		relC, err := l.lock(ctx, map[string]bool{"c": true}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pctx, cancel := context.WithCancel(ctx)
+		gaveUp := make(chan error, 1)
+		go func() { _, err := l.lock(pctx, nil, true); gaveUp <- err }()
+		synctest.Wait()
+		got := make(chan error, 1)
+		go func() {
+			rel, err := l.lock(ctx, map[string]bool{"d": true}, false)
+			if err == nil {
+				rel()
+			}
+			got <- err
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-gaveUp; err == nil {
+			t.Fatal("the cancelled prune took the locks")
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("the apply held back by a prune that gave up: %v", err)
+		}
+		relC()
+	})
 }
