@@ -35,12 +35,12 @@ type CommandConfig struct {
 	Parallel int
 }
 
-// outputTail bounds the output kept of a failed run; jsonMax the standard
-// output kept for the json callback's document (a larger one is not read:
-// the exit status decides).
+// outputTail bounds the output kept of a failed run; jsonMax the json
+// callback's document read (decoded as it comes, not kept; a larger one is
+// given up: the PLAY RECAP and the exit status decide).
 const (
 	outputTail = 2048
-	jsonMax    = 64 << 20
+	jsonMax    = 16 << 20
 )
 
 // commandRunner is a Configurer that runs CommandConfig.Command. What it
@@ -269,14 +269,14 @@ func (r *commandRunner) run(ctx context.Context, ids []string, config string) ru
 	line := strings.NewReplacer("{nodes}", quote(nodes), "{node}", quote(nodes), "{config}", quote(config)).Replace(r.cfg.Command)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
 	cmd.Env = append(cmd.Environ(), "BOS_NODES="+nodes, "BOS_CONFIGURATION="+config)
-	out, rc, doc := &tail{max: outputTail}, &recap{hosts: map[string]hostResult{}}, &capped{max: jsonMax}
+	out, rc, doc := &tail{max: outputTail}, &recap{hosts: map[string]hostResult{}}, newJSONReport(jsonMax)
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rc, doc), out
 	// Its own process group, so a timeout kills what the shell started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
-	hosts, ok := parseAnsibleJSON(doc.bytes())
+	hosts, ok := doc.result()
 	if !ok {
 		hosts = rc.hosts
 	}

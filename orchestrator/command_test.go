@@ -270,3 +270,51 @@ func TestMatchHosts(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONReport: the json callback's document is decoded as it is
+// written, in pieces of any size, after blank lines and warnings; output
+// whose first other line is not the document is not read further (it was
+// kept up to 64 MiB and searched), and a document past the cap is given up.
+func TestJSONReport(t *testing.T) {
+	doc, err := os.ReadFile("testdata/ansible/failed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ok := parseAnsibleJSON(doc)
+	if !ok || len(want) != 2 {
+		t.Fatalf("failed.json reads as %v, %v", want, ok)
+	}
+	write := func(j *jsonReport, out []byte, piece int) {
+		for len(out) > 0 {
+			n := min(piece, len(out))
+			if _, err := j.Write(out[:n]); err != nil {
+				t.Fatal(err)
+			}
+			out = out[n:]
+		}
+	}
+	for _, piece := range []int{1, 7, 4096} {
+		j := newJSONReport(jsonMax)
+		write(j, append([]byte("\n[DEPRECATION WARNING]: old\n  \n[WARNING]: provided hosts list is empty\n"), doc...), piece)
+		got, ok := j.result()
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(hostResult{})); !ok || d != "" {
+			t.Errorf("in pieces of %d: read %v (-want +got):\n%s", piece, ok, d)
+		}
+	}
+
+	j := newJSONReport(jsonMax)
+	write(j, []byte("PLAY [all] ***\n"), 3)
+	if j.state != jsonOff || j.head != nil {
+		t.Fatalf("after a line that is no warning: state %d, head %q; want off, nothing kept", j.state, j.head)
+	}
+	write(j, doc, 4096)
+	if _, ok := j.result(); ok || j.done != nil {
+		t.Errorf("a document after other output was read (%v)", ok)
+	}
+
+	j = newJSONReport(len(doc) - 1)
+	write(j, doc, 4096)
+	if _, ok := j.result(); ok {
+		t.Error("a document past the cap was read")
+	}
+}
