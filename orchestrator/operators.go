@@ -47,9 +47,16 @@ func (s *Service) Run(ctx context.Context) error {
 // cleanup. Tests call it directly, with their own clock.
 func (s *Service) Reconcile(ctx context.Context) error {
 	var errs []error
-	for _, step := range []func(context.Context) error{s.discover, s.setupSessions, s.observe, s.act,
+	// The time of each step, logged at debug: where a pass over thousands
+	// of components spends its time (docs/benchmarks/bos.md).
+	took := make([]any, 0, 10)
+	defer func() { s.log.Debug("operator_pass", took...) }()
+	for i, step := range []func(context.Context) error{s.discover, s.setupSessions, s.observe, s.act,
 		s.completeSessions} {
-		if err := step(ctx); err != nil {
+		start := time.Now()
+		err := step(ctx)
+		took = append(took, passSteps[i], time.Since(start).Round(time.Millisecond))
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -58,6 +65,9 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// passSteps name Reconcile's steps in its debug log.
+var passSteps = []string{"discover", "setup", "observe", "act", "complete"}
 
 // discover makes every HSM node a BOS component (disabled,
 // newly_discovered), every discovery_frequency.

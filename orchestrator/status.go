@@ -53,6 +53,7 @@ func (s *Service) observe(ctx context.Context) error {
 
 func (s *Service) gather(ctx context.Context, ids []string) (map[string]observation, error) {
 	out := make(map[string]observation, len(ids))
+	start := time.Now()
 	ps, err := s.pcs.PowerStatus(ctx, pcs.PowerStatusRequest{Xnames: ids})
 	if err != nil {
 		return nil, fmt.Errorf("pcs power-status: %w", err)
@@ -60,6 +61,7 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 	for _, p := range ps {
 		out[p.Xname] = observation{power: p.PowerState, powerErr: p.Error, cfs: s.cfs != nil}
 	}
+	pcsTook := time.Since(start)
 	hs, err := s.hsm.QueryComponents(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("hsm components: %w", err)
@@ -69,6 +71,7 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 		o.hsmState, o.nid = h.State, h.NID
 		out[h.ID] = o
 	}
+	hsmTook := time.Since(start) - pcsTook
 	hist, err := s.bss.EndpointHistory(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("bss endpoint-history: %w", err)
@@ -79,6 +82,8 @@ func (s *Service) gather(ctx context.Context, ids []string) (map[string]observat
 			out[h.Name] = o
 		}
 	}
+	s.log.Debug("observed", "components", len(ids), "pcs", pcsTook.Round(time.Millisecond),
+		"hsm", hsmTook.Round(time.Millisecond), "bss", (time.Since(start) - pcsTook - hsmTook).Round(time.Millisecond))
 	return out, s.gatherCFS(ctx, out)
 }
 

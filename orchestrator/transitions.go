@@ -218,6 +218,7 @@ func (s *Service) checkTransitions(ctx context.Context, now time.Time) {
 				ended = true
 			}
 		case tr.Done():
+			s.log.Debug("pcs_transition_ended", "transition", id, "operation", tr.Operation)
 			if o, ok := s.tracked.take(id); ok {
 				s.noteTasks(ctx, o, tr.Tasks)
 			}
