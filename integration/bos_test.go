@@ -162,7 +162,7 @@ func (c *bootCluster) startBos() {
 }
 
 // run runs a daemon (or the fleet) until the test ends.
-func run(t *testing.T, fn func(context.Context) error) {
+func run(t testing.TB, fn func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	done := make(chan error, 1)
 	go func() { done <- fn(ctx) }()
@@ -285,46 +285,39 @@ func (c *bootCluster) keepReady(ctx context.Context, node string) {
 }
 
 func (c *bootCluster) bootscript(ctx context.Context, node string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.bssURL+"/boot/v1/bootscript?name="+node, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("bootscript %s: %s", node, resp.Status)
-	}
-	return nil
+	return fetchScript(ctx, http.DefaultClient, c.bssURL, node)
 }
 
 // bos sends a request to bos and decodes its answer into out.
 func (c *bootCluster) bos(method, path string, body, out any) {
 	c.t.Helper()
+	callBos(c.t, c.bosURL, method, path, body, out)
+}
+
+// callBos sends a request to the bos at url and decodes its answer into out.
+func callBos(tb testing.TB, url, method, path string, body, out any) {
+	tb.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(c.t.Context(), method, c.bosURL+path, rd)
+	req, err := http.NewRequestWithContext(tb.Context(), method, url+path, rd)
 	if err != nil {
-		c.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		c.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 300 {
-		c.t.Fatalf("bos %s %s: %s %s", method, path, resp.Status, raw)
+		tb.Fatalf("bos %s %s: %s %s", method, path, resp.Status, raw)
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
-			c.t.Fatalf("bos %s %s: %v", method, path, err)
+			tb.Fatalf("bos %s %s: %v", method, path, err)
 		}
 	}
 }

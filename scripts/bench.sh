@@ -5,7 +5,10 @@
 # to the next, an absolute rate does not), with the CPU model and load
 # average. Results and targets: docs/benchmarks.md.
 # Knobs: BENCH_GO=0 skips the Go benchmarks; BENCH_SCRIPTS (a glob, default
-# scripts/bench.d/*.sh) picks the load-tool scripts; GO (go).
+# scripts/bench.d/*.sh) picks the load-tool scripts; GO (go);
+# HMS_BOS_BENCH_NODES (1000) sizes bos's reboot session against the real
+# daemons (BenchmarkRebootSessionReal, about 10 s at 1,000; 10000 is issue
+# 16's size, about a minute with its setup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
