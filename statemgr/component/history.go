@@ -15,8 +15,9 @@ import (
 )
 
 // The component history is written by the commit pipeline
-// (statemgr/internal/core, history.go), in the transaction of each change;
-// this file reads it and keeps it bounded.
+// (statemgr/internal/core, history.go), in the transaction of each change,
+// one row per write and distinct change with the IDs it changed; this file
+// reads it and keeps it bounded.
 
 // HistoryQuery selects component history.
 type HistoryQuery struct {
@@ -30,50 +31,68 @@ type HistoryQuery struct {
 	Limit int
 }
 
+// where is q's selection of rows as SQL conditions and their arguments.
+func (q HistoryQuery) where() (string, []any) {
+	var conds []string
+	var args []any
+	if len(q.IDs) > 0 {
+		var or []string
+		for _, id := range q.IDs {
+			or, args = append(or, "ids LIKE ?"), append(args, "%,"+id+",%") // an xname holds no LIKE wildcard
+		}
+		conds = append(conds, "("+strings.Join(or, " OR ")+")")
+	}
+	if len(q.States) > 0 {
+		conds = append(conds, "state IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(q.States)), ", ")+")")
+		for _, st := range q.States {
+			args = append(args, st)
+		}
+	}
+	if !q.From.IsZero() {
+		conds, args = append(conds, "ts >= ?"), append(args, q.From.UTC().Format(core.TSFormat))
+	}
+	if !q.To.IsZero() {
+		conds, args = append(conds, "ts <= ?"), append(args, q.To.UTC().Format(core.TSFormat))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
 // History returns the changes q selects, by component in ID order, each
 // component's oldest first.
 func (s *Store) History(ctx context.Context, q HistoryQuery) ([]hsm.StateHistory, error) {
-	var where []string
-	var args []any
-	in := func(col string, vals []string) {
-		if len(vals) == 0 {
-			return
-		}
-		where = append(where, col+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
-		for _, v := range vals {
-			args = append(args, v)
-		}
-	}
-	in("id", q.IDs)
-	in("state", q.States)
-	if !q.From.IsZero() {
-		where, args = append(where, "ts >= ?"), append(args, q.From.UTC().Format(core.TSFormat))
-	}
-	if !q.To.IsZero() {
-		where, args = append(where, "ts <= ?"), append(args, q.To.UTC().Format(core.TSFormat))
-	}
-	sqlq := `SELECT seq, id, ts, old_state, old_flag, state, flag, cause, agent FROM component_history`
-	if len(where) > 0 {
-		sqlq += " WHERE " + strings.Join(where, " AND ")
-	}
-	sqlq += " ORDER BY seq DESC"
-	if q.Limit > 0 {
-		sqlq, args = sqlq+" LIMIT ?", append(args, q.Limit)
-	}
-	rows, err := s.db.R.QueryContext(ctx, sqlq, args...)
+	where, args := q.where()
+	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, ts, old_state, old_flag, state, flag, cause, agent, ids
+		FROM component_history`+where+` ORDER BY seq DESC`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read component history: %w", err)
 	}
 	defer rows.Close()
+	want := map[string]bool{}
+	for _, id := range q.IDs {
+		want[id] = true
+	}
 	byID := map[string][]hsm.StateChange{}
-	for rows.Next() {
+	n := 0
+	for rows.Next() && (q.Limit == 0 || n < q.Limit) {
 		var c hsm.StateChange
-		var ts string
-		if err := rows.Scan(&c.Seq, &c.ID, &ts, &c.OldState, &c.OldFlag, &c.State, &c.Flag, &c.Cause, &c.Agent); err != nil {
+		var ts, ids string
+		if err := rows.Scan(&c.Seq, &ts, &c.OldState, &c.OldFlag, &c.State, &c.Flag, &c.Cause, &c.Agent, &ids); err != nil {
 			return nil, fmt.Errorf("read component history: %w", err)
 		}
 		c.Timestamp, _ = time.Parse(core.TSFormat, ts)
-		byID[c.ID] = append(byID[c.ID], c)
+		list := strings.Split(strings.Trim(ids, ","), ",")
+		// Newest first: the last of a write's IDs counts as its newest change.
+		for i := len(list) - 1; i >= 0 && (q.Limit == 0 || n < q.Limit); i-- {
+			if len(want) > 0 && !want[list[i]] {
+				continue
+			}
+			c.ID = list[i]
+			byID[c.ID] = append(byID[c.ID], c)
+			n++
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read component history: %w", err)
@@ -89,25 +108,32 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]hsm.StateHistory
 
 // HistoryRetention bounds the component history.
 type HistoryRetention struct {
-	// Rows is how many of the newest changes are kept; 0 keeps none.
+	// Rows is how many of the newest changes are kept; 0 keeps none. The
+	// changes of one write go together, so fewer may be kept.
 	Rows int
 	// Age, if positive, also drops the changes older than this.
 	Age time.Duration
 	// Every is how often the history is pruned.
 	Every time.Duration
+	// Batch is the most rows (writes) one pruning transaction deletes;
+	// 0 means HistoryPruneBatch.
+	Batch int
 }
 
-// HistoryPruneBatch is the most rows one pruning transaction deletes, so
-// component writes never wait behind one long delete.
-const HistoryPruneBatch = 10_000
+// HistoryPruneBatch is the default of HistoryRetention.Batch: component
+// writes never wait behind one long delete.
+const HistoryPruneBatch = 1000
 
 // PruneHistory deletes the changes r does not keep, oldest first, in
-// transactions of at most HistoryPruneBatch rows, and returns how many.
-// Rows are counted by seq, which has no gaps: only the oldest are deleted.
+// transactions of at most r.Batch rows, and returns how many changes.
 func (s *Store) PruneHistory(ctx context.Context, r HistoryRetention) (int64, error) {
 	cut, err := s.historyCut(ctx, r)
-	if err != nil {
+	if err != nil || cut == 0 {
 		return 0, err
+	}
+	batch := int64(r.Batch)
+	if batch <= 0 {
+		batch = HistoryPruneBatch
 	}
 	var total int64
 	for {
@@ -118,13 +144,15 @@ func (s *Store) PruneHistory(ctx context.Context, r HistoryRetention) (int64, er
 		if !low.Valid || low.Int64 > cut {
 			return total, nil
 		}
-		hi := min(cut, low.Int64+HistoryPruneBatch-1)
+		hi := min(cut, low.Int64+batch-1)
 		err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, `DELETE FROM component_history WHERE seq <= ?`, hi)
-			if err != nil {
+			var n int64
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM component_history WHERE seq <= ?`, hi).Scan(&n); err != nil {
+				return fmt.Errorf("read component history: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM component_history WHERE seq <= ?`, hi); err != nil {
 				return fmt.Errorf("prune component history: %w", err)
 			}
-			n, _ := res.RowsAffected()
 			total += n
 			return nil
 		})
@@ -134,29 +162,52 @@ func (s *Store) PruneHistory(ctx context.Context, r HistoryRetention) (int64, er
 	}
 }
 
-// historyCut is the newest seq r drops: the rows past the newest r.Rows,
-// and those before the oldest change within r.Age.
+// historyCut is the newest seq r drops (0: none): the row whose changes
+// take the count past r.Rows, counted from the newest, and the rows before
+// the oldest change within r.Age.
 func (s *Store) historyCut(ctx context.Context, r HistoryRetention) (int64, error) {
-	var top int64
-	if err := s.db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM component_history`).Scan(&top); err != nil {
-		return 0, fmt.Errorf("read component history: %w", err)
-	}
-	cut := top - int64(max(r.Rows, 0))
-	if r.Age <= 0 {
-		return cut, nil
+	cut, err := s.pastRows(ctx, r.Rows)
+	if err != nil || r.Age <= 0 {
+		return cut, err
 	}
 	// Scanned in seq order from the oldest: it stops at the first recent
 	// row, so it reads about as many rows as are to be deleted.
 	var first int64
-	err := s.db.R.QueryRowContext(ctx, `SELECT seq FROM component_history WHERE ts >= ? ORDER BY seq LIMIT 1`,
+	err = s.db.R.QueryRowContext(ctx, `SELECT seq FROM component_history WHERE ts >= ? ORDER BY seq LIMIT 1`,
 		s.now().Add(-r.Age).UTC().Format(core.TSFormat)).Scan(&first)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return top, nil
+		err = s.db.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM component_history`).Scan(&first)
+		if err != nil {
+			return 0, fmt.Errorf("read component history: %w", err)
+		}
+		return first, nil
 	case err != nil:
 		return 0, fmt.Errorf("read component history: %w", err)
 	}
 	return max(cut, first-1), nil
+}
+
+// pastRows is the seq of the newest row whose changes, counted from the
+// newest, go past keep (0: none does).
+func (s *Store) pastRows(ctx context.Context, keep int) (int64, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, n FROM component_history ORDER BY seq DESC`)
+	if err != nil {
+		return 0, fmt.Errorf("read component history: %w", err)
+	}
+	defer rows.Close()
+	sum := 0
+	for rows.Next() {
+		var seq int64
+		var n int
+		if err := rows.Scan(&seq, &n); err != nil {
+			return 0, fmt.Errorf("read component history: %w", err)
+		}
+		if sum += n; sum > keep {
+			return seq, nil
+		}
+	}
+	return 0, rows.Err()
 }
 
 // RunHistoryPruner prunes the component history to r every r.Every until
@@ -171,7 +222,7 @@ func RunHistoryPruner(ctx context.Context, s *Store, r HistoryRetention, log *sl
 		case err != nil && ctx.Err() == nil:
 			log.WarnContext(ctx, "component_history_prune_failed", "err", err)
 		case n > 0:
-			log.DebugContext(ctx, "component_history_pruned", "rows", n)
+			log.DebugContext(ctx, "component_history_pruned", "changes", n)
 		}
 	})
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -177,80 +178,107 @@ func TestHistoryCauses(t *testing.T) {
 	}
 }
 
-// TestPruneHistory: the newest Rows changes are kept, and none older than
-// Age by the store's clock.
+// TestPruneHistory: the newest Rows changes are kept, the changes of one
+// write together, and none older than Age by the store's clock.
 func TestPruneHistory(t *testing.T) {
 	clock := hsmtest.NewClock(t0)
 	s, _ := hsmtest.NewStore(t, core.Config{Now: clock.Now})
 	st := component.NewStore(s)
 	ctx := t.Context()
 	ids := hsmtest.IDsOf(hsmtest.Nodes(10, 1))
-	mustOK(t, st.UpsertComponents(ctx, hsmtest.Nodes(10, 1), false, nil)) // 10 changes at t0
-	for i, state := range []string{"On", "Ready", "Standby", "Ready"} {   // 40 more, one minute apart
+	mustOK(t, st.UpsertComponents(ctx, hsmtest.Nodes(10, 1), false, nil)) // seq 1: 10 changes at t0
+	for i, state := range []string{"On", "Ready", "Standby", "Ready"} {   // seq 2-5, one minute apart
 		clock.Add(time.Minute)
 		if _, err := st.UpdateState(ctx, ids, component.StateUpdate{State: state}); err != nil {
 			t.Fatalf("update %d: %v", i, err)
 		}
 	}
-	seqs := func() []int64 {
+	// seqs are the writes left, and how many changes they hold.
+	seqs := func() ([]int64, int) {
 		h, err := st.History(ctx, component.HistoryQuery{})
 		mustOK(t, err)
 		var out []int64
+		n := 0
 		for _, c := range h {
 			for _, e := range c.History {
-				out = append(out, e.Seq)
+				if !slices.Contains(out, e.Seq) {
+					out = append(out, e.Seq)
+				}
+				n++
 			}
 		}
-		return out
+		slices.Sort(out)
+		return out, n
 	}
 	steps := []struct {
 		name    string
 		keep    component.HistoryRetention
 		deleted int64
-		left    int
+		left    []int64
 	}{
-		{name: "within bounds", keep: component.HistoryRetention{Rows: 100, Age: time.Hour}, deleted: 0, left: 50},
-		{name: "rows", keep: component.HistoryRetention{Rows: 35}, deleted: 15, left: 35},
-		{name: "age", keep: component.HistoryRetention{Rows: 100, Age: 90 * time.Second}, deleted: 15, left: 20},
-		{name: "rows 0 keeps none", keep: component.HistoryRetention{}, deleted: 20, left: 0},
+		{name: "within bounds", keep: component.HistoryRetention{Rows: 100, Age: time.Hour}, deleted: 0, left: []int64{1, 2, 3, 4, 5}},
+		{name: "rows: a write goes whole", keep: component.HistoryRetention{Rows: 35}, deleted: 20, left: []int64{3, 4, 5}},
+		{name: "age", keep: component.HistoryRetention{Rows: 100, Age: 90 * time.Second}, deleted: 10, left: []int64{4, 5}},
+		{name: "rows 0 keeps none", keep: component.HistoryRetention{}, deleted: 20, left: nil},
 	}
 	for _, step := range steps {
 		n, err := st.PruneHistory(ctx, step.keep)
 		mustOK(t, err)
-		got := seqs()
-		if n != step.deleted || len(got) != step.left {
-			t.Fatalf("%s: deleted %d, %d left; want %d, %d", step.name, n, len(got), step.deleted, step.left)
-		}
-		for _, seq := range got {
-			if seq <= 50-int64(step.left) {
-				t.Errorf("%s: seq %d kept, want only the newest %d", step.name, seq, step.left)
-			}
+		got, changes := seqs()
+		if n != step.deleted || !slices.Equal(got, step.left) || changes != 10*len(step.left) {
+			t.Fatalf("%s: deleted %d, left writes %v (%d changes); want %d, %v", step.name, n, got, changes, step.deleted, step.left)
 		}
 	}
 	// Seq goes on from where it was after every row was deleted.
 	mustOK(t, st.UpsertComponents(ctx, []hsm.Component{{ID: "x9c0s0b0n0", State: "Off"}}, false, nil))
-	if got := seqs(); len(got) != 1 || got[0] != 51 {
-		t.Errorf("seqs after emptying %v, want [51]", got)
+	if got, _ := seqs(); !slices.Equal(got, []int64{6}) {
+		t.Errorf("seqs after emptying %v, want [6]", got)
 	}
 }
 
 // TestPruneHistoryBatches: more rows than one pruning transaction takes are
-// all pruned.
+// all pruned, oldest first.
 func TestPruneHistoryBatches(t *testing.T) {
 	s, _ := hsmtest.NewStore(t, core.Config{})
 	st := component.NewStore(s)
-	n := component.HistoryPruneBatch + 5
+	for i := range 7 {
+		mustOK(t, st.UpsertComponents(t.Context(), []hsm.Component{{ID: fmt.Sprintf("x1c0s0b0n%d", i), State: "Off"}}, false, nil))
+	}
+	deleted, err := st.PruneHistory(t.Context(), component.HistoryRetention{Rows: 2, Batch: 2})
+	mustOK(t, err)
+	h, err := st.History(t.Context(), component.HistoryQuery{})
+	mustOK(t, err)
+	if deleted != 5 || len(h) != 2 || h[0].ID != "x1c0s0b0n5" || h[1].ID != "x1c0s0b0n6" {
+		t.Errorf("deleted %d, left %+v; want 5, the newest 2", deleted, h)
+	}
+}
+
+// TestHistoryBulkIsOneRowPerChange: a bulk change is stored as one row per
+// distinct change (in pieces of core.HistoryMaxIDs), and each component's
+// changes are read back from it.
+func TestHistoryBulkIsOneRowPerChange(t *testing.T) {
+	s, _ := hsmtest.NewStore(t, core.Config{})
+	st := component.NewStore(s)
+	ctx := t.Context()
+	n := core.HistoryMaxIDs + 5
 	nodes := make([]hsm.Component, n)
 	for i := range nodes {
 		nodes[i] = hsm.Component{ID: fmt.Sprintf("x%dc%ds%db0n%d", 1000+i/512, (i/64)%8, (i/8)%8, i%8), State: "Off"}
 	}
-	mustOK(t, st.UpsertComponents(t.Context(), nodes, false, nil))
-	deleted, err := st.PruneHistory(t.Context(), component.HistoryRetention{Rows: 3})
+	mustOK(t, st.UpsertComponents(ctx, nodes, false, nil))
+	ids := hsmtest.IDsOf(nodes)
+	if _, err := st.UpdateState(ctx, ids[:3], component.StateUpdate{State: "On"}); err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	mustOK(t, s.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM component_history`).Scan(&rows))
+	if rows != 3 {
+		t.Errorf("%d rows for %d creations and one change of 3, want 3", rows, n)
+	}
+	h, err := st.History(ctx, component.HistoryQuery{IDs: []string{ids[1], ids[n-1]}})
 	mustOK(t, err)
-	h, err := st.History(t.Context(), component.HistoryQuery{})
-	mustOK(t, err)
-	if deleted != int64(n-3) || len(h) != 3 {
-		t.Errorf("deleted %d, %d components left with history; want %d, 3", deleted, len(h), n-3)
+	if len(h) != 2 || h[0].ID != ids[1] || len(h[0].History) != 2 || h[1].ID != ids[n-1] || len(h[1].History) != 1 {
+		t.Errorf("history of %s and %s: %+v", ids[1], ids[n-1], h)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 type StateChange struct {
 	ID        string    `json:"ID"`
 	Timestamp time.Time `json:"Timestamp"`
-	// Seq orders the changes: a later change has a larger Seq.
+	// Seq orders the changes: a later change has a larger Seq; the changes
+	// one write made share it (and their Timestamp).
 	Seq int64 `json:"Seq"`
 	// OldState and OldFlag are empty when the change created the component.
 	OldState string `json:"OldState"`
@@ -61,7 +62,7 @@ func (l StateHistoryList) Newest(n int) []StateChange {
 	for _, h := range l.Components {
 		out = append(out, h.History...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq > out[j].Seq })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq > out[j].Seq })
 	if n >= 0 && len(out) > n {
 		out = out[:n]
 	}
