@@ -21,7 +21,9 @@ import (
 // 200 with an empty History for an xname without changes), the same
 // parameters (id, repeated; starttime and endtime, RFC 3339, inclusive;
 // names in any case; unknown ones ignored), plus state (the State changed
-// to, repeated) and limit (the newest N changes).
+// to, repeated) and limit (the newest N changes; defaultHistoryLimit when
+// not given, so a bare GET does not read the whole retained history -
+// 200,000 changes by default - into one response).
 
 // byAPI marks the component writes h makes as made through the API, by
 // the caller its User-Agent names, for the component history.
@@ -70,7 +72,7 @@ func (a *API) getHistoryOf(w http.ResponseWriter, r *http.Request) {
 // historyQuery reads the history parameters of r; id only on the
 // collection (withIDs).
 func (a *API) historyQuery(r *http.Request, withIDs bool) (HistoryQuery, error) {
-	var q HistoryQuery
+	q := HistoryQuery{Limit: defaultHistoryLimit}
 	var ignored []string
 	for k, vs := range r.URL.Query() {
 		var err error
@@ -118,6 +120,11 @@ func historyStates(k string, vs []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// defaultHistoryLimit is the number of changes a history GET without limit
+// answers with: the newest ones. A caller wanting more asks for more. A
+// variable for the tests.
+var defaultHistoryLimit = 10000
 
 func historyLimit(k, v string) (int, error) {
 	n, err := strconv.Atoi(v)

@@ -126,6 +126,15 @@ func TestHistoryQuery(t *testing.T) {
 		})
 	}
 
+	t.Run("no limit given: the newest defaultHistoryLimit", func(t *testing.T) {
+		defer component.SetDefaultHistoryLimit(4)()
+		got, err := cli.ComponentHistory(ctx, nil)
+		mustOK(t, err)
+		if diff := cmp.Diff(map[string]int{ids[0]: 1, ids[1]: 1, ids[2]: 2}, count(got.Components)); diff != "" {
+			t.Errorf("changes by ID (-want +got):\n%s", diff)
+		}
+	})
+
 	one, err := cli.ComponentHistoryOf(ctx, "X1C0S0B0N1", url.Values{"limit": {"2"}, "id": {ids[0]}})
 	mustOK(t, err)
 	if diff := cmp.Diff([]string{"On/Ready", "Ready/Standby"}, transitions(one.History)); diff != "" || one.ID != ids[1] {
