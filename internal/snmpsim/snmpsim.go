@@ -1,9 +1,10 @@
-// Package snmpsim is an in-process SNMP v2c agent that serves a simulated
+// Package snmpsim is an in-process SNMP agent that serves a simulated
 // management switch: its forwarding table (Q-BRIDGE-MIB and BRIDGE-MIB),
 // bridge port to ifIndex, and ifName. It answers GET, GETNEXT and GETBULK
-// with gosnmp's packet code, so tests and `hms sim` can run hundreds of
-// switches on loopback without an snmpd each. It does not speak v3 (the
-// tests run Debian snmpd for that).
+// over v2c (a community) and v3 (USM users, authNoPriv and authPriv, with
+// engine discovery, time windows and the usmStats reports of RFC 3414),
+// with gosnmp's packet and USM code, so tests and `hms sim` can run
+// hundreds of switches on loopback without an snmpd each.
 package snmpsim
 
 import (
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gosnmp/gosnmp"
 )
@@ -44,9 +46,26 @@ type Switch struct {
 	Extra map[string]gosnmp.SnmpPDU
 }
 
+// Config is who an agent answers.
+type Config struct {
+	// Community is the v2c community; "" answers no v2c.
+	Community string
+	// Users are the v3 users; none answers no v3.
+	Users []User
+	// EngineID is the v3 snmpEngineID (5 to 32 octets); random when nil,
+	// so each agent is a new engine to its managers.
+	EngineID []byte
+	// Boots is snmpEngineBoots (1 when 0).
+	Boots uint32
+	// Now is the clock of snmpEngineTime (time.Now when nil).
+	Now func() time.Time
+}
+
 // Agent is one simulated switch. Its table can be replaced while it serves.
 type Agent struct {
 	community string
+	v3        *engine // nil: no v3
+	log       gosnmp.Logger
 
 	mu   sync.RWMutex
 	oids []oid // sorted
@@ -64,9 +83,24 @@ type oid struct {
 	key  string
 }
 
-// New returns an agent answering the v2c community.
+// New returns an agent answering the v2c community only.
 func New(community string) *Agent {
-	return &Agent{community: community, vals: map[string]gosnmp.SnmpPDU{}, from: map[string]int{}}
+	a, _ := NewAgent(Config{Community: community}) // no users: no error
+	return a
+}
+
+// NewAgent returns an agent answering cfg's community and users; the
+// users' keys are localised to its engine ID here, once.
+func NewAgent(cfg Config) (*Agent, error) {
+	a := &Agent{community: cfg.Community, log: gosnmp.NewLogger(nil), vals: map[string]gosnmp.SnmpPDU{}, from: map[string]int{}}
+	if len(cfg.Users) > 0 {
+		e, err := newEngine(cfg, a.log)
+		if err != nil {
+			return nil, err
+		}
+		a.v3 = e
+	}
+	return a, nil
 }
 
 // Set replaces what the agent serves.
@@ -140,7 +174,6 @@ func parseOID(s string) ([]uint32, error) {
 func (a *Agent) Serve(ctx context.Context, conn net.PacketConn) error {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	dec := &gosnmp.GoSNMP{Logger: gosnmp.NewLogger(nil)}
 	buf := make([]byte, 65536)
 	for {
 		n, from, err := conn.ReadFrom(buf)
@@ -150,18 +183,46 @@ func (a *Agent) Serve(ctx context.Context, conn net.PacketConn) error {
 			}
 			return fmt.Errorf("snmpsim: read: %w", err)
 		}
-		out, ok := a.answer(dec, buf[:n])
+		out, ok := a.answer(buf[:n])
 		if ok {
 			_, _ = conn.WriteTo(out, from)
 		}
 	}
 }
 
-// answer decodes one request and encodes its response; garbage and a
-// wrong community get no answer, as from a real agent.
-func (a *Agent) answer(dec *gosnmp.GoSNMP, req []byte) ([]byte, bool) {
+// answer decodes one request and encodes its response; garbage, a
+// version or community the agent does not answer, and requests other than
+// reads get no answer, as from a real agent.
+func (a *Agent) answer(req []byte) ([]byte, bool) {
+	switch v, _ := messageVersion(req); {
+	case v == int64(gosnmp.Version2c) && a.community != "":
+		return a.answerV2c(req)
+	case v == int64(gosnmp.Version3) && a.v3 != nil:
+		return a.answerV3(req)
+	}
+	return nil, false
+}
+
+func (a *Agent) answerV2c(req []byte) ([]byte, bool) {
+	dec := &gosnmp.GoSNMP{Logger: a.log}
 	p, err := dec.SnmpDecodePacket(req)
 	if err != nil || p.Version != gosnmp.Version2c || p.Community != a.community {
+		return nil, false
+	}
+	vars, ok := a.handle(p)
+	if !ok {
+		return nil, false
+	}
+	resp := &gosnmp.SnmpPacket{Version: p.Version, Community: p.Community, PDUType: gosnmp.GetResponse,
+		RequestID: p.RequestID, Variables: vars, Logger: a.log}
+	out, err := resp.MarshalMsg()
+	return out, err == nil
+}
+
+// handle counts a read request and returns its answer's variables; false
+// for other requests.
+func (a *Agent) handle(p *gosnmp.SnmpPacket) ([]gosnmp.SnmpPDU, bool) {
+	if p.PDUType != gosnmp.GetRequest && p.PDUType != gosnmp.GetNextRequest && p.PDUType != gosnmp.GetBulkRequest {
 		return nil, false
 	}
 	a.mu.Lock()
@@ -173,24 +234,20 @@ func (a *Agent) answer(dec *gosnmp.GoSNMP, req []byte) ([]byte, bool) {
 		}
 	}
 	a.mu.Unlock()
-	resp := &gosnmp.SnmpPacket{Version: p.Version, Community: p.Community, PDUType: gosnmp.GetResponse,
-		RequestID: p.RequestID, Logger: dec.Logger}
+	var vars []gosnmp.SnmpPDU
 	switch p.PDUType {
 	case gosnmp.GetRequest:
 		for _, v := range p.Variables {
-			resp.Variables = append(resp.Variables, a.get(v.Name))
+			vars = append(vars, a.get(v.Name))
 		}
 	case gosnmp.GetNextRequest:
 		for _, v := range p.Variables {
-			resp.Variables = append(resp.Variables, a.next(v.Name))
+			vars = append(vars, a.next(v.Name))
 		}
-	case gosnmp.GetBulkRequest:
-		resp.Variables = a.bulk(p)
 	default:
-		return nil, false
+		vars = a.bulk(p)
 	}
-	out, err := resp.MarshalMsg()
-	return out, err == nil
+	return vars, true
 }
 
 func (a *Agent) get(name string) gosnmp.SnmpPDU {
