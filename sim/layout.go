@@ -3,9 +3,13 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 
+	"github.com/gosnmp/gosnmp"
+
 	"github.com/hmsuite/hms/internal/slsgen"
+	"github.com/hmsuite/hms/internal/snmpsim"
 	"github.com/hmsuite/hms/layout/sls"
 )
 
@@ -88,17 +92,31 @@ func hwOf(c sls.Class, x string, extra any) sls.Hardware {
 }
 
 // chassisHardware is the SLS objects of a chassis: cabinet, chassis and,
-// River, its management switch (v2c at swAddr, community public).
-func chassisHardware(p place, swAddr string) []sls.Hardware {
+// River, its management switch at swAddr: v2c (reds' community) when v3
+// has no name, else v3 user v3.
+func chassisHardware(p place, swAddr string, v3 snmpsim.User) []sls.Hardware {
 	if p.kind != riverNode {
 		return mountainChassisHardware(p)
 	}
-	return []sls.Hardware{
-		hw(p.cabinetX(), nil),
-		hw(p.chassisX(), nil),
-		hw(p.switchX(), map[string]any{"IP4addr": swAddr, "Brand": "Dell", "Model": "S3048-ON",
-			"Aliases": []string{fmt.Sprintf("sw-sim-%d-%d", p.cabinet, p.chassis)}}),
+	props := map[string]any{"IP4addr": swAddr, "Brand": "Dell", "Model": "S3048-ON",
+		"Aliases": []string{fmt.Sprintf("sw-sim-%d-%d", p.cabinet, p.chassis)}}
+	maps.Copy(props, switchSNMP(v3))
+	return []sls.Hardware{hw(p.cabinetX(), nil), hw(p.chassisX(), nil), hw(p.switchX(), props)}
+}
+
+// switchSNMP is a switch's SNMPv3 credentials as CSM's SLS holds them and
+// reds reads them (SNMPUsername, SNMPAuthProtocol, ...). The passwords are
+// written as they are: a site writes vault:// references there and gives
+// reds -snmp-secrets-file, which the sim cannot do for a running suite.
+func switchSNMP(u snmpsim.User) map[string]any {
+	if u.Name == "" {
+		return nil
 	}
+	out := map[string]any{"SNMPUsername": u.Name, "SNMPAuthProtocol": u.AuthProtocol.String(), "SNMPAuthPassword": u.AuthPassphrase}
+	if u.PrivProtocol != 0 && u.PrivProtocol != gosnmp.NoPriv { // none: reds walks authNoPriv
+		out["SNMPPrivProtocol"], out["SNMPPrivPassword"] = u.PrivProtocol.String(), u.PrivPassphrase
+	}
+	return out
 }
 
 // nodeHardware is the SLS objects of device p with NID nid: its slot, BMC,

@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gosnmp/gosnmp"
 
 	"github.com/hmsuite/hms/discovery"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/snmpsim"
 	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/layout/sls"
 )
@@ -148,5 +150,35 @@ func TestWriteLayoutBulk(t *testing.T) {
 					bulks, puts, total, tc.wantBulk, tc.wantPuts, tc.wantTotal)
 			}
 		})
+	}
+}
+
+// TestSwitchSNMPv3: with a v3 user the switch's SLS object carries its
+// credentials as CSM's SLS does (authNoPriv: no privacy fields); without,
+// none, and reds walks it with its v2c community.
+func TestSwitchSNMPv3(t *testing.T) {
+	p := placeOf(0)
+	for _, tc := range []struct {
+		name string
+		u    snmpsim.User
+		want sls.SwitchProps
+	}{
+		{name: "v2c", want: sls.SwitchProps{}},
+		{name: "authPriv", u: snmpsim.User{Name: "hms-sim", AuthProtocol: gosnmp.SHA256, AuthPassphrase: "auth-pass-1",
+			PrivProtocol: gosnmp.AES, PrivPassphrase: "priv-pass-1"},
+			want: sls.SwitchProps{SNMPUsername: "hms-sim", SNMPAuthProtocol: "SHA256", SNMPAuthPassword: "auth-pass-1",
+				SNMPPrivProtocol: "AES", SNMPPrivPassword: "priv-pass-1"}},
+		{name: "authNoPriv", u: snmpsim.User{Name: "hms-sim", AuthProtocol: gosnmp.MD5, AuthPassphrase: "auth-pass-1", PrivProtocol: gosnmp.NoPriv},
+			want: sls.SwitchProps{SNMPUsername: "hms-sim", SNMPAuthProtocol: "MD5", SNMPAuthPassword: "auth-pass-1"}},
+	} {
+		hs := chassisHardware(p, "127.21.0.1:1161", tc.u)
+		got, err := hs[len(hs)-1].Switch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.IP4addr, got.Brand, got.Model, got.Aliases = "", "", "", nil
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: switch props (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }

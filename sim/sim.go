@@ -1,7 +1,7 @@
 // Package sim simulates the hardware of an HMS machine against a running
 // suite (hms up): an SLS layout for it, River cabinets of node BMCs
 // (internal/redfishsim, factory credentials) cabled to one simulated
-// management switch per chassis (internal/snmpsim, v2c), and a node behind
+// management switch per chassis (internal/snmpsim, v2c or v3), and a node behind
 // each BMC that boots when the BMC powers it on: a relayed DHCP exchange
 // with the suite's DHCP server, its boot script from bss, then heartbeats to
 // hbtd with the heartbeat agent. Every address is on 127.0.0.0/8 (Linux
@@ -32,6 +32,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/snmpsim"
 	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/layout/sls"
 )
@@ -55,6 +56,10 @@ type Config struct {
 	BMCPort int
 	// SNMPPort is the UDP port of the switches (127.21.<cab>.<chassis+1>).
 	SNMPPort int
+	// SNMPUser, when it has a Name, is the SNMPv3 user the switches answer
+	// (and nothing else), which SLS gives reds; else they answer v2c
+	// community public (reds' -snmp-community).
+	SNMPUser snmpsim.User
 	// Control is the control API's HOST:PORT.
 	Control string
 	// PoweredOff starts the nodes powered off (they boot on a Redfish
@@ -244,7 +249,7 @@ func (s *Sim) switchLocked(p place) (*mgmtSwitch, error) {
 	if sw, ok := s.switches[p.chassisX()]; ok {
 		return sw, nil
 	}
-	sw, err := listenSwitch(fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort))
+	sw, err := listenSwitch(fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort), s.cfg.SNMPUser)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +283,7 @@ func (s *Sim) writeLayout(ctx context.Context, devs []Status) error {
 		}
 		if !seen[p.chassisX()] {
 			seen[p.chassisX()] = true
-			objs = append(objs, chassisHardware(p, fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort))...)
+			objs = append(objs, chassisHardware(p, fmt.Sprintf("%s:%d", p.switchAddr(), s.cfg.SNMPPort), s.cfg.SNMPUser)...)
 		}
 		objs = append(objs, nodeHardware(p, st.NID)...)
 	}

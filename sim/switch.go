@@ -12,8 +12,8 @@ import (
 // switchPorts is the number of ports of a simulated management switch.
 const switchPorts = 48
 
-// mgmtSwitch is one simulated management switch (snmpsim, v2c): its
-// forwarding table holds the MAC of each running BMC on the port SLS's
+// mgmtSwitch is one simulated management switch (snmpsim, v2c community
+// public or one SNMPv3 user): its forwarding table holds the MAC of each running BMC on the port SLS's
 // connector names, as a real switch learns it from the BMC's first packet.
 type mgmtSwitch struct {
 	agent *snmpsim.Agent
@@ -29,12 +29,22 @@ type learned struct {
 	owner *device
 }
 
-func listenSwitch(addr string) (*mgmtSwitch, error) {
+// listenSwitch binds a switch answering v3 user u only, or v2c community
+// public when u has no name.
+func listenSwitch(addr string, u snmpsim.User) (*mgmtSwitch, error) {
+	cfg := snmpsim.Config{Community: "public"}
+	if u.Name != "" {
+		cfg = snmpsim.Config{Users: []snmpsim.User{u}}
+	}
+	agent, err := snmpsim.NewAgent(cfg) // each its own engine ID, as real switches
+	if err != nil {
+		return nil, fmt.Errorf("switch %s: %w", addr, err)
+	}
 	conn, err := net.ListenPacket("udp4", addr)
 	if err != nil {
 		return nil, fmt.Errorf("switch listen on %s: %w", addr, err)
 	}
-	w := &mgmtSwitch{agent: snmpsim.New("public"), conn: conn, macs: map[int]learned{}}
+	w := &mgmtSwitch{agent: agent, conn: conn, macs: map[int]learned{}}
 	if err := w.agent.Set(w.table()); err != nil {
 		conn.Close()
 		return nil, err

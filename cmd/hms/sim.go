@@ -52,6 +52,7 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	kernel := f.String("kernel", "http://127.0.0.1/sim/vmlinuz", "kernel `URL` of the Default boot entry created in bss when it has none")
 	retry := f.Duration("boot-retry", time.Second, "first wait before a node asks bss again for a script that does not name it yet (it doubles, up to four times this)")
 	beat := f.Duration("heartbeat-interval", 10*time.Second, "the nodes' heartbeat interval")
+	snmpFlags := registerSimSNMP(f)
 	level := f.LogLevel()
 	tf := token.Register(f) // the sim's own calls when the suite checks tokens; its nodes use bss's node tokens
 	if err := f.ParseOrUsage(args); err != nil {
@@ -82,6 +83,10 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if *retry <= 0 || *beat <= 0 {
 		return cli.Usagef("-boot-retry and -heartbeat-interval must be positive")
 	}
+	snmpUser, err := snmpFlags.v3User(f)
+	if err != nil {
+		return err
+	}
 	host, suiteURLs, err := parseSuite(*suite)
 	if err != nil {
 		return err
@@ -96,13 +101,13 @@ func simCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Sprintf("http://%s:%d", host, port)
 	}
 	s, err := sim.New(sim.Config{Nodes: *nodes, Mountain: mtn, SLSURL: orDefault(slsURL, "sls", 8376), BSSURL: orDefault(bssURL, "bss", 27778),
-		HBTDURL: orDefault(hbtdURL, "hbtd", 28500), DHCPServer: *dhcp, Relay: *relay, BMCPort: *bmcPort, SNMPPort: *snmpPort,
+		HBTDURL: orDefault(hbtdURL, "hbtd", 28500), DHCPServer: *dhcp, Relay: *relay, BMCPort: *bmcPort, SNMPPort: *snmpPort, SNMPUser: snmpUser,
 		Control: *control, PoweredOff: *off, Kernel: *kernel, BootRetry: *retry, HeartbeatInterval: *beat, Token: tok,
 		Log: cli.NewLogger(io.Discard, *level).With("daemon", "sim")})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sim    %s (%d River nodes, %d Mountain cabinets)\n", s.ControlURL(), *nodes, *mountain)
+	fmt.Fprintf(stdout, "sim    %s (%d River nodes, %d Mountain cabinets, %s)\n", s.ControlURL(), *nodes, *mountain, describeSNMP(snmpUser))
 	if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
