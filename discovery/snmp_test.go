@@ -79,6 +79,13 @@ func TestSNMPWalkSnmpd(t *testing.T) {
 func startSim(t testing.TB, sw snmpsim.Switch) (*snmpsim.Agent, string) {
 	t.Helper()
 	a := snmpsim.New("public")
+	return a, serveAgent(t, a, sw)
+}
+
+// serveAgent serves sw from a on a loopback port until the test ends and
+// returns the port's address.
+func serveAgent(t testing.TB, a *snmpsim.Agent, sw snmpsim.Switch) string {
+	t.Helper()
 	if err := a.Set(sw); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +102,7 @@ func startSim(t testing.TB, sw snmpsim.Switch) (*snmpsim.Agent, string) {
 			t.Error(err)
 		}
 	})
-	return a, conn.LocalAddr().String()
+	return conn.LocalAddr().String()
 }
 
 // TestSNMPWalkFallbacks: a switch without Q-BRIDGE is read through

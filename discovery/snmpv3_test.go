@@ -1,9 +1,7 @@
 package discovery
 
 import (
-	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -30,23 +28,7 @@ func startSimV3(t *testing.T, sw snmpsim.Switch, creds SNMPCreds) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Set(sw); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, conn) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return conn.LocalAddr().String()
+	return serveAgent(t, a, sw)
 }
 
 func cmpOr(s, def string) string {
