@@ -3,6 +3,7 @@ package discovery
 import (
 	"crypto/subtle"
 	"embed"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -183,20 +184,37 @@ func macColons(m string) string {
 }
 
 // putDiscovery is the node saying its BMC has the credentials: each MAC
-// with an IPv4 address is placed now.
+// with an IPv4 address is placed now. With the discovery token alone,
+// nothing is placed unless every MAC may be (tokenMayPlace).
 func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
 	body, ok := a.readAddresses(w, r)
 	if !ok {
 		return
 	}
+	var evs []lease.Event
 	for _, ad := range body.Addresses {
 		for _, ip := range ad.IPAddresses {
 			if p := net.ParseIP(ip.Address); p != nil && p.To4() != nil {
-				a.svc.place(lease.Event{Kind: lease.Commit, MACAddress: lease.NormalizeMAC(macColons(ad.MACAddress)),
-					IPAddress: ip.Address, Time: a.svc.cfg.Now()})
+				evs = append(evs, lease.Event{Kind: lease.Commit, MACAddress: lease.NormalizeMAC(macColons(ad.MACAddress)),
+					IPAddress: p.String(), Time: a.svc.cfg.Now()})
 				break
 			}
 		}
+	}
+	for _, ev := range evs {
+		if !viaToken(r) {
+			break
+		}
+		if err := a.tokenMayPlace(r.Context(), ev.MACAddress, ev.IPAddress); errors.Is(err, errTokenRefused) {
+			problem.WriteStatus(w, r, http.StatusForbidden, err.Error())
+			return
+		} else if err != nil {
+			problem.Write(w, r, a.log, err)
+			return
+		}
+	}
+	for _, ev := range evs {
+		a.svc.place(ev)
 	}
 	w.WriteHeader(http.StatusOK)
 }

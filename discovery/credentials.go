@@ -18,7 +18,11 @@ import (
 // a lease reds was told of (the BMC of a node being added got one moments
 // before) and that reds has not registered: a registered BMC's
 // credentials are not re-issued to whoever holds the token. Admin tokens
-// keep full access; node tokens their own BMC's MACs (ownMACs).
+// keep full access; node tokens their own BMC's MACs (ownMACs). PUT
+// /v1/discovery with the token alone places only such a MAC, and only at
+// the address of that lease: else a registered BMC's MAC named with
+// another address would have the pipeline log in there with the BMC's
+// credentials and re-point HSM at it.
 
 // Notice acts on one lease event (the bus handler calls it; so can a
 // DHCP server in the same process), and keeps which MACs hold a lease.
@@ -36,29 +40,30 @@ func (s *Service) noteLease(ev lease.Event) {
 	defer s.mu.Unlock()
 	switch {
 	case ev.Kind == lease.Commit && ev.IPAddress != "" && !ev.Known:
-		s.leases[ev.MACAddress] = true
+		s.leases[ev.MACAddress] = ev.IPAddress
 	case ev.Kind == lease.Release || ev.Kind == lease.Expire || ev.Kind == lease.Decline:
 		delete(s.leases, ev.MACAddress)
 	}
 }
 
-// leased reports whether mac holds a lease reds was told of (in memory:
-// after a restart of reds, from the next lease event of the MAC on).
-func (s *Service) leased(mac string) bool {
+// leaseOf returns the address of the lease reds was told mac holds (""
+// if none; in memory: after a restart of reds, from the next lease event
+// of the MAC on).
+func (s *Service) leaseOf(mac string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.leases[mac]
 }
 
 // errTokenRefused marks a MAC the discovery token may not obtain
-// credentials for (403, its detail says why).
+// credentials for or place (403, its detail says why).
 var errTokenRefused = errors.New("refused to the discovery token")
 
 // tokenMayIssue checks that the discovery token may obtain credentials for
 // mac: it holds a current lease and reds has not registered its BMC.
 func (a *API) tokenMayIssue(ctx context.Context, mac string) error {
-	if !a.svc.leased(mac) {
-		return fmt.Errorf("%w: the discovery token obtains credentials only for a MAC holding a DHCP lease reds has seen; %s holds none (an admin token may)",
+	if a.svc.leaseOf(mac) == "" {
+		return fmt.Errorf("%w: the discovery token acts only for a MAC holding a DHCP lease reds has seen; %s holds none (an admin token may)",
 			errTokenRefused, mac)
 	}
 	ep, err := a.store.ByMAC(ctx, mac)
@@ -68,8 +73,21 @@ func (a *API) tokenMayIssue(ctx context.Context, mac string) error {
 	case err != nil:
 		return err
 	case ep.State == StateRegistered || ep.State == StateMissing:
-		return fmt.Errorf("%w: %s is the MAC of %s, registered already: its credentials are not issued again for the discovery token (an admin token may)",
+		return fmt.Errorf("%w: %s is the MAC of %s, registered already: the discovery token neither obtains its credentials nor places it (an admin token may)",
 			errTokenRefused, mac, ep.Xname)
+	}
+	return nil
+}
+
+// tokenMayPlace checks that the discovery token may place mac at ip (PUT
+// /v1/discovery): as tokenMayIssue, and ip is the address of its lease.
+func (a *API) tokenMayPlace(ctx context.Context, mac, ip string) error {
+	if err := a.tokenMayIssue(ctx, mac); err != nil {
+		return err
+	}
+	if held := a.svc.leaseOf(mac); held != ip {
+		return fmt.Errorf("%w: the discovery token places a MAC only at the address of its DHCP lease: %s holds %s, not %s (an admin token may)",
+			errTokenRefused, mac, held, ip)
 	}
 	return nil
 }

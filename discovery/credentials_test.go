@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hmsuite/hms/internal/auth"
+	"github.com/hmsuite/hms/internal/auth/authtest"
 	"github.com/hmsuite/hms/ipxe/lease"
 )
 
@@ -39,9 +43,8 @@ func TestCredentialsTokenLimits(t *testing.T) {
 		h.ServeHTTP(w, req)
 		return w
 	}
-	if w := do("PUT", "/v1/discovery", named); w.Code != 200 {
-		t.Fatalf("PUT /v1/discovery: %d %s", w.Code, w.Body)
-	}
+	// As an admin's PUT /v1/discovery does (the token's is refused: no lease).
+	d.svc.place(lease.Event{Kind: lease.Commit, MACAddress: named, IPAddress: "10.254.1.9"})
 	for _, tt := range []struct {
 		name, mac string
 		want      int
@@ -62,6 +65,72 @@ func TestCredentialsTokenLimits(t *testing.T) {
 			pw, err := d.store.NodeCreds(ctx, tt.mac)
 			if err != nil || (pw != "") != (tt.want == 200) {
 				t.Errorf("stored password %q, %v", pw, err)
+			}
+			if tt.want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {
+				t.Errorf("Content-Type %q, want application/problem+json", w.Header().Get("Content-Type"))
+			}
+		})
+	}
+}
+
+// TestDiscoveryTokenLimits: with the discovery token, PUT /v1/discovery
+// places only a MAC holding a lease reds saw, not registered, at the
+// address of that lease; otherwise 403 problem+json and nothing placed (a
+// registered BMC's MAC named with another address would have the pipeline
+// log in there with its credentials). An admin's token places any.
+func TestDiscoveryTokenLimits(t *testing.T) {
+	_, d := startDaemon(t, false)
+	is := authtest.New(t)
+	h, err := is.Config().Wrap(NewAPI(d.svc, d.store, nil, testToken).Handler(), AuthTable(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		leased     = "a4:bf:01:39:00:01"
+		registered = "a4:bf:01:39:00:02"
+		never      = "a4:bf:01:39:00:03"
+	)
+	d.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: registered, IPAddress: "10.254.2.2"})
+	if err := d.store.Put(t.Context(), Endpoint{Xname: "x3000c0s2b0", Kind: KindRiver, MAC: registered, IP: "10.254.2.2",
+		State: StateRegistered}); err != nil {
+		t.Fatal(err)
+	}
+	d.svc.noteLease(lease.Event{Kind: lease.Commit, MACAddress: leased, IPAddress: "10.254.2.1"})
+	placed := func() (n float64) {
+		for _, action := range []string{"queued", "coalesced", "netboot", "ignored"} {
+			n += testutil.ToFloat64(d.svc.m.leases.WithLabelValues(string(lease.Commit), action))
+		}
+		return n
+	}
+	admin := is.Token("ada", auth.Admin)
+	for _, tt := range []struct {
+		name, token, mac, ip string
+		want                 int
+		detail               string
+	}{
+		{name: "registered, attacker's address", token: testToken, mac: registered, ip: "192.0.2.66", want: 403,
+			detail: "x3000c0s2b0, registered already"},
+		{name: "registered, its address", token: testToken, mac: registered, ip: "10.254.2.2", want: 403,
+			detail: "registered already"},
+		{name: "never leased", token: testToken, mac: never, ip: "10.254.2.3", want: 403, detail: "holding a DHCP lease"},
+		{name: "leased, another address", token: testToken, mac: leased, ip: "10.254.2.9", want: 403,
+			detail: "holds 10.254.2.1, not 10.254.2.9"},
+		{name: "leased, its address", token: testToken, mac: leased, ip: "10.254.2.1", want: 200},
+		{name: "admin, no lease", token: admin, mac: never, ip: "10.254.2.3", want: 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"addresses":[{"macAddress":"` + strings.ReplaceAll(tt.mac, ":", "") +
+				`","IPAddresses":[{"addressType":"IPv4","address":"` + tt.ip + `"}]}]}`
+			req := httptest.NewRequest("PUT", "/v1/discovery", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+			w := httptest.NewRecorder()
+			before := placed()
+			h.ServeHTTP(w, req)
+			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.detail) {
+				t.Fatalf("PUT /v1/discovery: %d %s; want %d saying %q", w.Code, w.Body, tt.want, tt.detail)
+			}
+			if got := placed() - before; got != map[bool]float64{true: 1}[tt.want == 200] {
+				t.Errorf("placed %v MACs", got)
 			}
 			if tt.want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {
 				t.Errorf("Content-Type %q, want application/problem+json", w.Header().Get("Content-Type"))

@@ -165,8 +165,8 @@ type Service struct {
 	removals map[string]*removalRetry // by xname: removals HSM did not take
 
 	// leases are the MACs unknown to HSM holding a lease, as the DHCP
-	// server's events told (credentials.go); under mu.
-	leases map[string]bool
+	// server's events told, and their address (credentials.go); under mu.
+	leases map[string]string
 }
 
 // New returns a Service; Run it.
@@ -175,7 +175,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, log: cfg.Log, jobs: map[string]job{}, running: map[string]bool{},
 		again: map[string]bool{}, done: map[string]string{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
 		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{}),
-		removals: map[string]*removalRetry{}, leases: map[string]bool{}}
+		removals: map[string]*removalRetry{}, leases: map[string]string{}}
 	s.m = newMetrics(cfg.Registerer, s)
 	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.FDBMinInterval, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
