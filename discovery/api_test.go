@@ -30,6 +30,12 @@ func startDaemon(t *testing.T, token bool) (string, *Daemon) {
 			t.Fatal(err)
 		}
 	}
+	return runDaemon(t, cfg)
+}
+
+// runDaemon starts and runs a daemon of cfg until the test ends.
+func runDaemon(t *testing.T, cfg DaemonConfig) (string, *Daemon) {
+	t.Helper()
 	d, err := StartDaemon(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

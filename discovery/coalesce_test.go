@@ -59,7 +59,7 @@ func TestLeaseEventsCoalesce(t *testing.T) {
 		if i == n-1 {
 			ip = "10.254.0.11" // the last one moved
 		}
-		s.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: ip})
+		s.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: ip})
 	}
 	s.mu.Lock()
 	queue, j := len(s.queue), s.jobs[mac]
@@ -76,13 +76,13 @@ func TestLeaseEventsCoalesce(t *testing.T) {
 	// makes one more attempt after it, however many events carry it.
 	got, _ := s.next()
 	for range n {
-		s.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.0.11"})
+		s.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.0.11"})
 	}
 	if s.again[mac] {
 		t.Error("a renewal during the attempt queued another")
 	}
 	for range n {
-		s.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.0.12"})
+		s.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.0.12"})
 	}
 	s.finish(got, nil)
 	if len(s.queue) != 1 || s.jobs[mac].ip != "10.254.0.12" {
@@ -91,7 +91,7 @@ func TestLeaseEventsCoalesce(t *testing.T) {
 	got, _ = s.next()
 	s.finish(got, nil)
 	// Done with at that address: its renewals make no work.
-	s.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.0.12"})
+	s.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.0.12"})
 	if !s.Idle() || len(s.jobs) != 0 {
 		t.Errorf("a renewal of a MAC done with queued %v", s.queue)
 	}
@@ -110,14 +110,14 @@ func TestRenewalOfRegisteredBMC(t *testing.T) {
 	s.startService(NewSNMPWalker(SNMPConfig{}), Config{HSM: counted, Switch: SwitchConfig{Community: "public"},
 		Now: clock.Now, FDBRefresh: time.Hour, SLSWatch: time.Hour, SLSRefresh: time.Hour})
 	<-s.svc.Started()
-	s.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: s.bmcIP(0)})
+	s.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: s.bmcIP(0)})
 	if o := s.waitFor(mac); o.err != nil || o.xname != xnames[0] {
 		t.Fatalf("outcome %+v (%v), want %s registered", o, o.err, xnames[0])
 	}
 	walks, calls := agent.Walks(oidQFdbPort), counted.calls.Load()
 	for i := range 10 {
 		clock.Add(time.Minute) // renewals come later, past the table's TTL
-		s.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: s.bmcIP(0), Hostname: fmt.Sprint(i)})
+		s.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: s.bmcIP(0), Hostname: fmt.Sprint(i)})
 		if !s.svc.Idle() {
 			t.Fatalf("renewal %d queued work", i)
 		}

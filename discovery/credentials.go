@@ -24,31 +24,63 @@ import (
 // another address would have the pipeline log in there with the BMC's
 // credentials and re-point HSM at it.
 
-// Notice acts on one lease event (the bus handler calls it; so can a
-// DHCP server in the same process), and keeps which MACs hold a lease.
-func (s *Service) Notice(ev lease.Event) {
-	s.noteLease(ev)
+// Notice acts on one lease event (a DHCP server in the same process may
+// call it; the bus handler notes a batch at once), and keeps which MACs
+// hold a lease.
+func (s *Service) Notice(ctx context.Context, ev lease.Event) {
+	if c, ok := s.noteLease(ev); ok {
+		s.saveLeases(ctx, []leaseChange{c})
+	}
 	s.place(ev)
 }
 
 // noteLease records a MAC unknown to HSM that was handed an address, and
-// forgets it when its lease ends. A renewal sends no event (lease.Commit),
-// so a commit's Expires is not the lease's end: the expire, release or
-// decline event is.
-func (s *Service) noteLease(ev lease.Event) {
+// forgets it when its lease ends; it returns the change to keep, if any.
+// A renewal sends no event (lease.Commit), so a commit's Expires is not
+// the lease's end: the expire, release or decline event is.
+func (s *Service) noteLease(ev lease.Event) (leaseChange, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	held, ok := s.leases[ev.MACAddress]
 	switch {
-	case ev.Kind == lease.Commit && ev.IPAddress != "" && !ev.Known:
+	case ev.Kind == lease.Commit && ev.IPAddress != "" && !ev.Known && held != ev.IPAddress:
 		s.leases[ev.MACAddress] = ev.IPAddress
-	case ev.Kind == lease.Release || ev.Kind == lease.Expire || ev.Kind == lease.Decline:
+		return leaseChange{MAC: ev.MACAddress, IP: ev.IPAddress}, true
+	case (ev.Kind == lease.Release || ev.Kind == lease.Expire || ev.Kind == lease.Decline) && ok:
 		delete(s.leases, ev.MACAddress)
+		return leaseChange{MAC: ev.MACAddress}, true
+	}
+	return leaseChange{}, false
+}
+
+// saveLeases keeps changes in the store, so a restarted reds knows the
+// leases that still stand (bss publishes no event for a renewal). A
+// failure is logged: the lease is still known until reds restarts.
+func (s *Service) saveLeases(ctx context.Context, changes []leaseChange) {
+	if s.cfg.Store == nil { // a Service tested without a database
+		return
+	}
+	if err := s.cfg.Store.PutLeases(ctx, changes); err != nil {
+		s.log.Error("lease_store_failed", "leases", len(changes), "err", err)
 	}
 }
 
+// loadLeases reads the leases kept by an earlier run.
+func (s *Service) loadLeases(ctx context.Context) error {
+	m, err := s.cfg.Store.Leases(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for mac, ip := range m {
+		s.leases[mac] = ip
+	}
+	return nil
+}
+
 // leaseOf returns the address of the lease reds was told mac holds (""
-// if none; in memory: after a restart of reds, from the next lease event
-// of the MAC on).
+// if none).
 func (s *Service) leaseOf(mac string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

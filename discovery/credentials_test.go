@@ -29,9 +29,9 @@ func TestCredentialsTokenLimits(t *testing.T) {
 		known      = "a4:bf:01:38:00:06" // HSM's: a known MAC's lease
 	)
 	for i, mac := range []string{leased, registered, expired, known} {
-		d.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.1." + string(rune('1'+i)), Known: mac == known})
+		d.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.1." + string(rune('1'+i)), Known: mac == known})
 	}
-	d.svc.Notice(lease.Event{Kind: lease.Expire, MACAddress: expired, IPAddress: "10.254.1.3"})
+	d.svc.Notice(t.Context(), lease.Event{Kind: lease.Expire, MACAddress: expired, IPAddress: "10.254.1.3"})
 	if err := d.store.Put(ctx, Endpoint{Xname: "x3000c0s1b0", Kind: KindRiver, MAC: registered, State: StateRegistered}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestDiscoveryTokenLimits(t *testing.T) {
 		registered = "a4:bf:01:39:00:02"
 		never      = "a4:bf:01:39:00:03"
 	)
-	d.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: registered, IPAddress: "10.254.2.2"})
+	d.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: registered, IPAddress: "10.254.2.2"})
 	if err := d.store.Put(t.Context(), Endpoint{Xname: "x3000c0s2b0", Kind: KindRiver, MAC: registered, IP: "10.254.2.2",
 		State: StateRegistered}); err != nil {
 		t.Fatal(err)

@@ -96,6 +96,10 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	sc.Store, sc.BMCs, sc.Walker = store, NewBMCs(cfg.BMC), NewSNMPWalker(cfg.SNMP)
 	sc.Bus, sc.Registerer, sc.Log = cfg.Bus, reg, cfg.Log
 	svc := New(sc)
+	if err := svc.loadLeases(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
 	token, err := readToken(cfg.TokenFile)
 	if err != nil {
 		store.Close()

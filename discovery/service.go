@@ -245,13 +245,22 @@ func (s *Service) every(ctx context.Context, d time.Duration, now bool, fn func(
 // handleLeases acts on lease events: an unknown MAC that got an address is
 // placed; an expected Mountain BMC learns its address.
 func (s *Service) handleLeases(ctx context.Context, msgs []bus.Message) error {
+	evs := make([]lease.Event, 0, len(msgs))
+	var changes []leaseChange
 	for _, msg := range msgs {
 		ev, err := lease.Decode(msg.Value)
 		if err != nil {
 			s.m.leases.WithLabelValues("malformed", "ignored").Inc()
 			continue
 		}
-		s.Notice(ev)
+		if c, ok := s.noteLease(ev); ok {
+			changes = append(changes, c)
+		}
+		evs = append(evs, ev)
+	}
+	s.saveLeases(ctx, changes) // one transaction for the batch
+	for _, ev := range evs {
+		s.place(ev)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func TestRetriesShareWalks(t *testing.T) {
 		}
 	}
 	for i, mac := range macs { // noticed at one instant: the clock stands still
-		s.svc.Notice(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: fmt.Sprintf("127.0.9.%d", i+1)})
+		s.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: fmt.Sprintf("127.0.9.%d", i+1)})
 	}
 	close(gate)
 	round("leases at once", 1)
