@@ -2,8 +2,11 @@ package discovery
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // Walker reads one switch's forwarding table (SNMPWalker; tests may walk
@@ -28,6 +31,8 @@ type FDB struct {
 	now    func() time.Time
 	sem    chan struct{}
 	obs    func(sw Switch, st WalkStats, took time.Duration, err error)
+	stop   chan struct{} // closed by Stop
+	once   sync.Once
 
 	mu     sync.Mutex
 	states map[string]*switchState
@@ -70,8 +75,15 @@ func NewFDB(walker Walker, ttl, gap time.Duration, concurrency int, now func() t
 		obs = func(Switch, WalkStats, time.Duration, error) {}
 	}
 	return &FDB{walker: walker, ttl: ttl, gap: gap, now: now, sem: make(chan struct{}, concurrency), obs: obs,
-		states: map[string]*switchState{}}
+		stop: make(chan struct{}), states: map[string]*switchState{}}
 }
+
+// errFDBStopped answers the walks that had not begun when Stop was called.
+var errFDBStopped = fmt.Errorf("switch walk: %w: discovery is stopping", problem.ErrUnavailable)
+
+// Stop ends the waits of walks that have not begun (they fail with
+// errFDBStopped); a walk under way ends by the walker's own timeouts.
+func (f *FDB) Stop() { f.once.Do(func() { close(f.stop) }) }
 
 // Table returns sw's table as read at or after since (walking it if the
 // cache is older, or older than the TTL).
@@ -141,10 +153,10 @@ func (f *FDB) run(sw Switch, s *switchState, w *walk) {
 		f.mu.Lock()
 		wait := s.last.Add(f.gap).Sub(f.now())
 		f.mu.Unlock()
-		if wait > 0 {
-			// Bounded by the gap (a second or so); the questions asked
-			// meanwhile join w, which has not begun.
-			time.Sleep(wait)
+		// The questions asked meanwhile join w, which has not begun.
+		if !f.pause(wait) {
+			f.abandon(s, w)
+			return
 		}
 		f.sem <- struct{}{}
 		f.mu.Lock()
@@ -163,6 +175,41 @@ func (f *FDB) run(sw Switch, s *switchState, w *walk) {
 		s.running, s.next, w = s.next, nil, s.next
 		f.mu.Unlock()
 	}
+}
+
+// pause waits d, but no longer than the gap (an injected clock that went
+// backwards would otherwise make it wait for ever), and reports false if
+// Stop was called meanwhile.
+func (f *FDB) pause(d time.Duration) bool {
+	select {
+	case <-f.stop:
+		return false
+	default:
+	}
+	if d = min(d, f.gap); d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-f.stop:
+		return false
+	}
+}
+
+// abandon fails w, and the walk queued behind it, with errFDBStopped.
+func (f *FDB) abandon(s *switchState, w *walk) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, w := range []*walk{w, s.next} {
+		if w != nil {
+			w.err = errFDBStopped
+			close(w.done)
+		}
+	}
+	s.running, s.next = nil, nil
 }
 
 // Refresh walks every switch whose table is older than age (the slow

@@ -2,10 +2,13 @@ package discovery
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 // slowWalker counts walks; each takes a second of the bubble's clock and
@@ -126,6 +129,56 @@ func TestFDBMinInterval(t *testing.T) {
 		// they would have been 31.
 		if n := w.count(); n != 4 {
 			t.Errorf("%d walks for 30 s of questions 10 s apart at least, want 4", n)
+		}
+	})
+}
+
+// TestFDBWaitBounded: the wait between two walks of a switch is at most
+// the minimum interval, even when the injected clock went backwards (it
+// once waited for as long as the clock had gone back), and Stop ends it:
+// the walk that had not begun fails as unavailable.
+func TestFDBWaitBounded(t *testing.T) {
+	const gap = 10 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		w := &slowWalker{table: Table{"aa:00:00:00:00:01": {"p1"}}}
+		var mu sync.Mutex
+		base := time.Now()
+		clock := base
+		now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+		f := NewFDB(w, time.Minute, gap, 8, now, nil)
+		sw := Switch{Xname: "x3000c0w14"}
+		if _, err := f.Table(t.Context(), sw, base); err != nil { // walk 1, at base
+			t.Fatal(err)
+		}
+		mu.Lock()
+		clock = base.Add(-time.Hour)
+		mu.Unlock()
+		start := time.Now()
+		if _, err := f.Table(t.Context(), sw, base.Add(time.Nanosecond)); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > gap+time.Second {
+			t.Errorf("second walk answered after %v, want the gap (%v) and the walk (1s) at most", took, gap)
+		}
+
+		// Walk 2 began at base-1h by the clock, which stays there: a third
+		// waits a full gap.
+		start = time.Now()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := f.Table(t.Context(), sw, base)
+			errc <- err
+		}()
+		synctest.Wait()
+		f.Stop()
+		if err := <-errc; !errors.Is(err, problem.ErrUnavailable) {
+			t.Errorf("walk waiting at Stop: %v, want unavailable", err)
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("Stop ended the wait after %v, want at once", took)
+		}
+		if n := w.count(); n != 2 {
+			t.Errorf("%d walks, want 2 (none after Stop)", n)
 		}
 	})
 }

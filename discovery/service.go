@@ -189,6 +189,7 @@ func New(cfg Config) *Service {
 func (s *Service) Run(ctx context.Context) error {
 	// Switches and chassis are read before the first lease is taken, so
 	// early leases do not fail for want of a switch list.
+	defer s.fdb.Stop()
 	s.refreshSLS(ctx)
 	s.resumePending(ctx)
 	close(s.started)
