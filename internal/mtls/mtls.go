@@ -30,9 +30,10 @@ type Config struct {
 	// and private key: served to callers, and presented to https:// peers.
 	CertFile, KeyFile string
 	// ClientCA holds the CA certificate(s) that callers' certificates must
-	// chain to; the same CAs are the only ones trusted for https:// peers.
-	// Empty: callers need no certificate, peers are checked against the
-	// system's roots.
+	// chain to; https:// peers are trusted when they chain to these CAs or
+	// to the system's roots (a site's JWKS or OAuth server signed by a
+	// public CA keeps working). Empty: callers need no certificate, peers
+	// are checked against the system's roots.
 	ClientCA string
 }
 
@@ -331,7 +332,7 @@ type Flags struct {
 // Register declares -tls-cert, -tls-key and -client-ca on f.
 func Register(f *cli.FlagSet) *Flags {
 	return register(f, false, "PEM `FILE` of the certificate (and chain) to serve HTTPS with and to present to https:// peers as client certificate; re-read when it changes",
-		"client-ca", "PEM `FILE` of the CA(s) callers' certificates must chain to: the TLS handshake refuses a caller without one (health probes too); also the only CAs trusted for https:// peers. Needs -tls-cert")
+		"client-ca", "PEM `FILE` of the CA(s) callers' certificates must chain to: the TLS handshake refuses a caller without one (health probes too); https:// peers are trusted when they chain to these CAs or to the system's roots. Needs -tls-cert")
 }
 
 // RegisterClient declares -tls-cert, -tls-key and -ca-file on f, for a
