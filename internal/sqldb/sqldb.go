@@ -3,9 +3,12 @@
 // writer at a time; serialising in the pool is cheaper than lock retries) and a pool
 // of read-only connections, with numbered migrations applied on open.
 //
-// SQL written against this package should stay portable to PostgreSQL: standard
-// types (INTEGER, TEXT, REAL), "?" placeholders (a Postgres driver rebinds them),
-// no SQLite-only functions in hot paths.
+// SQL written against this package stays portable to PostgreSQL: standard
+// types (INTEGER, BIGINT, TEXT, REAL), "?" placeholders (no Postgres driver
+// rewrites them to $1: a PostgreSQL store needs a rebinding layer), ON
+// CONFLICT upserts, RETURNING instead of LastInsertId, times computed in Go,
+// no SQLite-only functions. docs/sql-portability.md lists what is still
+// SQLite-only and what each maps to; TestSQLPortable keeps the list closed.
 package sqldb
 
 import (

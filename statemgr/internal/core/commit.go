@@ -265,11 +265,8 @@ func (s *Store) writePlans(ctx context.Context, tx *sql.Tx, plans []*Plan) error
 			if err != nil {
 				return fmt.Errorf("encode scn: %w", err)
 			}
-			res, err := st.result(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?)`, scn.Timestamp.UTC().Format(TSFormat), body)
-			if err != nil {
-				return fmt.Errorf("append scn to outbox: %w", err)
-			}
-			seq, err := res.LastInsertId()
+			seq, err := st.returning(ctx, `INSERT INTO scn_outbox (created, payload) VALUES (?, ?) RETURNING seq`,
+				scn.Timestamp.UTC().Format(TSFormat), body)
 			if err != nil {
 				return fmt.Errorf("append scn to outbox: %w", err)
 			}
@@ -293,23 +290,39 @@ type stmts struct {
 }
 
 func (st *stmts) exec(ctx context.Context, q string, args ...any) error {
-	_, err := st.result(ctx, q, args...)
+	p, err := st.stmt(ctx, q)
+	if err != nil {
+		return err
+	}
+	_, err = p.ExecContext(ctx, args...)
 	return err
 }
 
-func (st *stmts) result(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	p, ok := st.m[q]
-	if !ok {
-		var err error
-		if p, err = st.db.Stmt(ctx, st.tx, q); err != nil {
-			return nil, err
-		}
-		if st.m == nil {
-			st.m = map[string]*sql.Stmt{}
-		}
-		st.m[q] = p
+// returning runs q, an INSERT of one row that returns one integer column
+// (RETURNING, not LastInsertId: PostgreSQL drivers have none).
+func (st *stmts) returning(ctx context.Context, q string, args ...any) (int64, error) {
+	p, err := st.stmt(ctx, q)
+	if err != nil {
+		return 0, err
 	}
-	return p.ExecContext(ctx, args...)
+	var v int64
+	err = p.QueryRowContext(ctx, args...).Scan(&v)
+	return v, err
+}
+
+func (st *stmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if p, ok := st.m[q]; ok {
+		return p, nil
+	}
+	p, err := st.db.Stmt(ctx, st.tx, q)
+	if err != nil {
+		return nil, err
+	}
+	if st.m == nil {
+		st.m = map[string]*sql.Stmt{}
+	}
+	st.m[q] = p
+	return p, nil
 }
 
 func (st *stmts) put(ctx context.Context, r *Record, update bool) error {
