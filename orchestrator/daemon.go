@@ -41,6 +41,9 @@ type DaemonConfig struct {
 	SCNInURL string
 	// FallbackPoll: see Config.FallbackPoll.
 	FallbackPoll time.Duration
+	// TransitionGiveUp and TransitionGiveUpChecks: see Config's.
+	TransitionGiveUp       time.Duration
+	TransitionGiveUpChecks int
 	// PeerTimeout bounds one request to a peer [20 s, BOS's *_read_timeout].
 	PeerTimeout time.Duration
 	// MaxConns caps the connections the HTTP server holds open; 0 means
@@ -98,7 +101,8 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	hc := cfg.Auth.Client(&http.Client{Timeout: cfg.PeerTimeout})
 	h := client.New(cfg.HSMURL, hc, "bos")
 	sc := Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3: cfg.S3,
-		FallbackPoll: cfg.FallbackPoll, After: cfg.After, Command: cfg.Command, Log: cfg.Log}
+		FallbackPoll: cfg.FallbackPoll, After: cfg.After, Command: cfg.Command, Log: cfg.Log,
+		TransitionGiveUp: cfg.TransitionGiveUp, TransitionGiveUpChecks: cfg.TransitionGiveUpChecks}
 	if cfg.CFSURL != "" {
 		sc.CFS = NewCFSClient(cfg.CFSURL, hc)
 	}

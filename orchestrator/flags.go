@@ -15,8 +15,8 @@ import (
 type DaemonFlags struct {
 	f                                              *cli.FlagSet
 	listen, db, hsm, bss, pcs, s3, scnIn, cfs, cmd *string
-	timeout, fallback, cmdTimeout                  *time.Duration
-	maxConns, cmdParallel                          *int
+	timeout, fallback, cmdTimeout, giveUp          *time.Duration
+	maxConns, cmdParallel, giveUpChecks            *int
 	s3Key, s3SecretFile, s3Region                  *string
 	// Level is -log-level.
 	Level *slog.Level
@@ -43,7 +43,11 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		timeout:      f.Duration("peer-timeout", 20*time.Second, "give up on one request to HSM, BSS, PCS or a manifest after `DURATION`"),
 		scnIn:        f.URL("scn-in-url", "", "`URL` HSM posts SCNs to (default http://<hostname>:<port>/v2/scn, loopback when HSM is)"),
 		fallback:     f.Duration("fallback-poll", time.Minute, "while HSM sends SCNs, run the operators at least every `DURATION` (polling_frequency until it does)"),
-		maxConns:     f.MaxConnections(httpserver.DefaultMaxConns),
+		giveUp: f.Duration("transition-give-up", DefaultTransitionGiveUp, "give up on a PCS transition PCS has not answered about "+
+			"for `DURATION` (and -transition-give-up-checks checks in a row); its nodes' power is decided again"),
+		giveUpChecks: f.Int("transition-give-up-checks", DefaultTransitionGiveUpChecks,
+			"give up on a PCS transition after `N` checks in a row PCS did not answer (and -transition-give-up)"),
+		maxConns: f.MaxConnections(httpserver.DefaultMaxConns),
 	}
 }
 
@@ -59,6 +63,9 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	if *fl.cmd != "" && *fl.cfs != "" {
 		return DaemonConfig{}, cli.Usagef("-%s and -%s exclude each other", fl.f.Name("config-command"), fl.f.Name("cfs-url"))
+	}
+	if *fl.giveUp <= 0 || *fl.giveUpChecks <= 0 {
+		return DaemonConfig{}, cli.Usagef("-%s and -%s must be positive", fl.f.Name("transition-give-up"), fl.f.Name("transition-give-up-checks"))
 	}
 	if *fl.cmdTimeout <= 0 || *fl.cmdParallel <= 0 {
 		return DaemonConfig{}, cli.Usagef("-%s and -%s must be positive", fl.f.Name("config-timeout"), fl.f.Name("config-parallel"))
@@ -76,7 +83,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	}
 	return DaemonConfig{Command: cmd, Listen: *fl.listen, DB: *fl.db, HSMURL: *fl.hsm, BSSURL: *fl.bss, PCSURL: *fl.pcs,
 		S3: s3, CFSURL: *fl.cfs, SCNInURL: *fl.scnIn, FallbackPoll: *fl.fallback, PeerTimeout: *fl.timeout,
-		MaxConns: *fl.maxConns}, nil
+		MaxConns: *fl.maxConns, TransitionGiveUp: *fl.giveUp, TransitionGiveUpChecks: *fl.giveUpChecks}, nil
 }
 
 // s3Config reads the S3 flags and the secret key's file.

@@ -13,9 +13,10 @@ import (
 	"github.com/hmsuite/hms/internal/cli"
 )
 
-// TestFlags: the configuration command and S3 flags reach the daemon's
-// configuration (the secret read from its file, and from the environment
-// twin), and the combinations that cannot work are usage errors.
+// TestFlags: the configuration command, S3 and give-up flags reach the
+// daemon's configuration (the secret read from its file, and from the
+// environment twin), and the combinations that cannot work are usage
+// errors.
 func TestFlags(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "s3-secret")
 	if err := os.WriteFile(secret, []byte("s3cr3t\n"), 0o600); err != nil {
@@ -26,11 +27,15 @@ func TestFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		s3      S3
-		cmd     *CommandConfig
+		name string
+		args []string
+		env  map[string]string
+		s3   S3
+		cmd  *CommandConfig
+		// giveUp and checks are the transition give-up limits (zero: the
+		// defaults).
+		giveUp  time.Duration
+		checks  int
 		wantErr string
 	}{
 		{name: "defaults", s3: S3{Region: DefaultS3Region}},
@@ -43,6 +48,11 @@ func TestFlags(t *testing.T) {
 		{name: "key without secret", args: []string{"-s3-access-key", "bos"}, wantErr: "go together"},
 		{name: "empty secret", args: []string{"-s3-access-key", "bos", "-s3-secret-key-file", empty}, wantErr: "is empty"},
 		{name: "no parallel runs", args: []string{"-config-parallel", "0"}, wantErr: "must be positive"},
+		{name: "give-up limits", args: []string{"-transition-give-up-checks", "3"},
+			env: map[string]string{"HMS_BOS_TRANSITION_GIVE_UP": "10m"}, s3: S3{Region: DefaultS3Region},
+			giveUp: 10 * time.Minute, checks: 3},
+		{name: "no give-up checks", args: []string{"-transition-give-up-checks", "0"}, wantErr: "must be positive"},
+		{name: "no give-up time", args: []string{"-transition-give-up", "0s"}, wantErr: "must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +76,12 @@ func TestFlags(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.cmd, cfg.Command); d != "" {
 				t.Errorf("command (-want +got):\n%s", d)
+			}
+			if tt.giveUp == 0 {
+				tt.giveUp, tt.checks = DefaultTransitionGiveUp, DefaultTransitionGiveUpChecks
+			}
+			if cfg.TransitionGiveUp != tt.giveUp || cfg.TransitionGiveUpChecks != tt.checks {
+				t.Errorf("give up after %v and %d checks, want %v and %d", cfg.TransitionGiveUp, cfg.TransitionGiveUpChecks, tt.giveUp, tt.checks)
 			}
 		})
 	}

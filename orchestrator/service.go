@@ -59,9 +59,14 @@ type Config struct {
 	// started; later checks back off (see transitionPollMax) [500 ms].
 	TransitionPoll time.Duration
 	// TransitionGiveUp is how long PCS may go without answering about a
-	// transition (transitionMaxErrors checks in a row at least) before bos
-	// gives up on it and its components' power operator decides again [2 min].
+	// transition (TransitionGiveUpChecks checks in a row at least) before
+	// bos gives up on it and its components' power operator decides again
+	// (-transition-give-up) [2 min].
 	TransitionGiveUp time.Duration
+	// TransitionGiveUpChecks is how many checks of a transition in a row
+	// PCS must leave unanswered, over TransitionGiveUp at least, before bos
+	// gives up on it (-transition-give-up-checks) [5].
+	TransitionGiveUpChecks int
 	// After times the transition checks [time.After]; tests inject their own.
 	After func(time.Duration) <-chan time.Time
 	Log   *slog.Logger
@@ -117,7 +122,10 @@ func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*S
 		cfg.TransitionPoll = 500 * time.Millisecond
 	}
 	if cfg.TransitionGiveUp <= 0 {
-		cfg.TransitionGiveUp = 2 * time.Minute
+		cfg.TransitionGiveUp = DefaultTransitionGiveUp
+	}
+	if cfg.TransitionGiveUpChecks <= 0 {
+		cfg.TransitionGiveUpChecks = DefaultTransitionGiveUpChecks
 	}
 	if cfg.After == nil {
 		cfg.After = time.After

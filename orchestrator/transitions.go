@@ -21,10 +21,14 @@ import (
 // at the next poll or SCN.
 const transitionPollMax = 15 * time.Second
 
-// transitionMaxErrors is how many checks in a row may go unanswered (and
-// for at least Config.TransitionGiveUp) before bos gives up on a
-// transition; one PCS answers 404 for is given up at once.
-const transitionMaxErrors = 5
+// The defaults of Config.TransitionGiveUp and TransitionGiveUpChecks: a
+// transition PCS has not answered about for 5 checks in a row, over 2
+// minutes at least, is given up; one PCS answers 404 for is given up at
+// once.
+const (
+	DefaultTransitionGiveUp       = 2 * time.Minute
+	DefaultTransitionGiveUpChecks = 5
+)
 
 // opened is a PCS transition bos waits on: what it did, the last_action
 // its components were given then and which they are (stamp is "" and ids
@@ -195,7 +199,7 @@ func actionOf(op pcs.Operation) string {
 // those that ended are forgotten, their failed tasks noted on the
 // components, and the operators woken. One PCS no longer knows (404: it
 // expired, or PCS restarted without it) or has not answered about
-// transitionMaxErrors times in a row over Config.TransitionGiveUp is given
+// Config.TransitionGiveUpChecks times in a row over Config.TransitionGiveUp is given
 // up: its components go back to the power operators at once (giveUp).
 func (s *Service) checkTransitions(ctx context.Context, now time.Time) {
 	ended := false
@@ -212,7 +216,7 @@ func (s *Service) checkTransitions(ctx context.Context, now time.Time) {
 		case err != nil:
 			o, ok := s.tracked.checked(id, now, true, s.cfg.TransitionPoll)
 			s.log.Debug("pcs_transition_not_read", "transition", id, "errors", o.errs, "err", err)
-			if ok && o.errs >= transitionMaxErrors && now.Sub(o.failing) >= s.cfg.TransitionGiveUp {
+			if ok && o.errs >= s.cfg.TransitionGiveUpChecks && now.Sub(o.failing) >= s.cfg.TransitionGiveUp {
 				s.tracked.take(id)
 				s.giveUp(ctx, id, o, fmt.Sprintf("PCS did not answer about it for %s: %v", now.Sub(o.failing), err))
 				ended = true

@@ -19,25 +19,36 @@ import (
 )
 
 // TestTransitionGivenUp: a PCS that forgot the transition bos started for
-// a power-on (404), or that stops answering about it, does not leave its
-// node waiting out max_power_on_wait_time: the node is powered on again
-// at the next pass, and past its retry_policy fails naming the transition.
+// a power-on (404), or that stops answering about it (as many checks and
+// for as long as -transition-give-up-checks and -transition-give-up say),
+// does not leave its node waiting out max_power_on_wait_time: the node is
+// powered on again at the next pass, and past its retry_policy fails
+// naming the transition.
 func TestTransitionGivenUp(t *testing.T) {
 	tests := []struct {
 		name string
 		code int
 		// quiet is how many unanswered checks leave the node waiting.
 		quiet int
-		want  string
+		// giveUp and checks are bos's limits (zero: the defaults).
+		giveUp time.Duration
+		checks int
+		want   string
 	}{
 		{name: "forgotten", code: http.StatusNotFound,
 			want: "PCS no longer knows it (expired, or PCS restarted without it)"},
-		{name: "unanswered", code: http.StatusInternalServerError, quiet: transitionMaxErrors - 1,
+		{name: "unanswered", code: http.StatusInternalServerError, quiet: DefaultTransitionGiveUpChecks - 1,
 			want: "PCS did not answer about it for 2m40s"},
+		{name: "unanswered, two checks", code: http.StatusInternalServerError, quiet: 1, checks: 2, giveUp: 30 * time.Second,
+			want: "PCS did not answer about it for 40s"},
+		{name: "unanswered, long give-up", code: http.StatusInternalServerError, quiet: 8, checks: 2, giveUp: 5 * time.Minute,
+			want: "PCS did not answer about it for 5m20s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, n1)
+			e := newEnvWith(t, func(cfg *DaemonConfig) {
+				cfg.TransitionGiveUp, cfg.TransitionGiveUpChecks = tt.giveUp, tt.checks
+			}, n1)
 			svc := e.daemon.svc
 			if code := e.call("PATCH", "/v2/options", `{"max_power_on_wait_time":3600,"default_retry_policy":2}`, nil); code != 200 {
 				t.Fatal(code)
