@@ -7,11 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -20,7 +18,8 @@ import (
 // their image, with {nodes} (comma-separated xnames) and {config} (the
 // configuration's name) replaced, shell-quoted; a command naming {node}
 // runs once per node instead. It also finds the same values in
-// $BOS_NODES and $BOS_CONFIGURATION. Exit status 0 makes every node of the
+// $BOS_NODES and $BOS_CONFIGURATION, and its run's token in
+// $BOS_CONFIG_RUN (see killOrphans). Exit status 0 makes every node of the
 // run configured; any other, or the timeout, makes them failed with the
 // command's output (its last outputTail bytes) as their error. What
 // ansible-playbook prints decides for the nodes it names: the document of
@@ -78,7 +77,8 @@ func newCommandRunner(cfg CommandConfig, store *Store, after func(time.Duration)
 
 // load takes over the runs a previous bos recorded: the results of those
 // that ended; the nodes of one it interrupted (still running when it
-// stopped) are pending again, so their batch runs again.
+// stopped) are pending again, so their batch runs again, once what a
+// killed bos left of it running is killed.
 func (r *commandRunner) load(ctx context.Context) error {
 	runs, err := r.store.configRuns(ctx)
 	if err != nil {
@@ -87,18 +87,38 @@ func (r *commandRunner) load(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	interrupted := 0
+	groups := map[int]string{}
 	for _, c := range runs {
 		r.gen = max(r.gen, c.gen)
 		if c.status == running {
 			c.status = CFSPending
 			interrupted++
+			if c.pid > 0 {
+				groups[c.pid] = c.token
+			}
 		}
 		r.runs[c.node] = CFSComponent{ID: c.node, DesiredConfig: c.config, ConfigurationStatus: c.status, Error: c.err}
 	}
 	if interrupted > 0 {
 		r.log.Info("configuration_runs_interrupted", "nodes", interrupted)
 	}
+	r.killOrphans(groups)
 	return nil
+}
+
+// killOrphans kills what is left of the interrupted runs (process group ->
+// token) before they run again: a bos that was killed, rather than
+// stopped, may have left them running (see procAttr).
+func (r *commandRunner) killOrphans(groups map[int]string) {
+	for _, pgid := range slices.Sorted(maps.Keys(groups)) {
+		n, err := killOrphans(pgid, groups[pgid])
+		switch {
+		case err != nil:
+			r.log.Warn("configuration_run_not_killed", "pid", pgid, "err", err)
+		case n > 0:
+			r.log.Warn("configuration_run_killed", "pid", pgid, "processes", n)
+		}
+	}
 }
 
 // CFSComponents answers what the runner holds of the nodes, as CFS would.
@@ -153,7 +173,7 @@ func (r *commandRunner) start(ctx context.Context, ids []string, config string, 
 				return
 			}
 			defer func() { <-r.sem }()
-			res := r.run(ctx, part, config)
+			res := r.run(ctx, part, config, gen)
 			if ctx.Err() != nil {
 				return // bos stops: the run stays running in the store, and runs again at the next start
 			}
@@ -249,8 +269,8 @@ type runResult struct {
 	hosts       map[string]hostResult
 }
 
-// run runs the command once.
-func (r *commandRunner) run(ctx context.Context, ids []string, config string) runResult {
+// run runs the command once, as run gen of the nodes ids.
+func (r *commandRunner) run(ctx context.Context, ids []string, config string, gen uint64) runResult {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -267,15 +287,8 @@ func (r *commandRunner) run(ctx context.Context, ids []string, config string) ru
 	}
 	nodes := strings.Join(ids, ",")
 	line := strings.NewReplacer("{nodes}", quote(nodes), "{node}", quote(nodes), "{config}", quote(config)).Replace(r.cfg.Command)
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
-	cmd.Env = append(cmd.Environ(), "BOS_NODES="+nodes, "BOS_CONFIGURATION="+config)
 	out, rc, doc := &tail{max: outputTail}, &recap{hosts: map[string]hostResult{}}, newJSONReport(jsonMax)
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rc, doc), out
-	// Its own process group, so a timeout kills what the shell started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
+	err := r.execRun(ctx, ids, gen, line, []string{"BOS_NODES=" + nodes, "BOS_CONFIGURATION=" + config}, io.MultiWriter(out, rc, doc), out)
 	hosts, ok := doc.result()
 	if !ok {
 		hosts = rc.hosts

@@ -8,15 +8,18 @@ import (
 
 // configRun is what the configuration command did for one node: the
 // configuration asked for, its status (pending, running, configured,
-// failed), a failure's error and the run (gen) that may write its result.
+// failed), a failure's error and the run (gen) that may write its result;
+// while it runs, its process group (pid) and token ($BOS_CONFIG_RUN).
 type configRun struct {
 	node, config, status, err string
 	gen                       uint64
+	pid                       int
+	token                     string
 }
 
 // configRuns loads every node's configuration run.
 func (s *Store) configRuns(ctx context.Context) ([]configRun, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT node, config, status, error, gen FROM config_runs ORDER BY node`)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT node, config, status, error, gen, pid, token FROM config_runs ORDER BY node`)
 	if err != nil {
 		return nil, fmt.Errorf("read configuration runs: %w", err)
 	}
@@ -24,11 +27,11 @@ func (s *Store) configRuns(ctx context.Context) ([]configRun, error) {
 	var out []configRun
 	for rows.Next() {
 		var r configRun
-		var gen int64
-		if err := rows.Scan(&r.node, &r.config, &r.status, &r.err, &gen); err != nil {
+		var gen, pid int64
+		if err := rows.Scan(&r.node, &r.config, &r.status, &r.err, &gen, &pid, &r.token); err != nil {
 			return nil, fmt.Errorf("read configuration runs: %w", err)
 		}
-		r.gen = uint64(gen)
+		r.gen, r.pid = uint64(gen), int(pid)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -40,9 +43,19 @@ func (s *Store) configRuns(ctx context.Context) ([]configRun, error) {
 // putConfigRuns records the nodes' runs whole (a new configuration asked
 // for, or a run that starts).
 func (s *Store) putConfigRuns(ctx context.Context, runs []configRun) error {
-	return s.execConfigRuns(ctx, runs, `INSERT INTO config_runs (node, config, status, error, gen) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (node) DO UPDATE SET config = excluded.config, status = excluded.status, error = excluded.error, gen = excluded.gen`,
-		func(r configRun) []any { return []any{r.node, r.config, r.status, r.err, int64(r.gen)} })
+	return s.execConfigRuns(ctx, runs, `INSERT INTO config_runs (node, config, status, error, gen, pid, token) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (node) DO UPDATE SET config = excluded.config, status = excluded.status, error = excluded.error,
+		gen = excluded.gen, pid = excluded.pid, token = excluded.token`,
+		func(r configRun) []any {
+			return []any{r.node, r.config, r.status, r.err, int64(r.gen), int64(r.pid), r.token}
+		})
+}
+
+// startedConfigRuns records the process group and token of the run
+// (gen) of the nodes whose newest run it still is.
+func (s *Store) startedConfigRuns(ctx context.Context, runs []configRun) error {
+	return s.execConfigRuns(ctx, runs, `UPDATE config_runs SET pid = ?, token = ? WHERE node = ? AND gen = ?`,
+		func(r configRun) []any { return []any{int64(r.pid), r.token, r.node, int64(r.gen)} })
 }
 
 // endConfigRuns records the results of runs, on the nodes whose newest run

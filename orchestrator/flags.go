@@ -33,7 +33,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 		cmd: f.String("config-command", "", "shell `COMMAND` that configures booted nodes instead of CFS, run per batch with {nodes} "+
 			"(comma-separated xnames) and {config} replaced (per node with {node}); exit 0: configured, else failed with its output; "+
 			"ansible-playbook's json callback (ANSIBLE_STDOUT_CALLBACK=json) or PLAY RECAP decides per node; "+
-			"results are kept in -db, and a run bos's stop interrupted runs again at its next start"),
+			"results are kept in -db; a run that bos stopped or died during dies with it and runs again at its next start"),
 		cmdTimeout:   f.Duration("config-timeout", 30*time.Minute, "kill a -config-command run after `DURATION` (its nodes fail)"),
 		cmdParallel:  f.Int("config-parallel", 4, "run at most `N` -config-command runs at once"),
 		s3:           f.URL("s3-endpoint", "", "HTTP(S) `URL` of the S3-compatible store s3://bucket/key manifest paths are read from (path-style)"),

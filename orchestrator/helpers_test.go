@@ -361,8 +361,14 @@ func newEnv(t testing.TB, nodes ...string) *env {
 // newEnvWith is newEnv with bos's configuration changed by tune.
 func newEnvWith(t testing.TB, tune func(*DaemonConfig), nodes ...string) *env {
 	t.Helper()
+	return newEnvIn(t, t.TempDir(), tune, nodes...)
+}
+
+// newEnvIn is newEnvWith with bos's database in dir.
+func newEnvIn(t testing.TB, dir string, tune func(*DaemonConfig), nodes ...string) *env {
+	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
-	e := &env{t: t, clock: clk, cluster: newCluster(t, clk, nodes...), dir: t.TempDir(), tune: tune}
+	e := &env{t: t, clock: clk, cluster: newCluster(t, clk, nodes...), dir: dir, tune: tune}
 	e.start()
 	return e
 }
