@@ -11,6 +11,9 @@ const (
 	EventTransitionDone
 	// EventCapDone: a power-cap task completed.
 	EventCapDone
+	// EventReported: HSM took the power state (Status, HSM's "Off" or
+	// "On") of Xnames.
+	EventReported
 )
 
 // Event is a change in the engine a caller may wait on (tests, `hms
@@ -22,6 +25,8 @@ type Event struct {
 	// Xname, Status and Description are the task's (EventTask), or
 	// Status is the transition's (EventTransitionDone).
 	Xname, Status, Description string
+	// Xnames are the components HSM was told of (EventReported).
+	Xnames []string
 }
 
 // emit reports ev to Config.OnEvent, if set. It is called without locks

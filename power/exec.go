@@ -18,7 +18,8 @@ const flushEvery = 500 * time.Millisecond
 const maxReservation = 15
 
 // runTransition carries a transition out: reserve, run every unfinished
-// task, release, report power states to HSM. If ctx ends (the daemon
+// task (each one's power state reported to HSM as it succeeds, see
+// reporter), release, make sure HSM was told of them all. If ctx ends (the daemon
 // stops) it returns with the transition unfinished and stored as it
 // stands, for the next start to resume.
 func (s *Service) runTransition(ctx context.Context, r *run) {
@@ -34,6 +35,9 @@ func (s *Service) runTransition(ctx context.Context, r *run) {
 		s.log.WarnContext(ctx, "hsm_endpoints_unavailable", "transition_id", id, "err", err)
 	}
 	tasks := r.pending()
+	// Resumed: the tasks that succeeded before the restart may not have
+	// been reported.
+	s.reports.add(r.succeeded()...)
 	tasks = s.reserve(ctx, r, tasks)
 	stopRenew := s.renewer(ctx, r)
 	deadline := s.cfg.Now().Add(time.Duration(r.tr.Deadline) * s.cfg.Minute)
@@ -262,22 +266,17 @@ func (s *Service) release(ctx context.Context, r *run) {
 	r.mu.Unlock()
 }
 
-// reportToHSM sets the nodes a transition confirmed Off to Off, and those
-// it confirmed On to On unless HSM already has them On or Ready (a Ready
-// node that heartbeats is never demoted). HSM sends the SCNs.
+// reportToHSM reports the transition's succeeded tasks that the reporter
+// has not reported yet, so that HSM has been told of every one by the time
+// the transition is seen to end.
 func (s *Service) reportToHSM(ctx context.Context, r *run) {
-	var ids []string
-	r.mu.Lock()
-	for _, t := range r.tr.Tasks {
-		if t.Status == pcs.TaskSucceeded {
-			ids = append(ids, t.Xname)
-		}
-	}
-	r.mu.Unlock()
-	s.pushStates(ctx, ids)
+	s.reports.flush(ctx, r.succeeded())
 }
 
-// pushStates reports the cached power state of ids to HSM.
+// pushStates reports the cached power state of ids to HSM: those read Off
+// are set Off, those read On are set On unless HSM already has them On or
+// Ready (a Ready node that heartbeats is never demoted). HSM sends the
+// SCNs.
 func (s *Service) pushStates(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
@@ -307,6 +306,8 @@ func (s *Service) pushStates(ctx context.Context, ids []string) {
 		}
 		if err := s.hsm.BulkStateData(ctx, u.ids, u.state, "", false, &hsm.ExtendedInfo{Message: "pcs: power state read from the BMC"}); err != nil {
 			s.log.WarnContext(ctx, "hsm_state_update_failed", "state", u.state, "count", len(u.ids), "err", err)
+			continue
 		}
+		s.emit(Event{Kind: EventReported, Status: u.state, Xnames: u.ids})
 	}
 }

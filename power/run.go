@@ -141,6 +141,19 @@ func (r *run) pending() []*Task {
 	return out
 }
 
+// succeeded lists the components of the tasks that succeeded.
+func (r *run) succeeded() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, t := range r.tr.Tasks {
+		if t.Status == pcs.TaskSucceeded {
+			out = append(out, t.Xname)
+		}
+	}
+	return out
+}
+
 // wait blocks until the transition has ended or ctx ends.
 func (r *run) wait(ctx context.Context) error {
 	select {

@@ -33,6 +33,9 @@ type Config struct {
 	Minute time.Duration
 	// SampleInterval is how often the power-status cache is refreshed [30 s].
 	SampleInterval time.Duration
+	// ReportInterval is how long the results of tasks that end are
+	// gathered before HSM is told of them in one update [250 ms].
+	ReportInterval time.Duration
 	// Scheme is how BMCs are reached, "https" or "http" [https].
 	Scheme string
 	// Now and After are the clock the engine times deadlines and
@@ -62,6 +65,9 @@ func (c *Config) defaults() {
 	}
 	if c.SampleInterval <= 0 {
 		c.SampleInterval = 30 * time.Second
+	}
+	if c.ReportInterval <= 0 {
+		c.ReportInterval = 250 * time.Millisecond
 	}
 	if c.Scheme == "" {
 		c.Scheme = "https"
@@ -93,6 +99,8 @@ type Service struct {
 	caps     capStore
 	capQueue chan *CapTask
 	m        *metrics
+	// reports tells HSM of the tasks that succeeded, as they end.
+	reports *reporter
 
 	mu   sync.Mutex
 	runs map[string]*run
@@ -105,6 +113,7 @@ func New(ctx context.Context, store *Store, h HSM, bmc *BMCClient, cfg Config) (
 		queue: make(chan *run, 4096), runs: map[string]*run{},
 		caps: capStore{tasks: map[string]*CapTask{}}, capQueue: make(chan *CapTask, 1024)}
 	s.cache = newStatusCache()
+	s.reports = newReporter(cfg.ReportInterval, cfg.After, s.pushStates)
 	s.m = newMetrics(cfg.Registerer, s)
 	trs, err := store.Load(ctx)
 	if err != nil {
@@ -309,6 +318,7 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	})
 	g.Go(func() error { return s.sampleLoop(ctx) })
+	g.Go(func() error { return s.reports.run(ctx) })
 	g.Go(func() error { return s.expireLoop(ctx) })
 	return g.Wait()
 }

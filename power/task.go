@@ -87,6 +87,9 @@ func (tr *taskRun) execute(ctx context.Context) {
 		o = failed("Aborted. Last status - "+tr.r.desc(tr.t), "Transition aborted")
 	}
 	tr.r.finish(tr.t, o)
+	if o.status == pcs.TaskSucceeded {
+		tr.s.reports.add(tr.t.Xname)
+	}
 	if tr.ord != nil {
 		tr.ord.gates[tr.t].end()
 	}
