@@ -61,6 +61,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+agent.BasePath+"/health", a.getHealth)
 	mux.HandleFunc("GET "+agent.BasePath+"/liveness", httpserver.NoContent)
 	mux.HandleFunc("GET "+agent.BasePath+"/readiness", httpserver.Readiness(a.svc.Store.Ping))
+	mux.HandleFunc("POST "+SCNPath, a.postSCN)
 }
 
 // readBody reads at most limit bytes of the body into a pooled buffer; the

@@ -24,5 +24,7 @@ func AuthTable() auth.Table {
 		{Pattern: "GET " + b + "/health", Access: auth.Open()},
 		{Pattern: "GET " + b + "/liveness", Access: auth.Open()},
 		{Pattern: "GET " + b + "/readiness", Access: auth.Open()},
+		// HSM posts SCNs with its scn token (or the suite's admin one).
+		{Pattern: "POST " + SCNPath, Access: auth.SCNIntake()},
 	}}
 }

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/statemgr/client"
 )
 
 // Daemon is an hbtd with its database open, its node states restored and
@@ -18,6 +21,9 @@ import (
 type Daemon struct {
 	svc *Service
 	srv *httpserver.Server
+	// hsm and scnURL are hbtd's SCN subscription: who, and where to.
+	hsm    Subscriber
+	scnURL string
 }
 
 // StartDaemon binds listen (":0" picks a free port), then opens and restores
@@ -53,20 +59,35 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 	if o.MaxConns > 0 {
 		srv.MaxConns = o.MaxConns
 	}
-	return &Daemon{svc: svc, srv: srv}, nil
+	scnURL := o.SCNInURL
+	if scnURL == "" {
+		scnURL = httpserver.CallbackURL(o.Auth.TLS.Scheme(), o.HSMURL, ln.Addr(), SCNPath)
+	}
+	hc := client.New(strings.TrimSuffix(strings.TrimRight(o.HSMURL, "/"), "/hsm/v2"), o.Auth.Client(o.HTTPClient), "hbtd")
+	return &Daemon{svc: svc, srv: srv, hsm: hc, scnURL: scnURL}, nil
 }
 
 // URL is the base URL the daemon serves on.
 func (d *Daemon) URL() string { return d.srv.URL() }
 
-// Run tracks heartbeats and serves until ctx is cancelled, then delivers
-// what it can, shuts down gracefully and closes the database.
+// Run tracks heartbeats, serves and subscribes to HSM's SCNs of nodes
+// whose power changed (see Service.SCN) until ctx is cancelled, then
+// delivers what it can, shuts down gracefully and closes the database.
 func (d *Daemon) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.svc.Run(gctx) })
 	g.Go(func() error { return d.srv.Run(gctx) })
+	g.Go(func() error { d.svc.Subscribe(gctx, d.hsm, "hbtd@"+hostname(), d.scnURL); return nil })
 	err := g.Wait()
 	return errors.Join(err, d.svc.Close())
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
 }
 
 // Close releases a daemon that was started but will not be run.

@@ -14,6 +14,7 @@ import (
 type DaemonFlags struct {
 	f                    *cli.FlagSet
 	listen, db, hsmURL   *string
+	scnIn                *string
 	warn, errt, interval *time.Duration
 	maxConns             *int
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
@@ -25,7 +26,9 @@ type DaemonFlags struct {
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
 		listen: f.Listen(":28500"), db: f.DB("./hbtd.db"), Level: f.LogLevel(),
-		hsmURL:   f.URL("hsm-url", "http://127.0.0.1:27779", "HSM base `URL` (/hsm/v2 is appended)"),
+		hsmURL: f.URL("hsm-url", "http://127.0.0.1:27779", "HSM base `URL` (/hsm/v2 is appended)"),
+		scnIn: f.URL("scn-in-url", "", "`URL` HSM posts SCNs to, telling hbtd of nodes powered off or on "+
+			"(default http://<hostname>:<port>/hmi/v1/scn, loopback when HSM is)"),
 		warn:     f.Seconds("warntime", 10*time.Second, "`SECONDS` of silence before a node is reported as maybe dead"),
 		errt:     f.Seconds("errtime", 30*time.Second, "`SECONDS` of silence before a node is declared dead"),
 		interval: f.Seconds("interval", 5*time.Second, "`SECONDS` reported as the Interval parameter (kept for compatibility)"),
@@ -46,6 +49,6 @@ func (fl *DaemonFlags) Config() (string, Options, error) {
 	if err := cli.CheckListen(fl.f.Name("listen"), *fl.listen); err != nil {
 		return "", Options{}, err
 	}
-	return *fl.listen, Options{DBPath: *fl.db, HSMURL: *fl.hsmURL, Warntime: *fl.warn, Errtime: *fl.errt, Interval: *fl.interval,
+	return *fl.listen, Options{DBPath: *fl.db, HSMURL: *fl.hsmURL, SCNInURL: *fl.scnIn, Warntime: *fl.warn, Errtime: *fl.errt, Interval: *fl.interval,
 		MaxConns: *fl.maxConns}, nil
 }

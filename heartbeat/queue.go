@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,6 +75,11 @@ func (q *queue) Enqueue(changes ...Change) {
 // offer enqueues changes, or, when drop is set, discards them and tells done
 // they are settled.
 func (q *queue) offer(drop bool, changes []Change) {
+	// A forgotten node (Tracker.Forget) has nothing to tell. The slice is
+	// every sink's: filter a copy.
+	if slices.ContainsFunc(changes, forgotten) {
+		changes = slices.DeleteFunc(slices.Clone(changes), forgotten)
+	}
 	switch {
 	case !drop:
 		q.Enqueue(changes...)
@@ -81,6 +87,9 @@ func (q *queue) offer(drop bool, changes []Change) {
 		q.done(changes)
 	}
 }
+
+// forgotten reports a change that only forgets the node (see Tracker.Forget).
+func forgotten(c Change) bool { return c.To == Unknown }
 
 // Len is the number of nodes with a pending change.
 func (q *queue) Len() int {

@@ -21,6 +21,9 @@ type Options struct {
 	DBPath string
 	// HSMURL is HSM's base URL, such as http://127.0.0.1:27779.
 	HSMURL string
+	// SCNInURL is where HSM posts its SCNs to hbtd (SCNPath); empty:
+	// StartDaemon's URL as HSM reaches it (loopback when HSM is on loopback).
+	SCNInURL string
 	// HTTPClient talks to HSM; nil means a default client.
 	HTTPClient *http.Client
 	// Publisher receives heartbeat change notifications; nil means none.
@@ -123,6 +126,9 @@ func (s *Service) restore(ctx context.Context, now time.Time) error {
 	// Transitions a receiver had not confirmed when hbtd stopped are sent again.
 	var toHSM, toBus []Change
 	for _, r := range recs {
+		if r.State == Unknown {
+			continue // forgotten (Tracker.Forget): nothing to tell
+		}
 		if r.PendingHSM {
 			toHSM = append(toHSM, r.change())
 		}

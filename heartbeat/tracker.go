@@ -209,6 +209,28 @@ func (sh *shard) schedule(idx uint32, deadline int64) {
 	sh.nodes[idx].due = tk
 }
 
+// Forget makes the named nodes (normalised xnames) that are alive or
+// warned unknown again, as if they had never beaten: their next heartbeat
+// is "Heartbeat started". HSM says their power changed (see Service.SCN).
+// The change (to Unknown) is persisted; HSM and the bus are not told of it.
+func (t *Tracker) Forget(names []string) {
+	now := t.now().UnixNano()
+	var changes []Change
+	for _, name := range names {
+		sh := t.shard(name)
+		sh.mu.Lock()
+		if idx, ok := sh.index[name]; ok {
+			n := &sh.nodes[idx]
+			if n.state == Alive || n.state == Warned {
+				changes = append(changes, Change{XName: n.name, From: n.state, To: Unknown, LastHB: time.Unix(0, n.sent), At: time.Unix(0, now)})
+				sh.setState(n, Unknown)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	t.emit(changes)
+}
+
 // State returns the tracker state of the node named by a normalised xname.
 func (t *Tracker) State(name string) State {
 	sh := t.shard(name)

@@ -1,0 +1,93 @@
+package heartbeat
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redact"
+	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// SCNPath is where hbtd takes HSM's state-change notifications (its own
+// route: cray-hbtd takes none).
+const SCNPath = agent.BasePath + "/scn"
+
+// powerStates are the HSM states an SCN names when a node's power went
+// off or on (PCS, a BMC) or its OS halted: whatever hbtd knew of its
+// heartbeat is from before, and its next heartbeat is a first one.
+var powerStates = []string{hsm.StateOff, hsm.StateOn, hsm.StateHalt}
+
+// SCN takes an HSM state-change notification. Nodes HSM now has Off, On
+// or Halt are forgotten (Tracker.Forget), so that their next heartbeat is
+// "Heartbeat started" and makes them Ready in HSM, as cray-hbtd does for
+// the first heartbeat of a node it has no record of. Without it a node
+// rebooted faster than Warntime would stay On in HSM: hbtd had never
+// missed it, so it had nothing to report (cray-hbtd has the same gap, and
+// only the minutes a real node takes to reboot hide it).
+func (s *Service) SCN(scn hsm.SCN) {
+	if !slices.Contains(powerStates, scn.State) {
+		return
+	}
+	names := make([]string, 0, len(scn.Components))
+	for _, c := range scn.Components {
+		if xname.Valid(c) {
+			names = append(names, xname.Normalize(c))
+		}
+	}
+	s.Tracker.Forget(names)
+}
+
+func (a *API) postSCN(w http.ResponseWriter, r *http.Request) {
+	var scn hsm.SCN
+	if err := httpserver.ReadJSON(w, r, MaxQueryBody, &scn); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.svc.SCN(scn)
+	w.WriteHeader(http.StatusOK)
+}
+
+// Subscriber is what hbtd asks HSM to be told of state changes.
+type Subscriber interface {
+	Values(ctx context.Context) (hsm.Values, error)
+	Subscribe(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error)
+}
+
+// Subscribe asks HSM for the SCNs of powerStates at callback, as name,
+// retrying with backoff (1 s doubling to 30 s) until HSM holds the
+// subscription (one it already holds, hbtd restarted, is kept) or ctx
+// ends.
+func (s *Service) Subscribe(ctx context.Context, h Subscriber, name, callback string) {
+	on := true
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		v, err := h.Values(cctx)
+		if err == nil {
+			states := slices.DeleteFunc(slices.Clone(powerStates), func(st string) bool { return !slices.Contains(v.State, st) })
+			_, err = h.Subscribe(cctx, hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: states})
+		}
+		cancel()
+		if err == nil || errors.Is(err, problem.ErrConflict) {
+			s.log.Info("hsm_subscribed", "url", redact.URL(callback))
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("hsm_subscribe_failed", "attempt", attempt, "err", err)
+		wait := time.NewTimer(min(time.Second<<min(attempt, 5), 30*time.Second))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return
+		case <-wait.C:
+		}
+	}
+}

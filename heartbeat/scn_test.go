@@ -1,0 +1,134 @@
+package heartbeat
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/statemgr/hsm"
+)
+
+// TestRebootedNodeReadyAgain: a node rebooted faster than Warntime (PCS
+// powered it off and on, HSM has it On) goes Ready again at its first
+// heartbeat after the reboot, "Heartbeat started" as for a node hbtd
+// never heard from, also across a restart of hbtd; SCNs of other states
+// change nothing.
+func TestRebootedNodeReadyAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "hb.db")
+		hsmFake := &fakeHSM{}
+		s := startService(t, db, hsmFake)
+		const n0, n1 = "x3000c0s1b0n0", "x3000c0s2b0n0"
+		started := "Ready/OK/" + MsgStarted + ": "
+		beat := func(what string, want ...string) {
+			t.Helper()
+			now := time.Now().UnixNano()
+			s.Tracker.beats([]beat{{name: n0, sent: now}, {name: n1, sent: now}}) // one HSM call for both
+			synctest.Wait()
+			if d := cmp.Diff(want, hsmFake.takeCalls()); d != "" {
+				t.Errorf("%s: HSM calls (-want +got):\n%s", what, d)
+			}
+		}
+		beat("first heartbeats", started+n0+","+n1)
+
+		// n0 reboots: off and on within Warntime, HSM told by PCS.
+		s.SCN(hsm.SCN{Components: []string{n0}, State: hsm.StateOff})
+		if got := s.Tracker.State(n0); got != Unknown {
+			t.Errorf("n0 after an SCN of Off: %v, want unknown", got)
+		}
+		s.SCN(hsm.SCN{Components: []string{"X3000C0S1B0N0"}, State: hsm.StateOn})
+		time.Sleep(2 * time.Second)
+		beat("first heartbeat after the reboot", started+n0)
+
+		s.SCN(hsm.SCN{Components: []string{n0, n1}, State: hsm.StateReady})
+		s.SCN(hsm.SCN{Components: []string{n0}, State: hsm.StateStandby})
+		time.Sleep(2 * time.Second)
+		beat("after SCNs of Ready and Standby")
+
+		// Forgotten, then hbtd restarts before the node beats again.
+		s.SCN(hsm.SCN{Components: []string{n1}, State: hsm.StateHalt})
+		synctest.Wait()
+		s.stop(t)
+		if got := hsmFake.takeCalls(); len(got) != 0 {
+			t.Errorf("HSM told of a forgotten node: %v", got)
+		}
+		s = startService(t, db, hsmFake)
+		defer s.stop(t)
+		synctest.Wait()
+		if got := hsmFake.takeCalls(); len(got) != 0 {
+			t.Errorf("the restarted hbtd sent %v, want nothing", got)
+		}
+		beat("first heartbeat after hbtd restarted", started+n1)
+	})
+}
+
+// TestSCNIntake: POST /hmi/v1/scn forgets the nodes an SCN of Off names;
+// a body that is not an SCN is a 400 problem.
+func TestSCNIntake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startService(t, filepath.Join(t.TempDir(), "hb.db"), &fakeHSM{})
+		defer s.stop(t)
+		h := NewAPI(s.Service, nil).Handler()
+		mustBeat(t, s.Tracker, "x3000c0s1b0n0")
+		for _, tt := range []struct {
+			body string
+			code int
+		}{
+			{body: `{"Components":["x3000c0s1b0n0"],"State":"Off","Seq":7}`, code: http.StatusOK},
+			{body: `{"Components":"x3000c0s1b0n0"}`, code: http.StatusBadRequest},
+		} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("POST", SCNPath, strings.NewReader(tt.body)))
+			if rec.Code != tt.code {
+				t.Errorf("POST %s: %d %s, want %d", tt.body, rec.Code, rec.Body, tt.code)
+			}
+		}
+		if got := s.Tracker.State("x3000c0s1b0n0"); got != Unknown {
+			t.Errorf("after the SCN: %v, want unknown", got)
+		}
+	})
+}
+
+// TestDaemonSubscribes: hbtd asks HSM for the SCNs of Off, On and Halt
+// (those HSM knows), at its own /hmi/v1/scn.
+func TestDaemonSubscribes(t *testing.T) {
+	subs := make(chan hsm.Subscription, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hsm/v2/service/values", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(hsm.Values{State: []string{"Unknown", "Off", "On", "Standby", "Ready"}})
+	})
+	mux.HandleFunc("POST /hsm/v2/Subscriptions/SCN", func(w http.ResponseWriter, r *http.Request) {
+		var sub hsm.Subscription
+		_ = json.NewDecoder(r.Body).Decode(&sub)
+		subs <- sub
+		_ = json.NewEncoder(w).Encode(sub)
+	})
+	fake := httptest.NewServer(mux)
+	defer fake.Close()
+	d, err := StartDaemon(t.Context(), "127.0.0.1:0", Options{DBPath: filepath.Join(t.TempDir(), "hb.db"), HSMURL: fake.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	sub := <-subs
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sub.Subscriber, "hbtd@") || sub.Url != d.URL()+SCNPath {
+		t.Errorf("subscription %q at %q, want hbtd@<host> at %q", sub.Subscriber, sub.Url, d.URL()+SCNPath)
+	}
+	if d := cmp.Diff([]string{"Off", "On"}, sub.States); d != "" {
+		t.Errorf("states (-want +got):\n%s", d)
+	}
+}
