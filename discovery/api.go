@@ -184,8 +184,8 @@ func macColons(m string) string {
 }
 
 // putDiscovery is the node saying its BMC has the credentials: each MAC
-// with an IPv4 address is placed now. With the discovery token alone,
-// nothing is placed unless every MAC may be (tokenMayPlace).
+// with an IPv4 address is placed now. Unless the caller is an admin,
+// nothing is placed unless every MAC may be (mayPlace).
 func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
 	body, ok := a.readAddresses(w, r)
 	if !ok {
@@ -202,10 +202,7 @@ func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, ev := range evs {
-		if !viaToken(r) {
-			break
-		}
-		if err := a.tokenMayPlace(r.Context(), ev.MACAddress, ev.IPAddress); errors.Is(err, errTokenRefused) {
+		if err := a.mayPlace(r, ev.MACAddress, ev.IPAddress); errors.Is(err, errTokenRefused) {
 			problem.WriteStatus(w, r, http.StatusForbidden, err.Error())
 			return
 		} else if err != nil {
@@ -214,7 +211,7 @@ func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, ev := range evs {
-		a.svc.place(ev)
+		a.svc.claim(ev)
 	}
 	w.WriteHeader(http.StatusOK)
 }

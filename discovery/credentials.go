@@ -22,7 +22,12 @@ import (
 // /v1/discovery with the token alone places only such a MAC, and only at
 // the address of that lease: else a registered BMC's MAC named with
 // another address would have the pipeline log in there with the BMC's
-// credentials and re-point HSM at it.
+// credentials and re-point HSM at it. A node token is on the node's
+// kernel command line, which any local user may read, so it places its BMC
+// only at the address reds has for it or at its lease's (nodeMayPlace).
+// And whoever the caller, the pipeline never logs in with stored
+// credentials at an address a caller named unless reds has the BMC there
+// already (claim, provision).
 
 // Notice acts on one lease event (a DHCP server in the same process may
 // call it; the bus handler notes a batch at once), and keeps which MACs
@@ -87,9 +92,9 @@ func (s *Service) leaseOf(mac string) string {
 	return s.leases[mac]
 }
 
-// errTokenRefused marks a MAC the discovery token may not obtain
-// credentials for or place (403, its detail says why).
-var errTokenRefused = errors.New("refused to the discovery token")
+// errTokenRefused marks a MAC the discovery token (or a node token) may
+// not obtain credentials for or place (403, its detail says why).
+var errTokenRefused = errors.New("refused to this token")
 
 // tokenMayIssue checks that the discovery token may obtain credentials for
 // mac: it holds a current lease and reds has not registered its BMC.
@@ -122,6 +127,37 @@ func (a *API) tokenMayPlace(ctx context.Context, mac, ip string) error {
 			errTokenRefused, mac, held, ip)
 	}
 	return nil
+}
+
+// mayPlace checks that the caller of r may place mac at ip (PUT
+// /v1/discovery): an admin anywhere; a node token (its own BMC's MAC,
+// ownMACs checked) as nodeMayPlace; the discovery token as tokenMayPlace.
+func (a *API) mayPlace(r *http.Request, mac, ip string) error {
+	p, ok := auth.FromContext(r.Context())
+	switch {
+	case ok && p.Has(auth.Admin):
+		return nil
+	case ok && p.Has(auth.Node):
+		return a.nodeMayPlace(r.Context(), mac, ip)
+	}
+	return a.tokenMayPlace(r.Context(), mac, ip)
+}
+
+// nodeMayPlace checks that a node token may place its own BMC's mac at
+// ip: only at the address reds has for that BMC or at the address of the
+// lease reds saw for mac. The token is readable by any user of the node
+// (/proc/cmdline): any other address would have the pipeline log in there
+// with the BMC's password and re-point HSM at it.
+func (a *API) nodeMayPlace(ctx context.Context, mac, ip string) error {
+	ep, err := a.store.ByMAC(ctx, mac)
+	if err != nil {
+		return err
+	}
+	if ip == ep.IP || ip == a.svc.leaseOf(mac) {
+		return nil
+	}
+	return fmt.Errorf("%w: a node token places its BMC %s only at the address reds has for it (%s) or at that of its DHCP lease, not at %s",
+		errTokenRefused, ep.Xname, ep.IP, ip)
 }
 
 // viaToken reports whether r came in with the discovery token, not with

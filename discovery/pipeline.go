@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/hmsuite/hms/internal/problem"
 )
@@ -97,6 +98,9 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 	if err != nil && !errors.Is(err, problem.ErrNotFound) {
 		return e, err
 	}
+	if err := s.mayLogIn(ctx, prev, j); err != nil {
+		return e, err
+	}
 	node, err := s.cfg.Store.NodeCreds(ctx, j.mac)
 	if err != nil {
 		return e, err
@@ -134,6 +138,28 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 	// what a restart would log in with.
 	e.Password, e.Pending = pw, ""
 	return e, nil
+}
+
+// mayLogIn refuses a claimed address (job.claimed) of a BMC that reds
+// has at another one, prev by its xname or by its MAC: the pipeline would
+// send it the BMC's stored passwords, or store the endpoint there as
+// pending with them, and a retry would then send them. Defence in depth:
+// the API lets no token but an admin's name such an address.
+func (s *Service) mayLogIn(ctx context.Context, prev Endpoint, j job) error {
+	if !j.claimed || s.leaseOf(j.mac) == j.ip {
+		return nil // a DHCP server's or HSM's address
+	}
+	byMAC, err := s.cfg.Store.ByMAC(ctx, j.mac)
+	if err != nil && !errors.Is(err, problem.ErrNotFound) {
+		return err
+	}
+	for _, e := range []Endpoint{prev, byMAC} {
+		if e.IP != "" && e.IP != j.ip {
+			return stepErr(ReasonBMC, fmt.Errorf("%s is at %s: not logged in to at %s, an address a caller of PUT /v1/discovery named",
+				e.Xname, e.IP, j.ip))
+		}
+	}
+	return nil
 }
 
 // stepError is a failed step with the reason /v1/unknown shows.

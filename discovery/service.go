@@ -135,6 +135,10 @@ type job struct {
 	// grows with them; the grace of a MAC on no switch runs from first).
 	attempts int
 	first    time.Time
+	// claimed is an address a PUT /v1/discovery caller named, not one a
+	// DHCP server or HSM gave: stored credentials are not tried there
+	// unless reds has the BMC at it already (provision).
+	claimed bool
 }
 
 // Service is REDS and MEDS: it places new BMCs, sets their credentials and
@@ -266,9 +270,14 @@ func (s *Service) handleLeases(ctx context.Context, msgs []bus.Message) error {
 	return nil
 }
 
-// place acts on one lease event: Notice's, and PUT /v1/discovery's (the
-// node saying where its BMC is, which is no lease reds saw).
-func (s *Service) place(ev lease.Event) {
+// place acts on one lease event from a DHCP server (Notice, the bus).
+func (s *Service) place(ev lease.Event) { s.placeAt(ev, false) }
+
+// claim acts on PUT /v1/discovery's event: a caller saying where a BMC
+// is, which is no lease reds saw (job.claimed).
+func (s *Service) claim(ev lease.Event) { s.placeAt(ev, true) }
+
+func (s *Service) placeAt(ev lease.Event, claimed bool) {
 	kind := string(ev.Kind)
 	if ev.Kind != lease.Commit || ev.IPAddress == "" {
 		s.m.leases.WithLabelValues(kind, "ignored").Inc()
@@ -280,7 +289,7 @@ func (s *Service) place(ev lease.Event) {
 	var queued bool
 	switch {
 	case isMountain && s.cfg.Mountain:
-		mj.ip, mj.since = ev.IPAddress, s.cfg.Now()
+		mj.ip, mj.since, mj.claimed = ev.IPAddress, s.cfg.Now(), claimed
 		queued = s.submit(mj)
 	case !ev.Known && netBooting(ev):
 		// A node's NIC booting: HSM names it from its BMC's walk.
@@ -288,7 +297,7 @@ func (s *Service) place(ev lease.Event) {
 		s.m.leases.WithLabelValues(kind, "netboot").Inc()
 		return
 	case !ev.Known && s.cfg.River:
-		queued = s.submit(job{mac: ev.MACAddress, ip: ev.IPAddress, since: s.cfg.Now(), kind: KindRiver})
+		queued = s.submit(job{mac: ev.MACAddress, ip: ev.IPAddress, since: s.cfg.Now(), kind: KindRiver, claimed: claimed})
 	default:
 		s.m.leases.WithLabelValues(kind, "ignored").Inc()
 		return
@@ -322,6 +331,11 @@ func (s *Service) submit(j job) bool {
 	if had && old.ip == j.ip {
 		// A renewal: the MAC keeps its backoff, grace and queueing time.
 		j.attempts, j.first, j.prev, j.since = old.attempts, old.first, old.prev, old.since
+		// A DHCP server or HSM giving the address a caller named vouches
+		// for it, whichever came first.
+		j.claimed = j.claimed && old.claimed
+		old.claimed = j.claimed
+		s.jobs[j.mac] = old
 	}
 	switch {
 	case s.running[j.mac]:
