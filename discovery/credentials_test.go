@@ -5,10 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/hmsuite/hms/internal/auth"
-	"github.com/hmsuite/hms/internal/auth/authtest"
 	"github.com/hmsuite/hms/ipxe/lease"
 )
 
@@ -80,11 +77,7 @@ func TestCredentialsTokenLimits(t *testing.T) {
 // log in there with its credentials). An admin's token places any.
 func TestDiscoveryTokenLimits(t *testing.T) {
 	_, d := startDaemon(t, false)
-	is := authtest.New(t)
-	h, err := is.Config().Wrap(NewAPI(d.svc, d.store, nil, testToken).Handler(), AuthTable(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, is := guardedAPI(t, d)
 	const (
 		leased     = "a4:bf:01:39:00:01"
 		registered = "a4:bf:01:39:00:02"
@@ -96,12 +89,6 @@ func TestDiscoveryTokenLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.svc.noteLease(lease.Event{Kind: lease.Commit, MACAddress: leased, IPAddress: "10.254.2.1"})
-	placed := func() (n float64) {
-		for _, action := range []string{"queued", "coalesced", "netboot", "ignored"} {
-			n += testutil.ToFloat64(d.svc.m.leases.WithLabelValues(string(lease.Commit), action))
-		}
-		return n
-	}
 	admin := is.Token("ada", auth.Admin)
 	for _, tt := range []struct {
 		name, token, mac, ip string
@@ -119,22 +106,7 @@ func TestDiscoveryTokenLimits(t *testing.T) {
 		{name: "admin, no lease", token: admin, mac: never, ip: "10.254.2.3", want: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			body := `{"addresses":[{"macAddress":"` + strings.ReplaceAll(tt.mac, ":", "") +
-				`","IPAddresses":[{"addressType":"IPv4","address":"` + tt.ip + `"}]}]}`
-			req := httptest.NewRequest("PUT", "/v1/discovery", strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+tt.token)
-			w := httptest.NewRecorder()
-			before := placed()
-			h.ServeHTTP(w, req)
-			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.detail) {
-				t.Fatalf("PUT /v1/discovery: %d %s; want %d saying %q", w.Code, w.Body, tt.want, tt.detail)
-			}
-			if got := placed() - before; got != map[bool]float64{true: 1}[tt.want == 200] {
-				t.Errorf("placed %v MACs", got)
-			}
-			if tt.want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {
-				t.Errorf("Content-Type %q, want application/problem+json", w.Header().Get("Content-Type"))
-			}
+			checkPlace(t, h, d.svc, tt.token, tt.mac, tt.ip, tt.want, tt.detail)
 		})
 	}
 }

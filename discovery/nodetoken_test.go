@@ -30,6 +30,41 @@ func putDiscovery(h http.Handler, token, mac, ip string) *httptest.ResponseRecor
 	return w
 }
 
+// guardedAPI is the API of d behind the JWT guard of a test issuer.
+func guardedAPI(t *testing.T, d *Daemon) (http.Handler, *authtest.Issuer) {
+	t.Helper()
+	is := authtest.New(t)
+	h, err := is.Config().Wrap(NewAPI(d.svc, d.store, nil, testToken).Handler(), AuthTable(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, is
+}
+
+// checkPlace checks that PUT /v1/discovery of mac at ip with token answers
+// want (a problem+json saying detail, unless 200) and that svc acted on
+// one event if it is 200, on none otherwise.
+func checkPlace(t *testing.T, h http.Handler, svc *Service, token, mac, ip string, want int, detail string) {
+	t.Helper()
+	placed := func() (n float64) {
+		for _, action := range []string{"queued", "coalesced", "netboot", "ignored"} {
+			n += testutil.ToFloat64(svc.m.leases.WithLabelValues(string(lease.Commit), action))
+		}
+		return n
+	}
+	before := placed()
+	w := putDiscovery(h, token, mac, ip)
+	if w.Code != want || !strings.Contains(w.Body.String(), detail) {
+		t.Fatalf("PUT /v1/discovery: %d %s; want %d saying %q", w.Code, w.Body, want, detail)
+	}
+	if got := placed() - before; got != map[bool]float64{true: 1}[want == 200] {
+		t.Errorf("placed %v MACs", got)
+	}
+	if want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("Content-Type %q, want application/problem+json", w.Header().Get("Content-Type"))
+	}
+}
+
 // TestNodeTokenPlacesOwnBMC: a node token (on the node's kernel command
 // line, readable by any local user) places its own BMC only at the address
 // reds has for it or at the address of its lease; any other address is
@@ -37,11 +72,7 @@ func putDiscovery(h http.Handler, token, mac, ip string) *httptest.ResponseRecor
 // there with the BMC's password and re-pointed HSM at it).
 func TestNodeTokenPlacesOwnBMC(t *testing.T) {
 	_, d := startDaemon(t, false)
-	is := authtest.New(t)
-	h, err := is.Config().Wrap(NewAPI(d.svc, d.store, nil, testToken).Handler(), AuthTable(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, is := guardedAPI(t, d)
 	const (
 		registered = "a4:bf:01:39:00:02"
 		moved      = "a4:bf:01:39:00:04" // registered, then leased another address
@@ -55,12 +86,6 @@ func TestNodeTokenPlacesOwnBMC(t *testing.T) {
 		}
 	}
 	d.svc.noteLease(lease.Event{Kind: lease.Commit, MACAddress: moved, IPAddress: "10.254.2.5"})
-	placed := func() (n float64) {
-		for _, action := range []string{"queued", "coalesced", "netboot", "ignored"} {
-			n += testutil.ToFloat64(d.svc.m.leases.WithLabelValues(string(lease.Commit), action))
-		}
-		return n
-	}
 	for _, tt := range []struct {
 		name, node, mac, ip string
 		want                int
@@ -76,17 +101,7 @@ func TestNodeTokenPlacesOwnBMC(t *testing.T) {
 			detail: "own BMC x3000c0s4b0 only"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			before := placed()
-			w := putDiscovery(h, is.Token(tt.node, auth.Node), tt.mac, tt.ip)
-			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.detail) {
-				t.Fatalf("PUT /v1/discovery: %d %s; want %d saying %q", w.Code, w.Body, tt.want, tt.detail)
-			}
-			if got := placed() - before; got != map[bool]float64{true: 1}[tt.want == 200] {
-				t.Errorf("placed %v MACs", got)
-			}
-			if tt.want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {
-				t.Errorf("Content-Type %q, want application/problem+json", w.Header().Get("Content-Type"))
-			}
+			checkPlace(t, h, d.svc, is.Token(tt.node, auth.Node), tt.mac, tt.ip, tt.want, tt.detail)
 		})
 	}
 }
