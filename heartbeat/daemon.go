@@ -22,7 +22,7 @@ type Daemon struct {
 	svc *Service
 	srv *httpserver.Server
 	// hsm and scnURL are hbtd's SCN subscription: who, and where to.
-	hsm    Subscriber
+	hsm    client.Subscriber
 	scnURL string
 }
 

@@ -2,16 +2,14 @@ package heartbeat
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/internal/redact"
 	"github.com/hmsuite/hms/internal/xname"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -54,40 +52,12 @@ func (a *API) postSCN(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// Subscriber is what hbtd asks HSM to be told of state changes.
-type Subscriber interface {
-	Values(ctx context.Context) (hsm.Values, error)
-	Subscribe(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error)
-}
-
 // Subscribe asks HSM for the SCNs of powerStates at callback, as name,
-// retrying with backoff (1 s doubling to 30 s) until HSM holds the
-// subscription (one it already holds, hbtd restarted, is kept) or ctx
-// ends.
-func (s *Service) Subscribe(ctx context.Context, h Subscriber, name, callback string) {
+// retrying with backoff until HSM holds the subscription (one it already
+// holds, hbtd restarted, is kept) or ctx ends.
+func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, name, callback string) {
 	on := true
-	for attempt := 0; ; attempt++ {
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		v, err := h.Values(cctx)
-		if err == nil {
-			states := slices.DeleteFunc(slices.Clone(powerStates), func(st string) bool { return !slices.Contains(v.State, st) })
-			_, err = h.Subscribe(cctx, hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: states})
-		}
-		cancel()
-		if err == nil || errors.Is(err, problem.ErrConflict) {
-			s.log.Info("hsm_subscribed", "url", redact.URL(callback))
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("hsm_subscribe_failed", "attempt", attempt, "err", err)
-		wait := time.NewTimer(min(time.Second<<min(attempt, 5), 30*time.Second))
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			return
-		case <-wait.C:
-		}
-	}
+	client.Hold(ctx, h, s.log, func(v hsm.Values) hsm.Subscription {
+		return hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: client.Known(powerStates, v.State)}
+	})
 }

@@ -2,13 +2,11 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"time"
 
-	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/internal/redact"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -19,12 +17,6 @@ const SCNPath = Base + "/scn"
 // reaching On or Off after a power call, Ready after its boot, and the
 // states it passes through on the way down.
 var scnStates = []string{"On", "Off", "Ready", "Standby", "Halt"}
-
-// Subscriber is what bos asks HSM to be told of state changes.
-type Subscriber interface {
-	Values(ctx context.Context) (hsm.Values, error)
-	Subscribe(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error)
-}
 
 // SCN wakes the operators when an HSM state change names a component bos
 // is moving; the pass that follows reads every peer as usual, so an SCN is
@@ -59,30 +51,14 @@ func (a *API) scn(w http.ResponseWriter, r *http.Request) {
 // backoff until HSM holds the subscription (an existing one, bos
 // restarted, is kept) or ctx ends. While it is held the operators poll
 // only every Config.FallbackPoll.
-func (s *Service) Subscribe(ctx context.Context, h Subscriber, name, callback string) {
-	t := true
-	for attempt := 0; ; attempt++ {
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		v, err := h.Values(cctx)
-		if err == nil {
-			states := slices.DeleteFunc(slices.Clone(scnStates), func(st string) bool { return !slices.Contains(v.State, st) })
-			_, err = h.Subscribe(cctx, hsm.Subscription{Subscriber: name, Enabled: &t, Url: callback, States: states})
-		}
-		cancel()
-		if err == nil || errors.Is(err, problem.ErrConflict) {
-			s.log.Info("hsm_subscribed", "url", redact.URL(callback))
-			s.subscribed.Store(true)
-			s.Wake() // the poll interval changed
-			return
-		}
-		s.log.Warn("hsm_subscribe_failed", "attempt", attempt, "err", err)
-		wait := time.NewTimer(min(time.Second<<min(attempt, 5), 30*time.Second))
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			return
-		case <-wait.C:
-		}
+func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, name, callback string) {
+	on := true
+	held := client.Hold(ctx, h, s.log, func(v hsm.Values) hsm.Subscription {
+		return hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: client.Known(scnStates, v.State)}
+	})
+	if held {
+		s.subscribed.Store(true)
+		s.Wake() // the poll interval changed
 	}
 }
 
