@@ -18,6 +18,7 @@ peers=(
   kcat:kcat
   kea-admin:perfdhcp
   ovmf:/usr/share/OVMF/OVMF_CODE_4M.fd
+  postgresql:/usr/lib/postgresql/15/bin/postgres
   python3:python3
   qemu-system-x86:qemu-system-x86_64
   radvd:radvd

@@ -3,12 +3,18 @@
 // writer at a time; serialising in the pool is cheaper than lock retries) and a pool
 // of read-only connections, with numbered migrations applied on open.
 //
+// Given a postgres:// URL instead of a file, Open opens that PostgreSQL
+// database with the same two pools (pgx's database/sql driver), rebinding
+// the "?" placeholders to $1, $2, ..., sending Go bools as 0/1 and
+// translating the migrations' SQLite DDL (postgres.go, rebind.go).
+//
 // SQL written against this package stays portable to PostgreSQL: standard
-// types (INTEGER, BIGINT, TEXT, REAL), "?" placeholders (no Postgres driver
-// rewrites them to $1: a PostgreSQL store needs a rebinding layer), ON
-// CONFLICT upserts, RETURNING instead of LastInsertId, times computed in Go,
-// no SQLite-only functions. docs/sql-portability.md lists what is still
-// SQLite-only and what each maps to; TestSQLPortable keeps the list closed.
+// types (INTEGER, BIGINT, TEXT, REAL), "?" placeholders outside quoted
+// literals, ON CONFLICT upserts, RETURNING instead of LastInsertId, times
+// computed in Go, no SQLite-only functions. docs/sql-portability.md lists
+// what is still SQLite-only and what each maps to; TestSQLPortable keeps
+// the list closed, and TestEveryMigrationOnPostgres runs every daemon's
+// migrations on PostgreSQL.
 package sqldb
 
 import (
@@ -31,16 +37,21 @@ import (
 	"modernc.org/sqlite"
 )
 
-// DB is a SQLite database with a single-connection writer pool and a reader pool.
+// DB is a SQLite database with a single-connection writer pool and a reader
+// pool; or a PostgreSQL one, with the same pools, when Open is given a URL.
 type DB struct {
 	// W is the writer pool (one connection). Use WriteTx for transactions.
 	W *sql.DB
 	// R is the read-only pool for queries.
 	R *sql.DB
-	// Path is the file the database lives in.
+	// Path is the file the database lives in (or the PostgreSQL URL).
 	Path string
 
 	lock *os.File // holds the flock on Path+".lock" until Close
+
+	pg       bool      // a PostgreSQL database (openPostgres)
+	pgLock   *sql.Conn // holds the advisory lock until Close
+	pgLockDB *sql.DB   // pgLock's pool
 
 	stmts  sync.Map // query -> *sql.Stmt prepared on W
 	rstmts sync.Map // query -> *sql.Stmt prepared on R (Query)
@@ -67,9 +78,17 @@ type DB struct {
 // numeric order, each once). migrations may be nil. The database is locked for
 // this process until Close: an Open of the same file from another process
 // fails with ErrLocked.
+//
+// A p that is a postgres:// or postgresql:// URL opens that PostgreSQL
+// database instead (openPostgres): the same SQL runs there, rebound, and
+// the migrations are translated (translateDDL) or replaced by their
+// NNNN_description.postgres.sql twin where one exists.
 func Open(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 	if p == "" {
 		return nil, errors.New("open database: empty path")
+	}
+	if IsPostgres(p) {
+		return openPostgres(ctx, p, migrations)
 	}
 	lock, err := lockFile(p)
 	if err != nil {
@@ -176,6 +195,9 @@ func (db *DB) checkpointSoon() {
 // Checkpoint copies what it can of the WAL into the database file without
 // waiting for readers or the writer (a PASSIVE checkpoint).
 func (db *DB) Checkpoint(ctx context.Context) error {
+	if db.ck == nil {
+		return nil // PostgreSQL: the server checkpoints
+	}
 	if _, err := db.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", db.Path, err)
 	}
@@ -196,6 +218,10 @@ func (db *DB) Close() error {
 	}
 	if db.lock != nil {
 		err = errors.Join(err, db.lock.Close()) // releases the flock
+	}
+	if db.pgLock != nil {
+		// Closing the session releases its advisory lock.
+		err = errors.Join(err, db.pgLock.Close(), db.pgLockDB.Close())
 	}
 	return err
 }
@@ -338,14 +364,16 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // well writes share their commits (group commit), for tests and metrics.
 func (db *DB) Commits() uint64 { return db.commits.Load() }
 
-// IsBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+// IsBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, or
+// PostgreSQL's serialization failure or deadlock: the transaction may be
+// run again.
 func IsBusy(err error) bool {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		code := se.Code() & 0xff
 		return code == 5 || code == 6
 	}
-	return false
+	return pgBusy(err)
 }
 
 // IsUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY constraint failure.
@@ -354,7 +382,7 @@ func IsUniqueViolation(err error) bool {
 	if errors.As(err, &se) {
 		return se.Code() == 2067 || se.Code() == 1555 // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
 	}
-	return false
+	return pgUnique(err)
 }
 
 // Migrate applies another set of migrations to an open database: a
@@ -367,35 +395,68 @@ func (db *DB) Migrate(ctx context.Context, migrations fs.FS) error {
 
 type migration struct {
 	version int
-	name    string
+	name    string // recorded in schema_migrations
+	file    string // read: name, or its PostgreSQL twin
+	native  bool   // file is the twin: run as written
 }
 
-func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
+// pgSuffix names a migration's PostgreSQL twin: NNNN_name.postgres.sql runs
+// on PostgreSQL instead of NNNN_name.sql, which SQLite runs and PostgreSQL
+// gets translated (translateDDL). A twin is for what translation cannot
+// do (SQLite's JSON functions fixing up stored rows).
+const pgSuffix = ".postgres.sql"
+
+// migrations lists the migrations of fsys for db's dialect, in order.
+func (db *DB) migrations(fsys fs.FS) ([]migration, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return fmt.Errorf("read migrations: %w", err)
+		return nil, fmt.Errorf("read migrations: %w", err)
 	}
+	byVersion := map[int]int{} // version -> index in ms
 	var ms []migration
 	for _, e := range entries {
 		if e.IsDir() || path.Ext(e.Name()) != ".sql" {
 			continue
 		}
+		twin := strings.HasSuffix(e.Name(), pgSuffix)
+		if twin && !db.pg {
+			continue
+		}
 		num, _, ok := strings.Cut(e.Name(), "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
-			return fmt.Errorf("migration %s: name must be NNNN_description.sql", e.Name())
+			return nil, fmt.Errorf("migration %s: name must be NNNN_description.sql", e.Name())
 		}
-		ms = append(ms, migration{version: v, name: e.Name()})
+		m := migration{version: v, name: e.Name(), file: e.Name(), native: twin}
+		if twin {
+			m.name = strings.TrimSuffix(e.Name(), pgSuffix) + ".sql"
+		}
+		if i, dup := byVersion[v]; dup {
+			if twin { // the twin replaces the file it is named after
+				ms[i].file, ms[i].native = m.file, true
+			}
+			continue
+		}
+		byVersion[v] = len(ms)
+		ms = append(ms, m)
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	if _, err := db.W.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+	return ms, nil
+}
+
+func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
+	ms, err := db.migrations(fsys)
+	if err != nil {
+		return err
+	}
+	if _, err := db.W.ExecContext(ctx, db.ddl(false, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`)); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
-		body, err := fs.ReadFile(fsys, m.name)
+		body, err := fs.ReadFile(fsys, m.file)
 		if err != nil {
-			return fmt.Errorf("read migration %s: %w", m.name, err)
+			return fmt.Errorf("read migration %s: %w", m.file, err)
 		}
 		err = db.WriteTx(ctx, func(tx *sql.Tx) error {
 			var n int
@@ -405,7 +466,7 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 			if n > 0 {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			if _, err := tx.ExecContext(ctx, db.ddl(m.native, string(body))); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
@@ -413,8 +474,17 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("apply migration %s: %w", m.name, err)
+			return fmt.Errorf("apply migration %s: %w", m.file, err)
 		}
 	}
 	return nil
+}
+
+// ddl is a migration as db runs it: translated for PostgreSQL unless it is
+// written for it (native).
+func (db *DB) ddl(native bool, q string) string {
+	if !db.pg || native {
+		return q
+	}
+	return translateDDL(q)
 }

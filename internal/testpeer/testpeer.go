@@ -1,6 +1,7 @@
 // Package testpeer lets tests that need a real third-party program (kcat,
 // redfishtool, snmpd, ...) find it: the test skips when the program is missing on
 // a developer machine, and fails when CI=true, where `make test` installs it.
+// Postgres runs a PostgreSQL server for a package's tests the same way.
 package testpeer
 
 import (
