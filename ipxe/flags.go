@@ -27,6 +27,7 @@ type DaemonFlags struct {
 	dhcp                                 dhcpFlags
 	tftpListen, tftpRoot                 *string
 	tftpPerClient, tftpMaxWindow         *int
+	tftpMaxWindowBytes                   *int
 	nodeKey, discoToken                  *string
 	nodeTTL                              *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka): where the DHCP server's
@@ -68,13 +69,14 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 			bootPort:  f.Int("dhcp-boot-server-port", dhcp.BootServerPort, "with -dhcp-proxy, also answer PXE boot server requests on UDP `PORT` (UEFI firmware and iPXE ask there after a proxy offer; 0: off)"),
 			file:      f.String("dhcp-config", "", "JSON `FILE` of more subnets, relayed ones too: {\"subnets\":[{\"subnet\",\"range\",\"router\",\"dns\",\"lease\",\"unknown-lease\",\"relayed\"}]}"),
 		},
-		nodeKey:       f.String("node-token-key", "", "PEM private key `FILE` (Ed25519, ECDSA P-256 or RSA) node tokens are signed with: a node asking from its own address gets one on its kernel command line ("+CmdlineParam+"=) and in its meta-data ("+MetaDataKey+"); the daemons verify them with -node-jwt-keys (this key's JWKS is served on /boot/v1/node-jwks). Empty: no node tokens"),
-		discoToken:    f.String("discovery-token-file", "", "`FILE` with the token put on the discovery image's kernel command line ("+DiscoveryParam+"=; the unknown nodes' Unknown-<arch> entry) for reds's node-side routes: the same file as reds -discovery-token-file. Empty: none"),
-		nodeTTL:       f.Duration("node-token-ttl", DefaultNodeTokenTTL, "how long a node token is valid (`DURATION`)"),
-		tftpListen:    f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
-		tftpRoot:      f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
-		tftpPerClient: f.Int("tftp-per-client", tftp.DefaultPerClient, "concurrent TFTP transfers allowed per client address (`N`)"),
-		tftpMaxWindow: f.Int("tftp-max-window", tftp.DefaultMaxWindow, "largest TFTP windowsize (RFC 7440: blocks sent per ACK) granted to a client that asks for one (`N`, 1 to 65535; 1: windowsize not negotiated)"),
+		nodeKey:            f.String("node-token-key", "", "PEM private key `FILE` (Ed25519, ECDSA P-256 or RSA) node tokens are signed with: a node asking from its own address gets one on its kernel command line ("+CmdlineParam+"=) and in its meta-data ("+MetaDataKey+"); the daemons verify them with -node-jwt-keys (this key's JWKS is served on /boot/v1/node-jwks). Empty: no node tokens"),
+		discoToken:         f.String("discovery-token-file", "", "`FILE` with the token put on the discovery image's kernel command line ("+DiscoveryParam+"=; the unknown nodes' Unknown-<arch> entry) for reds's node-side routes: the same file as reds -discovery-token-file. Empty: none"),
+		nodeTTL:            f.Duration("node-token-ttl", DefaultNodeTokenTTL, "how long a node token is valid (`DURATION`)"),
+		tftpListen:         f.ListenNamed("tftp-listen", "", "serve TFTP on `HOST:PORT` (usually :69; empty: no TFTP server)"),
+		tftpRoot:           f.String("tftp-root", tftp.DefaultRoot, "`DIR` TFTP serves read-only (and HTTP under /ipxe/)"),
+		tftpPerClient:      f.Int("tftp-per-client", tftp.DefaultPerClient, "concurrent TFTP transfers allowed per client address (`N`)"),
+		tftpMaxWindow:      f.Int("tftp-max-window", tftp.DefaultMaxWindow, "largest TFTP windowsize (RFC 7440: blocks sent per ACK) granted to a client that asks for one (`N`, 1 to 65535; 1: windowsize not negotiated)"),
+		tftpMaxWindowBytes: f.Int("tftp-max-window-bytes", tftp.DefaultMaxWindowBytes, "largest TFTP windowsize x blksize (`BYTES` one client has in flight): a window is granted smaller to fit, or not at all below two blocks"),
 	}
 }
 
@@ -120,8 +122,11 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		if *fl.tftpMaxWindow < 1 || *fl.tftpMaxWindow > 65535 {
 			return DaemonConfig{}, cli.Usagef("-%s: want 1 to 65535", fl.f.Name("tftp-max-window"))
 		}
+		if *fl.tftpMaxWindowBytes < 1024 {
+			return DaemonConfig{}, cli.Usagef("-%s: at least 1024 (two blocks of 512)", fl.f.Name("tftp-max-window-bytes"))
+		}
 		cfg.TFTP = &tftp.Config{Listen: *fl.tftpListen, Root: *fl.tftpRoot, PerClient: *fl.tftpPerClient,
-			MaxWindow: *fl.tftpMaxWindow}
+			MaxWindow: *fl.tftpMaxWindow, MaxWindowBytes: *fl.tftpMaxWindowBytes}
 	}
 	return cfg, nil
 }

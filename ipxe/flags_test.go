@@ -74,7 +74,7 @@ func TestBootChainFlags(t *testing.T) {
 		{name: "listen not IPv4", args: "-dhcp-listen [::1]:6767 -dhcp-config " + file, wantErr: "want IPv4:PORT"},
 		{name: "bad relay port", args: "-dhcp-listen 127.0.0.1:6767 -dhcp-relay-port 0 -dhcp-config " + file, wantErr: "not a port"},
 		{name: "tftp", args: "-tftp-listen 127.0.0.1:0 -tftp-root " + dir, check: func(t *testing.T, c DaemonConfig) {
-			if c.TFTP == nil || c.TFTP.Root != dir || c.TFTP.MaxWindow != tftp.DefaultMaxWindow {
+			if c.TFTP == nil || c.TFTP.Root != dir || c.TFTP.MaxWindow != tftp.DefaultMaxWindow || c.TFTP.MaxWindowBytes != tftp.DefaultMaxWindowBytes {
 				t.Errorf("TFTP %+v", c.TFTP)
 			}
 		}},
@@ -83,6 +83,12 @@ func TestBootChainFlags(t *testing.T) {
 				t.Errorf("TFTP %+v", c.TFTP)
 			}
 		}},
+		{name: "tftp max window bytes", args: "-tftp-listen 127.0.0.1:0 -tftp-max-window-bytes 16384 -tftp-root " + dir, check: func(t *testing.T, c DaemonConfig) {
+			if c.TFTP == nil || c.TFTP.MaxWindowBytes != 16384 {
+				t.Errorf("TFTP %+v", c.TFTP)
+			}
+		}},
+		{name: "tftp max window bytes below two blocks", args: "-tftp-listen 127.0.0.1:0 -tftp-max-window-bytes 1000 -tftp-root " + dir, wantErr: "at least 1024"},
 		{name: "tftp root missing", args: "-tftp-listen 127.0.0.1:0 -tftp-root " + dir + "/nope", wantErr: "not a directory"},
 		{name: "tftp max window 0", args: "-tftp-listen 127.0.0.1:0 -tftp-max-window 0 -tftp-root " + dir, wantErr: "want 1 to 65535"},
 	} {

@@ -15,7 +15,10 @@
 // by a sender of our own (window.go), from our read handler, after the same
 // checks, under the same per-client limit, logged and counted the same way;
 // every other request, iPXE's among them (iPXE never asks for a window), is
-// pin/tftp's, untouched. -tftp-max-window 1 sends them all to pin/tftp.
+// pin/tftp's, untouched. -tftp-max-window 1 sends them all to pin/tftp, and
+// -tftp-max-window-bytes caps windowsize x blksize, what one client has in
+// flight. pin/tftp binds a socket for every request before its handler
+// runs; for a windowed one it stays unused and is closed at once.
 package tftp
 
 import (
@@ -67,7 +70,10 @@ type Config struct {
 	// MaxWindow caps the windowsize granted (DefaultMaxWindow); 1: windowsize
 	// is not negotiated.
 	MaxWindow int
-	Log       *slog.Logger
+	// MaxWindowBytes caps windowsize x blksize, the bytes one transfer has
+	// in flight (DefaultMaxWindowBytes).
+	MaxWindowBytes int
+	Log            *slog.Logger
 	// Registerer receives the server's metrics; nil: not registered.
 	Registerer prometheus.Registerer
 }
@@ -100,6 +106,9 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxWindow <= 0 {
 		cfg.MaxWindow = DefaultMaxWindow
+	}
+	if cfg.MaxWindowBytes <= 0 {
+		cfg.MaxWindowBytes = DefaultMaxWindowBytes
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -200,7 +209,7 @@ func (s *Server) read(name string, rf io.ReaderFrom) error {
 		return ErrNotFound
 	}
 	if r, ok := requestOf(rf); ok {
-		if win := windowOf(r, s.cfg.MaxWindow); win > 1 {
+		if win := windowOf(r, s.cfg.MaxWindow, s.cfg.MaxWindowBytes); win > 1 {
 			// nil: an error would have pin/tftp send an ERROR from its
 			// own socket, a TID the client never saw.
 			s.serveWindowed(rf, name, f, fi.Size(), r, win)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/pin/tftp/v3"
 )
@@ -19,6 +20,14 @@ import (
 // asks for more: 32 blocks of 1,468 bytes are 47 KB in flight, well inside a
 // default Linux socket receive buffer (208 KB).
 const DefaultMaxWindow = 32
+
+// DefaultMaxWindowBytes caps what one windowed transfer has in flight,
+// windowsize x blksize: the window granted shrinks to fit. 32 blocks of
+// 1,468 bytes fit; a client asking for 32 blocks of 8,192 (jumbo frames)
+// gets 8, and one asking for 32 of 65,464 (loopback) gets pin/tftp's
+// lock-step, instead of having the server burst 2 MB at it (or at the
+// address it spoofed) per ACK.
+const DefaultMaxWindowBytes = 64 << 10
 
 // DefaultRetries is how many times a packet is sent again after a timeout
 // before the transfer is given up (pin/tftp's default).
@@ -44,7 +53,7 @@ type rrq struct {
 
 // requestOf reads the mode, options and block size cap of the request behind
 // rf. pin/tftp hands the read handler its own unexported *sender and exports
-// none of these, so they are read with reflect (read-only, no unsafe); ok is
+// none of these, so they are read with reflect (read-only); ok is
 // false when the fields are not there (a pin/tftp other than v3.2.0), and the
 // request then goes to pin/tftp like any other, windowsize left out of the
 // OACK. TestWindowsizeNegotiated fails if that happens.
@@ -65,36 +74,78 @@ func requestOf(rf io.ReaderFrom) (r rrq, ok bool) {
 	return r, true
 }
 
+// pinConn returns the socket pin/tftp bound for the request behind rf (its
+// sender's conn, a *connConnection holding a *net.UDPConn), or nil when the
+// fields are not those of v3.2.0. A windowed transfer runs on a socket of
+// its own, so it closes pin's at once rather than leave a bound port to the
+// garbage collector. reflect reads unexported fields but will not hand them
+// out, so the field is reached through its address, once its type is
+// checked to be *net.UDPConn; TestWindowClosesPinSocket fails if an upgrade
+// of pin/tftp breaks this (the socket would then be left to the collector).
+func pinConn(rf io.ReaderFrom) *net.UDPConn {
+	v := reflect.ValueOf(rf)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	c := v.Elem().FieldByName("conn")
+	if c.Kind() != reflect.Interface || c.IsNil() {
+		return nil
+	}
+	if c = c.Elem(); c.Kind() != reflect.Pointer || c.IsNil() || c.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	u := c.Elem().FieldByName("conn")
+	if !u.IsValid() || u.Type() != reflect.TypeFor[*net.UDPConn]() || !u.CanAddr() {
+		return nil
+	}
+	return *(**net.UDPConn)(unsafe.Pointer(u.UnsafeAddr()))
+}
+
 // windowOf is the window a request is served with: its windowsize capped at
-// max, or 0 when pin/tftp serves it (no windowsize, one of 1, an invalid one,
-// netascii, or max below 2).
-func windowOf(r rrq, max int) int {
+// maxWin and at maxBytes in flight (windowsize x blksize), or 0 when pin/tftp
+// serves it (no windowsize, one of 1, an invalid one, netascii, or a cap
+// below 2 blocks).
+func windowOf(r rrq, maxWin, maxBytes int) int {
 	v, ok := r.opts["windowsize"]
-	if !ok || max < 2 || !strings.EqualFold(r.mode, "octet") {
+	if !ok || !strings.EqualFold(r.mode, "octet") {
 		return 0
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 2 || n > 65535 {
 		return 0
 	}
-	return min(n, max)
+	blksize, _ := blksizeOf(r)
+	if n = min(n, maxWin, maxBytes/blksize); n < 2 {
+		return 0
+	}
+	return n
+}
+
+// blksizeOf is the block size a request gets, as pin/tftp grants it: its
+// blksize when that is 512..65464, capped at the interface's limit; ok is
+// false (and the size 512) when the option is absent or out of range.
+func blksizeOf(r rrq) (n int, ok bool) {
+	n, err := strconv.Atoi(r.opts["blksize"])
+	if err != nil || n < 512 || n > 65464 {
+		return 512, false
+	}
+	if r.maxBlock > 0 && n > r.maxBlock {
+		n = r.maxBlock
+	}
+	return n, true
 }
 
 // negotiate answers a windowed request's options as pin/tftp answers the
-// others: blksize when it is 512..65464, capped at the interface's limit;
-// tsize with the file's size; and windowsize. Other options are left out.
+// others: blksize (blksizeOf), tsize with the file's size, and windowsize.
+// Other options are left out.
 func negotiate(r rrq, size int64, window int) (blksize int, oack []byte) {
-	blksize = 512
 	oack = binary.BigEndian.AppendUint16(nil, opOACK)
 	add := func(name, value string) {
 		oack = append(append(append(append(oack, name...), 0), value...), 0)
 	}
-	if n, err := strconv.Atoi(r.opts["blksize"]); err == nil && n >= 512 && n <= 65464 {
-		if r.maxBlock > 0 && n > r.maxBlock {
-			n = r.maxBlock
-		}
-		blksize = n
-		add("blksize", strconv.Itoa(n))
+	blksize, ok := blksizeOf(r)
+	if ok {
+		add("blksize", strconv.Itoa(blksize))
 	}
 	if _, ok := r.opts["tsize"]; ok {
 		add("tsize", strconv.FormatInt(size, 10))
@@ -236,11 +287,13 @@ func (w *window) sendError(code uint16, msg string) {
 
 // serveWindowed serves one windowed read from a socket of its own, logged and
 // counted as pin/tftp's transfers are. pin/tftp has already bound a socket for
-// the request; it stays unused, and the runtime closes it once pin drops the
-// request (pin offers no way to close it without sending on it, and a packet
-// from a second TID would confuse the client).
+// the request, and offers no way to close it without sending on it (a packet
+// from a second TID would confuse the client): it is closed here, unused.
 func (s *Server) serveWindowed(rf io.ReaderFrom, name string, f io.ReaderAt, size int64, r rrq, win int) {
 	start := time.Now()
+	if pc := pinConn(rf); pc != nil {
+		pc.Close()
+	}
 	addr := rf.(tftp.OutgoingTransfer).RemoteAddr()
 	var local net.IP
 	if pi, ok := rf.(tftp.RequestPacketInfo); ok {
