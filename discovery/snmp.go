@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/snmpusm"
 )
 
 // The OIDs of a switch's forwarding table (BRIDGE-MIB, Q-BRIDGE-MIB) and of
@@ -29,8 +31,8 @@ const (
 type SNMPCreds struct {
 	Community                string
 	User                     string
-	AuthProtocol, AuthPasswd string // MD5, SHA, SHA224, SHA256, SHA384, SHA512
-	PrivProtocol, PrivPasswd string // DES, AES, AES192, AES256, AES192C, AES256C
+	AuthProtocol, AuthPasswd string // MD5, SHA, SHA224, SHA256, SHA384, SHA512 (snmpusm.ParseAuth)
+	PrivProtocol, PrivPasswd string // DES, AES (""), AES192, AES256, AES192C, AES256C (snmpusm.ParsePriv)
 }
 
 // String never shows a secret.
@@ -150,16 +152,16 @@ func (w *SNMPWalker) session(ctx context.Context, sw Switch) (*gosnmp.GoSNMP, er
 		g.Version, g.Community = gosnmp.Version2c, c.Community
 		return g, nil
 	}
-	auth, ok := authProtocols[strings.ToUpper(c.AuthProtocol)]
-	if !ok {
-		return nil, problem.Invalidf("snmp %s: SNMPAuthProtocol %q: want MD5, SHA, SHA224, SHA256, SHA384 or SHA512", sw.Xname, c.AuthProtocol)
+	auth, err := snmpusm.ParseAuth(c.AuthProtocol)
+	if err != nil {
+		return nil, problem.Invalidf("snmp %s: SNMPAuthProtocol: %v", sw.Xname, err)
 	}
-	priv, ok := privProtocols[strings.ToUpper(c.PrivProtocol)]
-	if !ok {
-		return nil, problem.Invalidf("snmp %s: SNMPPrivProtocol %q: want DES, AES, AES192, AES256, AES192C or AES256C", sw.Xname, c.PrivProtocol)
+	priv, err := snmpusm.ParsePriv(cmp.Or(c.PrivProtocol, "AES"))
+	if err != nil {
+		return nil, problem.Invalidf("snmp %s: SNMPPrivProtocol: %v", sw.Xname, err)
 	}
 	flags := gosnmp.AuthPriv
-	if c.PrivPasswd == "" {
+	if c.PrivPasswd == "" || priv == gosnmp.NoPriv {
 		flags, priv = gosnmp.AuthNoPriv, gosnmp.NoPriv
 	}
 	g.Version, g.SecurityModel, g.MsgFlags = gosnmp.Version3, gosnmp.UserSecurityModel, flags
@@ -167,16 +169,6 @@ func (w *SNMPWalker) session(ctx context.Context, sw Switch) (*gosnmp.GoSNMP, er
 		AuthenticationProtocol: auth, AuthenticationPassphrase: c.AuthPasswd,
 		PrivacyProtocol: priv, PrivacyPassphrase: c.PrivPasswd}
 	return g, nil
-}
-
-var authProtocols = map[string]gosnmp.SnmpV3AuthProtocol{
-	"MD5": gosnmp.MD5, "SHA": gosnmp.SHA, "SHA1": gosnmp.SHA, "SHA224": gosnmp.SHA224,
-	"SHA256": gosnmp.SHA256, "SHA384": gosnmp.SHA384, "SHA512": gosnmp.SHA512,
-}
-
-var privProtocols = map[string]gosnmp.SnmpV3PrivProtocol{
-	"": gosnmp.AES, "DES": gosnmp.DES, "AES": gosnmp.AES, "AES128": gosnmp.AES, "AES192": gosnmp.AES192,
-	"AES256": gosnmp.AES256, "AES192C": gosnmp.AES192C, "AES256C": gosnmp.AES256C,
 }
 
 // suffix returns the index part of oid under root (both without a leading

@@ -9,17 +9,18 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/snmpsim"
+	"github.com/hmsuite/hms/internal/snmpusm"
 )
 
 // startSimV3 serves sw from an in-process agent answering the v3 user of
 // creds only (no v2c) on a loopback port.
 func startSimV3(t *testing.T, sw snmpsim.Switch, creds SNMPCreds) string {
 	t.Helper()
-	auth, err := snmpsim.ParseAuth(creds.AuthProtocol)
+	auth, err := snmpusm.ParseAuth(creds.AuthProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	priv, err := snmpsim.ParsePriv(cmpOr(creds.PrivProtocol, "none"))
+	priv, err := snmpusm.ParsePriv(cmpOr(creds.PrivProtocol, "none"))
 	if err != nil {
 		t.Fatal(err)
 	}

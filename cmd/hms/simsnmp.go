@@ -9,6 +9,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/cli"
 	"github.com/hmsuite/hms/internal/snmpsim"
+	"github.com/hmsuite/hms/internal/snmpusm"
 )
 
 // simSNMPFlags are how `hms sim`'s switches answer SNMP.
@@ -41,11 +42,11 @@ func (fl *simSNMPFlags) v3User(f *cli.FlagSet) (snmpsim.User, error) {
 	default:
 		return snmpsim.User{}, cli.Usagef("-snmp-version %q: want 2c or 3", *fl.version)
 	}
-	auth, err := snmpsim.ParseAuth(*fl.authProto)
+	auth, err := snmpusm.ParseAuth(*fl.authProto)
 	if err != nil {
 		return snmpsim.User{}, cli.Usagef("-snmp-auth-proto: %v", err)
 	}
-	priv, err := snmpsim.ParsePriv(*fl.privProto)
+	priv, err := snmpusm.ParsePriv(*fl.privProto)
 	if err != nil {
 		return snmpsim.User{}, cli.Usagef("-snmp-priv-proto: %v", err)
 	}

@@ -1,4 +1,9 @@
-package snmpsim
+// Package snmpusm names the SNMPv3 USM (RFC 3414) authentication and
+// privacy protocols: the one table from the spellings operators, SLS and
+// net-snmp use to gosnmp's constants, shared by reds (the SNMPAuthProtocol
+// and SNMPPrivProtocol of a switch in SLS), the SNMP simulator and `hms
+// sim`'s flags, so a name one accepts the others accept too.
+package snmpusm
 
 import (
 	"fmt"
