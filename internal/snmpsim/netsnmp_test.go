@@ -2,7 +2,9 @@ package snmpsim
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +19,16 @@ import (
 // configuration, MIBs or persistent state but the test's own.
 func netSNMP(t *testing.T, bin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return netSNMPConf(t, "", bin, args...)
+}
+
+// netSNMPConf is netSNMP with conf as its snmp.conf.
+func netSNMPConf(t *testing.T, conf, bin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "snmp.conf"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(t.Context(), bin, append([]string{"-m", "", "-On", "-r", "0", "-t", "2"}, args...)...)
 	cmd.Env = []string{"HOME=" + dir, "SNMPCONFPATH=" + dir, "SNMP_PERSISTENT_DIR=" + dir, "MIBS="}
 	var out, errOut bytes.Buffer

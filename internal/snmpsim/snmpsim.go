@@ -3,8 +3,9 @@
 // bridge port to ifIndex, and ifName. It answers GET, GETNEXT and GETBULK
 // over v2c (a community) and v3 (USM users, authNoPriv and authPriv, with
 // engine discovery, time windows and the usmStats reports of RFC 3414),
-// with gosnmp's packet and USM code, so tests and `hms sim` can run
-// hundreds of switches on loopback without an snmpd each.
+// within the sizes net-snmp's snmpd keeps to (limits.go), with gosnmp's
+// packet and USM code, so tests and `hms sim` can run hundreds of switches
+// on loopback without an snmpd each.
 package snmpsim
 
 import (
@@ -215,8 +216,10 @@ func (a *Agent) answerV2c(req []byte) ([]byte, bool) {
 	}
 	resp := &gosnmp.SnmpPacket{Version: p.Version, Community: p.Community, PDUType: gosnmp.GetResponse,
 		RequestID: p.RequestID, Variables: vars, Logger: a.log}
-	out, err := resp.MarshalMsg()
-	return out, err == nil
+	return bounded(resp, p, noMaxSize, func(r *gosnmp.SnmpPacket) ([]byte, bool) {
+		out, err := r.MarshalMsg()
+		return out, err == nil
+	})
 }
 
 // handle counts a read request and returns its answer's variables; false
@@ -282,10 +285,13 @@ func (a *Agent) bulk(p *gosnmp.SnmpPacket) []gosnmp.SnmpPDU {
 	for _, v := range p.Variables[:nr] {
 		out = append(out, a.next(v.Name))
 	}
-	reps := min(int(p.MaxRepetitions), 200)
 	cur := make([]string, 0, len(p.Variables)-nr)
 	for _, v := range p.Variables[nr:] {
 		cur = append(cur, v.Name)
+	}
+	reps := int(p.MaxRepetitions)
+	if len(cur) > 0 {
+		reps = min(reps, maxBulkResponses/len(cur))
 	}
 	for range reps {
 		done := true

@@ -183,7 +183,10 @@ func (a *Agent) answerV3(req []byte) ([]byte, bool) {
 		// only (net-snmp's `rouser NAME priv`): VACM says no.
 		resp.Error, resp.ErrorIndex, resp.Variables = gosnmp.AuthorizationError, 1, p.Variables
 	}
-	return e.marshal(m, u, gosnmp.SnmpV3MsgFlags(m.flags&(flagAuth|flagPriv)), resp)
+	flags := gosnmp.SnmpV3MsgFlags(m.flags & (flagAuth | flagPriv))
+	return bounded(resp, p, int(m.maxSize), func(r *gosnmp.SnmpPacket) ([]byte, bool) {
+		return e.marshal(m, u, flags, r)
+	})
 }
 
 // authentic checks the message's HMAC with u's key (RFC 3414 6.3.2, 7.3.2,
