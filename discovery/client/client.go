@@ -6,7 +6,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/hmsuite/hms/discovery/wire"
 	"github.com/hmsuite/hms/internal/httpclient"
@@ -23,13 +22,7 @@ type Client struct {
 // New returns a client of the reds daemon at base (e.g.
 // http://127.0.0.1:8269; a trailing /v1 is accepted). hc may be nil.
 func New(base string, hc *http.Client, userAgent string) *Client {
-	base = strings.TrimSuffix(strings.TrimRight(base, "/"), Base)
-	c := httpclient.New("reds", base, Base, hc)
-	c.UserAgent = userAgent
-	if c.UserAgent == "" {
-		c.UserAgent = "hms"
-	}
-	return &Client{hc: c}
+	return &Client{hc: httpclient.NewDaemon("reds", base, Base, hc, userAgent)}
 }
 
 // Unknown lists the MACs reds has not placed yet, by MAC; deferred adds

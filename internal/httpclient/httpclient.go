@@ -35,6 +35,19 @@ func New(service, base, prefix string, hc *http.Client) *Client {
 	return &Client{Service: service, Base: strings.TrimRight(base, "/") + prefix, HTTP: hc}
 }
 
+// NewDaemon returns the client a daemon's typed client is built on: service
+// at base, its API below prefix. base may end in prefix (an operator gives
+// either http://h:27779 or http://h:27779/hsm/v2) and in slashes; userAgent
+// "" is "hms", as the suite's daemons and CLI identify themselves.
+func NewDaemon(service, base, prefix string, hc *http.Client, userAgent string) *Client {
+	c := New(service, strings.TrimSuffix(strings.TrimRight(base, "/"), prefix), prefix, hc)
+	c.UserAgent = userAgent
+	if c.UserAgent == "" {
+		c.UserAgent = "hms"
+	}
+	return c
+}
+
 // Do sends in as JSON (when not nil) and decodes a 2xx answer into out (when
 // not nil).
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {

@@ -73,3 +73,20 @@ func TestDoDecodesAndClassifies(t *testing.T) {
 		t.Errorf("StatusCode of a transport failure = %d, want 0", st)
 	}
 }
+
+func TestNewDaemon(t *testing.T) {
+	for _, tc := range []struct {
+		base, ua         string
+		wantBase, wantUA string
+	}{
+		{base: "http://h:27779", wantBase: "http://h:27779/hsm/v2", wantUA: "hms"},
+		{base: "http://h:27779/", ua: "hbtd", wantBase: "http://h:27779/hsm/v2", wantUA: "hbtd"},
+		{base: "http://h:27779/hsm/v2", wantBase: "http://h:27779/hsm/v2", wantUA: "hms"},
+		{base: "http://h:27779/hsm/v2//", wantBase: "http://h:27779/hsm/v2", wantUA: "hms"},
+	} {
+		c := NewDaemon("hsm", tc.base, "/hsm/v2", nil, tc.ua)
+		if c.Base != tc.wantBase || c.UserAgent != tc.wantUA || c.Service != "hsm" {
+			t.Errorf("NewDaemon(%q, %q): base %q, user agent %q; want %q, %q", tc.base, tc.ua, c.Base, c.UserAgent, tc.wantBase, tc.wantUA)
+		}
+	}
+}

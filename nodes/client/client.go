@@ -26,13 +26,7 @@ type Client struct {
 // New returns a client of the nodes daemon at base (e.g.
 // http://127.0.0.1:27780; a trailing /nodes/v1 is accepted). hc may be nil.
 func New(base string, hc *http.Client, userAgent string) *Client {
-	base = strings.TrimSuffix(strings.TrimRight(base, "/"), Base)
-	c := httpclient.New("nodes", base, Base, hc)
-	c.UserAgent = userAgent
-	if c.UserAgent == "" {
-		c.UserAgent = "hms"
-	}
-	return &Client{hc: c}
+	return &Client{hc: httpclient.NewDaemon("nodes", base, Base, hc, userAgent)}
 }
 
 // Apply sends a set; the plan says what changed (or would, for a dry run).

@@ -7,7 +7,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpclient"
@@ -22,13 +21,7 @@ type Client struct {
 // New returns a client of the pcs at base (e.g. http://127.0.0.1:28007;
 // a trailing /v1 is accepted). hc may be nil.
 func New(base string, hc *http.Client, userAgent string) *Client {
-	base = strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
-	c := httpclient.New("pcs", base, "/v1", hc)
-	c.UserAgent = userAgent
-	if c.UserAgent == "" {
-		c.UserAgent = "hms"
-	}
-	return &Client{hc: c}
+	return &Client{hc: httpclient.NewDaemon("pcs", base, "/v1", hc, userAgent)}
 }
 
 // StartTransition starts a transition; deadline 0 is PCS's default.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -26,17 +25,7 @@ type Client struct {
 // hc nil means http.DefaultClient. userAgent names the calling service, as
 // HMS services identify themselves ("" means "hms").
 func New(base string, hc *http.Client, userAgent string) *Client {
-	base = trimBase(base)
-	c := httpclient.New("hsm", base, hsm.Base, hc)
-	c.UserAgent = userAgent
-	if c.UserAgent == "" {
-		c.UserAgent = "hms"
-	}
-	return &Client{hc: c}
-}
-
-func trimBase(base string) string {
-	return strings.TrimSuffix(strings.TrimRight(base, "/"), hsm.Base)
+	return &Client{hc: httpclient.NewDaemon("hsm", base, hsm.Base, hc, userAgent)}
 }
 
 // URL returns the HSM API root this client calls (ending in /hsm/v2).
