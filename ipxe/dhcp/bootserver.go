@@ -85,7 +85,15 @@ func (s *Server) bootServerReply(b []byte, peer *net.UDPAddr) *datagram {
 	if peer.IP.IsUnspecified() {
 		dst = &net.UDPAddr{IP: net.IPv4bcast, Port: peer.Port}
 	}
-	return &datagram{b: encode(m, res.Reply), dst: dst, t: res.Reply.MessageType()}
+	return &datagram{b: encode(res.Reply, maxMessageOf(m)), dst: dst, t: res.Reply.MessageType()}
+}
+
+// maxMessageOf is request.maxMessage of a message insomniacslk parsed.
+func maxMessageOf(req *dhcpv4.DHCPv4) int {
+	if m, err := req.MaxMessageSize(); err == nil {
+		return max(minMessage, int(m)-28)
+	}
+	return minMessage
 }
 
 // bootItem is sub-option 71 (PXE_BOOT_ITEM) of req's option 43, nil when

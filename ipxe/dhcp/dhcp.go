@@ -8,8 +8,17 @@
 //
 // The decisions are made by Handler, a function of the packet, the lease
 // table and the HSM lookup; Server around it does the socket (its own
-// batched read loop; github.com/insomniacslk/dhcp's codec), the
-// group-committed writes and the outbox relays. Shape after coredhcp: one handler chain, state injected.
+// batched read loop), the group-committed writes and the outbox relays.
+// Shape after coredhcp: one handler chain, state injected.
+//
+// The hot path has its own codec: packets are parsed in place into a
+// reused request (request.go) and replies encoded into pooled buffers
+// (answer.go), with no options map per packet. github.com/insomniacslk/dhcp
+// stays the reference and the rest: it binds the socket, parses and
+// encodes on the PXE boot server port, encodes the rare reply that must be
+// shed or overloaded to fit the client (encode), and is what Handle takes
+// and returns; the golden and fuzz tests hold both codecs to the same
+// bytes.
 package dhcp
 
 import (

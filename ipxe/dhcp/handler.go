@@ -31,6 +31,15 @@ type Result struct {
 	Drop   string
 }
 
+// outcome is a Result with the reply not yet encoded (the server encodes
+// it into its datagram; Handle builds Result.Reply from it).
+type outcome struct {
+	ans    answer
+	reply  bool // ans is to be sent
+	change *Change
+	drop   string
+}
+
 // Handler decides the reply to each packet from its configuration, the
 // lease table and HSM's view of the MAC. It does no I/O: Server stores the
 // Change and sends the Reply.
@@ -45,6 +54,10 @@ type Handler struct {
 	sid   []byte
 	wire  []subnetWire
 	types [dhcpv4.MessageTypeInform + 1][]byte // option 53 of each type
+	// nextServer (option 66), the boot script URL and the boot files are
+	// built once too.
+	nextServer, scriptURL string
+	files                 [3]bootFile // BIOS, EFI64, ARM64
 
 	mu sync.Mutex // guards t
 	t  *table
@@ -52,13 +65,14 @@ type Handler struct {
 
 // subnetWire is one subnet's options, encoded.
 type subnetWire struct {
+	prefix            string // the subnet, as lease events name it
 	mask, router, dns []byte
 	// times are options 51, 58 and 59 for known MACs (0) and unknown ones (1).
 	times [2][3][]byte
 }
 
 func newSubnetWire(s *Subnet) subnetWire {
-	w := subnetWire{mask: dhcpv4.OptSubnetMask(net.CIDRMask(s.Prefix.Bits(), 32)).Value.ToBytes()}
+	w := subnetWire{prefix: s.Prefix.String(), mask: dhcpv4.OptSubnetMask(net.CIDRMask(s.Prefix.Bits(), 32)).Value.ToBytes()}
 	if s.Router.IsValid() {
 		w.router = dhcpv4.OptRouter(s.Router.AsSlice()).Value.ToBytes()
 	}
@@ -103,6 +117,12 @@ func NewHandler(cfg Config, lookup Lookup, now func() time.Time) *Handler {
 	for t := range h.types {
 		h.types[t] = []byte{byte(t)}
 	}
+	h.nextServer, h.scriptURL = cfg.NextServer.String(), cfg.BootURL+"/boot/v1/bootscript?mac=${net0/mac}"
+	for i, f := range [...]string{cfg.Files.BIOS, cfg.Files.EFI64, cfg.Files.ARM64} {
+		if f != "" {
+			h.files[i] = bootFile{name: f, url: cfg.BootURL + "/ipxe/" + f}
+		}
+	}
 	return h
 }
 
@@ -126,54 +146,75 @@ func (h *Handler) Leases() []Lease {
 	return out
 }
 
-// Handle decides what to answer req.
+// Handle decides what to answer req, a message insomniacslk's parser
+// built (the server itself parses with parseRequest and encodes the
+// outcome with appendAnswer; Handle is the same decision for tests and
+// tools).
 func (h *Handler) Handle(req *dhcpv4.DHCPv4) Result {
-	if req.OpCode != dhcpv4.OpcodeBootRequest || len(req.ClientHWAddr) != 6 {
-		return Result{Drop: DropMalformed}
-	}
-	if h.cfg.Proxy {
-		return h.proxy(req, false)
-	}
-	i := h.subnet(req)
-	if i < 0 {
-		return Result{Drop: DropNoSubnet}
-	}
-	c := h.client(req, i)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	switch req.MessageType() {
-	case dhcpv4.MessageTypeDiscover:
-		return h.discover(c)
-	case dhcpv4.MessageTypeRequest:
-		return h.request(c)
-	case dhcpv4.MessageTypeRelease:
-		return h.release(c, lease.Release)
-	case dhcpv4.MessageTypeDecline:
-		return h.decline(c)
-	case dhcpv4.MessageTypeInform:
-		return h.inform(c)
-	}
-	return Result{Drop: DropUnknownType}
+	r := &request{}
+	r.fromMessage(req)
+	return h.result(h.handle(r))
 }
 
 // HandleBootServer decides a packet that came to the PXE boot server port
 // (BootServerPort) of a proxy-mode server: a REQUEST or INFORM from a
 // booting client gets the proxy ACK.
 func (h *Handler) HandleBootServer(req *dhcpv4.DHCPv4) Result {
-	if req.OpCode != dhcpv4.OpcodeBootRequest || len(req.ClientHWAddr) != 6 {
+	r := &request{}
+	r.fromMessage(req)
+	if r.op != byte(dhcpv4.OpcodeBootRequest) || len(req.ClientHWAddr) != 6 {
 		return Result{Drop: DropMalformed}
 	}
 	if !h.cfg.Proxy {
 		return Result{Drop: DropUnknownType}
 	}
-	return h.proxy(req, true)
+	return h.result(h.proxy(r, true))
+}
+
+func (h *Handler) result(o outcome) Result {
+	res := Result{Change: o.change, Drop: o.drop}
+	if o.reply {
+		res.Reply = h.message(&o.ans)
+	}
+	return res
+}
+
+// handle decides what to answer req.
+func (h *Handler) handle(req *request) outcome {
+	if req.op != byte(dhcpv4.OpcodeBootRequest) || req.hlen != 6 {
+		return outcome{drop: DropMalformed}
+	}
+	if h.cfg.Proxy {
+		return h.proxy(req, false)
+	}
+	i := h.subnet(req)
+	if i < 0 {
+		return outcome{drop: DropNoSubnet}
+	}
+	c := h.client(req, i)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c.mac = h.macString(req.mac())
+	switch req.msgType() {
+	case dhcpv4.MessageTypeDiscover:
+		return h.discover(&c)
+	case dhcpv4.MessageTypeRequest:
+		return h.request(&c)
+	case dhcpv4.MessageTypeRelease:
+		return h.release(&c, lease.Release)
+	case dhcpv4.MessageTypeDecline:
+		return h.decline(&c)
+	case dhcpv4.MessageTypeInform:
+		return h.inform(&c)
+	}
+	return outcome{drop: DropUnknownType}
 }
 
 // subnet picks the subnet of req (its index in cfg.Subnets; -1: none): the
 // one holding giaddr when relayed, else our own link's.
-func (h *Handler) subnet(req *dhcpv4.DHCPv4) int {
-	gi, _ := netip.AddrFromSlice(req.GatewayIPAddr.To4())
-	relayed := gi.IsValid() && !gi.IsUnspecified()
+func (h *Handler) subnet(req *request) int {
+	gi := req.relay()
+	relayed := gi.IsValid()
 	for i := range h.cfg.Subnets {
 		s := &h.cfg.Subnets[i]
 		if relayed && s.Prefix.Contains(gi) || !relayed && !s.Relayed {
@@ -185,7 +226,7 @@ func (h *Handler) subnet(req *dhcpv4.DHCPv4) int {
 
 // client is one request with what is known of its sender.
 type client struct {
-	req   *dhcpv4.DHCPv4
+	req   *request
 	sub   *Subnet
 	wire  *subnetWire // sub's encoded options
 	mac   string
@@ -195,19 +236,36 @@ type client struct {
 	now   time.Time
 }
 
-func (h *Handler) client(req *dhcpv4.DHCPv4, i int) *client {
-	xname, ip, known := h.lookup.KnownMAC(req.ClientHWAddr)
-	return &client{req: req, sub: &h.cfg.Subnets[i], wire: &h.wire[i], mac: req.ClientHWAddr.String(), known: known,
-		xname: xname, hsmIP: ip, now: h.now()}
+// client is req from the sender's point of view, its MAC string aside
+// (macString, under h.mu).
+func (h *Handler) client(req *request, i int) client {
+	xname, ip, known := h.lookup.KnownMAC(req.mac())
+	return client{req: req, sub: &h.cfg.Subnets[i], wire: &h.wire[i], known: known, xname: xname, hsmIP: ip, now: h.now()}
+}
+
+// macString is mac as net.HardwareAddr.String writes it; the string of the
+// MAC's lease when it has one (no new string for a client the table
+// knows: the REQUEST after a DISCOVER, a renewal). h.mu is held.
+func (h *Handler) macString(mac net.HardwareAddr) string {
+	const digits = "0123456789abcdef"
+	var buf [6*3 - 1]byte
+	if len(mac) != 6 {
+		return mac.String()
+	}
+	for i, b := range mac {
+		if i > 0 {
+			buf[3*i-1] = ':'
+		}
+		buf[3*i], buf[3*i+1] = digits[b>>4], digits[b&0xf]
+	}
+	if l := h.t.byMAC[string(buf[:])]; l != nil {
+		return l.MAC
+	}
+	return string(buf[:])
 }
 
 // relay is the giaddr c's request came through (invalid: none).
-func (c *client) relay() netip.Addr {
-	if gi, ok := addr(c.req.GatewayIPAddr); ok && !gi.IsUnspecified() {
-		return gi
-	}
-	return netip.Addr{}
-}
+func (c *client) relay() netip.Addr { return c.req.relay() }
 
 func (c *client) leaseTime() time.Duration {
 	if c.known {
@@ -225,7 +283,7 @@ func (h *Handler) pick(c *client) netip.Addr {
 	if l := h.t.byMAC[c.mac]; l != nil && l.Subnet == c.sub.Prefix && h.allowed(c, l.IP) {
 		return l.IP
 	}
-	if want, ok := addr(c.req.RequestedIPAddress()); ok && h.allowed(c, want) {
+	if want, ok := c.req.addrOpt(dhcpv4.OptionRequestedIPAddress); ok && h.allowed(c, want) {
 		return want
 	}
 	return h.t.scan(c.sub, func(a netip.Addr) bool { return h.allowed(c, a) })
@@ -240,43 +298,49 @@ func (h *Handler) allowed(c *client, a netip.Addr) bool {
 	return c.sub.Contains(a) && h.t.free(a, c.mac, c.now) && !h.lookup.Reserved(a)
 }
 
-func (h *Handler) discover(c *client) Result {
+func (h *Handler) discover(c *client) outcome {
 	a := h.pick(c)
 	if !a.IsValid() {
-		return Result{Drop: DropExhausted}
+		return outcome{drop: DropExhausted}
 	}
 	if l := h.t.byIP[a]; l == nil || l.State != Bound || l.MAC != c.mac {
 		h.t.put(&Lease{IP: a, MAC: c.mac, Subnet: c.sub.Prefix, State: Offered, Expires: c.now.Add(OfferHold), Known: c.known,
 			Updated: c.now, Relay: c.relay()})
 	}
-	return Result{Reply: h.reply(c, dhcpv4.MessageTypeOffer, a)}
+	return outcome{ans: h.reply(c, dhcpv4.MessageTypeOffer, a), reply: true}
 }
 
 // request handles the three kinds of DHCPREQUEST (RFC 2131 4.3.2):
 // SELECTING names a server, INIT-REBOOT asks for an address, RENEWING and
 // REBINDING send it as ciaddr. Being authoritative, we NAK an address the
 // client may not have.
-func (h *Handler) request(c *client) Result {
-	sid, hasSID := addr(c.req.ServerIdentifier())
+func (h *Handler) request(c *client) outcome {
+	sid, hasSID := c.req.addrOpt(dhcpv4.OptionServerIdentifier)
 	if hasSID && sid != h.cfg.ServerID {
 		if l := h.t.byMAC[c.mac]; l != nil && l.State == Offered {
 			h.t.remove(l)
 		}
-		return Result{Drop: DropOtherServer}
+		return outcome{drop: DropOtherServer}
 	}
-	want, ok := addr(c.req.ClientIPAddr)
-	if !ok || want.IsUnspecified() {
-		want, ok = addr(c.req.RequestedIPAddress())
+	want, ok := c.req.clientIP(), true
+	if !want.IsValid() {
+		want, ok = c.req.addrOpt(dhcpv4.OptionRequestedIPAddress)
 	}
 	if !ok || !h.allowed(c, want) {
-		return Result{Reply: h.nak(c)}
+		return outcome{ans: h.nak(c), reply: true}
 	}
 	prev := h.t.byMAC[c.mac]
 	l := &Lease{IP: want, MAC: c.mac, Subnet: c.sub.Prefix, State: Bound, Expires: c.now.Add(c.leaseTime()),
-		Hostname: c.req.HostName(), Known: c.known, Updated: c.now, Relay: c.relay()}
+		Hostname: c.req.hostname(), Known: c.known, Updated: c.now, Relay: c.relay()}
 	h.t.put(l)
 	fresh := prev == nil || prev.State != Bound || prev.IP != want
-	ch := &Change{Put: ptr(*l)}
+	// The change and its copy of the lease in one allocation.
+	cl := &struct {
+		c Change
+		l Lease
+	}{l: *l}
+	cl.c.Put = &cl.l
+	ch := &cl.c
 	// A renewal (RENEWING or REBINDING: ciaddr set) of an unchanged binding
 	// tells the lease event consumers (reds) nothing, and at 10,000 devices
 	// renewing every half lease it made most of the bus traffic: it is not
@@ -284,48 +348,48 @@ func (h *Handler) request(c *client) Result {
 	// new binding, a changed address, a MAC HSM no longer knows, and a
 	// device that starts over (SELECTING after a DISCOVER, or INIT-REBOOT:
 	// no ciaddr; a BMC put back, a node rebooted) are.
-	renewal := c.req.ClientIPAddr != nil && !c.req.ClientIPAddr.IsUnspecified()
+	renewal := c.req.clientIP().IsValid()
 	if fresh || !renewal || (prev.Known && !c.known) {
 		ch.Event = h.event(c, lease.Commit, l)
 	}
 	// A MAC HSM does not know is written to HSM the first time it is bound.
 	ch.NewMAC = !c.known && fresh
-	return Result{Reply: h.reply(c, dhcpv4.MessageTypeAck, want), Change: ch}
+	return outcome{ans: h.reply(c, dhcpv4.MessageTypeAck, want), reply: true, change: ch}
 }
 
-func (h *Handler) release(c *client, kind lease.Kind) Result {
-	ci, _ := addr(c.req.ClientIPAddr)
+func (h *Handler) release(c *client, kind lease.Kind) outcome {
+	ci := c.req.clientIP()
 	l := h.t.byMAC[c.mac]
-	if l == nil || l.State != Bound || (ci.IsValid() && !ci.IsUnspecified() && l.IP != ci) {
-		return Result{Drop: DropNoLease}
+	if l == nil || l.State != Bound || (ci.IsValid() && l.IP != ci) {
+		return outcome{drop: DropNoLease}
 	}
 	h.t.remove(l)
-	return Result{Change: &Change{Delete: l.IP, Event: h.event(c, kind, l)}}
+	return outcome{change: &Change{Delete: l.IP, Event: h.event(c, kind, l)}}
 }
 
 // decline takes the address out of the pool for a lease time: another host
 // uses it.
-func (h *Handler) decline(c *client) Result {
-	a, ok := addr(c.req.RequestedIPAddress())
+func (h *Handler) decline(c *client) outcome {
+	a, ok := c.req.addrOpt(dhcpv4.OptionRequestedIPAddress)
 	l := h.t.byMAC[c.mac]
 	if !ok || l == nil || l.IP != a {
-		return Result{Drop: DropNoLease}
+		return outcome{drop: DropNoLease}
 	}
 	h.t.remove(l)
 	d := &Lease{IP: a, Subnet: c.sub.Prefix, State: Declined, Expires: c.now.Add(c.sub.Lease)}
 	h.t.put(d)
-	return Result{Change: &Change{Put: ptr(*d), Event: h.event(c, lease.Decline, l)}}
+	return outcome{change: &Change{Put: ptr(*d), Event: h.event(c, lease.Decline, l)}}
 }
 
 // inform answers a client that has its address: options only (RFC 2131
 // 4.3.5), no lease.
-func (h *Handler) inform(c *client) Result {
-	return Result{Reply: h.reply(c, dhcpv4.MessageTypeAck, netip.Addr{})}
+func (h *Handler) inform(c *client) outcome {
+	return outcome{ans: h.reply(c, dhcpv4.MessageTypeAck, netip.Addr{}), reply: true}
 }
 
 func (h *Handler) event(c *client, kind lease.Kind, l *Lease) *lease.Event {
-	e := &lease.Event{Kind: kind, MACAddress: c.mac, IPAddress: l.IP.String(), Hostname: c.req.HostName(),
-		VendorClass: c.req.ClassIdentifier(), Arch: archName(c.req), Subnet: c.sub.Prefix.String(),
+	e := &lease.Event{Kind: kind, MACAddress: c.mac, IPAddress: l.IP.String(), Hostname: c.req.hostname(),
+		VendorClass: string(c.req.vendorClass()), Arch: archName(c.req), Subnet: c.wire.prefix,
 		Known: c.known, Time: c.now.UTC()}
 	if gi := c.relay(); gi.IsValid() {
 		e.Relay = gi.String()
@@ -334,12 +398,6 @@ func (h *Handler) event(c *client, kind lease.Kind, l *Lease) *lease.Event {
 		e.Expires = l.Expires.UTC()
 	}
 	return e
-}
-
-// addr converts a packet's IPv4 field; ok is false for nil.
-func addr(ip net.IP) (netip.Addr, bool) {
-	a, ok := netip.AddrFromSlice(ip.To4())
-	return a, ok && ip != nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -50,7 +50,6 @@ func (s *Server) read(ctx context.Context) error {
 			}
 			return fmt.Errorf("dhcp read: %w", err)
 		}
-		out.reset()
 		for i := range msgs[:n] {
 			if r := s.packet(&msgs[i]); r != nil {
 				out.add(r)
@@ -61,72 +60,101 @@ func (s *Server) read(ctx context.Context) error {
 }
 
 // packet parses and decides one packet; it returns the reply to send at
-// once (nil: none, or one queued behind its commit).
+// once (nil: none, or one queued behind its commit). Only the read loop
+// calls it (s.rq is its request).
 func (s *Server) packet(pm *ipv4.Message) *datagram {
 	peer, _ := pm.Addr.(*net.UDPAddr)
 	if pm.Flags&unix.MSG_TRUNC != 0 {
 		s.drop(DropMalformed, "from", peer.String(), "err", "longer than 4096 bytes")
 		return nil
 	}
-	m, err := parse(pm.Buffers[0][:pm.N])
-	if err != nil {
+	req := s.rq
+	if err := req.parse(pm.Buffers[0][:pm.N]); err != nil {
 		s.drop(DropMalformed, "from", peer.String(), "err", err)
 		return nil
 	}
-	t := m.MessageType()
+	t := req.msgType()
 	s.m.packet(t).Inc()
 	s.mu.Lock()
 	if backlog := len(s.pending); backlog >= maxBacklog || backlog >= maxBacklogDiscover && t == dhcpv4.MessageTypeDiscover {
 		s.mu.Unlock()
-		s.drop(DropOverload, "mac", m.ClientHWAddr.String(), "type", t.String())
+		s.drop(DropOverload, "mac", req.mac(), "type", t)
 		return nil
 	}
-	res := s.h.Handle(m)
+	o := s.h.handle(req)
 	var reply *datagram
-	if res.Reply != nil {
-		reply = s.reply(peer, m, res.Reply)
+	if o.reply {
+		reply = s.reply(peer, &o.ans)
 	}
-	if res.Change != nil {
-		s.queue(res.Change, reply, nil)
+	if o.change != nil {
+		s.queue(o.change, reply, nil)
 		reply = nil
 	}
 	s.mu.Unlock()
-	if res.Drop != "" {
-		s.drop(res.Drop, "mac", m.ClientHWAddr.String(), "type", t.String())
+	if o.drop != "" {
+		s.drop(o.drop, "mac", req.mac(), "type", t)
 	}
 	return reply
 }
 
-// datagram is a reply ready to send.
+// datagram is a reply ready to send. Datagrams are pooled (Server.dgrams):
+// send returns them once the kernel has them.
 type datagram struct {
-	b   []byte
-	dst *net.UDPAddr
-	t   dhcpv4.MessageType
+	b    []byte
+	dst  *net.UDPAddr
+	t    dhcpv4.MessageType
+	addr net.UDPAddr // dst, unless the reply goes to the packet's source
+	ip   [4]byte     // addr.IP
+	bufs [1][]byte   // b, as ipv4.Message takes it
 }
 
-// reply is the datagram answering req from peer.
-func (s *Server) reply(peer *net.UDPAddr, req, reply *dhcpv4.DHCPv4) *datagram {
-	dst := Destination(req, reply, s.cfg.RelayPort, s.cfg.ClientPort)
-	if s.cfg.ReplyToPeer && peer != nil {
-		dst = peer
+func (s *Server) datagram() *datagram {
+	if d, ok := s.dgrams.Get().(*datagram); ok {
+		return d
 	}
-	return &datagram{b: encode(req, reply), dst: dst, t: reply.MessageType()}
+	d := &datagram{b: make([]byte, 0, minMessage)}
+	d.addr.IP = d.ip[:]
+	return d
+}
+
+func (s *Server) release(d *datagram) {
+	d.dst, d.bufs[0] = nil, nil
+	s.dgrams.Put(d)
+}
+
+// reply is the datagram answering a (the request being handled) from
+// peer: appendAnswer's bytes, or, when those do not fit the client's
+// limit, insomniacslk's encoding shed and overloaded to fit (encode).
+func (s *Server) reply(peer *net.UDPAddr, a *answer) *datagram {
+	d := s.datagram()
+	b, ok := s.h.appendAnswer(d.b[:0], a)
+	if !ok {
+		b = encode(s.h.message(a), a.req.maxMessage())
+	}
+	d.b, d.t = b, a.t
+	if s.cfg.ReplyToPeer && peer != nil {
+		d.dst = peer
+	} else {
+		d.dst = &d.addr
+		destination(a.req, a.t, s.cfg.RelayPort, s.cfg.ClientPort, d.dst)
+	}
+	return d
 }
 
 // outbound is the replies one sendmmsg takes.
 type outbound struct {
-	msgs  []ipv4.Message
-	types []dhcpv4.MessageType
+	msgs []ipv4.Message
+	dgs  []*datagram
 }
-
-func (o *outbound) reset() { o.msgs, o.types = o.msgs[:0], o.types[:0] }
 
 func (o *outbound) add(d *datagram) {
-	o.msgs = append(o.msgs, ipv4.Message{Buffers: [][]byte{d.b}, Addr: d.dst})
-	o.types = append(o.types, d.t)
+	d.bufs[0] = d.b
+	o.msgs = append(o.msgs, ipv4.Message{Buffers: d.bufs[:], Addr: d.dst})
+	o.dgs = append(o.dgs, d)
 }
 
-// send writes the replies in o, in as few system calls as the kernel takes.
+// send writes the replies in o, in as few system calls as the kernel
+// takes, releases their datagrams and empties o.
 func (s *Server) send(o *outbound) {
 	for i := 0; i < len(o.msgs); {
 		n, err := s.pc.WriteBatch(o.msgs[i:], 0)
@@ -137,9 +165,15 @@ func (s *Server) send(o *outbound) {
 			i++
 			continue
 		}
-		for _, t := range o.types[i : i+n] {
-			s.m.reply(t).Inc()
+		for _, d := range o.dgs[i : i+n] {
+			s.m.reply(d.t).Inc()
 		}
 		i += n
 	}
+	for i, d := range o.dgs {
+		s.release(d)
+		o.dgs[i] = nil
+	}
+	clear(o.msgs)
+	o.msgs, o.dgs = o.msgs[:0], o.dgs[:0]
 }

@@ -39,7 +39,7 @@ func TestReplyOverloadsFields(t *testing.T) {
 			}
 			sent := res.Reply.ToBytes()
 			want := maps.Clone(res.Reply.Options)
-			b := encode(req, res.Reply)
+			b := encode(res.Reply, maxMessageOf(req))
 			if len(b) > minMessage {
 				t.Fatalf("reply is %d bytes (%d unfitted), want at most %d", len(b), len(sent), minMessage)
 			}

@@ -48,13 +48,15 @@ type ServerConfig struct {
 
 // Server is the DHCP server with its leases loaded and its port bound.
 type Server struct {
-	cfg   ServerConfig
-	h     *Handler
-	store *Store
-	conn  *net.UDPConn
-	pc    *ipv4.PacketConn // conn, for batched reads and writes
-	boot  *net.UDPConn     // the PXE boot server socket (proxy mode), or nil
-	m     *metrics
+	cfg    ServerConfig
+	h      *Handler
+	store  *Store
+	conn   *net.UDPConn
+	pc     *ipv4.PacketConn // conn, for batched reads and writes
+	boot   *net.UDPConn     // the PXE boot server socket (proxy mode), or nil
+	m      *metrics
+	rq     *request  // the read loop's, parsed into packet after packet
+	dgrams sync.Pool // *datagram, reused once sent
 
 	mu      sync.Mutex // orders Handle and the queueing of its change
 	pending []pendingChange
@@ -129,6 +131,7 @@ func Listen(ctx context.Context, cfg ServerConfig, db *sqldb.DB) (*Server, error
 	s := &Server{cfg: cfg, h: h, store: store, wake: make(chan struct{}, 1), stored: make(chan struct{}, 1),
 		storedHSM: make(chan struct{}, 1), relayed: make(chan struct{}), outbox: left}
 	s.m = newMetrics(cfg.Registerer, h)
+	s.rq = &request{}
 	s.conn, s.pc, s.boot = conn, ipv4.NewPacketConn(conn), boot
 	return s, nil
 }
@@ -205,6 +208,7 @@ func (s *Server) wakeWriter() {
 // replies; it also drops the outbox rows the relay has published.
 func (s *Server) writer(ctx context.Context) error {
 	var dropped int64 // outbox rows deleted up to here
+	var replies outbound
 	for {
 		select {
 		case <-ctx.Done():
@@ -240,10 +244,13 @@ func (s *Server) writer(ctx context.Context) error {
 			s.m.storeErrors.Inc()
 			s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)
 		}
-		var replies outbound
 		for _, p := range batch {
-			if err == nil && p.reply != nil {
-				replies.add(p.reply) // the client retries what failed
+			switch {
+			case p.reply == nil:
+			case err == nil:
+				replies.add(p.reply)
+			default:
+				s.release(p.reply) // the client retries what failed
 			}
 			if p.done != nil {
 				p.done <- err
