@@ -74,7 +74,8 @@ func (r *request) parse(b []byte) error {
 	r.ciaddr, r.giaddr = [4]byte(b[12:16]), [4]byte(b[24:28])
 	r.chaddr = [16]byte(b[28:44])
 	r.parts = r.parts[:0]
-	if err := r.scan(b, headerLen, len(b), true); err != nil {
+	// No options at all is no options field to close (FromBytes takes it).
+	if err := r.scan(b, headerLen, len(b), len(b) > headerLen); err != nil {
 		return err
 	}
 	ov, err := r.overload(b)
