@@ -67,7 +67,7 @@ func (h *Handler) appendOptions(b []byte, r *answer) []byte {
 		}
 	}
 	if r.hostname != "" {
-		b = appendOptString(b, dhcpv4.OptionHostName, r.hostname)
+		b = appendOpt(b, dhcpv4.OptionHostName, r.hostname)
 	}
 	if r.times != nil {
 		b = appendOpt(b, dhcpv4.OptionIPAddressLeaseTime, r.times[0])
@@ -79,16 +79,16 @@ func (h *Handler) appendOptions(b []byte, r *answer) []byte {
 		b = appendOpt(b, dhcpv4.OptionRebindingTimeValue, r.times[2])
 	}
 	if r.class != "" {
-		b = appendOptString(b, dhcpv4.OptionClassIdentifier, r.class)
+		b = appendOpt(b, dhcpv4.OptionClassIdentifier, r.class)
 	}
 	if v := r.req.opt(dhcpv4.OptionClientIdentifier.Code()); v != nil {
 		b = appendOpt(b, dhcpv4.OptionClientIdentifier, v)
 	}
 	if r.tftp {
-		b = appendOptString(b, dhcpv4.OptionTFTPServerName, h.nextServer)
+		b = appendOpt(b, dhcpv4.OptionTFTPServerName, h.nextServer)
 	}
 	if r.file != "" {
-		b = appendOptString(b, dhcpv4.OptionBootfileName, r.file)
+		b = appendOpt(b, dhcpv4.OptionBootfileName, r.file)
 	}
 	if v := r.req.opt(dhcpv4.OptionRelayAgentInformation.Code()); v != nil {
 		b = appendOpt(b, dhcpv4.OptionRelayAgentInformation, v)
@@ -106,7 +106,7 @@ func appendAddr(b []byte, a netip.Addr) []byte {
 
 // appendOpt appends option c with value v, in as many instances of at most
 // 255 bytes as it takes (RFC 3396).
-func appendOpt(b []byte, c dhcpv4.OptionCode, v []byte) []byte {
+func appendOpt[V []byte | string](b []byte, c dhcpv4.OptionCode, v V) []byte {
 	code := c.Code()
 	if len(v) == 0 {
 		return append(b, code, 0)
@@ -115,19 +115,6 @@ func appendOpt(b []byte, c dhcpv4.OptionCode, v []byte) []byte {
 		n := min(len(v), math.MaxUint8)
 		b = append(append(b, code, byte(n)), v[:n]...)
 		v = v[n:]
-	}
-	return b
-}
-
-func appendOptString(b []byte, c dhcpv4.OptionCode, s string) []byte {
-	code := c.Code()
-	if len(s) == 0 {
-		return append(b, code, 0)
-	}
-	for len(s) > 0 {
-		n := min(len(s), math.MaxUint8)
-		b = append(append(b, code, byte(n)), s[:n]...)
-		s = s[n:]
 	}
 	return b
 }
