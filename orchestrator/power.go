@@ -82,8 +82,15 @@ func (s *Service) plan(opts Options, now time.Time) plans {
 		case StatusPowerOffPending:
 			p.graceful = append(p.graceful, id)
 		case StatusPowerOffGracefullyCalled:
-			if since >= opts.MaxPowerOffWait || overdue {
+			switch {
+			case since >= opts.MaxPowerOffWait:
 				p.forceful = append(p.forceful, id)
+			case overdue && c.EventStats.PowerOffGracefulAttempts < retries(c, opts):
+				// A Soft-Off bos gave up on (PCS lost it, or does not
+				// answer about it) is sent again, not escalated: the node
+				// may be shutting down; Force-Off waits out
+				// max_power_off_wait_time. Past the retries it just waits.
+				p.graceful = append(p.graceful, id)
 			}
 		case StatusPowerOffForcefullyCalled:
 			if since < opts.MaxPowerOffWait && !overdue {

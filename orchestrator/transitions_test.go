@@ -93,6 +93,55 @@ func TestTransitionGivenUp(t *testing.T) {
 	}
 }
 
+// TestGracefulOffGivenUp: a graceful power-off whose PCS transition bos
+// gives up on is not escalated to a forceful one long before
+// max_power_off_wait_time (review-4: Force-Off 40 s into a 3,600 s wait,
+// while the node may be shutting down): Soft-Off is sent again, counted,
+// within default_retry_policy; past it the node waits; Force-Off comes
+// max_power_off_wait_time after the last Soft-Off.
+func TestGracefulOffGivenUp(t *testing.T) {
+	e := newEnv(t, n1)
+	svc := e.daemon.svc
+	if code := e.call("PATCH", "/v2/options", `{"max_power_off_wait_time":3600,"default_retry_policy":2}`, nil); code != 200 {
+		t.Fatal(code)
+	}
+	e.cluster.set(n1, func(n *simNode) { n.on, n.ignoreGraceful = true, true })
+	e.template("t1", "img1", n1)
+	e.session(`{"name":"s1","operation":"shutdown","template_name":"t1"}`)
+	e.reconcile()
+	e.reconcile()
+	if calls := e.cluster.takeCalls(); !slices.Contains(calls, "PCS Soft-Off "+n1) {
+		t.Fatalf("calls %q, want the graceful power-off", calls)
+	}
+	e.cluster.mu.Lock()
+	e.cluster.lost = http.StatusNotFound
+	e.cluster.mu.Unlock()
+	for _, want := range []struct {
+		call     string // "": none
+		attempts int
+	}{
+		{call: "PCS Soft-Off " + n1, attempts: 2},
+		{call: "", attempts: 2}, // past the retries: it waits
+	} {
+		e.clock.Advance(40 * time.Second)
+		svc.checkTransitions(t.Context(), e.clock.Now())
+		e.reconcile()
+		calls := e.cluster.takeCalls()
+		if slices.Contains(calls, "PCS Force-Off "+n1) || (want.call != "") != slices.Contains(calls, want.call) {
+			t.Fatalf("40 s after a graceful power-off was given up: calls %q, want %q", calls, want.call)
+		}
+		if c := e.component(n1); c.Status.Status != StatusPowerOffGracefullyCalled || c.EventStats.PowerOffGracefulAttempts != want.attempts {
+			t.Fatalf("status %q, %d graceful attempts; want %q, %d", c.Status.Status, c.EventStats.PowerOffGracefulAttempts,
+				StatusPowerOffGracefullyCalled, want.attempts)
+		}
+	}
+	e.clock.Advance(3600*time.Second - 40*time.Second)
+	e.reconcile()
+	if calls := e.cluster.takeCalls(); !slices.Contains(calls, "PCS Force-Off "+n1) {
+		t.Errorf("max_power_off_wait_time after the last Soft-Off: calls %q, want the forceful power-off", calls)
+	}
+}
+
 // fakePCS answers every transition read with in-progress and notes when
 // each was read (bubbled time since start).
 type fakePCS struct {
