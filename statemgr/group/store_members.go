@@ -127,7 +127,7 @@ func (s *Store) removeGroupMember(ctx context.Context, kind, name, id string) er
 // order, as the JSON array GET /memberships answers.
 func (s *Store) memberships(f core.Filter) []byte {
 	var b []byte
-	s.ix.View(func(all []*core.Record) {
+	s.ix.ViewOf(&f, func(all []*core.Record) {
 		s.gx.View(func(of func(string) *core.CompGroups) {
 			f.GroupsOf = of
 			b = make([]byte, 0, 64+len(all)*96)

@@ -27,11 +27,35 @@ const (
 // exclusions.
 type Match struct {
 	pos, neg []string
+	// posSet holds pos when it is long (an ID list of thousands): OK is
+	// then a map look-up instead of a walk of pos for every component.
+	posSet map[string]struct{}
+}
+
+// indexMin is the length from which index builds posSet.
+const indexMin = 16
+
+// index builds m.posSet for a long pos list of exact (not folded) values.
+func (m *Match) index() {
+	if len(m.pos) < indexMin {
+		return
+	}
+	m.posSet = make(map[string]struct{}, len(m.pos))
+	for _, v := range m.pos {
+		m.posSet[v] = struct{}{}
+	}
 }
 
 func (m *Match) empty() bool { return len(m.pos) == 0 && len(m.neg) == 0 }
 
+// OK reports whether v passes m; fold compares without regard to case.
 func (m *Match) OK(v string, fold bool) bool {
+	if m.posSet != nil && !fold {
+		if _, ok := m.posSet[v]; !ok {
+			return false
+		}
+		return len(m.neg) == 0 || !slices.Contains(m.neg, v)
+	}
 	eq := func(s string) bool {
 		if fold {
 			return strings.EqualFold(s, v)
@@ -74,6 +98,7 @@ type Filter struct {
 	arches, classes                             Match
 	groups, partitions                          Match
 	nids                                        []int
+	nidSet                                      map[int]struct{} // nids, when long
 	NIDRanges                                   [][2]int
 	HasNID                                      bool
 	Projection                                  Projection
@@ -165,6 +190,7 @@ func (f *Filter) Set(p map[string][]string, vs *VocabSet) error {
 			return err
 		}
 	}
+	f.ids.index()
 	if err := f.setNIDs(p["nid"], p["nid_start"], p["nid_end"]); err != nil {
 		return err
 	}
@@ -250,6 +276,12 @@ func (f *Filter) setNIDs(nids, starts, ends []string) error {
 		f.NIDRanges = append(f.NIDRanges, r)
 	}
 	f.HasNID = len(f.nids) > 0 || len(f.NIDRanges) > 0
+	if len(f.nids) >= indexMin {
+		f.nidSet = make(map[int]struct{}, len(f.nids))
+		for _, n := range f.nids {
+			f.nidSet[n] = struct{}{}
+		}
+	}
 	return nil
 }
 
@@ -311,7 +343,11 @@ func (f *Filter) Match(r *Record) bool {
 func (f *Filter) byGroup() bool { return !f.groups.empty() || !f.partitions.empty() }
 
 func (f *Filter) nidOK(n int) bool {
-	if slices.Contains(f.nids, n) {
+	if f.nidSet != nil {
+		if _, ok := f.nidSet[n]; ok {
+			return true
+		}
+	} else if slices.Contains(f.nids, n) {
 		return true
 	}
 	for _, r := range f.NIDRanges {
@@ -324,7 +360,7 @@ func (f *Filter) nidOK(n int) bool {
 
 // isUnder reports whether id is parent or a descendant of parent.
 func isUnder(id, parent string) bool {
-	if parent == "s0" || parent == "all" || parent == "all_comp" {
+	if isAllParent(parent) {
 		return true
 	}
 	if !strings.HasPrefix(id, parent) {
@@ -335,6 +371,11 @@ func isUnder(id, parent string) bool {
 	}
 	c := id[len(parent)]
 	return c >= 'a' && c <= 'z'
+}
+
+// isAllParent reports whether parent names the whole system.
+func isAllParent(parent string) bool {
+	return parent == "s0" || parent == "all" || parent == "all_comp"
 }
 
 // All reports whether f selects every component with every field.

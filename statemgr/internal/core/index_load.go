@@ -33,10 +33,11 @@ func (s *Store) LoadComponents(ctx context.Context) error {
 	return nil
 }
 
-// WithGroups calls fn with the sorted records under the index's read lock,
-// and, if f filters on groups, with f able to look memberships up.
+// WithGroups calls fn under the index's read lock with the records f may
+// select, in ID order (Index.ViewOf: fn must still Match them), and, if f
+// filters on groups, with f able to look memberships up.
 func (s *Store) WithGroups(f *Filter, fn func(all []*Record)) {
-	s.Ix.View(func(all []*Record) {
+	s.Ix.ViewOf(f, func(all []*Record) {
 		if !f.byGroup() {
 			fn(all)
 			return
