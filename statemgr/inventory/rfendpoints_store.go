@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -68,14 +69,17 @@ func checkFQDNFree(ctx context.Context, tx *sql.Tx, ep hsm.RedfishEndpoint) erro
 	if ep.FQDN == "" {
 		return nil
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rf_endpoints WHERE fqdn = ? AND id <> ?`, ep.FQDN, ep.ID).Scan(&n); err != nil {
+	// An indexed look-up (rf_endpoints_fqdn, migration 0019), which stops
+	// at the first other endpoint found.
+	var other string
+	err := tx.QueryRowContext(ctx, `SELECT id FROM rf_endpoints WHERE fqdn = ? AND id <> ? LIMIT 1`, ep.FQDN, ep.ID).Scan(&other)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
 		return fmt.Errorf("check FQDN of %s: %w", ep.ID, err)
 	}
-	if n > 0 {
-		return problem.Conflictf("operation would conflict with an existing resource that has the same FQDN")
-	}
-	return nil
+	return problem.Conflictf("operation would conflict with an existing resource that has the same FQDN")
 }
 
 // updateRFEndpoint applies edit to endpoint id inside one transaction and
