@@ -1,6 +1,7 @@
 package component
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -31,71 +32,44 @@ type HistoryQuery struct {
 	Limit int
 }
 
-// where is q's selection of rows as SQL conditions and their arguments.
-func (q HistoryQuery) where() (string, []any) {
+// where is q's selection of rows, other than by ID, as SQL conditions on
+// component_history (alias h), followed by extra, and the arguments of q's
+// own conditions (those of extra go after them).
+func (q HistoryQuery) where(extra ...string) (string, []any) {
 	var conds []string
 	var args []any
-	if len(q.IDs) > 0 {
-		var or []string
-		for _, id := range q.IDs {
-			or, args = append(or, "ids LIKE ?"), append(args, "%,"+id+",%") // an xname holds no LIKE wildcard
-		}
-		conds = append(conds, "("+strings.Join(or, " OR ")+")")
-	}
 	if len(q.States) > 0 {
-		conds = append(conds, "state IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(q.States)), ", ")+")")
+		conds = append(conds, "h.state IN ("+core.Placeholders(len(q.States))+")")
 		for _, st := range q.States {
 			args = append(args, st)
 		}
 	}
 	if !q.From.IsZero() {
-		conds, args = append(conds, "ts >= ?"), append(args, q.From.UTC().Format(core.TSFormat))
+		conds, args = append(conds, "h.ts >= ?"), append(args, q.From.UTC().Format(core.TSFormat))
 	}
 	if !q.To.IsZero() {
-		conds, args = append(conds, "ts <= ?"), append(args, q.To.UTC().Format(core.TSFormat))
+		conds, args = append(conds, "h.ts <= ?"), append(args, q.To.UTC().Format(core.TSFormat))
 	}
+	conds = append(conds, extra...)
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
+// historyCols are the columns of a change, read into scanChange.
+const historyCols = `h.seq, h.ts, h.old_state, h.old_flag, h.state, h.flag, h.cause, h.agent`
+
 // History returns the changes q selects, by component in ID order, each
 // component's oldest first.
 func (s *Store) History(ctx context.Context, q HistoryQuery) ([]hsm.StateHistory, error) {
-	where, args := q.where()
-	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, ts, old_state, old_flag, state, flag, cause, agent, ids
-		FROM component_history`+where+` ORDER BY seq DESC`, args...)
+	got, err := s.changes(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read component history: %w", err)
 	}
-	defer rows.Close()
-	want := map[string]bool{}
-	for _, id := range q.IDs {
-		want[id] = true
-	}
 	byID := map[string][]hsm.StateChange{}
-	n := 0
-	for rows.Next() && (q.Limit == 0 || n < q.Limit) {
-		var c hsm.StateChange
-		var ts, ids string
-		if err := rows.Scan(&c.Seq, &ts, &c.OldState, &c.OldFlag, &c.State, &c.Flag, &c.Cause, &c.Agent, &ids); err != nil {
-			return nil, fmt.Errorf("read component history: %w", err)
-		}
-		c.Timestamp, _ = time.Parse(core.TSFormat, ts)
-		list := strings.Split(strings.Trim(ids, ","), ",")
-		// Newest first: the last of a write's IDs counts as its newest change.
-		for i := len(list) - 1; i >= 0 && (q.Limit == 0 || n < q.Limit); i-- {
-			if len(want) > 0 && !want[list[i]] {
-				continue
-			}
-			c.ID = list[i]
-			byID[c.ID] = append(byID[c.ID], c)
-			n++
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read component history: %w", err)
+	for _, c := range got {
+		byID[c.ID] = append(byID[c.ID], c.StateChange)
 	}
 	out := make([]hsm.StateHistory, 0, len(byID))
 	for id, cs := range byID {
@@ -104,6 +78,145 @@ func (s *Store) History(ctx context.Context, q HistoryQuery) ([]hsm.StateHistory
 	}
 	slices.SortFunc(out, func(a, b hsm.StateHistory) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// changes returns the newest q.Limit changes q selects, newest first.
+func (s *Store) changes(ctx context.Context, q HistoryQuery) ([]change, error) {
+	if len(q.IDs) > 0 {
+		return s.historyOfIDs(ctx, q)
+	}
+	return s.historyRows(ctx, q, false)
+}
+
+// change is a component's change and its place in its row's ids: within a
+// write the last of its IDs counts as its newest change.
+type change struct {
+	hsm.StateChange
+	pos int
+}
+
+// newer orders changes newest first.
+func newer(a, b change) int {
+	if a.Seq != b.Seq {
+		return cmp.Compare(b.Seq, a.Seq)
+	}
+	return cmp.Compare(b.pos, a.pos)
+}
+
+// historyOfIDs returns the newest q.Limit changes of q.IDs, newest first.
+// The rows of at most core.HistoryIndexMax IDs are looked up by ID
+// (component_history_ids), so the cost follows those components' own
+// changes; only the bulk rows (byid 0, few) are matched by their ids text.
+func (s *Store) historyOfIDs(ctx context.Context, q HistoryQuery) ([]change, error) {
+	where, args := q.where("i.id IN (" + core.Placeholders(len(q.IDs)) + ")")
+	args = core.Args(args, q.IDs)
+	limit := ""
+	if q.Limit > 0 {
+		limit, args = " LIMIT ?", append(args, q.Limit)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+historyCols+`, i.id, i.pos
+		FROM component_history_ids i JOIN component_history h ON h.seq = i.seq`+where+`
+		ORDER BY i.seq DESC, i.pos DESC`+limit, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []change
+	for rows.Next() {
+		var c change
+		if err := scanChange(rows, &c.StateChange, &c.ID, &c.pos); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	bulk, err := s.historyRows(ctx, q, true)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, bulk...)
+	slices.SortFunc(out, newer)
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out, nil
+}
+
+// historyRows returns the newest q.Limit changes of the history rows q
+// selects, newest first, read from their ids text: of the rows not indexed
+// by ID (byid 0: bulk changes, few) holding one of q.IDs when bulk, else
+// of every row.
+func (s *Store) historyRows(ctx context.Context, q HistoryQuery, bulk bool) ([]change, error) {
+	var conds []string
+	if bulk {
+		conds = append(conds, "h.byid = 0")
+	}
+	where, args := q.where(conds...)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+historyCols+`, h.ids
+		FROM component_history h`+where+` ORDER BY h.seq DESC`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []change
+	for rows.Next() && (q.Limit == 0 || len(out) < q.Limit) {
+		var c change
+		var ids string
+		if err := scanChange(rows, &c.StateChange, &ids); err != nil {
+			return nil, err
+		}
+		if bulk {
+			out = appendWanted(out, c, ids, q.IDs)
+		} else {
+			out = appendAll(out, c, ids)
+		}
+		if q.Limit > 0 && len(out) > q.Limit {
+			out = out[:q.Limit]
+		}
+	}
+	return out, rows.Err()
+}
+
+// appendAll appends c for each ID of ids (",x1,x2,"), newest (last) first.
+func appendAll(out []change, c change, ids string) []change {
+	list := strings.Split(strings.Trim(ids, ","), ",")
+	for i := len(list) - 1; i >= 0; i-- {
+		c.ID, c.pos = list[i], i
+		out = append(out, c)
+	}
+	return out
+}
+
+// appendWanted appends c for each of want that ids (",x1,x2,") holds,
+// newest (last) first. It searches the text rather than splitting it: a
+// bulk row holds up to 10,000 IDs.
+func appendWanted(out []change, c change, ids string, want []string) []change {
+	n := len(out)
+	for _, id := range want {
+		i := strings.Index(ids, ","+id+",")
+		if i < 0 {
+			continue
+		}
+		c.ID, c.pos = id, strings.Count(ids[:i], ",")
+		if !slices.ContainsFunc(out[n:], func(o change) bool { return o.ID == id }) { // an ID asked for twice
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out[n:], newer)
+	return out
+}
+
+// scanChange reads historyCols into c, and the columns after them into more.
+func scanChange(rows *sql.Rows, c *hsm.StateChange, more ...any) error {
+	var ts string
+	dst := append([]any{&c.Seq, &ts, &c.OldState, &c.OldFlag, &c.State, &c.Flag, &c.Cause, &c.Agent}, more...)
+	if err := rows.Scan(dst...); err != nil {
+		return err
+	}
+	c.Timestamp, _ = time.Parse(core.TSFormat, ts)
+	return nil
 }
 
 // HistoryRetention bounds the component history.
@@ -150,8 +263,10 @@ func (s *Store) PruneHistory(ctx context.Context, r HistoryRetention) (int64, er
 			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM component_history WHERE seq <= ?`, hi).Scan(&n); err != nil {
 				return fmt.Errorf("read component history: %w", err)
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM component_history WHERE seq <= ?`, hi); err != nil {
-				return fmt.Errorf("prune component history: %w", err)
+			for _, table := range []string{"component_history", "component_history_ids"} {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE seq <= ?`, hi); err != nil {
+					return fmt.Errorf("prune component history: %w", err)
+				}
 			}
 			total += n
 			return nil

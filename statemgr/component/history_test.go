@@ -3,9 +3,11 @@ package component_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +113,8 @@ func TestHistoryQuery(t *testing.T) {
 		{name: "ids, any case", query: url.Values{"id": {ids[0], "X1C0S0B0N2"}}, want: map[string]int{ids[0]: 4, ids[2]: 4}},
 		{name: "state", query: url.Values{"State": {"ready", "standby"}}, want: map[string]int{ids[0]: 2, ids[1]: 2, ids[2]: 2}},
 		{name: "limit keeps the newest", query: url.Values{"limit": {"4"}}, want: map[string]int{ids[0]: 1, ids[1]: 1, ids[2]: 2}},
+		{name: "ids and limit: a write's last ID is its newest change", query: url.Values{"id": {ids[0], ids[2]}, "limit": {"3"}},
+			want: map[string]int{ids[0]: 1, ids[2]: 2}},
 		{name: "window, inclusive", query: url.Values{"starttime": {t0.Add(time.Minute).Format(time.RFC3339)},
 			"endtime": {t0.Add(2 * time.Minute).Format(time.RFC3339)}}, want: map[string]int{ids[0]: 2, ids[1]: 2, ids[2]: 2}},
 		{name: "unknown parameters are ignored", query: url.Values{"color": {"red"}, "id": {ids[1]}}, want: map[string]int{ids[1]: 4}},
@@ -237,6 +241,11 @@ func TestPruneHistory(t *testing.T) {
 		if n != step.deleted || !slices.Equal(got, step.left) || changes != 10*len(step.left) {
 			t.Fatalf("%s: deleted %d, left writes %v (%d changes); want %d, %v", step.name, n, got, changes, step.deleted, step.left)
 		}
+		var byID int
+		mustOK(t, s.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM component_history_ids`).Scan(&byID))
+		if byID != changes {
+			t.Fatalf("%s: %d rows of component_history_ids left for %d changes", step.name, byID, changes)
+		}
 	}
 	// Seq goes on from where it was after every row was deleted.
 	mustOK(t, st.UpsertComponents(ctx, []hsm.Component{{ID: "x9c0s0b0n0", State: "Off"}}, false, nil))
@@ -335,4 +344,53 @@ func FuzzHistoryQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHistoryOfIDsAsAll: the history of given xnames, read by ID from the
+// index for small writes and from the ids text for bulk ones (more than
+// core.HistoryIndexMax IDs), is the whole history's changes of those
+// xnames, in the same order, cut at the same limit.
+func TestHistoryOfIDsAsAll(t *testing.T) {
+	s, _ := hsmtest.NewStore(t, core.Config{})
+	st := component.NewStore(s)
+	ctx := t.Context()
+	nodes := hsmtest.Nodes(120, 2) // created in one bulk row
+	mustOK(t, st.UpsertComponents(ctx, nodes, false, nil))
+	ids := hsmtest.IDsOf(nodes)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 40 {
+		size := []int{1, 2, 5, core.HistoryIndexMax, core.HistoryIndexMax + 1, 100}[rng.IntN(6)]
+		pick := slices.Clone(ids)
+		rng.Shuffle(len(pick), func(a, b int) { pick[a], pick[b] = pick[b], pick[a] })
+		state := []string{"On", "Off", "Ready"}[i%3]
+		if _, err := st.UpdateState(ctx, pick[:size], component.StateUpdate{State: state}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := st.NewestChanges(ctx, component.HistoryQuery{})
+	mustOK(t, err)
+	for i := range 50 {
+		q := component.HistoryQuery{Limit: []int{0, 1, 3, 10, 50}[i%5]}
+		for range 1 + rng.IntN(4) {
+			q.IDs = append(q.IDs, ids[rng.IntN(len(ids))])
+		}
+		if i%7 == 0 {
+			q.States = []string{"Ready"}
+		}
+		var want []string
+		for _, c := range all {
+			f := strings.Fields(c) // ID seq pos State
+			if slices.Contains(q.IDs, f[0]) && (q.States == nil || f[3] == "Ready") {
+				want = append(want, c)
+			}
+		}
+		if q.Limit > 0 && len(want) > q.Limit {
+			want = want[:q.Limit]
+		}
+		got, err := st.NewestChanges(ctx, q)
+		mustOK(t, err)
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("query %+v (-whole history's +by ID):\n%s", q, diff)
+		}
+	}
 }
