@@ -193,7 +193,10 @@ func (s *suite) startService(w Walker, cfg Config) {
 	if cfg.HSM == nil {
 		cfg.HSM = s.hsm
 	}
-	cfg.SLS, cfg.Store, cfg.Walker, cfg.Bus = s.sls, s.store, w, s.bus
+	if cfg.SLS == nil {
+		cfg.SLS = s.sls
+	}
+	cfg.Store, cfg.Walker, cfg.Bus = s.store, w, s.bus
 	if cfg.BMCs == nil {
 		cfg.BMCs = s.bmcClient(redfishsim.DefaultPassword)
 	}

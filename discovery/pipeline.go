@@ -34,6 +34,24 @@ func (s *Service) process(ctx context.Context, j job, c *clock) (string, error) 
 		s.log.Info("mac_placed_by_hsm", "mac", j.mac, "component", owner)
 		return owner, nil
 	}
+	m := s.sync.mark()
+	loc, err := s.locate(ctx, j, c)
+	if err != nil && wantsSLS(err) && s.slsChanged(ctx, m) {
+		// SLS moved since the lookup began (the BMC was leased before reds
+		// read its switch, connector or chassis): one more try, now.
+		if mj, ok := s.mountainJob(j); ok {
+			return mj.xname, s.configure(ctx, mj.xname, mj, c)
+		}
+		loc, err = s.locate(ctx, j, c)
+	}
+	if err != nil {
+		return "", err
+	}
+	return loc.Xname, s.configure(ctx, loc.Xname, j, c)
+}
+
+// locate finds j's MAC on the switches, then the BMC SLS cables to its port.
+func (s *Service) locate(ctx context.Context, j job, c *clock) (Location, error) {
 	after := j.since
 	if !j.prev.IsZero() {
 		after = j.prev // a retry shares walks made since the attempt before
@@ -41,14 +59,24 @@ func (s *Service) process(ctx context.Context, j job, c *clock) (string, error) 
 	hits, err := s.loc.Ports(ctx, j.mac, after)
 	c.lap(&c.t.Switch)
 	if err != nil {
-		return "", err
+		return Location{}, err
 	}
 	loc, err := s.loc.Place(ctx, j.mac, hits)
 	c.lap(&c.t.SLS)
-	if err != nil {
-		return "", err
+	return loc, err
+}
+
+// mountainJob returns j as the Mountain job of its MAC when SLS's chassis
+// now expect it (MEDS read them after the lease came).
+func (s *Service) mountainJob(j job) (job, bool) {
+	if !s.cfg.Mountain || j.xname != "" {
+		return j, false
 	}
-	return loc.Xname, s.configure(ctx, loc.Xname, j, c)
+	s.mu.Lock()
+	mj, ok := s.mountain[j.mac]
+	s.mu.Unlock()
+	mj.ip, mj.since, mj.prev = j.ip, j.since, j.prev
+	return mj, ok
 }
 
 // configure sets credentials (and, on Mountain BMCs, NTP and syslog) on

@@ -8,15 +8,17 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/ipxe/lease"
-	"github.com/hmsuite/hms/layout/sls"
 )
 
-// refreshSLS re-reads the switches (River) and the Mountain chassis.
-func (s *Service) refreshSLS(ctx context.Context) {
+// refreshSLS re-reads the switches (River) and the Mountain chassis and
+// reports whether both reads succeeded (slssync.go decides when).
+func (s *Service) refreshSLS(ctx context.Context) bool {
+	ok := true
 	if s.cfg.River {
 		sws, err := Switches(ctx, s.cfg.SLS, s.cfg.Switch)
 		if err != nil {
 			s.pollFailed(ctx, "sls", err)
+			ok = false
 		} else {
 			s.m.polls.WithLabelValues("sls", "ok").Inc()
 			s.loc.SetSwitches(sws)
@@ -25,39 +27,10 @@ func (s *Service) refreshSLS(ctx context.Context) {
 	if s.cfg.Mountain {
 		if err := s.refreshMountain(ctx); err != nil {
 			s.pollFailed(ctx, "sls", err)
+			ok = false
 		}
 	}
-}
-
-// slsVersioner is the part of the SLS client that reads /version, a cheap
-// change detector (its counter grows by one on every SLS write).
-type slsVersioner interface {
-	Version(ctx context.Context) (sls.Version, error)
-}
-
-// slsWatch re-reads SLS when its /version counter moves; it is used by one
-// goroutine only.
-type slsWatch struct {
-	sls  slsVersioner
-	last int64 // counter at the last check; -1 before the first
-}
-
-func (w *slsWatch) check(ctx context.Context, s *Service) {
-	v, err := w.sls.Version(ctx)
-	if err != nil {
-		s.pollFailed(ctx, "sls-version", err)
-		return
-	}
-	// The first check also refreshes: SLS may have changed between Run's
-	// first read and this one.
-	if v.Counter != w.last {
-		first := w.last < 0
-		w.last = v.Counter
-		s.refreshSLS(ctx)
-		if !first {
-			s.retrySLSDependent()
-		}
-	}
+	return ok
 }
 
 // retrySLSDependent brings forward the retry of MACs left unknown for want

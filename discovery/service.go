@@ -148,7 +148,9 @@ type Service struct {
 	log *slog.Logger
 	fdb *FDB
 	loc *Locator
-	reg *registrar
+	// sync re-reads SLS when its /version moved (slssync.go).
+	sync *slsSync
+	reg  *registrar
 	// owners asks HSM, in batches, whom it gives MACs to.
 	owners *batcher[string, owned]
 	m      *metrics
@@ -183,6 +185,7 @@ func New(cfg Config) *Service {
 	s.m = newMetrics(cfg.Registerer, s)
 	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.FDBMinInterval, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
+	s.sync = newSLSSync(cfg.SLS)
 	s.reg = newRegistrar(cfg.HSM)
 	s.owners = newBatcher(maxLookup, s.lookupOwners)
 	return s
@@ -194,7 +197,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// Switches and chassis are read before the first lease is taken, so
 	// early leases do not fail for want of a switch list.
 	defer s.fdb.Stop()
-	s.refreshSLS(ctx)
+	s.readSLS(ctx)
 	s.resumePending(ctx)
 	close(s.started)
 	g, ctx := errgroup.WithContext(ctx)
@@ -203,13 +206,9 @@ func (s *Service) Run(ctx context.Context) error {
 	for range s.cfg.Workers {
 		g.Go(func() error { s.work(ctx); return nil })
 	}
-	g.Go(func() error { s.every(ctx, s.cfg.SLSRefresh, false, s.refreshSLS); return nil })
-	if v, ok := s.cfg.SLS.(slsVersioner); ok {
-		w := &slsWatch{sls: v, last: -1}
-		g.Go(func() error {
-			s.every(ctx, s.cfg.SLSWatch, true, func(ctx context.Context) { w.check(ctx, s) })
-			return nil
-		})
+	g.Go(func() error { s.every(ctx, s.cfg.SLSRefresh, false, s.readSLS); return nil })
+	if s.sync.sls != nil {
+		g.Go(func() error { s.every(ctx, s.cfg.SLSWatch, false, s.watchSLS); return nil })
 	}
 	g.Go(func() error { s.every(ctx, s.cfg.PresenceInterval, false, s.checkPresence); return nil })
 	g.Go(func() error { s.every(ctx, s.cfg.RetryMin, false, s.retryTick); return nil })

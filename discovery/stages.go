@@ -50,7 +50,7 @@ func newClock(now func() time.Time, since time.Time) *clock {
 // lap ends the stage d points into and starts the next.
 func (c *clock) lap(d *time.Duration) {
 	n := c.now()
-	*d = n.Sub(c.last)
+	*d += n.Sub(c.last) // a stage tried again (SLS re-read) adds up
 	c.last = n
 }
 
