@@ -185,7 +185,10 @@ func macColons(m string) string {
 
 // putDiscovery is the node saying its BMC has the credentials: each MAC
 // with an IPv4 address is placed now. Unless the caller is an admin,
-// nothing is placed unless every MAC may be (mayPlace).
+// nothing is placed unless every MAC may be (mayPlace); with the discovery
+// token, a MAC whose BMC is registered already at that address is a repeat
+// of a done registration: 200 as a success, nothing placed (the discovery
+// image calls again after reds registered the BMC it placed).
 func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
 	body, ok := a.readAddresses(w, r)
 	if !ok {
@@ -201,14 +204,13 @@ func (a *API) putDiscovery(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	for _, ev := range evs {
-		if err := a.mayPlace(r, ev.MACAddress, ev.IPAddress); errors.Is(err, errTokenRefused) {
-			problem.WriteStatus(w, r, http.StatusForbidden, err.Error())
-			return
-		} else if err != nil {
-			problem.Write(w, r, a.log, err)
-			return
-		}
+	evs, err := a.toPlace(r, evs)
+	if errors.Is(err, errTokenRefused) {
+		problem.WriteStatus(w, r, http.StatusForbidden, err.Error())
+		return
+	} else if err != nil {
+		problem.Write(w, r, a.log, err)
+		return
 	}
 	for _, ev := range evs {
 		a.svc.claim(ev)

@@ -28,6 +28,9 @@ import (
 // And whoever the caller, the pipeline never logs in with stored
 // credentials at an address a caller named unless reds has the BMC there
 // already (claim, provision).
+// Naming a registered BMC's MAC at the very address it is registered at
+// with the discovery token is the image repeating a registration done:
+// 200, nothing placed, nothing changed (toPlace).
 
 // Notice acts on one lease event (a DHCP server in the same process may
 // call it; the bus handler notes a batch at once), and keeps which MACs
@@ -158,6 +161,44 @@ func (a *API) nodeMayPlace(ctx context.Context, mac, ip string) error {
 	}
 	return fmt.Errorf("%w: a node token places its BMC %s only at the address reds has for it (%s) or at that of its DHCP lease, not at %s",
 		errTokenRefused, ep.Xname, ep.IP, ip)
+}
+
+// toPlace returns the events of evs the caller of r is to place: with the
+// discovery token, none of a registered BMC at the address it is
+// registered at (the image repeating a registration done: nothing to do);
+// every other one only if the caller may place it (mayPlace), else the
+// refusal.
+func (a *API) toPlace(r *http.Request, evs []lease.Event) ([]lease.Event, error) {
+	out := evs[:0:0]
+	for _, ev := range evs {
+		if viaToken(r) {
+			done, err := a.registeredAt(r.Context(), ev.MACAddress, ev.IPAddress)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				continue
+			}
+		}
+		if err := a.mayPlace(r, ev.MACAddress, ev.IPAddress); err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// registeredAt reports whether reds registered the BMC of mac at ip (state
+// registered, or missing since): placing it there again changes nothing.
+func (a *API) registeredAt(ctx context.Context, mac, ip string) (bool, error) {
+	ep, err := a.store.ByMAC(ctx, mac)
+	switch {
+	case errors.Is(err, problem.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return (ep.State == StateRegistered || ep.State == StateMissing) && ep.IP == ip, nil
 }
 
 // viaToken reports whether r came in with the discovery token, not with

@@ -74,7 +74,9 @@ func TestCredentialsTokenLimits(t *testing.T) {
 // places only a MAC holding a lease reds saw, not registered, at the
 // address of that lease; otherwise 403 problem+json and nothing placed (a
 // registered BMC's MAC named with another address would have the pipeline
-// log in there with its credentials). An admin's token places any.
+// log in there with its credentials). A registered BMC's MAC at the
+// address it is registered at is the image repeating a registration done:
+// 200, as a success, and nothing placed. An admin's token places any.
 func TestDiscoveryTokenLimits(t *testing.T) {
 	_, d := startDaemon(t, false)
 	h, is := guardedAPI(t, d)
@@ -82,10 +84,15 @@ func TestDiscoveryTokenLimits(t *testing.T) {
 		leased     = "a4:bf:01:39:00:01"
 		registered = "a4:bf:01:39:00:02"
 		never      = "a4:bf:01:39:00:03"
+		unleased   = "a4:bf:01:39:00:04" // registered, its lease ended since
 	)
 	d.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: registered, IPAddress: "10.254.2.2"})
 	if err := d.store.Put(t.Context(), Endpoint{Xname: "x3000c0s2b0", Kind: KindRiver, MAC: registered, IP: "10.254.2.2",
 		State: StateRegistered}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.store.Put(t.Context(), Endpoint{Xname: "x3000c0s4b0", Kind: KindRiver, MAC: unleased, IP: "10.254.2.4",
+		State: StateMissing}); err != nil {
 		t.Fatal(err)
 	}
 	d.svc.noteLease(lease.Event{Kind: lease.Commit, MACAddress: leased, IPAddress: "10.254.2.1"})
@@ -94,11 +101,15 @@ func TestDiscoveryTokenLimits(t *testing.T) {
 		name, token, mac, ip string
 		want                 int
 		detail               string
+		noop                 bool // 200 with nothing placed
 	}{
 		{name: "registered, attacker's address", token: testToken, mac: registered, ip: "192.0.2.66", want: 403,
 			detail: "x3000c0s2b0, registered already"},
-		{name: "registered, its address", token: testToken, mac: registered, ip: "10.254.2.2", want: 403,
-			detail: "registered already"},
+		// The image repeating a registration done: a success, nothing placed.
+		{name: "registered, its address", token: testToken, mac: registered, ip: "10.254.2.2", want: 200, noop: true},
+		{name: "registered, lease ended, its address", token: testToken, mac: unleased, ip: "10.254.2.4", want: 200, noop: true},
+		{name: "registered, lease ended, another address", token: testToken, mac: unleased, ip: "10.254.2.5", want: 403,
+			detail: "holding a DHCP lease"},
 		{name: "never leased", token: testToken, mac: never, ip: "10.254.2.3", want: 403, detail: "holding a DHCP lease"},
 		{name: "leased, another address", token: testToken, mac: leased, ip: "10.254.2.9", want: 403,
 			detail: "holds 10.254.2.1, not 10.254.2.9"},
@@ -106,7 +117,7 @@ func TestDiscoveryTokenLimits(t *testing.T) {
 		{name: "admin, no lease", token: admin, mac: never, ip: "10.254.2.3", want: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			checkPlace(t, h, d.svc, tt.token, tt.mac, tt.ip, tt.want, tt.detail)
+			checkPlaced(t, h, d.svc, tt.token, tt.mac, tt.ip, tt.want, tt.detail, map[bool]float64{true: 1}[tt.want == 200 && !tt.noop])
 		})
 	}
 }

@@ -46,6 +46,13 @@ func guardedAPI(t *testing.T, d *Daemon) (http.Handler, *authtest.Issuer) {
 // one event if it is 200, on none otherwise.
 func checkPlace(t *testing.T, h http.Handler, svc *Service, token, mac, ip string, want int, detail string) {
 	t.Helper()
+	checkPlaced(t, h, svc, token, mac, ip, want, detail, map[bool]float64{true: 1}[want == 200])
+}
+
+// checkPlaced is checkPlace expecting n MACs placed (none for a repeat of
+// a registration done: 200 all the same, with no body, as a success).
+func checkPlaced(t *testing.T, h http.Handler, svc *Service, token, mac, ip string, want int, detail string, n float64) {
+	t.Helper()
 	placed := func() (n float64) {
 		for _, action := range []string{"queued", "coalesced", "netboot", "ignored"} {
 			n += testutil.ToFloat64(svc.m.leases.WithLabelValues(string(lease.Commit), action))
@@ -57,8 +64,11 @@ func checkPlace(t *testing.T, h http.Handler, svc *Service, token, mac, ip strin
 	if w.Code != want || !strings.Contains(w.Body.String(), detail) {
 		t.Fatalf("PUT /v1/discovery: %d %s; want %d saying %q", w.Code, w.Body, want, detail)
 	}
-	if got := placed() - before; got != map[bool]float64{true: 1}[want == 200] {
-		t.Errorf("placed %v MACs", got)
+	if got := placed() - before; got != n {
+		t.Errorf("placed %v MACs, want %v", got, n)
+	}
+	if want == 200 && w.Body.Len() != 0 {
+		t.Errorf("body %q, want none (as a success)", w.Body)
 	}
 	if want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {
 		t.Errorf("Content-Type %q, want application/problem+json", w.Header().Get("Content-Type"))
