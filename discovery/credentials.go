@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
@@ -45,20 +46,38 @@ func (s *Service) Notice(ctx context.Context, ev lease.Event) {
 // noteLease records a MAC unknown to HSM that was handed an address, and
 // forgets it when its lease ends; it returns the change to keep, if any.
 // A renewal sends no event (lease.Commit), so a commit's Expires is not
-// the lease's end: the expire, release or decline event is.
+// surely the lease's end: the expire, release or decline event is, and,
+// should reds miss that, the sweep LeaseGrace after Expires (sweepLeases).
 func (s *Service) noteLease(ev lease.Event) (leaseChange, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	held, ok := s.leases[ev.MACAddress]
 	switch {
-	case ev.Kind == lease.Commit && ev.IPAddress != "" && !ev.Known && held != ev.IPAddress:
-		s.leases[ev.MACAddress] = ev.IPAddress
-		return leaseChange{MAC: ev.MACAddress, IP: ev.IPAddress}, true
+	case ev.Kind == lease.Commit && ev.IPAddress != "" && !ev.Known:
+		l := heldLease{ip: ev.IPAddress, expires: s.leaseEnd(ev)}
+		if ok && l == held {
+			return leaseChange{}, false
+		}
+		s.leases[ev.MACAddress] = l
+		return leaseChange{MAC: ev.MACAddress, IP: l.ip, Expires: l.expires}, true
 	case (ev.Kind == lease.Release || ev.Kind == lease.Expire || ev.Kind == lease.Decline) && ok:
 		delete(s.leases, ev.MACAddress)
 		return leaseChange{MAC: ev.MACAddress}, true
 	}
 	return leaseChange{}, false
+}
+
+// leaseEnd is when the lease ev committed ends, to the second (as kept):
+// its Expires, else (an event that gives none) its time, else now.
+func (s *Service) leaseEnd(ev lease.Event) time.Time {
+	t := ev.Expires
+	if t.IsZero() {
+		t = ev.Time
+	}
+	if t.IsZero() {
+		t = s.cfg.Now()
+	}
+	return time.Unix(t.Unix(), 0)
 }
 
 // saveLeases keeps changes in the store, so a restarted reds knows the
@@ -81,19 +100,61 @@ func (s *Service) loadLeases(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for mac, ip := range m {
-		s.leases[mac] = ip
+	for mac, l := range m {
+		s.leases[mac] = l
 	}
 	return nil
 }
 
 // leaseOf returns the address of the lease reds was told mac holds (""
-// if none).
+// if none, or if it ended LeaseGrace ago: its expire event was missed).
 func (s *Service) leaseOf(mac string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.leases[mac]
+	l, ok := s.leases[mac]
+	if !ok || s.swept(l, s.cfg.Now()) {
+		return ""
+	}
+	return l.ip
 }
+
+// swept reports whether l is over at now: it ended LeaseGrace ago and no
+// event said otherwise.
+func (s *Service) swept(l heldLease, now time.Time) bool {
+	return !now.Before(l.expires.Add(s.cfg.LeaseGrace))
+}
+
+// sweepLeases forgets the leases that ended LeaseGrace ago, in memory and
+// in the store: reds missed their expire event (it was down, or the event
+// was lost), and the discovery token must not act for them forever. Run
+// calls it every leaseSweep.
+func (s *Service) sweepLeases(ctx context.Context) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	n := 0
+	for mac, l := range s.leases {
+		if s.swept(l, now) {
+			delete(s.leases, mac)
+			n++
+		}
+	}
+	s.mu.Unlock()
+	if s.cfg.Store != nil {
+		// By the time kept: rows of leases renewed since (a new commit,
+		// later end) stay.
+		if _, err := s.cfg.Store.SweepLeases(ctx, now.Add(-s.cfg.LeaseGrace)); err != nil {
+			s.pollFailed(ctx, "store", err)
+			return
+		}
+	}
+	if n > 0 {
+		s.m.leasesSwept.Add(float64(n))
+		s.log.Info("leases_swept", "leases", n)
+	}
+}
+
+// leaseSweep is how often ended leases are swept.
+const leaseSweep = time.Minute
 
 // errTokenRefused marks a MAC the discovery token (or a node token) may
 // not obtain credentials for or place (403, its detail says why).

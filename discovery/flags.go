@@ -21,7 +21,7 @@ type DaemonFlags struct {
 	walkers, workers, maxConns                        *int
 	bmcTimeout, snmpTimeout, fdbTTL, fdbEvery, fdbGap *time.Duration
 	slsEvery, hsmEvery, presence, retryMax            *time.Duration
-	grace                                             *time.Duration
+	grace, leaseGrace                                 *time.Duration
 	// Brokers is -kafka-brokers (empty: no Kafka); Level is -log-level.
 	Brokers *[]string
 	Level   *slog.Level
@@ -64,6 +64,7 @@ func RegisterFlagsWith(f *cli.FlagSet, d Defaults) *DaemonFlags {
 	fl.presence = f.Duration("presence-interval", 30*time.Second, "check each registered BMC's service root every `DURATION` (jittered ±10 %)")
 	fl.retryMax = f.Duration("retry-max", 5*time.Minute, "longest backoff before a MAC that failed is tried again (`DURATION`)")
 	fl.grace = f.Duration("unplaced-grace", 5*time.Minute, "a MAC on no switch is retried quietly for `DURATION` (HSM may yet name it, a node's NIC from its BMC's walk) before /v1/unknown lists it (0: at once)")
+	fl.leaseGrace = f.Duration("lease-grace", time.Hour, "a DHCP lease whose expire event reds missed is forgotten `DURATION` after its end (renewals send no event, so a renewed lease is too; 0: at its end)")
 	fl.workers = f.Int("workers", defaultWorkers, "`N` MACs placed and registered at once")
 	fl.ntp = f.String("ntp-servers", "", "comma-separated NTP servers set on new Mountain BMCs (`LIST`)")
 	fl.syslog = f.String("syslog-target", "", "syslog `HOST:PORT` set on new Mountain BMCs")
@@ -101,7 +102,11 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 	n := fl.f.Name
 	sc := Config{FDBTTL: *fl.fdbTTL, FDBRefresh: *fl.fdbEvery, WalkConcurrency: *fl.walkers, Workers: *fl.workers,
 		SLSRefresh: *fl.slsEvery, HSMPoll: *fl.hsmEvery, PresenceInterval: *fl.presence, RetryMax: *fl.retryMax,
-		Syslog: *fl.syslog, Switch: SwitchConfig{Port: *fl.snmpPort, Community: *fl.community}, UnplacedGrace: *fl.grace}
+		Syslog: *fl.syslog, Switch: SwitchConfig{Port: *fl.snmpPort, Community: *fl.community}, UnplacedGrace: *fl.grace,
+		LeaseGrace: *fl.leaseGrace}
+	if sc.LeaseGrace == 0 {
+		sc.LeaseGrace = -1 // Config's zero is the default
+	}
 	if sc.UnplacedGrace == 0 {
 		sc.UnplacedGrace = -1 // Config's zero is the default
 	}
@@ -146,8 +151,8 @@ func (fl *DaemonFlags) check() error {
 		}
 	}
 	switch {
-	case *fl.grace < 0 || *fl.fdbGap < 0:
-		return cli.Usagef("-%s and -%s must not be negative", n("unplaced-grace"), n("fdb-min-interval"))
+	case *fl.grace < 0 || *fl.fdbGap < 0 || *fl.leaseGrace < 0:
+		return cli.Usagef("-%s, -%s and -%s must not be negative", n("unplaced-grace"), n("fdb-min-interval"), n("lease-grace"))
 	case *fl.pwLen < 12 || *fl.pwLen > 64:
 		return cli.Usagef("-%s: %d: want 12 to 64", n("bmc-password-length"), *fl.pwLen)
 	case distinct(*fl.pwChars) < 10:

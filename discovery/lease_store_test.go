@@ -2,10 +2,15 @@ package discovery
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/ipxe/lease"
@@ -78,5 +83,82 @@ func TestLeasesSurviveRestart(t *testing.T) {
 				t.Errorf("%s %s: %d %s; want %d", tt.method, tt.path, code, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLeasesSwept: a lease whose expire event reds missed (it was down, or
+// the event was lost) no longer counts for the discovery token once it has
+// been over for -lease-grace, and the sweep deletes it from the database,
+// so a restarted reds does not take it back; a lease still running (or in
+// its grace: a renewal sends no event) counts and is kept. The clock is
+// injected: nothing waits.
+func TestLeasesSwept(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "reds.db"), CredKeyFile: filepath.Join(dir, "key"),
+		SLSURL: "http://127.0.0.1:1", HSMURL: "http://127.0.0.1:1", TokenFile: filepath.Join(dir, "token"),
+		Service: Config{Now: clock.Now, LeaseGrace: time.Hour}}
+	if err := os.WriteFile(cfg.TokenFile, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		ended   = "a4:bf:01:3b:00:01" // 5 min lease, its expire event missed
+		running = "a4:bf:01:3b:00:02" // 3 h lease
+	)
+	now := clock.Now()
+	first, err := StartDaemon(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []lease.Event{
+		{Kind: lease.Commit, MACAddress: ended, IPAddress: "10.254.4.1", Time: now, Expires: now.Add(5 * time.Minute)},
+		{Kind: lease.Commit, MACAddress: running, IPAddress: "10.254.4.2", Time: now, Expires: now.Add(3 * time.Hour)},
+	} {
+		first.svc.Notice(t.Context(), ev)
+	}
+	credentials := func(url, mac, ip string) int {
+		body := `{"addresses":[{"macAddress":"` + strings.ReplaceAll(mac, ":", "") +
+			`","IPAddresses":[{"addressType":"IPv4","address":"` + ip + `"}]}]}`
+		code, _ := call(t, "POST", url+"/v1/credentials", "Bearer "+testToken, body)
+		return code
+	}
+	clock.Add(30 * time.Minute) // in the grace: perhaps renewed
+	h := httptest.NewServer(NewAPI(first.svc, first.store, nil, testToken).Handler())
+	defer h.Close()
+	if code := credentials(h.URL, ended, "10.254.4.1"); code != 200 {
+		t.Errorf("lease ended 25 min ago (grace 1 h): %d, want 200", code)
+	}
+	clock.Add(time.Hour)
+	for _, tt := range []struct {
+		mac, ip string
+		want    int
+	}{{mac: ended, ip: "10.254.4.1", want: 403}, {mac: running, ip: "10.254.4.2", want: 200}} {
+		if code := credentials(h.URL, tt.mac, tt.ip); code != tt.want {
+			t.Errorf("%s, 1 h 35 min on: %d, want %d", tt.mac, code, tt.want)
+		}
+	}
+	first.svc.sweepLeases(t.Context())
+	kept, err := first.store.Leases(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]heldLease{running: {ip: "10.254.4.2", expires: now.Add(3 * time.Hour)}}
+	if diff := cmp.Diff(want, kept, cmp.AllowUnexported(heldLease{})); diff != "" {
+		t.Errorf("leases kept after the sweep (-want +got):\n%s", diff)
+	}
+	if got := testutil.ToFloat64(first.svc.m.leasesSwept); got != 1 {
+		t.Errorf("reds_leases_swept_total %v, want 1", got)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := runDaemon(t, cfg)
+	for _, tt := range []struct {
+		mac, ip string
+		want    int
+	}{{mac: ended, ip: "10.254.4.1", want: 403}, {mac: running, ip: "10.254.4.2", want: 200}} {
+		if code := credentials(url, tt.mac, tt.ip); code != tt.want {
+			t.Errorf("%s after a restart: %d, want %d", tt.mac, code, tt.want)
+		}
 	}
 }

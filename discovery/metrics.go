@@ -15,6 +15,9 @@ type metrics struct {
 	missing    prometheus.Counter
 	polls      *prometheus.CounterVec
 	stages     *prometheus.HistogramVec
+	// leasesSwept counts leases forgotten past their end, their expire
+	// event missed.
+	leasesSwept prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
@@ -38,6 +41,8 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 			Help: "BMCs gone but still in SLS: flagged Alert in HSM."}),
 		polls:  cv("reds_polls_total", "Polls of HSM (EthernetInterfaces without ComponentID) and SLS, by target and result.", "target", "result"),
 		stages: newStageHistogram(),
+		leasesSwept: prometheus.NewCounter(prometheus.CounterOpts{Name: "reds_leases_swept_total",
+			Help: "DHCP leases forgotten -lease-grace after their end with no expire event seen (missed while reds was down, or lost)."}),
 	}
 	if reg == nil {
 		return m
@@ -48,6 +53,6 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		Help: "MACs on no switch within their grace, perhaps nodes' NICs HSM has yet to name (GET /v1/unknown?deferred=true)."},
 		func() float64 { return float64(s.unknownCount(true)) })
 	reg.MustRegister(m.leases, m.registered, m.failures, m.walks, m.walkTime, m.badEntries, m.latency,
-		m.removed, m.missing, m.polls, m.stages, unknown, deferred)
+		m.removed, m.missing, m.polls, m.stages, m.leasesSwept, unknown, deferred)
 	return m
 }

@@ -57,6 +57,11 @@ type Config struct {
 	// may yet name it, from its walk of a node's BMC) before it is reported
 	// unknown (5 min; negative: at once).
 	UnplacedGrace time.Duration
+	// LeaseGrace is how long past its end (the commit event's Expires) a
+	// lease reds saw no expire event for still counts for the discovery
+	// token (1 h; negative: none). A renewal sends no event, so a lease
+	// renewed counts this long too, no longer.
+	LeaseGrace time.Duration
 	// NTP and Syslog are set on new Mountain BMCs (NetworkProtocol PATCH).
 	NTP    []string
 	Syslog string
@@ -88,6 +93,12 @@ func (c *Config) setDefaults() {
 	def(&c.RetryMax, 5*time.Minute)
 	if c.UnplacedGrace == 0 {
 		c.UnplacedGrace = 5 * time.Minute
+	}
+	switch {
+	case c.LeaseGrace == 0:
+		c.LeaseGrace = time.Hour
+	case c.LeaseGrace < 0:
+		c.LeaseGrace = 0
 	}
 	if c.Workers <= 0 {
 		c.Workers = defaultWorkers
@@ -172,7 +183,7 @@ type Service struct {
 
 	// leases are the MACs unknown to HSM holding a lease, as the DHCP
 	// server's events told, and their address (credentials.go); under mu.
-	leases map[string]string
+	leases map[string]heldLease
 }
 
 // New returns a Service; Run it.
@@ -181,7 +192,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, log: cfg.Log, jobs: map[string]job{}, running: map[string]bool{},
 		again: map[string]bool{}, done: map[string]string{}, unknown: map[string]*Unknown{}, wake: make(chan struct{}, 1),
 		mountain: map[string]job{}, logged: map[string]string{}, started: make(chan struct{}),
-		removals: map[string]*removalRetry{}, leases: map[string]string{}}
+		removals: map[string]*removalRetry{}, leases: map[string]heldLease{}}
 	s.m = newMetrics(cfg.Registerer, s)
 	s.fdb = NewFDB(cfg.Walker, cfg.FDBTTL, cfg.FDBMinInterval, cfg.WalkConcurrency, cfg.Now, s.observeWalk)
 	s.loc = NewLocator(cfg.SLS, s.fdb)
@@ -213,6 +224,7 @@ func (s *Service) Run(ctx context.Context) error {
 	g.Go(func() error { s.every(ctx, s.cfg.PresenceInterval, false, s.checkPresence); return nil })
 	g.Go(func() error { s.every(ctx, s.cfg.RetryMin, false, s.retryTick); return nil })
 	g.Go(func() error { s.every(ctx, s.cfg.RetryMin, true, s.retryRemovals); return nil })
+	g.Go(func() error { s.every(ctx, leaseSweep, true, s.sweepLeases); return nil })
 	if s.cfg.River {
 		g.Go(func() error { s.every(ctx, s.cfg.HSMPoll, true, s.pollHSM); return nil })
 		g.Go(func() error { s.every(ctx, s.cfg.FDBRefresh, false, s.refreshFDB); return nil })
