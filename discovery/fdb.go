@@ -81,8 +81,9 @@ func NewFDB(walker Walker, ttl, gap time.Duration, concurrency int, now func() t
 // errFDBStopped answers the walks that had not begun when Stop was called.
 var errFDBStopped = fmt.Errorf("switch walk: %w: discovery is stopping", problem.ErrUnavailable)
 
-// Stop ends the waits of walks that have not begun (they fail with
-// errFDBStopped); a walk under way ends by the walker's own timeouts.
+// Stop ends the waits of walks that have not begun, for their minimum
+// interval or for a concurrency slot (they fail with errFDBStopped); a
+// walk under way ends by the walker's own timeouts.
 func (f *FDB) Stop() { f.once.Do(func() { close(f.stop) }) }
 
 // Table returns sw's table as read at or after since (walking it if the
@@ -154,11 +155,10 @@ func (f *FDB) run(sw Switch, s *switchState, w *walk) {
 		wait := s.last.Add(f.gap).Sub(f.now())
 		f.mu.Unlock()
 		// The questions asked meanwhile join w, which has not begun.
-		if !f.pause(wait) {
+		if !f.pause(wait) || !f.acquire() {
 			f.abandon(s, w)
 			return
 		}
-		f.sem <- struct{}{}
 		f.mu.Lock()
 		w.begun, w.start = true, f.now()
 		s.last = w.start
@@ -196,6 +196,23 @@ func (f *FDB) pause(d time.Duration) bool {
 		return true
 	case <-f.stop:
 		return false
+	}
+}
+
+// acquire waits for one of the Concurrency slots, and reports false
+// (holding none) if Stop was called first.
+func (f *FDB) acquire() bool {
+	select {
+	case f.sem <- struct{}{}:
+	case <-f.stop:
+		return false
+	}
+	select {
+	case <-f.stop: // both were ready, and select chose the slot
+		<-f.sem
+		return false
+	default:
+		return true
 	}
 }
 

@@ -182,3 +182,29 @@ func TestFDBWaitBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestFDBStopEndsSlotWaits: Stop also ends the wait of a walk queued for a
+// concurrency slot (review-4: it began after Stop, once the walk holding
+// the slot was done); its question fails as unavailable.
+func TestFDBStopEndsSlotWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &slowWalker{}
+		f := NewFDB(w, time.Minute, -1, 1, nil, nil) // one switch walked at a time
+		var errs []error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, errs = f.Tables(t.Context(), []Switch{{Xname: "x3000c0w14"}, {Xname: "x3000c0w15"}}, time.Now())
+		}()
+		synctest.Wait() // the first walk under way, the second waiting for the slot
+		f.Stop()
+		<-done
+		if n := w.count(); n != 1 {
+			t.Errorf("%d walks, want 1: a walk queued for a slot at Stop began after it", n)
+		}
+		// Either switch may have taken the slot first.
+		if (errs[0] == nil) == (errs[1] == nil) || !errors.Is(errors.Join(errs...), problem.ErrUnavailable) {
+			t.Errorf("errors %v, want the walk under way to end well and the queued one unavailable", errs)
+		}
+	})
+}
