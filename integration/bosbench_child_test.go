@@ -17,6 +17,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/redfishsim/fleetproc"
 	"github.com/hmsuite/hms/orchestrator"
 )
 
@@ -134,8 +135,8 @@ func (n *benchNodes) heartbeat(ctx context.Context, every time.Duration) {
 
 // TestBosBenchFleet serves one fleet of BenchmarkRebootSessionReal
 // (HMS_BOS_BENCH_FLEET=<first>,<count>,<bss URL>,<hbtd URL>,<boot>,<beat
-// interval>): it prints "bmc <xname> <addr>" per BMC, then "ready", then
-// the nodes' events, until stdin closes.
+// interval>), as fleetproc describes, and prints the nodes' events after
+// "ready".
 func TestBosBenchFleet(t *testing.T) {
 	spec := os.Getenv("HMS_BOS_BENCH_FLEET")
 	if spec == "" {
@@ -147,24 +148,23 @@ func TestBosBenchFleet(t *testing.T) {
 	boot, _ := time.ParseDuration(p[4])
 	every, _ := time.ParseDuration(p[5])
 	_ = httpserver.RaiseFileLimit(slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := fleetproc.StdinContext()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
 	n := &benchNodes{bss: p[2], hc: hc, hbtd: agent.NewClient(p[3], hc), boot: boot, events: make(chan string, 4096),
 		gen: map[string]int{}, beating: map[string]bool{}}
-	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: count, Listen: "127.0.0.1:0", Tree: redfishsim.Template(1),
-		User: "root", Password: bmcPassword, Xname: func(i int) string { return redfishsim.DefaultXname(first + i) },
-		OnPower: func(bmc, _, state string) { n.onPower(ctx, bmc, state) }})
+	cfg := fleetproc.Config(first, count, bmcPassword)
+	cfg.OnPower = func(bmc, _, state string) { n.onPower(ctx, bmc, state) }
+	fleet, err := redfishsim.NewFleet(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := bufio.NewWriter(os.Stdout)
 	for _, m := range fleet.Members() {
 		n.beating[m.BMC.Xname()+"n0"] = true // on and booted at the start
-		fmt.Fprintf(w, "bmc %s %s\n", m.BMC.Xname(), m.Addr)
 	}
-	fmt.Fprintln(w, "ready")
-	w.Flush()
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); cancel() }()
+	if err := fleetproc.Announce(os.Stdout, fleet); err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(os.Stdout)
 	go n.heartbeat(ctx, every)
 	go func() {
 		for {
@@ -193,7 +193,7 @@ func TestBosBenchBos(t *testing.T) {
 		t.Skip("child process of BenchmarkRebootSessionReal")
 	}
 	p := strings.Split(spec, ",")
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := fleetproc.StdinContext()
 	level := slog.LevelWarn
 	if os.Getenv("HMS_BOS_BENCH_LOG") != "" {
 		level = slog.LevelDebug
@@ -204,7 +204,6 @@ func TestBosBenchBos(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("url %s\n", d.URL())
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); cancel() }()
 	if err := d.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

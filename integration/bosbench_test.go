@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/hmsuite/hms/heartbeat"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/redfishsim/fleetproc"
 	"github.com/hmsuite/hms/ipxe"
 	"github.com/hmsuite/hms/orchestrator"
 	"github.com/hmsuite/hms/power"
@@ -182,34 +182,15 @@ func (bb *bosBench) startFleets(bssURL, hbtdURL string, boot time.Duration) map[
 	for first := 0; first < bb.n; first += benchFleet {
 		count := min(benchFleet, bb.n-first)
 		spec := fmt.Sprintf("%d,%d,%s,%s,%s,%s", first, count, bssURL, hbtdURL, boot, 500*time.Millisecond)
-		cmd, out := bb.child("^TestBosBenchFleet$", "HMS_BOS_BENCH_FLEET="+spec)
+		cmd, out := fleetproc.Start(bb.b, "^TestBosBenchFleet$", "HMS_BOS_BENCH_FLEET="+spec)
 		bb.sims = append(bb.sims, cmd.Process.Pid)
-		for out.Scan() && out.Text() != "ready" {
-			if f := strings.Fields(out.Text()); len(f) == 3 && f[0] == "bmc" {
-				addrs[f[1]] = f[2]
-			}
-		}
+		fleetproc.ReadAddrs(out, addrs)
 		go bb.follow(out)
 	}
 	if len(addrs) != bb.n {
 		bb.b.Fatalf("simulators started %d BMCs, want %d", len(addrs), bb.n)
 	}
 	return addrs
-}
-
-// child starts the test binary running test with env; it ends when the
-// benchmark does (its stdin closes).
-func (bb *bosBench) child(test, env string) (*exec.Cmd, *bufio.Scanner) {
-	cmd := exec.Command(os.Args[0], "-test.run="+test)
-	cmd.Env = append(os.Environ(), env)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		bb.b.Fatal(err)
-	}
-	bb.b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	return cmd, bufio.NewScanner(stdout)
 }
 
 // follow records a fleet's events: "<kind> <node> <unix ns>".
@@ -233,7 +214,7 @@ func (bb *bosBench) follow(sc *bufio.Scanner) {
 }
 
 func (bb *bosBench) startBos(hsmURL, bssURL, pcsURL, db string) {
-	cmd, out := bb.child("^TestBosBenchBos$", fmt.Sprintf("HMS_BOS_BENCH_BOS=%s,%s,%s,%s", hsmURL, bssURL, pcsURL, db))
+	cmd, out := fleetproc.Start(bb.b, "^TestBosBenchBos$", fmt.Sprintf("HMS_BOS_BENCH_BOS=%s,%s,%s,%s", hsmURL, bssURL, pcsURL, db))
 	bb.bosPID = cmd.Process.Pid
 	for out.Scan() {
 		if u, ok := strings.CutPrefix(out.Text(), "url "); ok {

@@ -1,7 +1,6 @@
 package power
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/redfishsim/fleetproc"
 	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
@@ -42,9 +41,8 @@ import (
 const benchFleets = 4
 
 // TestBenchFleet is not a test: it is the child process of BenchmarkOn10k
-// serving one fleet (HMS_PCS_BENCH_FLEET=<first>,<count>,<latency>). It
-// prints "<xname> <addr>" per BMC, then "ready", and serves until stdin
-// closes.
+// serving one fleet (HMS_PCS_BENCH_FLEET=<first>,<count>,<latency>), as
+// fleetproc describes.
 func TestBenchFleet(t *testing.T) {
 	spec := os.Getenv("HMS_PCS_BENCH_FLEET")
 	if spec == "" {
@@ -55,20 +53,16 @@ func TestBenchFleet(t *testing.T) {
 	count, _ := strconv.Atoi(parts[1])
 	latency, _ := time.ParseDuration(parts[2])
 	_ = httpserver.RaiseFileLimit(slog.New(slog.DiscardHandler))
-	fleet, err := redfishsim.NewFleet(redfishsim.FleetConfig{Count: count, Listen: "127.0.0.1:0", Tree: redfishsim.Template(1),
-		User: "root", Password: simPassword, Faults: redfishsim.Faults{Latency: latency},
-		Xname: func(i int) string { return redfishsim.DefaultXname(first + i) }})
+	cfg := fleetproc.Config(first, count, simPassword)
+	cfg.Faults = redfishsim.Faults{Latency: latency}
+	fleet, err := redfishsim.NewFleet(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); cancel() }()
-	w := bufio.NewWriter(os.Stdout)
-	for _, m := range fleet.Members() {
-		fmt.Fprintf(w, "%s %s\n", m.BMC.Xname(), m.Addr)
+	ctx := fleetproc.StdinContext()
+	if err := fleetproc.Announce(os.Stdout, fleet); err != nil {
+		t.Fatal(err)
 	}
-	fmt.Fprintln(w, "ready")
-	w.Flush()
 	_ = fleet.Run(ctx)
 	os.Exit(0)
 }
@@ -78,21 +72,12 @@ func startFleets(b *testing.B, nodes int, latency time.Duration) map[string]stri
 	addrs := map[string]string{}
 	per := nodes / benchFleets
 	for k := range benchFleets {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchFleet$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("HMS_PCS_BENCH_FLEET=%d,%d,%s", k*per, per, latency))
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() && sc.Text() != "ready" {
-			x, addr, _ := strings.Cut(sc.Text(), " ")
-			addrs[x] = addr
-		}
-		go func() { _, _ = io.Copy(io.Discard, stdout) }()
+		_, stdout := fleetproc.Start(b, "^TestBenchFleet$", fmt.Sprintf("HMS_PCS_BENCH_FLEET=%d,%d,%s", k*per, per, latency))
+		fleetproc.ReadAddrs(stdout, addrs)
+		go func() {
+			for stdout.Scan() {
+			}
+		}()
 	}
 	if len(addrs) != per*benchFleets {
 		b.Fatalf("fleets started %d BMCs, want %d", len(addrs), per*benchFleets)
