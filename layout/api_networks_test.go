@@ -9,8 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestNetworksAPI(t *testing.T) {
-	e := newTestEnv(t)
+func TestNetworksAPI(t *testing.T) { eachDB(t, testNetworksAPI) }
+
+func testNetworksAPI(t *testing.T, db newDB) {
+	e := newTestEnvOn(t, db(t))
 	const hmn = `{"Name":"HMN","FullName":"Hardware Management Network","IPRanges":["10.254.0.0/17"],"Type":"Ethernet",
 		"ExtraProperties":{"CIDR":"10.254.0.0/17","MTU":9000,"VlanRange":[4],"Owner":"ops",
 		"Subnets":[{"Name":"bootstrap_dhcp","CIDR":"10.254.0.0/17","VlanID":4}]}}`
@@ -69,8 +71,10 @@ func TestNetworksAPI(t *testing.T) {
 	}
 }
 
-func TestSearchNetworks(t *testing.T) {
-	e := newTestEnv(t)
+func TestSearchNetworks(t *testing.T) { eachDB(t, testSearchNetworks) }
+
+func testSearchNetworks(t *testing.T, db newDB) {
+	e := newTestEnvOn(t, db(t))
 	e.loadFile("river.json")
 	tests := []struct {
 		query      string

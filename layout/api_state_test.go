@@ -17,7 +17,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func TestLoadStateAtomic(t *testing.T) {
+func TestLoadStateAtomic(t *testing.T) { eachDB(t, testLoadStateAtomic) }
+
+func testLoadStateAtomic(t *testing.T, db newDB) {
 	mountain := readTestdata(t, "mountain.json")
 	breakEntry := func(old, new string) []byte {
 		t.Helper()
@@ -62,7 +64,7 @@ func TestLoadStateAtomic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newTestEnv(t)
+			e := newTestEnvOn(t, db(t))
 			e.loadFile("river.json")
 			_, before := e.do("GET", "/v1/dumpstate", "")
 			ver := e.version()
@@ -83,8 +85,10 @@ func TestLoadStateAtomic(t *testing.T) {
 	}
 }
 
-func TestLoadStateRequests(t *testing.T) {
-	e := newTestEnv(t)
+func TestLoadStateRequests(t *testing.T) { eachDB(t, testLoadStateRequests) }
+
+func testLoadStateRequests(t *testing.T, db newDB) {
+	e := newTestEnvOn(t, db(t))
 	post := func(ctype, body string) (int, string) {
 		req, _ := http.NewRequestWithContext(t.Context(), "POST", e.url+"/v1/loadstate", strings.NewReader(body))
 		req.Header.Set("Content-Type", ctype)
@@ -126,10 +130,12 @@ func TestLoadStateRequests(t *testing.T) {
 	})
 }
 
-func TestDumpRoundTrip(t *testing.T) {
+func TestDumpRoundTrip(t *testing.T) { eachDB(t, testDumpRoundTrip) }
+
+func testDumpRoundTrip(t *testing.T, db newDB) {
 	for _, name := range []string{"river.json", "mountain.json"} {
 		t.Run(name, func(t *testing.T) {
-			e := newTestEnv(t)
+			e := newTestEnvOn(t, db(t))
 			e.loadFile(name)
 			_, first := e.do("GET", "/v1/dumpstate", "")
 			if code, body := e.load([]byte(first)); code != http.StatusNoContent {
@@ -161,8 +167,10 @@ func TestDumpRoundTrip(t *testing.T) {
 
 // TestVersionCounter: a fresh database has a base version stamped when it
 // was created, with microseconds like every later one.
-func TestVersionCounter(t *testing.T) {
-	e := newTestEnv(t)
+func TestVersionCounter(t *testing.T) { eachDB(t, testVersionCounter) }
+
+func testVersionCounter(t *testing.T, db newDB) {
+	e := newTestEnvOn(t, db(t))
 	if code, body := e.do("GET", "/v1/version", ""); code != 200 || body != `{"Counter":0,"LastUpdated":"2026-03-04T05:06:07.123456Z"}`+"\n" {
 		t.Fatalf("initial version = %d %s", code, body)
 	}

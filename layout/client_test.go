@@ -12,8 +12,10 @@ import (
 	slsclient "github.com/hmsuite/hms/layout/client"
 )
 
-func TestClient(t *testing.T) {
-	e := newTestEnv(t)
+func TestClient(t *testing.T) { eachDB(t, testClient) }
+
+func testClient(t *testing.T, db newDB) {
+	e := newTestEnvOn(t, db(t))
 	c := slsclient.New(e.url+"/", nil)
 	ctx := t.Context()
 	if err := c.Load(ctx, bytes.NewReader(readTestdata(t, "river.json"))); err != nil {

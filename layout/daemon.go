@@ -8,6 +8,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/sqldb"
 )
 
 // DaemonConfig is what a whole sls needs: cmd/sls fills it from its flags,
@@ -15,7 +16,7 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file.
+	// DB is the SQLite file, or a postgres:// URL (sqldb.Open).
 	DB string
 	// DumpLimit caps a /loadstate body in bytes; 0 means DefaultDumpLimit.
 	DumpLimit int64
@@ -42,13 +43,13 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	// Loading a large layout takes a while; say so, and how long it took.
-	cfg.Log.Info("database_loading", "path", cfg.DB)
+	cfg.Log.Info("database_loading", "path", sqldb.Display(cfg.DB))
 	t0 := time.Now()
 	store, err := OpenStore(ctx, cfg.DB, nil)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
+	cfg.Log.Info("database_loaded", "path", sqldb.Display(cfg.DB), "took", time.Since(t0).Round(time.Millisecond))
 	store.SetRedactedProperties(cfg.RedactExtraProperties)
 	reg := httpserver.NewRegistry()
 	api := NewAPI(store, cfg.Log, reg)

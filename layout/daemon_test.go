@@ -2,7 +2,11 @@ package layout
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,4 +44,55 @@ func TestMaxConnectionsFlag(t *testing.T) {
 			return StartDaemon(t.Context(), cfg)
 		}
 	})
+}
+
+// TestDaemonOnPostgres: the daemon runs on a PostgreSQL URL end to end,
+// and its log does not show the URL's password.
+func TestDaemonOnPostgres(t *testing.T) {
+	u, err := url.Parse(pg.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("postgres", "s3cret") // the test server trusts local users: any password
+	var logs bytes.Buffer
+	d, err := StartDaemon(t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: u.String(),
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	req, _ := http.NewRequestWithContext(t.Context(), "PUT", d.URL()+"/v1/hardware/x3000c0s1b0n0",
+		strings.NewReader(`{"Xname":"x3000c0s1b0n0","Class":"River","ExtraProperties":{"NID":1,"Role":"Compute"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	for _, r := range []*http.Request{req, mustGet(t, d.URL()+"/v1/hardware/x3000c0s1b0n0")} {
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 || !strings.Contains(string(body), `"NID":1`) {
+			t.Errorf("%s %s = %d %s", r.Method, r.URL.Path, resp.StatusCode, body)
+		}
+	}
+	if strings.Contains(logs.String(), "s3cret") || !strings.Contains(logs.String(), "postgres:xxxxx@") {
+		t.Errorf("log shows the password, or not the redacted URL:\n%s", logs.String())
+	}
+}
+
+func mustGet(t *testing.T, u string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

@@ -15,13 +15,38 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // testNow is the fixed clock of the tests.
 // testNow has nanoseconds, of which the wire keeps the microseconds.
 var testNow = time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
 
-// testEnv is an SLS API on a real SQLite file behind an httptest server.
+// pg is the package's PostgreSQL server, started by the first test that
+// asks for a database on it (eachDB).
+var pg = testpeer.NewPostgres()
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pg.Stop()
+	os.Exit(code)
+}
+
+// newDB returns a new, empty database for one test: a SQLite file or a
+// PostgreSQL URL.
+type newDB func(t *testing.T) string
+
+// eachDB runs fn once on SQLite and once on PostgreSQL (skipped when
+// PostgreSQL is not installed, failed under CI=true): the store's tests,
+// and the API tests that write, hold for both.
+func eachDB(t *testing.T, fn func(t *testing.T, db newDB)) {
+	t.Run("sqlite", func(t *testing.T) {
+		fn(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "sls.db") })
+	})
+	t.Run("postgres", func(t *testing.T) { fn(t, func(t *testing.T) string { return pg.Database(t) }) })
+}
+
+// testEnv is an SLS API on a real database behind an httptest server.
 type testEnv struct {
 	t     *testing.T
 	store *Store
@@ -30,9 +55,16 @@ type testEnv struct {
 	logs  *bytes.Buffer
 }
 
+// newTestEnv is newTestEnvOn a SQLite file.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "sls.db"), func() time.Time { return testNow })
+	return newTestEnvOn(t, filepath.Join(t.TempDir(), "sls.db"))
+}
+
+// newTestEnvOn is a testEnv on the database db (a file or a URL).
+func newTestEnvOn(t *testing.T, db string) *testEnv {
+	t.Helper()
+	store, err := OpenStore(t.Context(), db, func() time.Time { return testNow })
 	if err != nil {
 		t.Fatal(err)
 	}

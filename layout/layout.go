@@ -2,12 +2,12 @@
 // cluster - cabinets, chassis, slots, BMCs, nodes, management switches and the
 // cabling between switch ports and BMCs - and its networks.
 //
-// The SQLite database is the source of truth. The Store keeps an in-memory index
+// The database (a SQLite file, or PostgreSQL) is the source of truth. The Store keeps an in-memory index
 // of all hardware next to it (by xname, parent, type and every scalar extra
 // property), updated after each committed write, so that reads and searches never
 // scan the table: a 100,000-node system answers GET /hardware/{xname} and
 // /search/hardware from memory. The daemon must therefore be the only writer of
-// its database file.
+// its database (sqldb locks it).
 //
 // Wire format: the HMS SLS API, base path /v1. Hardware fields Parent, Children,
 // Type, TypeString, LastUpdated and LastUpdatedTime are derived by the server;

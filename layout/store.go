@@ -45,7 +45,8 @@ type version struct {
 	updated time.Time
 }
 
-// OpenStore opens (creating if needed) the SQLite database at path, applies the
+// OpenStore opens (creating if needed) the SQLite database at path, or the
+// PostgreSQL database a postgres:// path names (sqldb.Open), applies the
 // migrations and loads the hardware index. now is the clock; nil means time.Now.
 func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, error) {
 	if now == nil {

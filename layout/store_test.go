@@ -5,7 +5,6 @@ import (
 	stdcmp "cmp"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
 )
 
 func openTestStore(t *testing.T, path string, now time.Time) *Store {
@@ -28,8 +28,10 @@ func openTestStore(t *testing.T, path string, now time.Time) *Store {
 
 // TestStoreSurvivesRestart checks that what the index serves is what the
 // database holds: a store reopened on the same file answers the same.
-func TestStoreSurvivesRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sls.db")
+func TestStoreSurvivesRestart(t *testing.T) { eachDB(t, testStoreSurvivesRestart) }
+
+func testStoreSurvivesRestart(t *testing.T, db newDB) {
+	path := db(t)
 	s := openTestStore(t, path, testNow)
 	ctx := t.Context()
 	if _, _, err := s.LoadState(ctx, bytes.NewReader(readTestdata(t, "river.json"))); err != nil {
@@ -67,8 +69,10 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	}
 }
 
-func TestStoreIndexFollowsWrites(t *testing.T) {
-	s := openTestStore(t, filepath.Join(t.TempDir(), "sls.db"), testNow)
+func TestStoreIndexFollowsWrites(t *testing.T) { eachDB(t, testStoreIndexFollowsWrites) }
+
+func testStoreIndexFollowsWrites(t *testing.T, db newDB) {
+	s := openTestStore(t, db(t), testNow)
 	ctx := t.Context()
 	put := func(x, extra string) {
 		t.Helper()
@@ -126,8 +130,10 @@ func TestStoreIndexFollowsWrites(t *testing.T) {
 // committed, each with its own answer: of two POSTs of one object one
 // creates it and the other conflicts; of two PUTs one creates. The counter
 // counts every write, and a reopened store holds them all.
-func TestConcurrentPutsShareCommits(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sls.db")
+func TestConcurrentPutsShareCommits(t *testing.T) { eachDB(t, testConcurrentPutsShareCommits) }
+
+func testConcurrentPutsShareCommits(t *testing.T, db newDB) {
+	path := db(t)
 	s := openTestStore(t, path, testNow)
 	const n = 50
 	type result struct {
@@ -170,16 +176,32 @@ func TestConcurrentPutsShareCommits(t *testing.T) {
 	}
 }
 
+// refuseTrigger is a trigger that fails the insert of x1000c0s2b0n0, in the
+// SQL of db's dialect.
+func refuseTrigger(db string) string {
+	if sqldb.IsPostgres(db) {
+		return `CREATE FUNCTION refuse_s2() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.xname = 'x1000c0s2b0n0' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER refuse_s2 BEFORE INSERT ON hardware FOR EACH ROW EXECUTE FUNCTION refuse_s2();`
+	}
+	return `CREATE TRIGGER refuse_s2 BEFORE INSERT ON hardware
+		WHEN NEW.xname = 'x1000c0s2b0n0' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`
+}
+
 // TestPutRoundOneFails: a round of PUTs in which one write fails commits
 // the others in its one transaction (the version counted once for each)
 // and refuses that one alone, with its own error; the index serves the
 // stored ones only.
-func TestPutRoundOneFails(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sls.db")
+func TestPutRoundOneFails(t *testing.T) { eachDB(t, testPutRoundOneFails) }
+
+func testPutRoundOneFails(t *testing.T, db newDB) {
+	path := db(t)
 	s := openTestStore(t, path, testNow)
 	ctx := t.Context()
-	if _, err := s.db.W.ExecContext(ctx, `CREATE TRIGGER refuse_s2 BEFORE INSERT ON hardware
-		WHEN NEW.xname = 'x1000c0s2b0n0' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+	if _, err := s.db.W.ExecContext(ctx, refuseTrigger(path)); err != nil {
 		t.Fatal(err)
 	}
 	var round []*hwPut

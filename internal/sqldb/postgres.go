@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -42,12 +43,13 @@ const advisoryLock = 0x686d73 // "hms"
 // (github.com/jackc/pgx/v5/stdlib) wrapped by rebindConnector. The pools
 // mirror SQLite's: W holds one connection (the stores assume one writer,
 // docs/sql-portability.md), R is a pool of read-only sessions. There is no
-// checkpoint connection, and the lock is a session advisory lock held on a
-// connection of its own rather than a file lock.
+// checkpoint connection. The writer's connection holds the daemon's lock,
+// a session advisory lock, instead of a file lock: should it be
+// reconnected, it takes the lock again or fails.
 func openPostgres(ctx context.Context, p string, migrations fs.FS) (*DB, error) {
 	name := Display(p)
 	texts := &reboundTexts{}
-	open := func(params map[string]string) (*sql.DB, error) {
+	open := func(params map[string]string, opts ...stdlib.OptionOpenDB) (*sql.DB, error) {
 		cfg, err := pgx.ParseConfig(p)
 		if err != nil {
 			return nil, fmt.Errorf("open database %s: %w", name, err)
@@ -55,27 +57,27 @@ func openPostgres(ctx context.Context, p string, migrations fs.FS) (*DB, error) 
 		for k, v := range params {
 			cfg.RuntimeParams[k] = v
 		}
-		return sql.OpenDB(rebindConnector{Connector: stdlib.GetConnector(*cfg), texts: texts}), nil
+		return sql.OpenDB(rebindConnector{Connector: stdlib.GetConnector(*cfg, opts...), texts: texts}), nil
 	}
-	lk, err := open(nil)
+	w, err := open(nil, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error { return lockPostgres(ctx, c, name) }))
 	if err != nil {
 		return nil, err
 	}
-	lk.SetMaxOpenConns(1)
-	lk.SetMaxIdleConns(1)
-	lock, err := lockPostgres(ctx, lk, name)
-	if err != nil {
-		lk.Close()
-		return nil, err
-	}
-	w, _ := open(nil)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		if errors.Is(err, ErrLocked) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open database %s: %w", name, err)
+	}
 	r, _ := open(map[string]string{"default_transaction_read_only": "on"})
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	db := &DB{W: w, R: r, Path: p, pg: true, pgLock: lock, pgLockDB: lk}
+	db := &DB{W: w, R: r, Path: p, pg: true}
 	db.txs = NewGroup(txRound, db.commitTxs)
 	if migrations != nil {
 		if err := db.migrate(ctx, migrations); err != nil {
@@ -86,35 +88,28 @@ func openPostgres(ctx context.Context, p string, migrations fs.FS) (*DB, error) 
 	return db, nil
 }
 
-// lockPostgres takes the daemon's advisory lock on a connection of lk and
-// checks the database sorts text byte by byte.
-func lockPostgres(ctx context.Context, lk *sql.DB, name string) (*sql.Conn, error) {
-	conn, err := lk.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", name, err)
-	}
+// lockPostgres takes the daemon's advisory lock on the writer's connection
+// c and checks the database sorts text byte by byte. (pgx's own API, run
+// by the driver before rebinding: the SQL has no placeholders.)
+func lockPostgres(ctx context.Context, c *pgx.Conn, name string) error {
 	var got bool
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, advisoryLock).Scan(&got); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("open database %s: lock: %w", name, err)
+	if err := c.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+strconv.Itoa(advisoryLock)+`)`).Scan(&got); err != nil {
+		return fmt.Errorf("open database %s: lock: %w", name, err)
 	}
 	if !got {
-		conn.Close()
-		return nil, fmt.Errorf("%w: %s is used by another process (it holds the advisory lock %d); stop it, or give this one another database",
+		return fmt.Errorf("%w: %s is used by another process (it holds the advisory lock %d); stop it, or give this one another database",
 			ErrLocked, name, advisoryLock)
 	}
 	// Range scans and ORDER BY on ids assume byte order ("{" after every
 	// letter and digit; "B" before "a"), which a linguistic collation breaks.
 	var bytewise bool
-	if err := conn.QueryRowContext(ctx, `SELECT 'B' < 'a' AND 'x1-' < 'x10' AND 'x1z' < 'x1{'`).Scan(&bytewise); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("open database %s: %w", name, err)
+	if err := c.QueryRow(ctx, `SELECT 'B' < 'a' AND 'x1-' < 'x10' AND 'x1z' < 'x1{'`).Scan(&bytewise); err != nil {
+		return fmt.Errorf("open database %s: %w", name, err)
 	}
 	if !bytewise {
-		conn.Close()
-		return nil, fmt.Errorf("open database %s: its collation does not compare text byte by byte; create it with LC_COLLATE 'C' (CREATE DATABASE ... TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C')", name)
+		return fmt.Errorf("open database %s: its collation does not compare text byte by byte; create it with LC_COLLATE 'C' (CREATE DATABASE ... TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C')", name)
 	}
-	return conn, nil
+	return nil
 }
 
 // pgBusy reports whether err is a PostgreSQL serialization failure or

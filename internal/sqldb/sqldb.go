@@ -49,9 +49,7 @@ type DB struct {
 
 	lock *os.File // holds the flock on Path+".lock" until Close
 
-	pg       bool      // a PostgreSQL database (openPostgres)
-	pgLock   *sql.Conn // holds the advisory lock until Close
-	pgLockDB *sql.DB   // pgLock's pool
+	pg bool // a PostgreSQL database (openPostgres)
 
 	stmts  sync.Map // query -> *sql.Stmt prepared on W
 	rstmts sync.Map // query -> *sql.Stmt prepared on R (Query)
@@ -218,10 +216,6 @@ func (db *DB) Close() error {
 	}
 	if db.lock != nil {
 		err = errors.Join(err, db.lock.Close()) // releases the flock
-	}
-	if db.pgLock != nil {
-		// Closing the session releases its advisory lock.
-		err = errors.Join(err, db.pgLock.Close(), db.pgLockDB.Close())
 	}
 	return err
 }

@@ -72,7 +72,9 @@ func (p *Postgres) Database(t testing.TB) string {
 	p.n++
 	name := "t" + strconv.Itoa(p.n)
 	p.mu.Unlock()
-	if _, err := p.admin.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
+	// FILE_COPY copies template1's files: with fsync off, a tenth of the
+	// time of PostgreSQL 15's default (WAL_LOG, which logs every page).
+	if _, err := p.admin.ExecContext(t.Context(), "CREATE DATABASE "+name+" STRATEGY FILE_COPY"); err != nil {
 		t.Fatalf("create database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
