@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,6 +230,11 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// recoverTimeout is the retransmission timeout of the tests where the
+// timeout is what recovers: long enough that a loaded machine's late ACK
+// does not time out as well (at 50 ms it could, Retries times in a row).
+const recoverTimeout = 500 * time.Millisecond
+
 // TestWindowRecovers loses and duplicates datagrams; every transfer ends
 // byte-exactly, and the datagrams sent again show which recovery ran.
 func TestWindowRecovers(t *testing.T) {
@@ -247,13 +253,13 @@ func TestWindowRecovers(t *testing.T) {
 		{name: "duplicated acks", timeout: time.Minute, fl: faults{dupAcks: true},
 			resent: func(n float64) bool { return n == 0 }, want: "0"},
 		// The ACK of a window lost: the server times out and resends it.
-		{name: "lost ack", timeout: 50 * time.Millisecond, fl: faults{loseAck: map[uint16]bool{8: true}},
+		{name: "lost ack", timeout: recoverTimeout, fl: faults{loseAck: map[uint16]bool{8: true}},
 			resent: func(n float64) bool { return n >= 8 }, want: ">= 8"},
 		// The first block of a window lost: the client's ACK repeats the
 		// last acknowledged block, which is ignored; the timeout resends.
-		{name: "first block of a window lost", timeout: 50 * time.Millisecond, fl: faults{loseData: map[uint16]bool{9: true}},
+		{name: "first block of a window lost", timeout: recoverTimeout, fl: faults{loseData: map[uint16]bool{9: true}},
 			resent: func(n float64) bool { return n >= 8 }, want: ">= 8"},
-		{name: "lost oack ack", timeout: 50 * time.Millisecond, fl: faults{loseAck: map[uint16]bool{0: true}},
+		{name: "lost oack ack", timeout: recoverTimeout, fl: faults{loseAck: map[uint16]bool{0: true}},
 			resent: func(n float64) bool { return n >= 1 }, want: ">= 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,16 +285,23 @@ func TestWindowRecovers(t *testing.T) {
 // or mid-transfer, gets the window again Retries times, then an ERROR; the
 // transfer counts as failed and its slot is freed.
 func TestWindowClientGone(t *testing.T) {
+	const retries = 2
 	for _, tc := range []struct {
-		name   string
-		stopAt int // blocks received before it stops; -1: does not ACK the OACK
-		want   []uint16
+		name    string
+		stopAt  int // blocks received before it stops; -1: does not ACK the OACK
+		timeout time.Duration
+		// windows are the distinct runs of DATA blocks; the last one is
+		// sent 1+retries times after the client's last ACK. Under load a
+		// window may also be sent again before an ACK arrives, so the
+		// whole sequence is not compared.
+		windows [][]uint16
 	}{
-		{name: "after the oack", stopAt: -1, want: nil},
-		{name: "mid-transfer", stopAt: 8, want: []uint16{1, 2, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8, 5, 6, 7, 8}},
+		// Nothing but timeouts: no ACK can be late.
+		{name: "after the oack", stopAt: -1, timeout: 20 * time.Millisecond},
+		{name: "mid-transfer", stopAt: 8, timeout: recoverTimeout, windows: [][]uint16{{1, 2, 3, 4}, {5, 6, 7, 8}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, 1, func(c *Config) { c.Timeout, c.Retries = 20*time.Millisecond, 2 })
+			f := newFixture(t, 1, func(c *Config) { c.Timeout, c.Retries = tc.timeout, retries })
 			c := newWClient(t, f)
 			c.rrq("boot.bin", "octet", "windowsize", "4")
 			oacks := 1
@@ -308,11 +321,27 @@ func TestWindowClientGone(t *testing.T) {
 				}
 			}
 			f.stop() // returns once the transfer has ended
-			if tc.stopAt < 0 && oacks != 3 {
-				t.Errorf("got %d OACKs, want 3 (one and 2 retries)", oacks)
+			if tc.stopAt < 0 && oacks != 1+retries {
+				t.Errorf("got %d OACKs, want %d (one and %d retries)", oacks, 1+retries, retries)
 			}
-			if diff := cmp.Diff(tc.want, c.got); diff != "" {
-				t.Errorf("DATA blocks (-want +got):\n%s", diff)
+			runs := windows(c.got, 4)
+			var distinct [][]uint16
+			for _, w := range runs {
+				if !slices.ContainsFunc(distinct, func(d []uint16) bool { return slices.Equal(d, w) }) {
+					distinct = append(distinct, w)
+				}
+			}
+			if diff := cmp.Diff(tc.windows, distinct); diff != "" {
+				t.Errorf("distinct windows (-want +got):\n%s\nDATA blocks: %v", diff, c.got)
+			}
+			if last := len(tc.windows) - 1; last >= 0 {
+				tail := 0
+				for i := len(runs) - 1; i >= 0 && slices.Equal(runs[i], tc.windows[last]); i-- {
+					tail++
+				}
+				if tail != 1+retries {
+					t.Errorf("window %v sent %d times at the end, want %d (DATA blocks: %v)", tc.windows[last], tail, 1+retries, c.got)
+				}
 			}
 			if n := testutil.ToFloat64(f.srv.m.transfers.WithLabelValues("failed")); n != 1 {
 				t.Errorf("failed transfers counted %v, want 1", n)
@@ -322,6 +351,21 @@ func TestWindowClientGone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// windows splits DATA block numbers into the windows the server sent: runs
+// of consecutive blocks, win at most (the server sends whole windows but
+// the last of the file, so one that follows another at once starts after
+// win blocks).
+func windows(blocks []uint16, win int) [][]uint16 {
+	var out [][]uint16
+	for i, b := range blocks {
+		if i == 0 || b != blocks[i-1]+1 || len(out[len(out)-1]) == win {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], b)
+	}
+	return out
 }
 
 // TestWindowClientError: an ERROR from the client ends the transfer.
