@@ -37,20 +37,65 @@ import (
 // call it; the bus handler notes a batch at once), and keeps which MACs
 // hold a lease.
 func (s *Service) Notice(ctx context.Context, ev lease.Event) {
-	if c, ok := s.noteLease(ev); ok {
-		s.saveLeases(ctx, []leaseChange{c})
+	changes, _ := s.noteLeases([]lease.Event{ev})
+	if err := s.saveLeases(ctx, changes); err != nil {
+		// No one to hand the event again: the lease is known until reds
+		// restarts.
+		s.log.Error("lease_store_failed", "leases", len(changes), "err", err)
 	}
 	s.place(ev)
 }
 
+// noteLeases notes each of evs (noteLease) and returns the changes to keep
+// and how to undo them: each MAC's lease before (nil: none).
+func (s *Service) noteLeases(evs []lease.Event) ([]leaseChange, map[string]*heldLease) {
+	var changes []leaseChange
+	undo := map[string]*heldLease{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ev := range evs {
+		if _, seen := undo[ev.MACAddress]; !seen {
+			var before *heldLease
+			if l, ok := s.leases[ev.MACAddress]; ok {
+				before = &l
+			}
+			undo[ev.MACAddress] = before
+		}
+		if c, ok := s.noteLeaseLocked(ev); ok {
+			changes = append(changes, c)
+		}
+	}
+	return changes, undo
+}
+
+// undoLeases puts back the leases noteLeases changed, as undo has them.
+func (s *Service) undoLeases(undo map[string]*heldLease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for mac, l := range undo {
+		if l == nil {
+			delete(s.leases, mac)
+		} else {
+			s.leases[mac] = *l
+		}
+	}
+}
+
 // noteLease records a MAC unknown to HSM that was handed an address, and
-// forgets it when its lease ends; it returns the change to keep, if any.
-// A renewal sends no event (lease.Commit), so a commit's Expires is not
-// surely the lease's end: the expire, release or decline event is, and,
-// should reds miss that, the sweep LeaseGrace after Expires (sweepLeases).
+// forgets it when its lease ends or a commit says HSM knows it (a BMC HSM
+// learnt of another way is not the discovery token's to act for); it
+// returns the change to keep, if any. A renewal sends no event
+// (lease.Commit), so a commit's Expires is not surely the lease's end: the
+// expire, release or decline event is, and, should reds miss that, the
+// sweep LeaseGrace after Expires (sweepLeases).
 func (s *Service) noteLease(ev lease.Event) (leaseChange, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.noteLeaseLocked(ev)
+}
+
+// noteLeaseLocked is noteLease with s.mu held.
+func (s *Service) noteLeaseLocked(ev lease.Event) (leaseChange, bool) {
 	held, ok := s.leases[ev.MACAddress]
 	switch {
 	case ev.Kind == lease.Commit && ev.IPAddress != "" && !ev.Known:
@@ -60,7 +105,7 @@ func (s *Service) noteLease(ev lease.Event) (leaseChange, bool) {
 		}
 		s.leases[ev.MACAddress] = l
 		return leaseChange{MAC: ev.MACAddress, IP: l.ip, Expires: l.expires}, true
-	case (ev.Kind == lease.Release || ev.Kind == lease.Expire || ev.Kind == lease.Decline) && ok:
+	case ok && (ev.Kind == lease.Commit && ev.Known || ev.Kind == lease.Release || ev.Kind == lease.Expire || ev.Kind == lease.Decline):
 		delete(s.leases, ev.MACAddress)
 		return leaseChange{MAC: ev.MACAddress}, true
 	}
@@ -81,15 +126,12 @@ func (s *Service) leaseEnd(ev lease.Event) time.Time {
 }
 
 // saveLeases keeps changes in the store, so a restarted reds knows the
-// leases that still stand (bss publishes no event for a renewal). A
-// failure is logged: the lease is still known until reds restarts.
-func (s *Service) saveLeases(ctx context.Context, changes []leaseChange) {
+// leases that still stand (bss publishes no event for a renewal).
+func (s *Service) saveLeases(ctx context.Context, changes []leaseChange) error {
 	if s.cfg.Store == nil { // a Service tested without a database
-		return
+		return nil
 	}
-	if err := s.cfg.Store.PutLeases(ctx, changes); err != nil {
-		s.log.Error("lease_store_failed", "leases", len(changes), "err", err)
-	}
+	return s.cfg.Store.PutLeases(ctx, changes)
 }
 
 // loadLeases reads the leases kept by an earlier run.

@@ -162,3 +162,71 @@ func TestLeasesSwept(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownCommitForgetsLease: a MAC whose later commit is Known (HSM has
+// it, learnt another way) no longer counts as an unknown MAC's lease, in
+// memory and in the store: the discovery token does not act for it
+// (review-4: its old entry stayed).
+func TestKnownCommitForgetsLease(t *testing.T) {
+	_, d := startDaemon(t, false)
+	const mac = "a4:bf:01:3c:00:01"
+	d.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.5.1"})
+	if got := d.svc.leaseOf(mac); got != "10.254.5.1" {
+		t.Fatalf("lease of an unknown MAC %q, want 10.254.5.1", got)
+	}
+	d.svc.Notice(t.Context(), lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.5.1", Known: true})
+	if got := d.svc.leaseOf(mac); got != "" {
+		t.Errorf("lease after a Known commit %q, want none", got)
+	}
+	kept, err := d.store.Leases(t.Context())
+	if _, ok := kept[mac]; ok || err != nil {
+		t.Errorf("leases kept %v, %v; want none of %s", kept, err, mac)
+	}
+	h := NewAPI(d.svc, d.store, nil, testToken).Handler()
+	body := `{"addresses":[{"macAddress":"` + strings.ReplaceAll(mac, ":", "") + `","IPAddresses":[{"addressType":"IPv4","address":"10.254.5.1"}]}]}`
+	req := httptest.NewRequest("POST", "/v1/credentials", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != 403 {
+		t.Errorf("POST /v1/credentials with the discovery token: %d %s, want 403", w.Code, w.Body)
+	}
+}
+
+// TestLeaseStoreFailureRedelivered: when a batch's leases cannot be
+// stored, handleLeases returns the error (the bus then hands the batch
+// again instead of committing its offsets), acts on none of it and leaves
+// the leases in memory as they were, so the batch handed again makes the
+// same changes (review-4: the failure was only logged and the batch
+// committed, the leases lost at the next restart).
+func TestLeaseStoreFailureRedelivered(t *testing.T) {
+	_, d := startDaemon(t, false)
+	const mac = "a4:bf:01:3c:00:02"
+	b, err := lease.Encode(lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: "10.254.5.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []bus.Message{{Value: b}}
+	acted := func() float64 { return commitsActedOn(d.svc) }
+	w := d.store.db.W
+	if _, err := w.ExecContext(t.Context(), `CREATE TRIGGER full BEFORE INSERT ON leases BEGIN SELECT RAISE(ABORT, 'disk full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.svc.handleLeases(t.Context(), msgs); err == nil {
+		t.Fatal("handleLeases with a failing store: nil error, the bus would commit the batch")
+	}
+	if got, n := d.svc.leaseOf(mac), acted(); got != "" || n != 0 {
+		t.Errorf("after the failure: lease %q, %v events acted on; want none, 0", got, n)
+	}
+	if _, err := w.ExecContext(t.Context(), `DROP TRIGGER full`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.svc.handleLeases(t.Context(), msgs); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := d.store.Leases(t.Context())
+	if err != nil || kept[mac].ip != "10.254.5.2" || d.svc.leaseOf(mac) != "10.254.5.2" || acted() != 1 {
+		t.Errorf("the batch handed again: kept %v (%v), in memory %q, %v acted on; want it kept, known and acted on",
+			kept, err, d.svc.leaseOf(mac), acted())
+	}
+}

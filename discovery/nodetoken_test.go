@@ -53,12 +53,7 @@ func checkPlace(t *testing.T, h http.Handler, svc *Service, token, mac, ip strin
 // a registration done: 200 all the same, with no body, as a success).
 func checkPlaced(t *testing.T, h http.Handler, svc *Service, token, mac, ip string, want int, detail string, n float64) {
 	t.Helper()
-	placed := func() (n float64) {
-		for _, action := range []string{"queued", "coalesced", "netboot", "ignored"} {
-			n += testutil.ToFloat64(svc.m.leases.WithLabelValues(string(lease.Commit), action))
-		}
-		return n
-	}
+	placed := func() float64 { return commitsActedOn(svc) }
 	before := placed()
 	w := putDiscovery(h, token, mac, ip)
 	if w.Code != want || !strings.Contains(w.Body.String(), detail) {
@@ -73,6 +68,14 @@ func checkPlaced(t *testing.T, h http.Handler, svc *Service, token, mac, ip stri
 	if want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {
 		t.Errorf("Content-Type %q, want application/problem+json", w.Header().Get("Content-Type"))
 	}
+}
+
+// commitsActedOn is how many commit events svc has acted on, whatever it did.
+func commitsActedOn(svc *Service) (n float64) {
+	for _, action := range []string{"queued", "coalesced", "netboot", "ignored"} {
+		n += testutil.ToFloat64(svc.m.leases.WithLabelValues(string(lease.Commit), action))
+	}
+	return n
 }
 
 // TestNodeTokenPlacesOwnBMC: a node token (on the node's kernel command

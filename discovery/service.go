@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -259,22 +260,25 @@ func (s *Service) every(ctx context.Context, d time.Duration, now bool, fn func(
 }
 
 // handleLeases acts on lease events: an unknown MAC that got an address is
-// placed; an expected Mountain BMC learns its address.
+// placed; an expected Mountain BMC learns its address. When the leases
+// cannot be stored, nothing is done and the error goes back to the bus,
+// which hands the batch again (its offsets are not committed): a lease
+// only in memory would be lost at a restart, bss publishing no renewal.
 func (s *Service) handleLeases(ctx context.Context, msgs []bus.Message) error {
 	evs := make([]lease.Event, 0, len(msgs))
-	var changes []leaseChange
 	for _, msg := range msgs {
 		ev, err := lease.Decode(msg.Value)
 		if err != nil {
 			s.m.leases.WithLabelValues("malformed", "ignored").Inc()
 			continue
 		}
-		if c, ok := s.noteLease(ev); ok {
-			changes = append(changes, c)
-		}
 		evs = append(evs, ev)
 	}
-	s.saveLeases(ctx, changes) // one transaction for the batch
+	changes, undo := s.noteLeases(evs)
+	if err := s.saveLeases(ctx, changes); err != nil { // one transaction for the batch
+		s.undoLeases(undo) // so the batch handed again makes the same changes
+		return fmt.Errorf("lease events: %w", err)
+	}
 	for _, ev := range evs {
 		s.place(ev)
 	}
