@@ -40,6 +40,9 @@ type DaemonConfig struct {
 	Topic     string
 	// Retention bounds how long an SCN a consumer has not taken is kept (24 h).
 	Retention time.Duration
+	// SCNDeadAfter deletes a subscription whose callback has failed every
+	// post for this long (0: never; the flag's default is 24 h).
+	SCNDeadAfter time.Duration
 	// Reap is how often expired reservations are removed (30 s).
 	Reap time.Duration
 	// StateHistory is how many component State and Flag changes are kept
@@ -142,7 +145,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 			func(r *http.Request) bool { return httpserver.IsLoopbackURL(r.URL.String()) })
 	}
 	relay := scn.NewRelay(scn.NewStore(store.Store), scn.RelayConfig{Publisher: cfg.Publisher, Topic: cfg.Topic, Retention: cfg.Retention,
-		Client: callbacks, Registerer: reg, Log: cfg.Log})
+		DeadAfter: cfg.SCNDeadAfter, Client: callbacks, Registerer: reg, Log: cfg.Log})
 	api := NewAPI(store, cfg.Log, disc)
 	ad, err := cfg.Auth.NewDaemon(AuthTable(), cfg.Log, reg)
 	if err != nil {

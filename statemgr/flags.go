@@ -23,6 +23,7 @@ type DaemonFlags struct {
 	hbtdURL                       *string
 	credKey, caBundle, hmsConfig  *string
 	retention, reap, walkTimeout  *time.Duration
+	deadAfter                     *time.Duration
 	workers, maxConns, burstWalks *int
 	history                       *int
 	historyAge                    *time.Duration
@@ -45,9 +46,11 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 		Brokers:   f.Brokers(),
 		topic:     f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to"),
 		retention: f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`"),
-		reap:      f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`"),
-		credKey:   f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)"),
-		workers:   f.Int("discovery-workers", 32, "how many BMCs are walked at once (at least 1)"),
+		deadAfter: f.Seconds("scn-dead-after", 24*time.Hour,
+			"an SCN subscription whose callback has failed every post for this many `SECONDS` is deleted, with its place in the outbox"),
+		reap:    f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`"),
+		credKey: f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)"),
+		workers: f.Int("discovery-workers", 32, "how many BMCs are walked at once (at least 1)"),
 		burstWalks: f.Int("discovery-burst-walks", 4,
 			"how many BMCs are walked at once within 1 s of a RedfishEndpoint registration while HSM is short of CPU, so a burst of new BMCs is registered first (-1: no cap)"),
 		walkTimeout: f.Seconds("discovery-timeout", 30*time.Second, "time limit of the walk of one BMC, in `SECONDS`"),
@@ -94,7 +97,7 @@ func (fl *DaemonFlags) Config() (DaemonConfig, error) {
 		return DaemonConfig{}, err
 	}
 	return DaemonConfig{Listen: *fl.listen, DB: *fl.db, SLSURL: *fl.slsURL, HBTDURL: *fl.hbtdURL, Topic: *fl.topic, SCNToken: scn, SCNTokenHosts: cli.SplitList(*fl.scnHosts),
-		Retention: *fl.retention, Reap: *fl.reap, CredKeyFile: *fl.credKey,
+		Retention: *fl.retention, SCNDeadAfter: *fl.deadAfter, Reap: *fl.reap, CredKeyFile: *fl.credKey,
 		StateHistory: orNone(*fl.history), StateHistoryAge: orNone(*fl.historyAge),
 		Discovery: inventory.DiscoveryConfig{Workers: *fl.workers, Timeout: *fl.walkTimeout, PlainHTTP: *fl.plainHTTP,
 			BurstWalks: *fl.burstWalks},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 )
 
@@ -26,4 +27,12 @@ func (r *Relay) Skipped(sub string) prometheus.Counter { return r.m.skipped.With
 func (r *Relay) Expired() prometheus.Counter           { return r.m.expired }
 func (r *Relay) DeadLetters(sub string) prometheus.Counter {
 	return r.m.deadLetters.WithLabelValues(sub)
+}
+
+// Dropped is the counter of subscriptions dropped for failing deliveries.
+func (r *Relay) Dropped(sub string) prometheus.Counter { return r.m.dropped.WithLabelValues(sub) }
+
+// Subscriptions returns every subscription.
+func (s *Store) Subscriptions(ctx context.Context) ([]hsm.Subscription, error) {
+	return s.subscriptions(ctx)
 }

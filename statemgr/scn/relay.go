@@ -31,6 +31,10 @@ type RelayConfig struct {
 	CompactEvery time.Duration
 	// MinBackoff and MaxBackoff bound the retry delay per consumer (1 s, 1 min).
 	MinBackoff, MaxBackoff time.Duration
+	// DeadAfter drops a subscription whose deliveries have failed, without
+	// a success, for this long, with its outbox cursor (0: never). Refusals
+	// (dead letters) are answers, not failures.
+	DeadAfter time.Duration
 	// After is the clock used for waits (time.After); tests inject their own.
 	After func(time.Duration) <-chan time.Time
 	// Registerer receives the relay metrics; nil registers nothing.
@@ -53,7 +57,7 @@ type Relay struct {
 type relayMetrics struct {
 	published, busErrors, expired prometheus.Counter
 	delivered, retries, skipped   *prometheus.CounterVec
-	deadLetters                   *prometheus.CounterVec
+	deadLetters, dropped          *prometheus.CounterVec
 	outboxRows, retention         prometheus.Gauge
 }
 
@@ -92,6 +96,8 @@ func NewRelay(store *Store, cfg RelayConfig) *Relay {
 		retries:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivery_retries_total", Help: "Failed posts to a subscriber (retried)."}, []string{"subscription"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_dead_letters_total",
 			Help: "SCNs a subscriber refused for good (4xx other than 408/429), moved aside."}, []string{"subscription"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_subscriptions_dropped_total",
+			Help: "Subscriptions deleted because their deliveries had failed for the dead-after bound."}, []string{"subscription"}),
 		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_missed_total", Help: "SCNs a subscriber never got because they expired first."}, []string{"subscription"}),
 		outboxRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_outbox_rows", Help: "Rows in the SCN outbox after the last compaction."}),
 		retention:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_retention_seconds", Help: "How long an undelivered SCN is kept."}),
@@ -99,7 +105,7 @@ func NewRelay(store *Store, cfg RelayConfig) *Relay {
 	r.m.retention.Set(cfg.Retention.Seconds())
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(r.m.published, r.m.busErrors, r.m.expired, r.m.delivered, r.m.retries,
-			r.m.skipped, r.m.deadLetters, r.m.outboxRows, r.m.retention)
+			r.m.skipped, r.m.deadLetters, r.m.dropped, r.m.outboxRows, r.m.retention)
 	}
 	return r
 }

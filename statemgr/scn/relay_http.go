@@ -22,11 +22,16 @@ const subBatchRows = 64
 // A failed post is retried with exponential backoff until it succeeds or the
 // subscription goes away, except that one the subscriber refuses for good
 // (4xx other than 408/429) becomes a dead letter; the cursor advances only
-// past delivered, dead-lettered (or unwanted) rows.
+// past delivered, dead-lettered (or unwanted) rows. A subscription whose
+// posts have failed for RelayConfig.DeadAfter is dropped.
 func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 	name := subCursor(sub.ID)
 	cur, err := r.store.core.Cursor(ctx, name)
 	if err != nil {
+		return // deleted meanwhile
+	}
+	var f failing
+	if f.since, err = r.store.failingSince(ctx, sub.ID); err != nil {
 		return // deleted meanwhile
 	}
 	for {
@@ -50,7 +55,7 @@ func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 		}
 		stopped := false
 		for _, row := range rows {
-			if sub.Matches(&row.SCN) && !r.postUntilDone(ctx, sub, &row.SCN) {
+			if sub.Matches(&row.SCN) && !r.postUntilDone(ctx, sub, &row.SCN, &f) {
 				stopped = true
 				break
 			}
@@ -66,8 +71,9 @@ func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 	}
 }
 
-// postUntilDone posts scn until the subscriber takes it; false means ctx ended.
-func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hsm.SCN) bool {
+// postUntilDone posts scn until the subscriber takes it; false means ctx
+// ended or sub was dropped (see failed).
+func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hsm.SCN, f *failing) bool {
 	body, err := json.Marshal(scn)
 	if err != nil {
 		r.cfg.Log.ErrorContext(ctx, "scn_encode_failed", "seq", scn.Seq, "err", err)
@@ -78,13 +84,18 @@ func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hs
 		err := r.post(ctx, sub.Url, body)
 		if err == nil {
 			r.m.delivered.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
+			r.succeeded(ctx, sub, f)
 			return true
 		}
 		if ctx.Err() != nil {
 			return false
 		}
 		if errors.Is(err, httpclient.ErrRefused) {
+			r.succeeded(ctx, sub, f)
 			return r.deadLetter(ctx, sub, scn, body, err)
+		}
+		if r.failed(ctx, sub, f) && r.drop(ctx, sub, f) {
+			return false
 		}
 		r.m.retries.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
 		r.cfg.Log.InfoContext(ctx, "scn_post_failed", "subscription", sub.ID, "url", redact.URL(sub.Url), "seq", scn.Seq,

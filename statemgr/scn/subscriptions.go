@@ -174,7 +174,16 @@ func listJSON(l []string) string {
 
 // CreateSubscription stores sub and returns it with its ID. It receives every
 // SCN committed after this call returns; the same Subscriber and Url twice is
-// ErrConflict.
+// ErrConflict. A Subscriber of the agent@host form (what bss, bos, hbtd and
+// hmnfd send) names one callback: when it comes back with another Url (a
+// daemon restarted on a new port), its subscription is replaced in place -
+// ID, and outbox cursor, kept, so the SCNs the old Url missed go to the new
+// one - instead of a second one being added beside it while the first
+// retries a dead address. HSM's spec says a POST "will not affect the
+// existing subscriptions"; shipped HSM has no outbox, so the stale one there
+// only costs three tries per SCN, where here it would be retried forever and
+// keep -scn-retention of outbox rows. Other
+// Subscribers (CSM hmnfd's "<pod>_<n>") keep HSM's behaviour.
 func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (hsm.Subscription, error) {
 	if err := normSubscription(&sub, s.vocab.Get()); err != nil {
 		return sub, err
@@ -187,6 +196,12 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 		}
 		if n > 0 {
 			return problem.Conflictf("Url: %s already subscribed as %s", sub.Url, sub.Subscriber)
+		}
+		if strings.Contains(sub.Subscriber, "@") {
+			replaced, err := s.replaceMoved(ctx, tx, &sub)
+			if err != nil || replaced {
+				return err
+			}
 		}
 		var en any
 		if sub.Enabled != nil {
@@ -211,6 +226,45 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 	return sub, nil
 }
 
+// replaceMoved overwrites the oldest subscription of sub.Subscriber (whose
+// Url differs from sub's) with sub, sets sub.ID to it, and deletes any other
+// of that Subscriber with their cursors; false when it has none.
+func (s *Store) replaceMoved(ctx context.Context, tx *sql.Tx, sub *hsm.Subscription) (bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM scn_subscriptions WHERE subscriber = ? ORDER BY id`, sub.Subscriber)
+	if err != nil {
+		return false, fmt.Errorf("check subscription: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("check subscription: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return false, err
+	}
+	sub.ID = ids[0]
+	var en any
+	if sub.Enabled != nil {
+		en = *sub.Enabled
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE scn_subscriptions SET url = ?, enabled = ?, roles = ?, sub_roles = ?,
+		software_status = ?, states = ?, failing_since = 0 WHERE id = ?`, sub.Url, en, listJSON(sub.Roles),
+		listJSON(sub.SubRoles), listJSON(sub.SoftwareStatus), listJSON(sub.States), sub.ID); err != nil {
+		return false, fmt.Errorf("replace subscription %d: %w", sub.ID, err)
+	}
+	for _, id := range ids[1:] {
+		if err := deleteSub(ctx, tx, id); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 func subCursor(id int64) string { return "sub:" + strconv.FormatInt(id, 10) }
 
 // replaceSubscription overwrites subscription id with sub, keeping its cursor.
@@ -227,9 +281,11 @@ func (s *Store) replaceSubscription(ctx context.Context, id int64, sub hsm.Subsc
 		if sub.Enabled != nil {
 			en = *sub.Enabled
 		}
+		// A new Url starts with a clean record (see Relay's DeadAfter).
 		_, err := tx.ExecContext(ctx, `UPDATE scn_subscriptions SET subscriber = ?, url = ?, enabled = ?, roles = ?,
-			sub_roles = ?, software_status = ?, states = ? WHERE id = ?`, sub.Subscriber, sub.Url, en,
-			listJSON(sub.Roles), listJSON(sub.SubRoles), listJSON(sub.SoftwareStatus), listJSON(sub.States), id)
+			sub_roles = ?, software_status = ?, states = ?, failing_since = CASE WHEN url = ? THEN failing_since ELSE 0 END
+			WHERE id = ?`, sub.Subscriber, sub.Url, en,
+			listJSON(sub.Roles), listJSON(sub.SubRoles), listJSON(sub.SoftwareStatus), listJSON(sub.States), sub.Url, id)
 		if err != nil {
 			return fmt.Errorf("update subscription %d: %w", id, err)
 		}
@@ -324,4 +380,15 @@ func (s *Store) DeleteSubscription(ctx context.Context, id int64) (int64, error)
 		s.subs.Wake()
 	}
 	return n, err
+}
+
+// deleteSub deletes subscription id and its cursor in tx.
+func deleteSub(ctx context.Context, tx *sql.Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scn_subscriptions WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("delete subscription %d: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM scn_cursors WHERE name = ?`, subCursor(id)); err != nil {
+		return fmt.Errorf("delete subscription %d cursor: %w", id, err)
+	}
+	return nil
 }
