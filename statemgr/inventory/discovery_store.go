@@ -61,7 +61,8 @@ func (d *Discovery) begin(ctx context.Context, id string, start time.Time) (redf
 	var ep redfish.Endpoint
 	var walk bool
 	var failed *hsm.DiscoveryInfo
-	err := d.store.db.GroupTx(ctx, func(tx *sql.Tx) error {
+	err := d.store.db.GroupTx(ctx, func(raw *sql.Tx) error {
+		tx := stmtTx{raw, d.store.db}
 		walk, failed = false, nil
 		if err := unqueueDiscoveryTx(ctx, tx, id); err != nil {
 			return err
@@ -101,7 +102,8 @@ func (d *Discovery) begin(ctx context.Context, id string, start time.Time) (redf
 
 // setInfo records info on endpoint id.
 func (d *Discovery) setInfo(ctx context.Context, id string, info hsm.DiscoveryInfo) {
-	err := d.store.db.GroupTx(ctx, func(tx *sql.Tx) error {
+	err := d.store.db.GroupTx(ctx, func(raw *sql.Tx) error {
+		tx := stmtTx{raw, d.store.db}
 		_, err := updateRFEndpointTx(ctx, tx, id, func(row *rfRow) error {
 			row.ep.DiscoveryInfo = info
 			return nil
@@ -159,7 +161,8 @@ func (d *Discovery) apply(ctx context.Context, res *redfish.Result, info hsm.Dis
 		}
 	}
 	id := res.EndpointID
-	return d.store.db.GroupTx(ctx, func(tx *sql.Tx) error {
+	return d.store.db.GroupTx(ctx, func(raw *sql.Tx) error {
+		tx := stmtTx{raw, d.store.db}
 		_, err := updateRFEndpointTx(ctx, tx, id, func(row *rfRow) error {
 			row.ep.DiscoveryInfo = info
 			if res.UUID != "" {
@@ -185,7 +188,7 @@ func (d *Discovery) apply(ctx context.Context, res *redfish.Result, info hsm.Dis
 // storeEthernet creates the interface of a discovered MAC, or points an
 // existing one (e.g. an unknown MAC DHCP saw) at its component, atomically
 // (see ethernet.Store.Claim). Only well-formed addresses are kept.
-func (d *Discovery) storeEthernet(ctx context.Context, tx *sql.Tx, e hsm.EthernetInterface) error {
+func (d *Discovery) storeEthernet(ctx context.Context, tx stmtTx, e hsm.EthernetInterface) error {
 	ei := hsm.EthernetInterface{MACAddress: e.MACAddress, Description: e.Description, ComponentID: e.ComponentID,
 		IPAddresses: []hsm.IPAddressMapping{}}
 	for _, ip := range e.IPAddresses {
@@ -193,13 +196,13 @@ func (d *Discovery) storeEthernet(ctx context.Context, tx *sql.Tx, e hsm.Etherne
 			ei.IPAddresses = append(ei.IPAddresses, ip)
 		}
 	}
-	return d.store.eth.ClaimTx(ctx, tx, ei)
+	return d.store.eth.ClaimTx(ctx, tx.Tx, ei)
 }
 
 // putInventoryTx replaces, inside tx, the component endpoints, service
 // endpoints and hardware locations of res's endpoint, recording FRU
 // changes in the history.
-func (s *Store) putInventoryTx(ctx context.Context, tx *sql.Tx, res *redfish.Result) error {
+func (s *Store) putInventoryTx(ctx context.Context, tx stmtTx, res *redfish.Result) error {
 	ep := res.EndpointID
 	now := s.now().UTC().Format(core.TSFormat)
 	for _, q := range []string{`DELETE FROM rf_component_endpoints WHERE redfish_ep = ?`, `DELETE FROM rf_service_endpoints WHERE redfish_ep = ?`} {
@@ -224,7 +227,7 @@ func (s *Store) putInventoryTx(ctx context.Context, tx *sql.Tx, res *redfish.Res
 }
 
 // execJSON runs q with args followed by v encoded as JSON.
-func execJSON(ctx context.Context, tx *sql.Tx, q string, v any, args ...any) error {
+func execJSON(ctx context.Context, tx stmtTx, q string, v any, args ...any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode inventory: %w", err)
@@ -254,7 +257,7 @@ func (s *Store) queueDiscovery(ctx context.Context, ids []string) error {
 }
 
 // unqueueDiscoveryTx takes endpoint id off the stored queue.
-func unqueueDiscoveryTx(ctx context.Context, tx *sql.Tx, id string) error {
+func unqueueDiscoveryTx(ctx context.Context, tx stmtTx, id string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM rf_discovery_queue WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("unqueue discovery of %s: %w", id, err)
 	}

@@ -71,5 +71,5 @@ func TestWalkLeavesNamedInterface(t *testing.T) {
 
 // claim stores an interface as a walk does, in a transaction of its own.
 func claim(t *testing.T, d *Discovery, ei hsm.EthernetInterface) error {
-	return d.store.db.GroupTx(t.Context(), func(tx *sql.Tx) error { return d.storeEthernet(t.Context(), tx, ei) })
+	return d.store.db.GroupTx(t.Context(), func(tx *sql.Tx) error { return d.storeEthernet(t.Context(), stmtTx{tx, d.store.db}, ei) })
 }

@@ -46,10 +46,10 @@ func coreOf(s *Store) *core.Store { return s.core.(*core.Store) }
 
 // putInventory stores the inventory of res in a transaction of its own.
 func (s *Store) putInventory(ctx context.Context, res *redfish.Result) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.putInventoryTx(ctx, tx, res) })
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return s.putInventoryTx(ctx, stmtTx{tx, s.db}, res) })
 }
 
 // unqueueDiscovery takes endpoint id off the stored queue, as a walk's start does.
 func (s *Store) unqueueDiscovery(ctx context.Context, id string) error {
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return unqueueDiscoveryTx(ctx, tx, id) })
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return unqueueDiscoveryTx(ctx, stmtTx{tx, s.db}, id) })
 }

@@ -41,7 +41,8 @@ func rfArgs(row rfRow) ([]any, error) {
 
 // insertRFEndpoints stores new endpoints, all or none; an existing ID is ErrConflict.
 func (s *Store) insertRFEndpoints(ctx context.Context, rows []rfRow) error {
-	return s.db.GroupTx(ctx, func(tx *sql.Tx) error {
+	return s.db.GroupTx(ctx, func(raw *sql.Tx) error {
+		tx := stmtTx{raw, s.db}
 		for _, row := range rows {
 			if err := checkFQDNFree(ctx, tx, row.ep); err != nil {
 				return err
@@ -65,7 +66,7 @@ func (s *Store) insertRFEndpoints(ctx context.Context, rows []rfRow) error {
 
 // checkFQDNFree refuses ep when another endpoint has its FQDN (ErrConflict,
 // with the shipped HSM's words).
-func checkFQDNFree(ctx context.Context, tx *sql.Tx, ep hsm.RedfishEndpoint) error {
+func checkFQDNFree(ctx context.Context, tx stmtTx, ep hsm.RedfishEndpoint) error {
 	if ep.FQDN == "" {
 		return nil
 	}
@@ -86,7 +87,8 @@ func checkFQDNFree(ctx context.Context, tx *sql.Tx, ep hsm.RedfishEndpoint) erro
 // returns the stored result.
 func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRow) error) (rfRow, error) {
 	var out rfRow
-	err := s.db.GroupTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.GroupTx(ctx, func(raw *sql.Tx) error {
+		tx := stmtTx{raw, s.db}
 		var err error
 		out, err = updateRFEndpointTx(ctx, tx, id, edit)
 		return err
@@ -95,7 +97,7 @@ func (s *Store) updateRFEndpoint(ctx context.Context, id string, edit func(*rfRo
 }
 
 // updateRFEndpointTx is updateRFEndpoint inside tx.
-func updateRFEndpointTx(ctx context.Context, tx *sql.Tx, id string, edit func(*rfRow) error) (rfRow, error) {
+func updateRFEndpointTx(ctx context.Context, tx stmtTx, id string, edit func(*rfRow) error) (rfRow, error) {
 	out, err := rfEndpointRowTx(ctx, tx, id)
 	if err != nil {
 		return out, err
@@ -111,7 +113,7 @@ func updateRFEndpointTx(ctx context.Context, tx *sql.Tx, id string, edit func(*r
 
 // putRFRowTx writes row over the stored endpoint of its ID; its FQDN must
 // be free (checkFQDNFree) or unchanged.
-func putRFRowTx(ctx context.Context, tx *sql.Tx, row rfRow) error {
+func putRFRowTx(ctx context.Context, tx stmtTx, row rfRow) error {
 	args, err := rfArgs(row)
 	if err != nil {
 		return err
@@ -124,7 +126,7 @@ func putRFRowTx(ctx context.Context, tx *sql.Tx, row rfRow) error {
 }
 
 // rfEndpointRowTx returns endpoint id as tx sees it (ErrNotFound if none).
-func rfEndpointRowTx(ctx context.Context, tx *sql.Tx, id string) (rfRow, error) {
+func rfEndpointRowTx(ctx context.Context, tx stmtTx, id string) (rfRow, error) {
 	rows, err := scanRFRows(tx.QueryContext(ctx, `SELECT `+rfEndpointCols+` FROM rf_endpoints WHERE id = ?`, id))
 	if err != nil {
 		return rfRow{}, err

@@ -27,7 +27,7 @@ const (
 
 // putHardware replaces the hardware locations of endpoint ep with those of
 // res, stored as storeHW stores them.
-func putHardware(ctx context.Context, tx *sql.Tx, ep string, res *redfish.Result, now string) error {
+func putHardware(ctx context.Context, tx stmtTx, ep string, res *redfish.Result, now string) error {
 	old := map[string]string{}
 	rows, err := tx.QueryContext(ctx, `SELECT id, fru_id FROM rf_hw_locations WHERE redfish_ep = ?`, ep)
 	if err != nil {
@@ -76,7 +76,7 @@ type hwRow struct {
 // replaced. old maps the locations the caller has just removed to the FRU
 // they held; the previous FRU of any other location is read from the table.
 // A row without ep keeps the endpoint its location had ("" for a new one).
-func storeHW(ctx context.Context, tx *sql.Tx, locs []hwRow, old map[string]string, now string) error {
+func storeHW(ctx context.Context, tx stmtTx, locs []hwRow, old map[string]string, now string) error {
 	event := func(id, fru, typ string) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO rf_hw_history (id, fru_id, ts, event_type) VALUES (?, ?, ?, ?)`, id, fru, now, typ)
 		if err != nil {
@@ -135,7 +135,7 @@ func storeHW(ctx context.Context, tx *sql.Tx, locs []hwRow, old map[string]strin
 // one transaction.
 func (s *Store) postHardware(ctx context.Context, locs []hwRow) error {
 	now := s.now().UTC().Format(core.TSFormat)
-	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return storeHW(ctx, tx, locs, nil, now) })
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error { return storeHW(ctx, stmtTx{tx, s.db}, locs, nil, now) })
 }
 
 // hwHistory returns the history grouped by key (id or fru_id), restricted by
