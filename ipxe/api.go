@@ -5,12 +5,12 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
@@ -31,13 +31,17 @@ type API struct {
 	// textPlain is the bootscript's Content-Type value, made once (net/http
 	// only reads a header's values).
 	textPlain []string
+	// scripts are the buffers boot scripts are rendered into (*[]byte).
+	scripts sync.Pool
 }
 
 // NewAPI returns the API for svc; version is what /service/version reports;
 // leases are the DHCP server's (nil when bss runs none).
 func NewAPI(svc *Service, leases LeaseReader, log *slog.Logger, version string) *API {
-	return &API{svc: svc, leases: leases, log: log, version: version, style: problem.Style{NoInstance: true},
+	a := &API{svc: svc, leases: leases, log: log, version: version, style: problem.Style{NoInstance: true},
 		textPlain: []string{"text/plain; charset=UTF-8"}}
+	a.scripts.New = func() any { b := make([]byte, 0, 1024); return &b }
+	return a
 }
 
 // apiDoc holds openapi.yaml, the document of this API, served at
@@ -195,36 +199,4 @@ func parseNIDs(vals []string) ([]int32, error) {
 		out = append(out, int32(n))
 	}
 	return out, nil
-}
-
-// bootscript answers GET /boot/v1/bootscript.
-func (a *API) bootscript(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	req := ScriptRequest{Arch: q.Get("arch"), TS: q.Get("ts")}
-	if m := listParam(q, "mac"); len(m) > 0 {
-		req.MAC = m[0]
-	}
-	if n := listParam(q, "name"); len(n) > 0 {
-		req.Name = n[0]
-	}
-	if n := listParam(q, "nid"); len(n) > 0 {
-		if v, err := strconv.ParseInt(n[0], 0, 32); err == nil && v >= 0 {
-			req.NID, req.HasNID = int(v), true
-		}
-	}
-	if req.MAC == "" && req.Name == "" && !req.HasNID {
-		a.style.WriteStatus(w, r, http.StatusBadRequest, "Need a mac=, name=, or nid= parameter")
-		return
-	}
-	if r := q.Get("retry"); r != "" {
-		req.Retry, _ = strconv.Atoi(r) // (an empty one cost an error value per script)
-	}
-	req.Caller, _ = callerIP(r, a.svc.trusted)
-	script, err := a.svc.Bootscript(&req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	w.Header()["Content-Type"] = a.textPlain
-	_, _ = io.WriteString(w, script) // no copy of the script
 }

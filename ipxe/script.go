@@ -1,10 +1,10 @@
 package ipxe
 
 import (
+	"bytes"
 	"net/netip"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/hmsuite/hms/internal/problem"
 )
@@ -56,68 +56,87 @@ func (s *Service) node(r *ScriptRequest) *Node {
 
 // lookup returns the entry a node boots, in hms-bss order: its own (by the
 // name asked or its xname), one of its MACs, its NID, its role, Default.
+// The store is read under one lock: a boot script costs one lookup, not
+// one per key tried.
 func (s *Service) lookup(n *Node, r *ScriptRequest) (string, *Entry) {
-	if k, e := s.lookupAsked(r); e != nil {
+	st := s.store
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if k, e := st.lookupAskedLocked(r); e != nil {
 		return k, e
 	}
 	if n != nil {
-		if e, ok := s.store.entry(n.ID); ok {
+		if e, ok := st.entries[n.ID]; ok {
 			return n.ID, e
 		}
 		for _, m := range n.MACs {
-			if e, ok := s.store.entry(m); ok {
+			if e, ok := st.entries[m]; ok {
 				return m, e
 			}
 		}
 		if n.NID != nil {
-			if k := nidKey(int32(*n.NID)); k != "" {
-				if e, ok := s.store.entry(k); ok {
-					return k, e
-				}
+			if e := st.nidEntryLocked(int32(*n.NID)); e != nil {
+				return nidKey(int32(*n.NID)), e
 			}
 		}
-		if e, ok := s.store.entry(n.Role); ok && n.Role != "" {
+		if e, ok := st.entries[n.Role]; ok && n.Role != "" {
 			return n.Role, e
 		}
 	}
-	if e, ok := s.store.entry(TagDefault); ok {
+	if e, ok := st.entries[TagDefault]; ok {
 		return TagDefault, e
 	}
 	return "", nil
 }
 
-// lookupAsked is the entry stored under the name, MAC or NID asked for.
-func (s *Service) lookupAsked(r *ScriptRequest) (string, *Entry) {
+// lookupAskedLocked is the entry stored under the name, MAC or NID asked
+// for; s.mu is held.
+func (s *Store) lookupAskedLocked(r *ScriptRequest) (string, *Entry) {
 	if r.Name != "" {
-		if e, ok := s.store.entry(r.Name); ok {
+		if e, ok := s.entries[r.Name]; ok {
 			return r.Name, e
 		}
 	}
 	if r.MAC != "" {
 		if k := normMAC(r.MAC); k != "" {
-			if e, ok := s.store.entry(k); ok {
+			if e, ok := s.entries[k]; ok {
 				return k, e
 			}
 		}
 	}
 	if r.HasNID {
-		if e, ok := s.store.entry(nidKey(int32(r.NID))); ok {
+		if e := s.nidEntryLocked(int32(r.NID)); e != nil {
 			return nidKey(int32(r.NID)), e
 		}
 	}
 	return "", nil
 }
 
-// Bootscript returns the iPXE script for r: the node's own kernel, initrd
-// and parameters; for an unknown node first a chain back that adds its
-// architecture, then the Unknown-<arch> entry.
+// nidEntryLocked is the entry stored under nidKey(n), looked up without
+// making the key a string; s.mu is held.
+func (s *Store) nidEntryLocked(n int32) *Entry {
+	var buf [16]byte
+	k := strconv.AppendInt(append(buf[:0], "nid"...), int64(n), 10)
+	return s.entries[string(k)]
+}
+
+// Bootscript returns the iPXE script for r (AppendBootscript).
 func (s *Service) Bootscript(r *ScriptRequest) (string, error) {
+	b, err := s.AppendBootscript(nil, r)
+	return string(b), err
+}
+
+// AppendBootscript appends to dst the iPXE script for r: the node's own
+// kernel, initrd and parameters; for an unknown node first a chain back
+// that adds its architecture, then the Unknown-<arch> entry. The API
+// renders into a pooled buffer, so a script costs no allocation of its own.
+func (s *Service) AppendBootscript(dst []byte, r *ScriptRequest) ([]byte, error) {
 	n := s.node(r)
 	if n != nil && n.EndpointEnabled() {
 		if _, e := s.lookup(n, r); e != nil && e.Kernel != "" {
 			s.hist.touch(n.ID, EndpointBootscript, s.now())
 			s.m.known.Inc()
-			return s.knownScript(n, r, e), nil
+			return s.appendKnownScript(dst, n, r, e), nil
 		}
 	}
 	if n == nil && r.MAC != "" {
@@ -125,48 +144,50 @@ func (s *Service) Bootscript(r *ScriptRequest) (string, error) {
 	}
 	if r.Arch == "" {
 		s.m.chain.Inc()
-		return "#!ipxe\nsleep " + seconds(s.cfg.RetrievalDelay) + "\n" + s.unknownChain(r) + "\n\n", nil
+		dst = append(dst, "#!ipxe\nsleep "...)
+		dst = strconv.AppendInt(dst, int64(s.cfg.RetrievalDelay.Seconds()), 10)
+		dst = append(dst, '\n')
+		dst = append(dst, s.unknownChain(r)...)
+		return append(dst, "\n\n"...), nil
 	}
 	if e, ok := s.store.entry(TagUnknownPrefix + r.Arch); ok && e.Kernel != "" {
 		s.m.unknown.Inc()
-		return s.script(e, "", nil, "", s.unknownChain(r)), nil
+		dst = s.appendScript(dst, e, "", nil, "")
+		dst = append(dst, s.unknownChain(r)...)
+		return append(dst, "\n\n"...), nil
 	}
 	desc := "Unknown " + r.describe(n) + " architecture " + r.Arch
 	if n != nil {
 		if _, e := s.lookup(n, r); e != nil && e.Kernel != "" {
 			s.hist.touch(n.ID, EndpointBootscript, s.now())
 			s.m.known.Inc()
-			return s.knownScript(n, r, e), nil
+			return s.appendKnownScript(dst, n, r, e), nil
 		}
 	}
 	s.m.notConfigured.Inc()
-	return "", problem.NotFoundf("%s: this host not configured for booting.", desc)
+	return dst, problem.NotFoundf("%s: this host not configured for booting.", desc)
 }
 
-func seconds(d interface{ Seconds() float64 }) string {
-	return strconv.FormatInt(int64(d.Seconds()), 10)
-}
-
-// knownScript is the script of a node HSM knows.
-func (s *Service) knownScript(n *Node, r *ScriptRequest, e *Entry) string {
-	var b strings.Builder
-	b.WriteString("chain ")
-	b.WriteString(s.cfg.AdvertiseURL)
-	b.WriteString("/boot/v1/bootscript?")
+// appendKnownScript appends the script of a node HSM knows.
+func (s *Service) appendKnownScript(dst []byte, n *Node, r *ScriptRequest, e *Entry) []byte {
+	dst = s.appendScript(dst, e, e.Token, n, s.nodeToken(n, r.Caller))
+	dst = append(dst, "chain "...)
+	dst = append(dst, s.cfg.AdvertiseURL...)
+	dst = append(dst, "/boot/v1/bootscript?"...)
 	mac := r.MAC
 	if mac == "" && len(n.MACs) > 0 {
 		mac = n.MACs[0]
 	}
 	if mac != "" {
-		b.WriteString("mac=")
-		b.WriteString(queryValue(mac))
+		dst = append(dst, "mac="...)
+		dst = append(dst, queryValue(mac)...)
 	} else {
-		b.WriteString("name=")
-		b.WriteString(url.QueryEscape(n.ID))
+		dst = append(dst, "name="...)
+		dst = append(dst, url.QueryEscape(n.ID)...)
 	}
-	b.WriteString("&retry=")
-	b.WriteString(strconv.Itoa(r.Retry + 1))
-	return s.script(e, e.Token, n, s.nodeToken(n, r.Caller), b.String())
+	dst = append(dst, "&retry="...)
+	dst = strconv.AppendInt(dst, int64(r.Retry)+1, 10)
+	return append(dst, "\n\n"...)
 }
 
 // unknownChain is the chain line that brings an unknown node back with its
@@ -197,114 +218,126 @@ const DiscoveryParam = "hms_discovery_token"
 // minDiscoveryToken is the shortest discovery token taken, as reds takes.
 const minDiscoveryToken = 16
 
-// script writes the hms-bss script shape for entry e; n nil means an
+// appendScript appends the hms-bss script shape for entry e up to its
+// chain line, which the caller appends, followed by "\n\n"; n nil means an
 // unknown node (no xname= or nid= injected; the discovery token, if any);
 // nodeTok, when set, goes on the command line as CmdlineParam.
-func (s *Service) script(e *Entry, token string, n *Node, nodeTok, chain string) string {
-	params := s.params(e, token, n, nodeTok)
-	var b strings.Builder
-	b.Grow(256 + len(params) + len(e.Kernel) + len(e.Initrd) + len(chain))
-	b.WriteString("#!ipxe\nkernel --name kernel ")
-	b.WriteString(e.Kernel)
-	if params != "" {
-		b.WriteByte(' ')
-		b.WriteString(params)
+func (s *Service) appendScript(dst []byte, e *Entry, token string, n *Node, nodeTok string) []byte {
+	dst = append(dst, "#!ipxe\nkernel --name kernel "...)
+	dst = append(dst, e.Kernel...)
+	dst = append(dst, ' ')
+	mark := len(dst)
+	dst = s.appendParams(dst, e, token, n, nodeTok)
+	if len(dst) == mark {
+		dst = dst[:mark-1] // no parameters, no space
 	}
-	b.WriteString(" || goto boot_retry\n")
+	dst = append(dst, " || goto boot_retry\n"...)
 	if e.Initrd != "" {
-		b.WriteString("initrd --name initrd ")
-		b.WriteString(e.Initrd)
-		b.WriteString(" || goto boot_retry\nimgstat || echo Could not show image information.\n")
+		dst = append(dst, "initrd --name initrd "...)
+		dst = append(dst, e.Initrd...)
+		dst = append(dst, " || goto boot_retry\nimgstat || echo Could not show image information.\n"...)
 	}
-	b.WriteString("boot || goto boot_retry\n:boot_retry\nsleep ")
-	b.WriteString(seconds(s.cfg.RetryDelay))
-	b.WriteByte('\n')
-	b.WriteString(chain)
-	b.WriteString("\n\n")
-	return b.String()
+	dst = append(dst, "boot || goto boot_retry\n:boot_retry\nsleep "...)
+	dst = strconv.AppendInt(dst, int64(s.cfg.RetryDelay.Seconds()), 10)
+	return append(dst, '\n')
 }
 
-// params is the kernel command line: the entry's parameters, then its
-// kernel's and initrd's; with an initrd, "initrd=initrd" first and the
-// first other initrd token cut (as hms-bss does); then xname=, nid=,
+// appendParams appends the kernel command line: the entry's parameters,
+// then its kernel's and initrd's; with an initrd, "initrd=initrd" first and
+// the first other initrd token cut (as hms-bss does); then xname=, nid=,
 // bss_referral_token=, ds=, the node token and (unknown nodes) the
 // discovery token, each unless already present.
-func (s *Service) params(e *Entry, token string, n *Node, nodeTok string) string {
-	p := s.baseParams(e)
-	// One buffer for the additions (a string each cost four allocations
-	// per script); b.String() does not copy, so each check reads it.
-	var b strings.Builder
-	b.Grow(len(p) + 160 + len(s.cfg.AdvertiseURL) + len(nodeTok))
-	b.WriteString(p)
-	add := func(prefix string, value ...string) {
-		if hasParam(b.String(), prefix) {
-			return
+func (s *Service) appendParams(dst []byte, e *Entry, token string, n *Node, nodeTok string) []byte {
+	start := len(dst)
+	dst = s.appendBaseParams(dst, e)
+	// param appends prefix, unless a parameter already starts with it;
+	// the caller appends the value when it did.
+	param := func(prefix string) bool {
+		if hasParam(dst[start:], prefix) {
+			return false
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+		if len(dst) > start {
+			dst = append(dst, ' ')
 		}
-		b.WriteString(prefix)
-		for _, v := range value {
-			b.WriteString(v)
-		}
+		dst = append(dst, prefix...)
+		return true
 	}
 	if n != nil {
-		add("xname=", n.ID)
-		if n.NID != nil {
-			add("nid=", strconv.Itoa(*n.NID))
+		if param("xname=") {
+			dst = append(dst, n.ID...)
+		}
+		if n.NID != nil && param("nid=") {
+			dst = strconv.AppendInt(dst, int64(*n.NID), 10)
 		}
 	}
-	if token != "" {
-		add("bss_referral_token=", token)
+	if token != "" && param("bss_referral_token=") {
+		dst = append(dst, token...)
 	}
-	add("ds=", "nocloud-net;s=", s.cfg.AdvertiseURL, "/")
-	if nodeTok != "" {
-		add(CmdlineParam+"=", nodeTok)
+	if param("ds=") {
+		dst = append(append(append(dst, "nocloud-net;s="...), s.cfg.AdvertiseURL...), '/')
 	}
-	if n == nil && s.cfg.DiscoveryToken != "" {
-		add(DiscoveryParam+"=", s.cfg.DiscoveryToken)
+	if nodeTok != "" && param(CmdlineParam+"=") {
+		dst = append(dst, nodeTok...)
 	}
-	return b.String()
+	if n == nil && s.cfg.DiscoveryToken != "" && param(DiscoveryParam+"=") {
+		dst = append(dst, s.cfg.DiscoveryToken...)
+	}
+	return dst
 }
 
-// baseParams is the entry's command line before the additions of params.
-func (s *Service) baseParams(e *Entry) string {
-	parts := make([]string, 0, 3)
-	if e.Params != "" {
-		parts = append(parts, e.Params)
+// appendBaseParams appends the entry's command line before the additions
+// of appendParams.
+func (s *Service) appendBaseParams(dst []byte, e *Entry) []byte {
+	var kernel, initrd string
+	if im, ok := s.store.image(kindKernel, e.Kernel); ok {
+		kernel = im.Params
 	}
-	if im, ok := s.store.image(kindKernel, e.Kernel); ok && im.Params != "" {
-		parts = append(parts, im.Params)
+	if im, ok := s.store.image(kindInitrd, e.Initrd); ok && e.Initrd != "" {
+		initrd = im.Params
 	}
-	if im, ok := s.store.image(kindInitrd, e.Initrd); ok && im.Params != "" && e.Initrd != "" {
-		parts = append(parts, im.Params)
-	}
-	p := strings.Join(parts, " ")
 	if e.Initrd != "" {
-		if i := strings.Index(p, "initrd"); i >= 0 {
-			end := strings.IndexByte(p[i:], ' ')
-			if end < 0 {
-				p = p[:i]
-			} else {
-				p = p[:i] + p[i+end:]
-			}
-		}
-		p = strings.TrimSpace("initrd=initrd " + p)
+		dst = append(dst, "initrd=initrd "...)
 	}
-	return p
+	start := len(dst)
+	for _, p := range [...]string{e.Params, kernel, initrd} {
+		if p == "" {
+			continue
+		}
+		if len(dst) > start {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, p...)
+	}
+	if e.Initrd == "" {
+		return dst
+	}
+	// The first "initrd" (anywhere, as hms-bss cuts it) up to the next
+	// space goes; the space stays.
+	if i := bytes.Index(dst[start:], []byte("initrd")); i >= 0 {
+		i += start
+		if end := bytes.IndexByte(dst[i:], ' '); end < 0 {
+			dst = dst[:i]
+		} else {
+			dst = append(dst[:i], dst[i+end:]...)
+		}
+	}
+	// "initrd=initrd " + the rest, space-trimmed (its start is not space).
+	return dst[:start-len("initrd=initrd ")+len(bytes.TrimSpace(dst[start-len("initrd=initrd "):]))]
 }
 
 // hasParam reports whether a token of p starts with prefix.
-func hasParam(p, prefix string) bool {
-	for i := 0; i < len(p); {
-		j := strings.Index(p[i:], prefix)
-		if j < 0 {
-			break
+func hasParam[T string | []byte](p T, prefix string) bool {
+	for i := 0; i < len(p) && i+len(prefix) <= len(p); i++ {
+		if i > 0 && !isSpace(p[i-1]) {
+			continue
 		}
-		if at := i + j; at == 0 || isSpace(p[at-1]) {
+		j := 0
+		for j < len(prefix) && p[i+j] == prefix[j] {
+			j++
+		}
+		if j == len(prefix) {
 			return true
 		}
-		i += j + 1
 	}
 	return false
 }

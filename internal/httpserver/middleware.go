@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hmsuite/hms/internal/problem"
 )
 
 type metrics struct {
@@ -58,11 +60,30 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-// statusWriter records the status code written by a handler.
+// statusWriter records the status code written by a handler, and carries
+// the problem Style a Mux sets for the request (problem.StyleCarrier).
 type statusWriter struct {
 	http.ResponseWriter
 	code  int
 	bytes int
+	style *problem.Style
+}
+
+// ProblemStyle is the style the Mux routing the request set (nil: none).
+func (w *statusWriter) ProblemStyle() *problem.Style { return w.style }
+
+// carrierOf is the statusWriter w is or wraps (nil: none).
+func carrierOf(w http.ResponseWriter) *statusWriter {
+	for {
+		switch v := w.(type) {
+		case *statusWriter:
+			return v
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -57,11 +57,20 @@ func (m *Mux) Match(r *http.Request) string {
 	return ""
 }
 
-// ServeHTTP routes r, with the Mux's style in its context when it has one
-// (the zero Style costs nothing).
+// ServeHTTP routes r with the Mux's style, when it has one (the zero Style
+// costs nothing), set on the response writer the server wrapped the
+// response in (see problem.StyleCarrier), or else in a copy of r whose
+// context carries it (a Mux served by another server, as in tests).
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !m.styled {
 		m.mux.ServeHTTP(w, r)
+		return
+	}
+	if sw := carrierOf(w); sw != nil {
+		prev := sw.style
+		sw.style = &m.style
+		m.mux.ServeHTTP(w, r)
+		sw.style = prev
 		return
 	}
 	r2 := r.WithContext(problem.WithStyle(r.Context(), m.style))

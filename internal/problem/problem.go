@@ -98,17 +98,17 @@ func Status(err error) int {
 }
 
 // Write sends err as a problem+json response, in the Style the request's
-// context carries (WithStyle), else the zero Style. Client errors carry the
-// error text as detail; server errors get a generic detail and are logged
-// once here.
+// context carries (WithStyle), else the one its response writer carries
+// (StyleCarrier), else the zero Style. Client errors carry the error text
+// as detail; server errors get a generic detail and are logged once here.
 func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	styleOf(r).Write(w, r, log, err)
+	styleOf(w, r).Write(w, r, log, err)
 }
 
 // WriteStatus sends a problem+json response with an explicit status and
-// detail, in the Style of the request's context.
+// detail, in the Style of the request (as Write finds it).
 func WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail string) {
-	styleOf(r).WriteStatus(w, r, status, detail)
+	styleOf(w, r).WriteStatus(w, r, status, detail)
 }
 
 type styleKey struct{}
@@ -120,9 +120,35 @@ func WithStyle(ctx context.Context, s Style) context.Context {
 	return context.WithValue(ctx, styleKey{}, s)
 }
 
-func styleOf(r *http.Request) Style {
-	s, _ := r.Context().Value(styleKey{}).(Style)
-	return s
+// StyleCarrier is a response writer that carries the Style of the request
+// it answers (nil: none). httpserver's server wraps every response in one
+// and its Mux sets its style there: putting the style in the request's
+// context costs a copy of every request (http.Request.WithContext).
+// Write finds it through writers that have an Unwrap method, as
+// http.ResponseController does.
+type StyleCarrier interface {
+	ProblemStyle() *Style
+}
+
+// styleOf is the Style of a request: its context's, else its writer's.
+func styleOf(w http.ResponseWriter, r *http.Request) Style {
+	if s, ok := r.Context().Value(styleKey{}).(Style); ok {
+		return s
+	}
+	for w != nil {
+		if c, ok := w.(StyleCarrier); ok {
+			if s := c.ProblemStyle(); s != nil {
+				return *s
+			}
+			break
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	return Style{}
 }
 
 // Style is how one service shapes its problem documents: the shipped

@@ -71,3 +71,52 @@ func TestStyleBodies(t *testing.T) {
 		})
 	}
 }
+
+// carrier is a response writer carrying a Style, as httpserver's is.
+type carrier struct {
+	http.ResponseWriter
+	style *Style
+}
+
+func (c *carrier) ProblemStyle() *Style { return c.style }
+
+// wrapper wraps a writer and says so, as http.ResponseController expects.
+type wrapper struct{ http.ResponseWriter }
+
+func (w wrapper) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// TestStyleFromWriter: Write takes the style a StyleCarrier writer carries,
+// also through writers that Unwrap to it; a style in the request's context
+// comes first.
+func TestStyleFromWriter(t *testing.T) {
+	noInstance := &Style{NoInstance: true}
+	titled := Style{Titles: map[int]string{400: "Context"}}
+	tests := []struct {
+		name string
+		w    func(http.ResponseWriter) http.ResponseWriter
+		ctx  bool
+		want string
+	}{
+		{name: "carrier", w: func(w http.ResponseWriter) http.ResponseWriter { return &carrier{w, noInstance} },
+			want: `{"type":"about:blank","title":"Bad Request","detail":"bad","status":400}` + "\n"},
+		{name: "wrapped carrier", w: func(w http.ResponseWriter) http.ResponseWriter { return wrapper{&carrier{w, noInstance}} },
+			want: `{"type":"about:blank","title":"Bad Request","detail":"bad","status":400}` + "\n"},
+		{name: "carrier without style", w: func(w http.ResponseWriter) http.ResponseWriter { return &carrier{w, nil} },
+			want: `{"type":"about:blank","title":"Bad Request","detail":"bad","instance":"/v1/x","status":400}` + "\n"},
+		{name: "context first", w: func(w http.ResponseWriter) http.ResponseWriter { return &carrier{w, noInstance} }, ctx: true,
+			want: `{"type":"about:blank","title":"Context","detail":"bad","instance":"/v1/x","status":400}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest("POST", "/v1/x", nil)
+			if tt.ctx {
+				r = r.WithContext(WithStyle(r.Context(), titled))
+			}
+			Write(tt.w(rec), r, nil, Invalidf("bad"))
+			if got := rec.Body.String(); got != tt.want {
+				t.Fatalf("body\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
