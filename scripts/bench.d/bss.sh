@@ -16,8 +16,9 @@
 # pinning, wrk -t2, the server's GOMAXPROCS 2, so wrk's threads and the
 # server's compete for both cores and the scheduler's time slices land in
 # the p99 (the null handler's own p99 was 7-10 ms that way). hsm (idle
-# during the runs) shares the server's CPU. Each run prints the CPU time
-# the server and wrk used per second of the run.
+# during the runs) shares the server's CPU. Each run prints the CPU the
+# server used: cores over the run, and microseconds per request (which
+# the load of other work on the machine moves least).
 # DURATION overrides the 15 s per run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -92,7 +93,8 @@ run() { # label url server-pid key
   out=$("${load[@]}" wrk -t$threads -c64 -d"$dur" --latency -s "$work/script.lua" "$2")
   echo "$out" | grep -E 'Requests/sec|Latency|50%|99%|requests in|Non-2xx|Socket errors'
   awk -v t0="$t0" -v t1="$(date +%s.%N)" -v s0="$s0" -v s1="$(cputicks "$3")" -v tck="$tck" \
-    'BEGIN { printf "  server CPU: %.2f cores over the run\n", (s1 - s0) / tck / (t1 - t0) }'
+    -v n="$(echo "$out" | awk '/requests in/ {print $1}')" \
+    'BEGIN { printf "  server CPU: %.2f cores over the run, %.1f us per request\n", (s1 - s0) / tck / (t1 - t0), (s1 - s0) / tck * 1e6 / n }'
   if echo "$out" | grep -qE 'Non-2xx|Socket errors'; then echo "bss.sh: $1: errors in the run" >&2; fail=1; fi
   rps[$4]=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p99[$4]=$(echo "$out" | awk '$1 == "99%" {print $2}')
