@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/problem"
-	"github.com/hmsuite/hms/internal/redact"
+	"github.com/hmsuite/hms/statemgr/client"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // hsmTimeout bounds one read of HSM.
@@ -287,29 +288,19 @@ func (s *Service) lookupIP(ctx context.Context, ip netip.Addr) {
 	s.lookupKeys(ctx, []string{ip.String()})
 }
 
-// subscribe creates BSS's SCN subscription in HSM (every state, role and
-// subrole HSM knows, and Enabled changes), retrying with backoff. An
-// existing one (BSS restarted) is kept as it is: HSM still holds its cursor,
-// and the periodic resync covers what its filters miss.
+// subscribe has HSM hold BSS's SCN subscription (every state, role and
+// subrole HSM knows, and Enabled changes), retrying with backoff until it
+// does (client.Hold). An existing one (BSS restarted) is kept as it is: HSM
+// still holds its cursor, and the periodic resync covers what its filters
+// miss.
 func (s *Service) subscribe(ctx context.Context) {
 	t := true
-	for attempt := 0; ; attempt++ {
-		cctx, cancel := context.WithTimeout(ctx, hsmTimeout)
-		v, err := s.sync.hsm.Values(cctx)
-		if err == nil {
-			_, err = s.sync.hsm.Subscribe(cctx, Subscription{Subscriber: s.sync.cfg.Subscriber, Enabled: &t,
-				Url: s.sync.cfg.CallbackURL, States: v.State, Roles: v.Role, SubRoles: v.SubRole})
-		}
-		cancel()
-		if err == nil || errors.Is(err, problem.ErrConflict) {
-			s.log.Info("hsm_subscribed", "url", redact.URL(s.sync.cfg.CallbackURL))
-			close(s.sync.subscribed)
-			return
-		}
-		s.log.Warn("hsm_subscribe_failed", "attempt", attempt, "err", err)
-		if !sleepCtx(ctx, min(time.Second<<min(attempt, 5), 30*time.Second)) {
-			return
-		}
+	held := client.Hold(ctx, s.sync.hsm, s.log, func(v hsm.Values) hsm.Subscription {
+		return Subscription{Subscriber: s.sync.cfg.Subscriber, Enabled: &t, Url: s.sync.cfg.CallbackURL,
+			States: v.State, Roles: v.Role, SubRoles: v.SubRole}
+	})
+	if held {
+		close(s.sync.subscribed)
 	}
 }
 

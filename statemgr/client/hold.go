@@ -21,8 +21,10 @@ type Subscriber interface {
 // Hold has HSM hold an SCN subscription: build makes it from the values
 // HSM knows (HSM refuses a filter naming a value it does not know). It
 // asks again with backoff, 1 s doubling to 30 s, until HSM holds it (one
-// it already holds, the subscriber restarted, is kept as it is) and
-// reports true; or until ctx ends, and reports false.
+// it already holds, the subscriber restarted, is kept as it is; HSM moves
+// the one of a Subscriber of the agent@host form that comes back on
+// another Url, see docs/hsm.md) and reports true; or until ctx ends, and
+// reports false.
 func Hold(ctx context.Context, h Subscriber, log *slog.Logger, build func(hsm.Values) hsm.Subscription) bool {
 	for attempt := 0; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
