@@ -426,6 +426,12 @@ func (db *DB) migrations(fsys fs.FS) ([]migration, error) {
 			m.name = strings.TrimSuffix(e.Name(), pgSuffix) + ".sql"
 		}
 		if i, dup := byVersion[v]; dup {
+			// Only a file and its PostgreSQL twin share a version: two
+			// migrations of one number (two people adding NNNN at once)
+			// would have one of them never run, silently.
+			if ms[i].name != m.name {
+				return nil, fmt.Errorf("migrations %s and %s share version %d: renumber one", ms[i].file, e.Name(), v)
+			}
 			if twin { // the twin replaces the file it is named after
 				ms[i].file, ms[i].native = m.file, true
 			}

@@ -134,6 +134,22 @@ func TestBadMigrationName(t *testing.T) {
 	}
 }
 
+// TestDuplicateMigrationVersion: two migrations of one number (two
+// engineers adding the next one at once) fail Open, naming both, instead
+// of one of them never running; a file and its PostgreSQL twin may share
+// theirs (TestMigrationTwins).
+func TestDuplicateMigrationVersion(t *testing.T) {
+	fsys := fstest.MapFS{
+		"0001_init.sql":  {Data: []byte("CREATE TABLE a (k TEXT PRIMARY KEY)")},
+		"0002_left.sql":  {Data: []byte("CREATE TABLE b (k TEXT PRIMARY KEY)")},
+		"0002_right.sql": {Data: []byte("CREATE TABLE c (k TEXT PRIMARY KEY)")},
+	}
+	_, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), fsys)
+	if err == nil || !strings.Contains(err.Error(), "0002_left.sql and 0002_right.sql share version 2") {
+		t.Fatalf("err = %v, want the two files of version 2 named", err)
+	}
+}
+
 // TestStmtPreparedOnceOnWriter: a statement first met inside a transaction
 // is prepared on the writer once it ends, and later transactions use it.
 func TestStmtPreparedOnceOnWriter(t *testing.T) {
