@@ -73,9 +73,14 @@ func TestRemovalWaitsForHSM(t *testing.T) {
 	clock := newFakeClock()
 	s := newRiverSuite(t, 2)
 	h := &countRetires{HSM: s.hsm}
+	// Every attempt's outcome, once recorded: the restarted reds retries at
+	// once on its own, alongside the test's own calls, and the test waits
+	// for those attempts to end rather than assume its call made them.
+	tried := make(chan string, 64)
 	// RetryMin is an hour of the fake clock, and of the real one: only
-	// the test's calls retry.
-	s.registerAll(Config{Now: clock.Now, RetryMin: time.Hour, RetryMax: 8 * time.Hour, HSM: h})
+	// the test's calls, and a restarted reds' first round, retry.
+	s.registerAll(Config{Now: clock.Now, RetryMin: time.Hour, RetryMax: 8 * time.Hour, HSM: h,
+		Retired: func(x string, _ error) { tried <- x }})
 	ctx := t.Context()
 	if err := s.store.SetState(ctx, "x3000c0s2b0", StatePending); err != nil {
 		t.Fatal(err)
@@ -93,10 +98,18 @@ func TestRemovalWaitsForHSM(t *testing.T) {
 	}
 	s.stopHSM()
 
+	var ended int64 // attempts seen to end
 	step := func(name string, advance time.Duration, wantAttempts int64, wantState string) {
 		t.Helper()
 		clock.Add(advance)
 		s.svc.RetryRemovals(ctx)
+		for ; ended < wantAttempts; ended++ {
+			select {
+			case <-tried:
+			case <-time.After(time.Minute): // a guard against a hang, not a timing
+				t.Fatalf("%s: %d attempts ended, want %d", name, ended, wantAttempts)
+			}
+		}
 		if n := h.n.Load(); n != wantAttempts {
 			t.Errorf("%s: %d attempts, want %d", name, n, wantAttempts)
 		}
@@ -114,6 +127,8 @@ func TestRemovalWaitsForHSM(t *testing.T) {
 
 	s.restartService()
 	<-s.svc.Started()
+	// Tried once each, by the restarted reds' own first round or by the
+	// test's call, whichever claims it first; never twice.
 	step("reds restarted", 0, 6, StateRemoving)
 
 	s.startHSM()

@@ -41,6 +41,9 @@ func (s *Service) tryRemoval(ctx context.Context, e Endpoint) {
 	}
 	err := retire(ctx, s.cfg.HSM, e.Xname)
 	yielded, serr := s.endRemoval(ctx, e.Xname, err)
+	if s.cfg.Retired != nil {
+		s.cfg.Retired(e.Xname, err)
+	}
 	switch {
 	case err != nil:
 		s.pollFailed(ctx, "hsm", err)
@@ -57,12 +60,18 @@ func (s *Service) tryRemoval(ctx context.Context, e Endpoint) {
 
 // claimRemoval reports whether HSM is to be told of the removal of xname
 // now, and marks it in flight if so: not when an attempt is under way
-// already, nor when the BMC was registered anew (its removal is dropped).
+// already or its backoff has not passed, nor when the BMC was registered
+// anew (its removal is dropped). The backoff is checked here, with the
+// claim, and not only in dueRemovals: a round's list of due removals is
+// stale by the time it reaches each one, and another caller (the
+// presence round, a second retry round) may have tried and failed it
+// meanwhile; trying it again at once would double its backoff for
+// nothing and put off its retirement by a step.
 func (s *Service) claimRemoval(ctx context.Context, xname string) bool {
 	s.removeMu.Lock()
 	defer s.removeMu.Unlock()
 	r := s.removals[xname]
-	if r != nil && r.inflight {
+	if r != nil && (r.inflight || s.cfg.Now().Before(r.next)) {
 		return false
 	}
 	if cur, err := s.cfg.Store.Get(ctx, xname); err == nil && cur.State != StateRemoving {

@@ -211,3 +211,34 @@ func TestRemovalNotHeldBySlowHSM(t *testing.T) {
 		t.Errorf("x3000c0s1b0 registered during its removal: %q, want %q", got, StateRegistered)
 	}
 }
+
+// TestRemovalNotTriedTwiceByStaleRound: a retry round that listed a
+// removal as due does not try it again once another caller has tried it
+// and failed meanwhile (its backoff is checked when it is claimed, not
+// only when the round lists what is due): one attempt, one backoff step.
+func TestRemovalNotTriedTwiceByStaleRound(t *testing.T) {
+	clock := newFakeClock()
+	s := newRiverSuite(t, 2)
+	h := &countRetires{HSM: s.hsm}
+	g := &gateRetire{HSM: h, hold: "x3000c0s1b0", entered: make(chan struct{}), release: make(chan struct{})}
+	s.registerAll(Config{Now: clock.Now, RetryMin: time.Hour, RetryMax: 8 * time.Hour, HSM: g})
+	ctx := t.Context()
+	for _, x := range []string{"x3000c0s1b0", "x3000c0s2b0"} {
+		if err := s.store.SetState(ctx, x, StateRemoving); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.stopHSM() // every attempt fails
+	stale := make(chan struct{})
+	go func() { defer close(stale); s.svc.RetryRemovals(ctx) }() // lists both, held on x3000c0s1b0
+	<-g.entered
+	s.svc.RetryRemovals(ctx) // x3000c0s1b0 in flight: tries x3000c0s2b0 alone, and fails
+	if n := h.n.Load(); n != 1 {
+		t.Fatalf("while the stale round is held: %d attempts, want 1", n)
+	}
+	close(g.release)
+	<-stale
+	if n := h.n.Load(); n != 2 {
+		t.Errorf("after the stale round: %d attempts, want 2 (x3000c0s2b0 once)", n)
+	}
+}

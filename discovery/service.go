@@ -70,7 +70,10 @@ type Config struct {
 	Now func() time.Time
 	// Done, if set, is told the outcome of every MAC processed: the BMC
 	// xname registered, or the error that left it unknown (tests, benchmarks).
-	Done       func(Outcome)
+	Done func(Outcome)
+	// Retired, if set, is told the outcome of every attempt to retire a
+	// BMC in HSM (nil: HSM took it), once the outcome is recorded (tests).
+	Retired    func(xname string, err error)
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
 }
