@@ -10,15 +10,18 @@
 # (non-2xx and socket errors are printed, and a run with any fails the script).
 #
 # Placement (PIN): wrk runs on the same 2-core machine as the server it
-# loads. PIN=0 (the default, the setup of every recorded result): no
-# pinning, wrk -t2, the server's GOMAXPROCS 2, so wrk's threads and the
-# server's compete for both cores and the scheduler's time slices land in
-# the p99 (the null handler's own p99 was 7-10 ms that way). PIN=1 gives
-# each its own core, the same for the null handler and bss: the server
-# under test on CPU 0 with GOMAXPROCS=1, wrk with 1 thread on CPU 1
-# (taskset); hsm (idle during the runs) shares the server's CPU. PIN=1 only
-# means something on a quiet machine: otherwise other work on CPU 0 takes the
-# server's one core (at load 7 it got 0.35-0.6 of it). Each run prints the
+# loads. PIN=1 (the default since 2026-11-25 03:40 UTC): each its own
+# core, the same for the null handler and bss: the server under test on
+# CPU 0 with GOMAXPROCS=1, wrk with 1 thread on CPU 1 (taskset); hsm (idle
+# during the runs) shares the server's CPU. That is the closest this one
+# machine gets to the real setup (the clients are other machines) and it
+# gives the server one core, not two. PIN=0 (the setup of the results
+# recorded before): no pinning, wrk -t2, the server's GOMAXPROCS 2, so
+# wrk's threads and the server's compete for both cores and the
+# scheduler's time slices land in the p99 (the null handler's own p99 was
+# 7-10 ms that way). PIN=1 only means something on a quiet machine:
+# otherwise other work on CPU 0 takes the server's one core (at load 7 it
+# got 0.35-0.6 of it). Each run prints the
 # CPU the server used: cores over the run, and microseconds per request
 # (which the load of other work moves least).
 # DURATION overrides the 15 s per run.
@@ -36,7 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pin=${PIN:-0}
+pin=${PIN:-1}
 srv=() load=() threads=2
 if [ "$pin" = 1 ]; then
   [ "$(nproc)" -ge 2 ] || { echo "bss.sh: PIN=1 needs 2 CPUs (PIN=0 runs unpinned)" >&2; exit 1; }
