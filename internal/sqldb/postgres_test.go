@@ -258,45 +258,6 @@ func TestPostgresRefusesLinguisticCollation(t *testing.T) {
 	}
 }
 
-// pgTwins are the PostgreSQL twins (NNNN_name.postgres.sql) that a
-// directory still lacks: statemgr 0013 and 0016 fix up stored rows with
-// SQLite's JSON functions, which a new PostgreSQL database has none of, but
-// 0013 also adds columns (docs/sql-portability.md). The test runs the
-// directory with them, so adding these files is all statemgr needs.
-var pgTwins = map[string]fstest.MapFS{
-	"statemgr/migrations": {
-		"0013_redfish_fru_filters.postgres.sql": {Data: []byte(`ALTER TABLE rf_hw_frus ADD COLUMN manufacturer TEXT NOT NULL DEFAULT '';
-ALTER TABLE rf_hw_frus ADD COLUMN part_number TEXT NOT NULL DEFAULT '';
-ALTER TABLE rf_hw_frus ADD COLUMN serial_number TEXT NOT NULL DEFAULT '';`)},
-		"0016_hwinv_shipped_names.postgres.sql": {Data: []byte("-- nothing to rename in a new database\n")},
-	},
-}
-
-// withTwins is the migrations of dir with pgTwins' files added.
-func withTwins(t *testing.T, root, dir string) fs.FS {
-	t.Helper()
-	twins, ok := pgTwins[dir]
-	if !ok {
-		return os.DirFS(filepath.Join(root, dir))
-	}
-	m := fstest.MapFS{}
-	entries, err := os.ReadDir(filepath.Join(root, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(root, dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[e.Name()] = &fstest.MapFile{Data: b}
-	}
-	for n, f := range twins {
-		m[n] = f
-	}
-	return m
-}
-
 // TestEveryMigrationOnPostgres runs each daemon's migrations, translated,
 // on a PostgreSQL database of its own (bss's and its DHCP server's in one,
 // as bss keeps them), so a new migration that only SQLite takes fails here.
@@ -334,7 +295,7 @@ func TestEveryMigrationOnPostgres(t *testing.T) {
 			defer db.Close()
 			slices.Sort(dirs) // ipxe/dhcp (1001...) after ipxe
 			for _, d := range dirs {
-				if err := db.Migrate(t.Context(), withTwins(t, root, d)); err != nil {
+				if err := db.Migrate(t.Context(), os.DirFS(filepath.Join(root, d))); err != nil {
 					t.Errorf("%s: %v", d, err)
 				}
 			}
