@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/hmsuite/hms/internal/httpclient"
 )
@@ -17,10 +16,7 @@ type Client struct {
 // NewClient returns a client of the bos at base (e.g.
 // http://127.0.0.1:9000; a trailing /v2 is accepted). hc may be nil.
 func NewClient(base string, hc *http.Client, userAgent string) *Client {
-	base = strings.TrimSuffix(strings.TrimRight(base, "/"), Base)
-	c := httpclient.New("bos", base, Base, hc)
-	c.UserAgent = userAgent
-	return &Client{hc: c}
+	return &Client{hc: httpclient.NewDaemon("bos", base, Base, hc, userAgent)}
 }
 
 // Templates lists the session templates.
