@@ -59,7 +59,14 @@ func (ix *Index) byNIDsLocked(f *Filter) (out []*Record, ok bool) {
 	n := uint64(len(f.nids))
 	for _, r := range f.NIDRanges {
 		if r[1] >= r[0] {
-			n += uint64(r[1]) - uint64(r[0]) + 1 // exact: a range spans less than 2^64
+			// span+1 NIDs; span itself is exact, span+1 wraps to 0 for the
+			// range of every int (review-5: that passed the check and
+			// looped 2^64 times under the read lock), so compare span.
+			span := uint64(r[1]) - uint64(r[0])
+			if span >= most {
+				return nil, false
+			}
+			n += span + 1
 		}
 		if n > most {
 			return nil, false
@@ -74,9 +81,17 @@ func (ix *Index) byNIDsLocked(f *Filter) (out []*Record, ok bool) {
 		}
 	}
 	for _, rg := range f.NIDRanges {
-		for nid := rg[0]; nid <= rg[1]; nid++ {
+		if rg[1] < rg[0] {
+			continue
+		}
+		// Stop at rg[1] itself: nid <= rg[1] never fails when rg[1] is
+		// the largest int (nid++ wraps).
+		for nid := rg[0]; ; nid++ {
 			if r := ix.byNID[nid]; r != nil {
 				out = append(out, r)
+			}
+			if nid == rg[1] {
+				break
 			}
 		}
 	}

@@ -41,6 +41,12 @@ func TestViewOfSelectsAsScan(t *testing.T) {
 		{name: "nids", query: url.Values{"nid": {"5", "7", "99", "5"}}},
 		{name: "nid range", query: url.Values{"nid_start": {"3"}, "nid_end": {"9"}}},
 		{name: "nid open range", query: url.Values{"nid_start": {"20"}}},
+		// A range to the largest int and the range of every int once
+		// looped forever under the read lock (review-5); they must end
+		// with the scan's answer.
+		{name: "nid range to max int", query: url.Values{"nid_start": {"9223372036854775806"}, "nid_end": {"9223372036854775807"}}},
+		{name: "nid range of every int", query: url.Values{"nid_start": {"-9223372036854775808"}, "nid_end": {"9223372036854775807"}}},
+		{name: "nid range below min int end", query: url.Values{"nid_start": {"-9223372036854775808"}, "nid_end": {"-9223372036854775807"}}},
 		{name: "nid ranges and nids", query: url.Values{"nid_start": {"1", "20"}, "nid_end": {"2", "22"}, "nid": {"10"}}},
 		{name: "under", query: url.Values{}, under: "x1000c0s1"},
 		{name: "under with ids", query: url.Values{"id": {"x1000c0s1b0n0", "x1000c0s2b0n0"}}, under: "x1000c0s1"},
