@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/hmsuite/hms/internal/redact"
@@ -113,7 +112,7 @@ func (r *Relay) drop(ctx context.Context, sub hsm.Subscription, f *failing) bool
 		}
 		return false
 	}
-	r.m.dropped.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
+	r.m.dropped.Inc()
 	r.cfg.Log.WarnContext(ctx, "scn_subscription_dropped", "subscription", sub.ID, "subscriber", sub.Subscriber,
 		"url", redact.URL(sub.Url), "failing_since", f.since, "dead_after", r.cfg.DeadAfter)
 	return true

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -187,7 +186,7 @@ func TestDeadSubscriptionDropped(t *testing.T) {
 	if _, err := s.Cursor(ctx, scn.SubCursor(sub.ID)); err == nil {
 		t.Error("the dropped subscription's outbox cursor is still there")
 	}
-	if n := counterValue(relay.Dropped(strconv.FormatInt(sub.ID, 10))); n != 1 {
+	if n := counterValue(relay.Dropped()); n != 1 {
 		t.Errorf("hsm_scn_subscriptions_dropped_total = %v, want 1", n)
 	}
 }
@@ -221,7 +220,7 @@ func TestRecoveredSubscriptionKept(t *testing.T) {
 	if list, err := st.Subscriptions(ctx); err != nil || len(list) != 1 {
 		t.Errorf("subscriptions left = %+v, %v; want %d", list, err, sub.ID)
 	}
-	if n := counterValue(relay.Dropped(strconv.FormatInt(sub.ID, 10))); n != 0 {
+	if n := counterValue(relay.Dropped()); n != 0 {
 		t.Errorf("recovered subscription counted dropped %v times", n)
 	}
 }

@@ -30,7 +30,7 @@ func (r *Relay) DeadLetters(sub string) prometheus.Counter {
 }
 
 // Dropped is the counter of subscriptions dropped for failing deliveries.
-func (r *Relay) Dropped(sub string) prometheus.Counter { return r.m.dropped.WithLabelValues(sub) }
+func (r *Relay) Dropped() prometheus.Counter { return r.m.dropped }
 
 // Subscriptions returns every subscription.
 func (s *Store) Subscriptions(ctx context.Context) ([]hsm.Subscription, error) {

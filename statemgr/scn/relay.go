@@ -56,9 +56,13 @@ type Relay struct {
 
 type relayMetrics struct {
 	published, busErrors, expired prometheus.Counter
-	delivered, retries, skipped   *prometheus.CounterVec
-	deadLetters, dropped          *prometheus.CounterVec
-	outboxRows, retention         prometheus.Gauge
+	// dropped has no subscription label: a dropped subscription's ID
+	// never comes back, so one series per ID would grow for the
+	// daemon's lifetime; the log line names it.
+	dropped                     prometheus.Counter
+	delivered, retries, skipped *prometheus.CounterVec
+	deadLetters                 *prometheus.CounterVec
+	outboxRows, retention       prometheus.Gauge
 }
 
 // NewRelay returns a relay over store's outbox.
@@ -96,8 +100,8 @@ func NewRelay(store *Store, cfg RelayConfig) *Relay {
 		retries:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivery_retries_total", Help: "Failed posts to a subscriber (retried)."}, []string{"subscription"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_dead_letters_total",
 			Help: "SCNs a subscriber refused for good (4xx other than 408/429), moved aside."}, []string{"subscription"}),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_subscriptions_dropped_total",
-			Help: "Subscriptions deleted because their deliveries had failed for the dead-after bound."}, []string{"subscription"}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_subscriptions_dropped_total",
+			Help: "Subscriptions deleted because their deliveries had failed for the dead-after bound."}),
 		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_missed_total", Help: "SCNs a subscriber never got because they expired first."}, []string{"subscription"}),
 		outboxRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_outbox_rows", Help: "Rows in the SCN outbox after the last compaction."}),
 		retention:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_retention_seconds", Help: "How long an undelivered SCN is kept."}),
