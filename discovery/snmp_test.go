@@ -1,14 +1,13 @@
 package discovery
 
 import (
-	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/gosnmp/gosnmp"
 	"github.com/hmsuite/hms/internal/snmpsim"
+	"github.com/hmsuite/hms/internal/snmpsim/snmpsimtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -89,20 +88,7 @@ func serveAgent(t testing.TB, a *snmpsim.Agent, sw snmpsim.Switch) string {
 	if err := a.Set(sw); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, conn) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return conn.LocalAddr().String()
+	return snmpsimtest.ServeLoopback(t, a).String()
 }
 
 // TestSNMPWalkFallbacks: a switch without Q-BRIDGE is read through

@@ -1,14 +1,14 @@
 package snmpsim
 
 import (
-	"context"
-	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
+	"github.com/hmsuite/hms/internal/snmpsim/snmpsimtest"
 )
 
 // testSwitch is a small switch: two ports, a MAC on each.
@@ -64,20 +64,7 @@ func newTestAgent(t testing.TB, cfg Config) *Agent {
 // serve runs a on a loopback UDP port until the test ends and returns the port.
 func serve(t *testing.T, a *Agent) uint16 {
 	t.Helper()
-	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, conn) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return uint16(conn.LocalAddr().(*net.UDPAddr).Port)
+	return uint16(snmpsimtest.ServeLoopback(t, a).Port)
 }
 
 // usmParams are u's USM parameters as a manager holds them.
