@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -138,21 +137,16 @@ func (n *benchNodes) heartbeat(ctx context.Context, every time.Duration) {
 // interval>), as fleetproc describes, and prints the nodes' events after
 // "ready".
 func TestBosBenchFleet(t *testing.T) {
-	spec := os.Getenv("HMS_BOS_BENCH_FLEET")
-	if spec == "" {
-		t.Skip("child process of BenchmarkRebootSessionReal")
-	}
-	p := strings.Split(spec, ",")
-	first, _ := strconv.Atoi(p[0])
-	count, _ := strconv.Atoi(p[1])
-	boot, _ := time.ParseDuration(p[4])
-	every, _ := time.ParseDuration(p[5])
+	spec := fleetproc.Child(t, "HMS_BOS_BENCH_FLEET", 4)
+	p := spec.Args
+	boot, _ := time.ParseDuration(p[2])
+	every, _ := time.ParseDuration(p[3])
 	_ = httpserver.RaiseFileLimit(slog.New(slog.DiscardHandler))
 	ctx := fleetproc.StdinContext()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-	n := &benchNodes{bss: p[2], hc: hc, hbtd: agent.NewClient(p[3], hc), boot: boot, events: make(chan string, 4096),
+	n := &benchNodes{bss: p[0], hc: hc, hbtd: agent.NewClient(p[1], hc), boot: boot, events: make(chan string, 4096),
 		gen: map[string]int{}, beating: map[string]bool{}}
-	cfg := fleetproc.Config(first, count, bmcPassword)
+	cfg := fleetproc.Config(spec.First, spec.Count, bmcPassword)
 	cfg.OnPower = func(bmc, _, state string) { n.onPower(ctx, bmc, state) }
 	fleet, err := redfishsim.NewFleet(cfg)
 	if err != nil {

@@ -181,8 +181,8 @@ func (bb *bosBench) startFleets(bssURL, hbtdURL string, boot time.Duration) map[
 	addrs := map[string]string{}
 	for first := 0; first < bb.n; first += benchFleet {
 		count := min(benchFleet, bb.n-first)
-		spec := fmt.Sprintf("%d,%d,%s,%s,%s,%s", first, count, bssURL, hbtdURL, boot, 500*time.Millisecond)
-		cmd, out := fleetproc.Start(bb.b, "^TestBosBenchFleet$", "HMS_BOS_BENCH_FLEET="+spec)
+		spec := fleetproc.Spec{First: first, Count: count, Args: []string{bssURL, hbtdURL, boot.String(), (500 * time.Millisecond).String()}}
+		cmd, out := fleetproc.Start(bb.b, "^TestBosBenchFleet$", "HMS_BOS_BENCH_FLEET="+spec.String())
 		bb.sims = append(bb.sims, cmd.Process.Pid)
 		fleetproc.ReadAddrs(out, addrs)
 		go bb.follow(out)

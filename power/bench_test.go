@@ -3,7 +3,6 @@ package power
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -44,16 +43,10 @@ const benchFleets = 4
 // serving one fleet (HMS_PCS_BENCH_FLEET=<first>,<count>,<latency>), as
 // fleetproc describes.
 func TestBenchFleet(t *testing.T) {
-	spec := os.Getenv("HMS_PCS_BENCH_FLEET")
-	if spec == "" {
-		t.Skip("child process of BenchmarkOn10k")
-	}
-	parts := strings.Split(spec, ",")
-	first, _ := strconv.Atoi(parts[0])
-	count, _ := strconv.Atoi(parts[1])
-	latency, _ := time.ParseDuration(parts[2])
+	spec := fleetproc.Child(t, "HMS_PCS_BENCH_FLEET", 1)
+	latency, _ := time.ParseDuration(spec.Args[0])
 	_ = httpserver.RaiseFileLimit(slog.New(slog.DiscardHandler))
-	cfg := fleetproc.Config(first, count, simPassword)
+	cfg := fleetproc.Config(spec.First, spec.Count, simPassword)
 	cfg.Faults = redfishsim.Faults{Latency: latency}
 	fleet, err := redfishsim.NewFleet(cfg)
 	if err != nil {
@@ -72,7 +65,7 @@ func startFleets(b *testing.B, nodes int, latency time.Duration) map[string]stri
 	addrs := map[string]string{}
 	per := nodes / benchFleets
 	for k := range benchFleets {
-		_, stdout := fleetproc.Start(b, "^TestBenchFleet$", fmt.Sprintf("HMS_PCS_BENCH_FLEET=%d,%d,%s", k*per, per, latency))
+		_, stdout := fleetproc.Start(b, "^TestBenchFleet$", "HMS_PCS_BENCH_FLEET="+fleetproc.Spec{First: k * per, Count: per, Args: []string{latency.String()}}.String())
 		fleetproc.ReadAddrs(stdout, addrs)
 		go func() {
 			for stdout.Scan() {

@@ -2,7 +2,8 @@
 // processes, for the benchmarks that simulate more BMCs than one process
 // has file descriptors for (10,000 listeners and both ends of their
 // connections): the test binary runs again with one test selected and an
-// environment variable saying what to serve. The child announces each BMC
+// environment variable saying what to serve (a Spec: the parent writes it
+// with Spec.String, the child reads it with Child). The child announces each BMC
 // on its stdout, "bmc <xname> <addr>", then "ready", and serves until its
 // stdin closes, which happens when the benchmark that started it ends.
 package fleetproc

@@ -3,7 +3,6 @@ package fleetproc
 import (
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -13,14 +12,8 @@ import (
 // TestChild is not a test: it is the child process TestStart runs
 // (HMS_FLEETPROC_TEST=<first>,<count>).
 func TestChild(t *testing.T) {
-	spec := os.Getenv("HMS_FLEETPROC_TEST")
-	if spec == "" {
-		t.Skip("child process of TestStart")
-	}
-	first, count, _ := strings.Cut(spec, ",")
-	f, _ := strconv.Atoi(first)
-	n, _ := strconv.Atoi(count)
-	fleet, err := redfishsim.NewFleet(Config(f, n, "secret-1"))
+	spec := Child(t, "HMS_FLEETPROC_TEST", 0)
+	fleet, err := redfishsim.NewFleet(Config(spec.First, spec.Count, "secret-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +28,7 @@ func TestChild(t *testing.T) {
 // TestStart: a child serves a fleet, announces its BMCs by xname, and
 // answers Redfish until the test ends (its stdin closes then).
 func TestStart(t *testing.T) {
-	_, out := Start(t, "^TestChild$", "HMS_FLEETPROC_TEST=5,3")
+	_, out := Start(t, "^TestChild$", "HMS_FLEETPROC_TEST="+Spec{First: 5, Count: 3}.String())
 	addrs := map[string]string{}
 	ReadAddrs(out, addrs)
 	if len(addrs) != 3 {
@@ -59,6 +52,21 @@ func TestStart(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s at %s: GET Systems %d", x, addr, resp.StatusCode)
+		}
+	}
+}
+
+// TestParseSpec: a spec reads back as it was written, with exactly the
+// fields its child expects; anything else is refused.
+func TestParseSpec(t *testing.T) {
+	s := Spec{First: 2500, Count: 2500, Args: []string{"http://127.0.0.1:1/boot", "1.5s"}}
+	got, err := ParseSpec(s.String(), 2)
+	if err != nil || got.First != 2500 || got.Count != 2500 || strings.Join(got.Args, " ") != "http://127.0.0.1:1/boot 1.5s" {
+		t.Errorf("ParseSpec(%q) = %+v, %v", s, got, err)
+	}
+	for _, bad := range []string{"", "1", "1,2", "1,2,3,4", "x,2,3", "1,-2,3"} {
+		if _, err := ParseSpec(bad, 1); err == nil {
+			t.Errorf("ParseSpec(%q, 1) succeeded", bad)
 		}
 	}
 }
