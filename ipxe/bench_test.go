@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hmsuite/hms/internal/auth/authtest"
 	"github.com/hmsuite/hms/internal/httpserver"
 )
 
@@ -46,7 +47,23 @@ func benchAPI(b *testing.B) (*API, []string) {
 // each request, which the server's middleware spares (BenchmarkBootscriptHTTP).
 func BenchmarkBootscript(b *testing.B) {
 	api, paths := benchAPI(b)
-	handler := api.Handler()
+	benchScripts(b, api.Handler(), paths)
+}
+
+// BenchmarkBootscriptGuarded is BenchmarkBootscript behind the auth guard
+// in enforce mode: the boot script is an open route, so no token is
+// checked; the difference is the guard's routing.
+func BenchmarkBootscriptGuarded(b *testing.B) {
+	api, paths := benchAPI(b)
+	guarded, err := authtest.New(b).Config().Wrap(api.Handler(), AuthTable(), nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchScripts(b, guarded, paths)
+}
+
+// benchScripts fetches the scripts of paths from handler, in parallel.
+func benchScripts(b *testing.B, handler http.Handler, paths []string) {
 	reqs := make([]*http.Request, len(paths))
 	for i, p := range paths {
 		reqs[i] = httptest.NewRequest(http.MethodGet, p, nil)

@@ -60,8 +60,30 @@ func guardFor(v *Verifier, shadow bool, t Table, next http.Handler, log *slog.Lo
 		g.routes.Handle(r.Pattern, g.check(r.Access))
 	}
 	// A route the table lacks is admin-only: the guard fails closed.
-	g.routes.Handle("/", g.check(AdminOnly()))
+	unlisted := g.check(AdminOnly())
+	g.routes.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Pattern = g.daemonPattern(r)
+		unlisted.ServeHTTP(w, r)
+	}))
 	return g
+}
+
+// matcher is a daemon's mux that names the pattern it routes a request to
+// ("" for none): httpserver.Mux.
+type matcher interface {
+	Match(r *http.Request) string
+}
+
+// daemonPattern labels a request the table has no line for, in the
+// metrics of a refusal (a request passed on gets its label from the
+// daemon's mux): the pattern the daemon would serve it with, or "" (the
+// metrics' "unmatched"), never the guard's catch-all "/". Labels stay
+// bounded: they are the daemon's patterns.
+func (g *guard) daemonPattern(r *http.Request) string {
+	if m, ok := g.next.(matcher); ok {
+		return m.Match(r)
+	}
+	return ""
 }
 
 // ServeHTTP routes r through the table's mux, which sets r's path values
@@ -70,35 +92,49 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.routes.Ser
 
 func (g *guard) check(a Access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.optional {
-			if p, err := g.authenticate(r); err == nil {
-				r = r.WithContext(WithPrincipal(r.Context(), p))
-			}
-		}
 		if a.open {
-			g.pass(w, r)
+			// An optional route's handler gets the caller of a valid
+			// token; it decides for the others.
+			var p Principal
+			known := false
+			if a.optional {
+				var err error
+				p, err = g.authenticate(r)
+				known = err == nil
+			}
+			g.pass(w, r, p, known)
 			return
 		}
 		p, err := g.authenticate(r)
-		if err == nil {
-			if ok, why := a.allows(p, r); !ok {
-				err = errors.New(why)
-				g.refuse(w, r, http.StatusForbidden, p, err)
-				return
-			}
-			g.decisions.WithLabelValues("allowed", "false").Inc()
-			g.pass(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		if err != nil {
+			g.refuse(w, r, http.StatusUnauthorized, p, err)
 			return
 		}
-		g.refuse(w, r, http.StatusUnauthorized, p, err)
+		if ok, why := a.allows(p, r); !ok {
+			g.refuse(w, r, http.StatusForbidden, p, errors.New(why))
+			return
+		}
+		g.decisions.WithLabelValues("allowed", "false").Inc()
+		g.pass(w, r, p, true)
 	})
 }
 
 // pass hands r to the daemon's handler, clearing the pattern the table's
-// mux set so the daemon's mux and metrics record their own.
-func (g *guard) pass(w http.ResponseWriter, r *http.Request) {
+// mux set so the daemon's mux and metrics record their own. With a caller
+// (known), the handler gets a copy of r whose context carries it
+// (FromContext): a request's context is set only so. The daemon's mux
+// records its pattern on that copy, and the metrics middleware reads the
+// request it holds, so the pattern is written back to r. Open routes
+// (bss's boot script and cloud-init) pass r itself: nothing is copied.
+func (g *guard) pass(w http.ResponseWriter, r *http.Request, p Principal, known bool) {
 	r.Pattern = ""
-	g.next.ServeHTTP(w, r)
+	if !known {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	r2 := r.WithContext(WithPrincipal(r.Context(), p))
+	g.next.ServeHTTP(w, r2)
+	r.Pattern = r2.Pattern
 }
 
 func (g *guard) authenticate(r *http.Request) (Principal, error) {
@@ -124,7 +160,7 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, p Pri
 		g.decisions.WithLabelValues(decision, "false").Inc()
 		g.log.Warn("auth_shadow_refusal", "method", r.Method, "path", r.URL.Path, "status", status,
 			"sub", p.Subject, "remote", r.RemoteAddr, "reason", err.Error())
-		g.pass(w, r)
+		g.pass(w, r, Principal{}, false)
 		return
 	}
 	g.decisions.WithLabelValues(decision, "true").Inc()

@@ -21,7 +21,7 @@ import (
 
 // testIssuer signs tokens with keys made for one test and serves their JWKS.
 type testIssuer struct {
-	t       *testing.T
+	t       testing.TB
 	mu      sync.Mutex
 	keys    map[string]jose.JSONWebKey // kid -> private key
 	algs    map[string]jose.SignatureAlgorithm
@@ -33,7 +33,7 @@ type testIssuer struct {
 	hold, entered chan struct{}
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	is := &testIssuer{t: t, keys: map[string]jose.JSONWebKey{}, algs: map[string]jose.SignatureAlgorithm{},
 		now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
