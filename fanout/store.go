@@ -6,7 +6,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"sync"
 	"time"
 
@@ -36,11 +35,7 @@ type Store struct {
 
 // OpenStore opens (creating and migrating) the database at path.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("open hmnfd store: %w", err)
-	}
-	db, err := sqldb.Open(ctx, path, sub)
+	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
 		return nil, fmt.Errorf("open hmnfd store: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -83,11 +82,7 @@ func (s *Store) SetReceivers(names ...string) {
 
 // OpenStore opens (creating and migrating) the SQLite database at path.
 func OpenStore(ctx context.Context, path string, log *slog.Logger, reg prometheus.Registerer) (*Store, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("hbtd migrations: %w", err)
-	}
-	db, err := sqldb.Open(ctx, path, sub)
+	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"sort"
 	"sync"
 
@@ -52,11 +51,7 @@ func newChange() *change {
 
 // OpenStore opens (creating if needed) the SQLite file at path and loads it.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("bss migrations: %w", err)
-	}
-	db, err := sqldb.Open(ctx, path, sub)
+	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
 	"slices"
 	"sync"
 	"time"
@@ -52,11 +51,7 @@ func OpenStore(ctx context.Context, path string, now func() time.Time) (*Store, 
 	if now == nil {
 		now = time.Now
 	}
-	migs, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("sls migrations: %w", err)
-	}
-	db, err := sqldb.Open(ctx, path, migs)
+	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
 		return nil, err
 	}

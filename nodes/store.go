@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync/atomic"
 	"time"
 
@@ -35,11 +34,7 @@ type Row struct {
 
 // OpenStore opens (creating if needed) the SQLite file at path.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("nodes migrations: %w", err)
-	}
-	db, err := sqldb.Open(ctx, path, sub)
+	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -24,11 +23,7 @@ type Store struct {
 
 // OpenStore opens (creating if needed) the SQLite file at path.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("bos migrations: %w", err)
-	}
-	db, err := sqldb.Open(ctx, path, sub)
+	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -23,11 +22,7 @@ type Store struct {
 
 // OpenStore opens (creating if needed) the SQLite file at path.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("pcs migrations: %w", err)
-	}
-	db, err := sqldb.Open(ctx, path, sub)
+	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,17 @@ type DB struct {
 	commits atomic.Uint64 // write transactions committed (Commits)
 }
 
+// OpenEmbedded is Open with the migrations in the directory "migrations"
+// of files: what a service's store embeds with
+// `//go:embed migrations/*.sql`.
+func OpenEmbedded(ctx context.Context, p string, files fs.FS) (*DB, error) {
+	migrations, err := fs.Sub(files, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("open database: migrations: %w", err)
+	}
+	return Open(ctx, p, migrations)
+}
+
 // Open opens (creating if needed) the SQLite file at p and applies the
 // migrations found in migrations (files named NNNN_description.sql, applied in
 // numeric order, each once). migrations may be nil. The database is locked for
