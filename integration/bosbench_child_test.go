@@ -15,6 +15,7 @@ import (
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/redfishsim/fleetproc"
 	"github.com/hmsuite/hms/orchestrator"
@@ -70,9 +71,9 @@ func (n *benchNodes) bootNode(ctx context.Context, node string, g int) {
 			n.emit("script", node)
 			break
 		}
-		benchSleep(ctx, time.Second)
+		pause.For(ctx, time.Second)
 	}
-	benchSleep(ctx, n.boot)
+	pause.For(ctx, n.boot)
 	n.mu.Lock()
 	ok := n.gen[node] == g
 	if ok {
@@ -202,14 +203,4 @@ func TestBosBenchBos(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Exit(0)
-}
-
-// benchSleep waits d or until ctx ends.
-func benchSleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

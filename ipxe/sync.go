@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -139,20 +140,9 @@ func (s *Service) resyncUntilDone(ctx context.Context) {
 		if s.resyncOnce(ctx) == nil {
 			return
 		}
-		if !sleepCtx(ctx, min(time.Second<<min(attempt, 5), 30*time.Second)) {
+		if !pause.For(ctx, min(time.Second<<min(attempt, 5), 30*time.Second)) {
 			return
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

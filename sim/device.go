@@ -13,6 +13,7 @@ import (
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/auth/token"
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/hmsuite/hms/internal/redfishsim"
 )
 
@@ -248,7 +249,7 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 			tok = scriptToken(script)
 			break
 		}
-		if !sleep(ctx, wait) {
+		if !pause.For(ctx, wait) {
 			return
 		}
 	}
@@ -256,7 +257,7 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 	a := &agent.Agent{Client: s.nodeClient(xname, tok, g.ip), XNames: []string{xname}, Hostname: "nid" + nid, NID: nid,
 		Interval: s.cfg.HeartbeatInterval, Log: s.cfg.Log.With("node", xname)}
 	for a.BeatOnce(ctx) != nil {
-		if !sleep(ctx, s.cfg.BootRetry) {
+		if !pause.For(ctx, s.cfg.BootRetry) {
 			return
 		}
 		// Refused, perhaps for want of a token: bss gives one once HSM
@@ -267,7 +268,7 @@ func (d *device) boot(ctx context.Context, s *Sim) {
 		}
 	}
 	d.update(func(st *Status) { st.Heartbeat = time.Now() })
-	if sleep(ctx, a.Interval) {
+	if pause.For(ctx, a.Interval) {
 		_ = a.Run(ctx) // returns when ctx ends
 	}
 }
@@ -315,17 +316,5 @@ func retry[T any](ctx context.Context, stop <-chan struct{}, fn func() (T, error
 		case <-t.C:
 		}
 		wait = min(2*wait, 5*time.Second)
-	}
-}
-
-// sleep waits d unless ctx ends first; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

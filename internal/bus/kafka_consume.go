@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -73,7 +74,7 @@ func (k *Kafka) Consume(ctx context.Context, topic, group string, h Handler) err
 			// The reader heals itself (it rejoins the group); wait a little so a
 			// persistent failure does not spin.
 			log.Warn("kafka_fetch_failed", "err", err)
-			if !sleepCtx(ctx, time.Second) {
+			if !pause.For(ctx, time.Second) {
 				return k.stopReason()
 			}
 			continue
@@ -122,7 +123,7 @@ func (k *Kafka) deliver(ctx context.Context, log *slog.Logger, batch []kafka.Mes
 			return false
 		}
 		log.Warn("bus_handler_failed", "err", err, "messages", len(msgs), "retry_in", backoff)
-		if !sleepCtx(ctx, backoff) {
+		if !pause.For(ctx, backoff) {
 			return false
 		}
 		backoff = min(backoff*2, k.cfg.MaxBackoff)
@@ -157,7 +158,7 @@ func (k *Kafka) waitTopic(ctx context.Context, topic string) bool {
 			return false
 		}
 		k.log.Warn("kafka_topic_unavailable", "topic", topic, "err", err, "retry_in", backoff)
-		if !sleepCtx(ctx, backoff) {
+		if !pause.For(ctx, backoff) {
 			return false
 		}
 		backoff = min(backoff*2, k.cfg.MaxBackoff)
@@ -197,16 +198,4 @@ func (k *Kafka) untrack(r *kafka.Reader) {
 	delete(k.stops, r)
 	k.mu.Unlock()
 	k.running.Done()
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/hmsuite/hms/internal/problem"
 )
 
@@ -133,7 +134,7 @@ func (k *Kafka) produceChunk(ctx context.Context, topic string, p int, msgs []Me
 			return err
 		}
 		k.log.Debug("kafka_produce_retry", "topic", topic, "partition", p, "attempt", attempt, "err", err)
-		if !sleepCtx(ctx, backoff) {
+		if !pause.For(ctx, backoff) {
 			return ctx.Err()
 		}
 		backoff = min(2*backoff, time.Second)

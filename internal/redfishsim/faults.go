@@ -1,11 +1,12 @@
 package redfishsim
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/hmsuite/hms/internal/pause"
 )
 
 // Faults make a BMC misbehave the way real ones do. The zero value injects
@@ -109,7 +110,7 @@ func (b *BMC) preAuthFaults(w http.ResponseWriter, r *http.Request, f *Faults) b
 		abort(w)
 		return true
 	}
-	if f.Latency > 0 && !wait(ctx, f.Latency) {
+	if f.Latency > 0 && !pause.For(ctx, f.Latency) {
 		abort(w)
 		return true
 	}
@@ -155,16 +156,4 @@ func (b *BMC) chance() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.rng.Float64()
-}
-
-// wait blocks for d or until ctx ends; it reports whether d elapsed.
-func wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
