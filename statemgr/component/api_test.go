@@ -11,8 +11,10 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestComponentFilters(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestComponentFilters(t *testing.T) { eachDB(t, testComponentFilters) }
+
+func testComponentFilters(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	tests := []struct {
 		name, query string
@@ -43,8 +45,10 @@ func TestComponentFilters(t *testing.T) {
 	}
 }
 
-func TestComponentProjectionsAndWire(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestComponentProjectionsAndWire(t *testing.T) { eachDB(t, testComponentProjectionsAndWire) }
+
+func testComponentProjectionsAndWire(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	tests := []struct{ query, want string }{
 		{query: "?id=x0c0s1b0n1", want: `{"Components":[{"ID":"x0c0s1b0n1","Type":"Node","State":"Ready","Flag":"Warning","Enabled":false,"Role":"Compute","NID":4}]}`},
@@ -72,8 +76,10 @@ func TestComponentProjectionsAndWire(t *testing.T) {
 	}
 }
 
-func TestComponentLookups(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestComponentLookups(t *testing.T) { eachDB(t, testComponentLookups) }
+
+func testComponentLookups(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	var c hsm.Component
 	json.Unmarshal(a.Must(200, "GET", "/State/Components/ByNID/3", nil), &c)
@@ -113,8 +119,10 @@ func listPath(t *testing.T, a *hsmtest.Server, path string) []hsm.Component {
 	return l.Components
 }
 
-func TestComponentBadInput(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestComponentBadInput(t *testing.T) { eachDB(t, testComponentBadInput) }
+
+func testComponentBadInput(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	big := `{"ComponentIDs":["` + strings.Repeat("x", 9<<20) + `"],"State":"On"}`
 	tests := []struct {

@@ -9,8 +9,10 @@ import (
 
 // TestComponentGroupFilters: the group= and partition= component filters read
 // the membership the groups code keeps.
-func TestComponentGroupFilters(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestComponentGroupFilters(t *testing.T) { eachDB(t, testComponentGroupFilters) }
+
+func testComponentGroupFilters(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	a.Must(201, "POST", "/groups", map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}})
 	a.Must(201, "POST", "/partitions", map[string]any{"name": "p1", "members": map[string]any{"ids": []string{"x0c0s1b0n0", "x0c0s1b0n1"}}})

@@ -41,9 +41,11 @@ func changes(h []hsm.StateChange) []change {
 // TestHistoryRecordsChanges: creation and every State or Flag change are
 // recorded with their time and cause, in the order they happened; writes
 // that change neither record nothing.
-func TestHistoryRecordsChanges(t *testing.T) {
+func TestHistoryRecordsChanges(t *testing.T) { eachDB(t, testHistoryRecordsChanges) }
+
+func testHistoryRecordsChanges(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(t0)
-	_, srv := hsmtest.OpenAPI(t, clock.Now)
+	_, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	ctx := t.Context()
 	cli := client.New(srv.URL, srv.Client(), "hms-cli")
 	hbtd := client.New(srv.URL, srv.Client(), "hbtd")
@@ -85,9 +87,11 @@ func TestHistoryRecordsChanges(t *testing.T) {
 }
 
 // TestHistoryQuery: the filters of the collection and of one xname.
-func TestHistoryQuery(t *testing.T) {
+func TestHistoryQuery(t *testing.T) { eachDB(t, testHistoryQuery) }
+
+func testHistoryQuery(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(t0)
-	_, srv := hsmtest.OpenAPI(t, clock.Now)
+	_, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	ctx := t.Context()
 	cli := client.New(srv.URL, srv.Client(), "")
 	ids := []string{"x1c0s0b0n0", "x1c0s0b0n1", "x1c0s0b0n2"}
@@ -157,8 +161,10 @@ func transitions(h []hsm.StateChange) []string {
 	return out
 }
 
-func TestHistoryBadQuery(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestHistoryBadQuery(t *testing.T) { eachDB(t, testHistoryBadQuery) }
+
+func testHistoryBadQuery(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	for path, detail := range map[string]string{
 		"/State/Components/History?id=x1c9":                           `query parameter id: "x1c9" is not a valid xname`,
 		"/State/Components/History?state=Sleepy":                      `query parameter state: invalid value "Sleepy"`,
@@ -173,8 +179,10 @@ func TestHistoryBadQuery(t *testing.T) {
 
 // TestHistoryCauses: discovery's writes are recorded as Discovery; a store
 // opened with NoHistory records nothing.
-func TestHistoryCauses(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestHistoryCauses(t *testing.T) { eachDB(t, testHistoryCauses) }
+
+func testHistoryCauses(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	mustOK(t, st.UpsertDiscovered(t.Context(), []hsm.Component{{ID: "x1c0s0b0n0", State: "On"}}, nil))
 	h, err := st.History(t.Context(), component.HistoryQuery{})
@@ -183,7 +191,7 @@ func TestHistoryCauses(t *testing.T) {
 		t.Errorf("history %+v, want one Discovery change", h)
 	}
 
-	off, _ := hsmtest.NewStore(t, core.Config{NoHistory: true})
+	off, _ := hsmtest.NewStoreOn(t, db, core.Config{NoHistory: true})
 	st = component.NewStore(off)
 	mustOK(t, st.UpsertComponents(t.Context(), []hsm.Component{{ID: "x1c0s0b0n0", State: "On"}}, false, nil))
 	if h, err := st.History(t.Context(), component.HistoryQuery{}); err != nil || len(h) != 0 {
@@ -193,9 +201,11 @@ func TestHistoryCauses(t *testing.T) {
 
 // TestPruneHistory: the newest Rows changes are kept, the changes of one
 // write together, and none older than Age by the store's clock.
-func TestPruneHistory(t *testing.T) {
+func TestPruneHistory(t *testing.T) { eachDB(t, testPruneHistory) }
+
+func testPruneHistory(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(t0)
-	s, _ := hsmtest.NewStore(t, core.Config{Now: clock.Now})
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{Now: clock.Now})
 	st := component.NewStore(s)
 	ctx := t.Context()
 	ids := hsmtest.IDsOf(hsmtest.Nodes(10, 1))
@@ -256,8 +266,10 @@ func TestPruneHistory(t *testing.T) {
 
 // TestPruneHistoryBatches: more rows than one pruning transaction takes are
 // all pruned, oldest first.
-func TestPruneHistoryBatches(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestPruneHistoryBatches(t *testing.T) { eachDB(t, testPruneHistoryBatches) }
+
+func testPruneHistoryBatches(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	for i := range 7 {
 		mustOK(t, st.UpsertComponents(t.Context(), []hsm.Component{{ID: fmt.Sprintf("x1c0s0b0n%d", i), State: "Off"}}, false, nil))
@@ -274,8 +286,10 @@ func TestPruneHistoryBatches(t *testing.T) {
 // TestHistoryBulkIsOneRowPerChange: a bulk change is stored as one row per
 // distinct change (in pieces of core.HistoryMaxIDs), and each component's
 // changes are read back from it.
-func TestHistoryBulkIsOneRowPerChange(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestHistoryBulkIsOneRowPerChange(t *testing.T) { eachDB(t, testHistoryBulkIsOneRowPerChange) }
+
+func testHistoryBulkIsOneRowPerChange(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	ctx := t.Context()
 	n := core.HistoryMaxIDs + 5
@@ -301,9 +315,11 @@ func TestHistoryBulkIsOneRowPerChange(t *testing.T) {
 }
 
 // TestHistoryWire: the JSON of an entry, as documented.
-func TestHistoryWire(t *testing.T) {
+func TestHistoryWire(t *testing.T) { eachDB(t, testHistoryWire) }
+
+func testHistoryWire(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(t0)
-	_, srv := hsmtest.OpenAPI(t, clock.Now)
+	_, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	hsmtest.Do(t, srv, "POST", "/State/Components", `{"Components":[{"ID":"x1c0s0b0n0","State":"Off"}]}`)
 	_, out := hsmtest.Do(t, srv, "GET", "/State/Components/History", "")
 	var got any
@@ -350,8 +366,10 @@ func FuzzHistoryQuery(f *testing.F) {
 // index for small writes and from the ids text for bulk ones (more than
 // core.HistoryIndexMax IDs), is the whole history's changes of those
 // xnames, in the same order, cut at the same limit.
-func TestHistoryOfIDsAsAll(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestHistoryOfIDsAsAll(t *testing.T) { eachDB(t, testHistoryOfIDsAsAll) }
+
+func testHistoryOfIDsAsAll(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	ctx := t.Context()
 	nodes := hsmtest.Nodes(120, 2) // created in one bulk row

@@ -14,7 +14,9 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestNodeMapsAndDefaults(t *testing.T) {
+func TestNodeMapsAndDefaults(t *testing.T) { eachDB(t, testNodeMapsAndDefaults) }
+
+func testNodeMapsAndDefaults(t *testing.T, db hsmtest.DB) {
 	sls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/hardware/x0c0s0b0n1":
@@ -28,7 +30,7 @@ func TestNodeMapsAndDefaults(t *testing.T) {
 		}
 	}))
 	defer sls.Close()
-	a := hsmtest.NewServerWith(t, core.Config{Layout: component.NewSLS(sls.URL, sls.Client())})
+	a := hsmtest.NewServerWithOn(t, db, core.Config{Layout: component.NewSLS(sls.URL, sls.Client())})
 
 	a.Must(200, "POST", "/Defaults/NodeMaps", map[string]any{"NodeMaps": []map[string]any{
 		{"ID": "x0c0s0b0n0", "NID": 10, "Role": "compute"}, {"ID": "x0c0s0b0n1", "NID": 11}}})

@@ -10,7 +10,6 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
-	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
 // outbox returns every SCN in the outbox, Timestamp in UTC and Epoch, which
@@ -34,7 +33,9 @@ func outbox(t *testing.T, s *core.Store) []hsm.SCN {
 
 var ignoreSCNTime = cmpopts.IgnoreFields(hsm.SCN{}, "Timestamp", "Seq")
 
-func TestPatchesAndSCNs(t *testing.T) {
+func TestPatchesAndSCNs(t *testing.T) { eachDB(t, testPatchesAndSCNs) }
+
+func testPatchesAndSCNs(t *testing.T, db hsmtest.DB) {
 	type req struct {
 		method, path string
 		body         any
@@ -107,7 +108,7 @@ func TestPatchesAndSCNs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := hsmtest.NewServer(t)
+			a := hsmtest.NewServerOn(t, db)
 			hsmtest.Seed(t, a)
 			for _, r := range tc.reqs {
 				a.Must(204, r.method, r.path, r.body)
@@ -119,12 +120,8 @@ func TestPatchesAndSCNs(t *testing.T) {
 				t.Errorf("outbox (-want +got):\n%s", diff)
 			}
 			// The index and the database agree: reopen and compare.
-			reopened, err := core.Open(t.Context(), a.Store.DB.Path, migrations.FS, core.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer reopened.Close()
 			want, _ := component.NewStore(a.Store).Components(t.Context(), core.Filter{})
+			reopened := hsmtest.Reopen(t, a.Store, core.Config{})
 			got, _ := component.NewStore(reopened).Components(t.Context(), core.Filter{})
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("database differs from memory (-memory +db):\n%s", diff)
@@ -133,8 +130,10 @@ func TestPatchesAndSCNs(t *testing.T) {
 	}
 }
 
-func TestPutPostDelete(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestPutPostDelete(t *testing.T) { eachDB(t, testPutPostDelete) }
+
+func testPutPostDelete(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	// The cached full listing follows writes.
 	if got := a.List("")[2]; got.ID != "x0c0s0b0n1" || got.State != "Off" {

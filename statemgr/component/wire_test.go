@@ -8,8 +8,10 @@ import (
 
 // TestPartitionComponents: a partition name is a legal component ID, as in
 // the shipped HSM (its lock conformance tests create p9999.9996 and lock it).
-func TestPartitionComponents(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestPartitionComponents(t *testing.T) { eachDB(t, testPartitionComponents) }
+
+func testPartitionComponents(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	a.Must(204, "POST", "/State/Components", `{"Components":[{"ID":"p9999.9996","State":"Ready"}]}`)
 	a.Exact(200, "GET", "/State/Components/p9999.9996", nil,
 		`{"ID":"p9999.9996","Type":"Partition","State":"Ready","Flag":"OK","Enabled":true}`+"\n")
@@ -21,8 +23,10 @@ func TestPartitionComponents(t *testing.T) {
 // TestByNIDQueryFilters: POST ByNID/Query applies role, state and the other
 // Query filters to the NID ranges, and answers bad input with the shipped
 // HSM's words.
-func TestByNIDQueryFilters(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestByNIDQueryFilters(t *testing.T) { eachDB(t, testByNIDQueryFilters) }
+
+func testByNIDQueryFilters(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	a.Exact(200, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"1-4"}, "role": []string{"service"}, "nidonly": true},
 		`{"Components":[{"ID":"x0c0s1b0n0","Type":"Node","NID":3}]}`+"\n")
@@ -34,8 +38,10 @@ func TestByNIDQueryFilters(t *testing.T) {
 
 // TestComponentNotFoundWords: the 404s of the component routes say what the
 // shipped HSM says, with no instance.
-func TestComponentNotFoundWords(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestComponentNotFoundWords(t *testing.T) { eachDB(t, testComponentNotFoundWords) }
+
+func testComponentNotFoundWords(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	a.Exact(404, "GET", "/State/Components/x9c0s0b0n0", nil,
 		`{"type":"about:blank","title":"Not Found","detail":"no such xname.","status":404}`+"\n")
 	a.Problem(404, "DELETE", "/State/Components/x9c0s0b0n0", nil, "no such xname.")

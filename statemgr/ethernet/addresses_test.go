@@ -14,7 +14,11 @@ import (
 // (their addresses read by key) or more than maxIPLookup (256: the address
 // table read once).
 func TestEthernetAddressesFollowTheirInterface(t *testing.T) {
-	a := hsmtest.NewServer(t)
+	eachDB(t, testEthernetAddressesFollowTheirInterface)
+}
+
+func testEthernetAddressesFollowTheirInterface(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	const n = 300
 	mac := func(i int) string { return fmt.Sprintf("02:00:00:00:%02x:%02x", i>>8, i&0xff) }
 	ip := func(i int) string { return fmt.Sprintf("10.1.%d.%d", i>>8, i&0xff) }

@@ -10,6 +10,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	hsmcore "github.com/hmsuite/hms/statemgr/internal/core"
@@ -20,15 +21,16 @@ import (
 // commits the others in its one transaction and refuses that one alone
 // (with its own error), as it does an ID stored already or taken earlier
 // in the round.
-func TestCreateRoundOneFails(t *testing.T) {
-	core, _ := hsmtest.NewStore(t, hsmcore.Config{})
+func TestCreateRoundOneFails(t *testing.T) { eachDB(t, testCreateRoundOneFails) }
+
+func testCreateRoundOneFails(t *testing.T, db hsmtest.DB) {
+	core, path := hsmtest.NewStoreOn(t, db, hsmcore.Config{})
 	s := ethernet.NewStore(core.DB, time.Now)
 	ctx := t.Context()
 	if _, err := s.Create(ctx, hsm.EthernetInterface{MACAddress: "02:00:00:00:00:05"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.DB.W.ExecContext(ctx, `CREATE TRIGGER refuse_03 BEFORE INSERT ON eth_interfaces
-		WHEN NEW.id = '020000000003' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+	if _, err := core.DB.W.ExecContext(ctx, refuseTrigger(path)); err != nil {
 		t.Fatal(err)
 	}
 	var round []hsm.EthernetInterface
@@ -70,4 +72,19 @@ func TestCreateRoundOneFails(t *testing.T) {
 	if diff := gocmp.Diff([]string{"020000000001", "020000000002", "020000000004", "020000000005"}, ids); diff != "" {
 		t.Errorf("stored (-want +got):\n%s", diff)
 	}
+}
+
+// refuseTrigger is a trigger that fails the insert of 020000000003, in the
+// SQL of the dialect of the database at path.
+func refuseTrigger(path string) string {
+	if sqldb.IsPostgres(path) {
+		return `CREATE FUNCTION refuse_03() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.id = '020000000003' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER refuse_03 BEFORE INSERT ON eth_interfaces FOR EACH ROW EXECUTE FUNCTION refuse_03();`
+	}
+	return `CREATE TRIGGER refuse_03 BEFORE INSERT ON eth_interfaces
+		WHEN NEW.id = '020000000003' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`
 }

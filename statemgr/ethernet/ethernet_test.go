@@ -22,8 +22,10 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestEthernetInterfacesAPI(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestEthernetInterfacesAPI(t *testing.T) { eachDB(t, testEthernetInterfacesAPI) }
+
+func testEthernetInterfacesAPI(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	body := a.Must(201, "POST", "/Inventory/EthernetInterfaces", map[string]any{
 		"MACAddress": "A4:BF:01:2B:73:10", "Description": "bmc", "ComponentID": "x3000c0s1b0",
 		"IPAddresses": []map[string]any{{"IPAddress": "10.254.1.5", "Network": "HMN"}}})
@@ -97,8 +99,10 @@ func TestEthernetInterfacesAPI(t *testing.T) {
 // test holds the writer, changes ComponentID in its transaction, and lets
 // go once the PATCH waits for it; a PATCH that had read the interface
 // before waiting wrote the old ComponentID back.
-func TestPatchReadsInItsTransaction(t *testing.T) {
-	core, _ := hsmtest.NewStore(t, hsmcore.Config{})
+func TestPatchReadsInItsTransaction(t *testing.T) { eachDB(t, testPatchReadsInItsTransaction) }
+
+func testPatchReadsInItsTransaction(t *testing.T, db hsmtest.DB) {
+	core, _ := hsmtest.NewStoreOn(t, db, hsmcore.Config{})
 	s := ethernet.NewStore(core.DB, time.Now)
 	if _, err := s.Create(t.Context(), hsm.EthernetInterface{MACAddress: "02:00:00:00:00:01", ComponentID: "x1000c0s0b0n0"}); err != nil {
 		t.Fatal(err)
@@ -144,8 +148,10 @@ func TestPatchReadsInItsTransaction(t *testing.T) {
 
 // TestConcurrentCreates: creates sent at once share transactions, and each
 // gets its own answer: created, or a conflict for a MAC taken.
-func TestConcurrentCreates(t *testing.T) {
-	core, _ := hsmtest.NewStore(t, hsmcore.Config{})
+func TestConcurrentCreates(t *testing.T) { eachDB(t, testConcurrentCreates) }
+
+func testConcurrentCreates(t *testing.T, db hsmtest.DB) {
+	core, _ := hsmtest.NewStoreOn(t, db, hsmcore.Config{})
 	s := ethernet.NewStore(core.DB, time.Now)
 	const n = 64
 	errs := make([]error, 2*n)
@@ -173,8 +179,10 @@ func TestConcurrentCreates(t *testing.T) {
 // TestBulkCreate: the extension POST /Inventory/EthernetInterfaces/Bulk
 // creates a list in one go; a list with a bad or taken MAC creates
 // nothing.
-func TestBulkCreate(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestBulkCreate(t *testing.T) { eachDB(t, testBulkCreate) }
+
+func testBulkCreate(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	a.Must(204, "POST", "/Inventory/EthernetInterfaces/Bulk", []map[string]any{
 		{"MACAddress": "02:00:00:00:00:01", "ComponentID": "x1000c0s0b0n0", "IPAddresses": []map[string]any{{"IPAddress": "10.1.0.1"}}},
 		{"MACAddress": "02:00:00:00:00:02", "ComponentID": "x1000c0s0b0"}})

@@ -14,8 +14,10 @@ import (
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestGroupsAPI(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+func TestGroupsAPI(t *testing.T) { eachDB(t, testGroupsAPI) }
+
+func testGroupsAPI(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1", "x0c0s0b0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "create", Method: "POST", Path: "/groups", Status: 201,
@@ -67,8 +69,10 @@ func TestGroupsAPI(t *testing.T) {
 	})
 }
 
-func TestExclusiveGroups(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+func TestExclusiveGroups(t *testing.T) { eachDB(t, testExclusiveGroups) }
+
+func testExclusiveGroups(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "first exclusive", Method: "POST", Path: "/groups", Status: 201,
@@ -92,8 +96,10 @@ func TestExclusiveGroups(t *testing.T) {
 	})
 }
 
-func TestPartitionsAPI(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+func TestPartitionsAPI(t *testing.T) { eachDB(t, testPartitionsAPI) }
+
+func testPartitionsAPI(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "create p1", Method: "POST", Path: "/partitions", Status: 201, Want: `[{"URI":"/hsm/v2/partitions/p1"}]`,
@@ -131,8 +137,10 @@ func TestPartitionsAPI(t *testing.T) {
 	})
 }
 
-func TestGroupPartitionFilter(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+func TestGroupPartitionFilter(t *testing.T) { eachDB(t, testGroupPartitionFilter) }
+
+func testGroupPartitionFilter(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "p1", Method: "POST", Path: "/partitions", Status: 201, Body: `{"name":"p1","members":{"ids":["x0c0s0b0n0"]}}`},
@@ -146,8 +154,10 @@ func TestGroupPartitionFilter(t *testing.T) {
 	})
 }
 
-func TestMembershipsAPI(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+func TestMembershipsAPI(t *testing.T) { eachDB(t, testMembershipsAPI) }
+
+func testMembershipsAPI(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s0b0")
 	if _, err := s.DB.W.Exec(`UPDATE components SET nid = 7, state = 'Off' WHERE id = 'x0c0s0b0n1'`); err != nil {
 		t.Fatal(err)
@@ -202,8 +212,10 @@ func TestMembershipsAPI(t *testing.T) {
 
 // TestPartitionRace has many clients claim the same component for different
 // partitions at once: exactly one may win, and the losers create nothing.
-func TestPartitionRace(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+func TestPartitionRace(t *testing.T) { eachDB(t, testPartitionRace) }
+
+func testPartitionRace(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0")
 	const n = 16
 	statuses := make(chan int, n)
@@ -240,8 +252,10 @@ func TestPartitionRace(t *testing.T) {
 // TestMembershipFilterNULLIsOred: NULL (in no partition / no group) is one
 // more value of its filter, ORed with the named ones; !NULL excludes; a
 // negated NID is refused as on /State/Components.
-func TestMembershipFilterNULLIsOred(t *testing.T) {
-	_, srv := hsmtest.OpenAPI(t, nil)
+func TestMembershipFilterNULLIsOred(t *testing.T) { eachDB(t, testMembershipFilterNULLIsOred) }
+
+func testMembershipFilterNULLIsOred(t *testing.T, db hsmtest.DB) {
+	_, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "components", Method: "POST", Path: "/State/Components", Status: 204,
 			Body: `{"Components":[{"ID":"x0c0s0b0n0","State":"On","NID":1},{"ID":"x0c0s0b0n1","State":"On","NID":2},{"ID":"x0c0s1b0n0","State":"On"}]}`},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestWalkClaimsInterfaceDHCPCreatesMeanwhile: DHCP (bss) writes a node's
@@ -16,7 +17,11 @@ import (
 // walk's read and its create, and bss then never named the node (the node
 // lost in the 1,000-node boot storm).
 func TestWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T) {
-	s, _ := newTestStore(t)
+	eachDB(t, testWalkClaimsInterfaceDHCPCreatesMeanwhile)
+}
+
+func testWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T, db hsmtest.DB) {
+	s, _ := newTestStoreOn(t, db)
 	d := NewDiscovery(s, nil, DiscoveryConfig{})
 	const n = 200
 	var wg sync.WaitGroup
@@ -50,8 +55,10 @@ func TestWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T) {
 
 // TestWalkLeavesNamedInterface: a walk names only unnamed interfaces; one an
 // administrator (or the nodes daemon) pointed at a component stays so.
-func TestWalkLeavesNamedInterface(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestWalkLeavesNamedInterface(t *testing.T) { eachDB(t, testWalkLeavesNamedInterface) }
+
+func testWalkLeavesNamedInterface(t *testing.T, db hsmtest.DB) {
+	s, _ := newTestStoreOn(t, db)
 	d := NewDiscovery(s, nil, DiscoveryConfig{})
 	const mac = "02:00:00:00:aa:01"
 	if _, err := s.eth.Create(t.Context(), hsm.EthernetInterface{MACAddress: mac, ComponentID: "x3000c0s1b0n0"}); err != nil {

@@ -22,8 +22,10 @@ import (
 
 // TestHardwareHistory: a FRU swapped at a location between two walks is
 // recorded as Removed (old FRU) and Added (new FRU); an unchanged walk adds nothing.
-func TestHardwareHistory(t *testing.T) {
-	e := newRFEnv(t, DiscoveryConfig{})
+func TestHardwareHistory(t *testing.T) { eachDB(t, testHardwareHistory) }
+
+func testHardwareHistory(t *testing.T, db hsmtest.DB) {
+	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	walk := func(fru string) {
 		t.Helper()
 		res := &redfish.Result{EndpointID: "x3000c0s1b0", HWInventory: []hsm.HWInvByLoc{{

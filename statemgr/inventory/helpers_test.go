@@ -18,7 +18,13 @@ import (
 // it with the database's path.
 func newTestStore(t testing.TB) (*Store, string) {
 	t.Helper()
-	c, path := hsmtest.NewStore(t, core.Config{})
+	return newTestStoreOn(t, hsmtest.SQLite)
+}
+
+// newTestStoreOn is newTestStore on a new database of db.
+func newTestStoreOn(t testing.TB, db hsmtest.DB) (*Store, string) {
+	t.Helper()
+	c, path := hsmtest.NewStoreOn(t, db, core.Config{})
 	return NewStore(c), path
 }
 

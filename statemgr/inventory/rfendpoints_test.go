@@ -8,13 +8,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-func TestRFEndpointsAPI(t *testing.T) {
-	e := newRFEnv(t, DiscoveryConfig{})
+func TestRFEndpointsAPI(t *testing.T) { eachDB(t, testRFEndpointsAPI) }
+
+func testRFEndpointsAPI(t *testing.T, db hsmtest.DB) {
+	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s1b0", FQDN: "10.1.2.3:8443",
 		User: "root", Password: rfPassword, MACAddr: "AA-BB-CC-DD-EE-01"})
 	e.Must(201, "POST", "/Inventory/RedfishEndpoints", map[string]any{"RedfishEndpoints": []hsm.RedfishEndpoint{
@@ -116,15 +121,7 @@ func TestRFEndpointsAPI(t *testing.T) {
 	}
 
 	// The database never holds the password in clear.
-	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(e.dbPath + suffix)
-		if err != nil && suffix == "" {
-			t.Fatal(err)
-		}
-		if bytes.Contains(b, []byte(rfPassword)) {
-			t.Errorf("%s contains the plaintext password", filepath.Base(e.dbPath+suffix))
-		}
-	}
+	checkNoPlaintext(t, e)
 
 	e.Must(200, "DELETE", "/Inventory/RedfishEndpoints/x3000c0s1b0", nil)
 	e.Must(404, "DELETE", "/Inventory/RedfishEndpoints/x3000c0s1b0", nil)
@@ -178,5 +175,40 @@ func TestLoadCredKey(t *testing.T) {
 				t.Errorf("err = %v, want one mentioning %q", err, tc.errHas)
 			}
 		})
+	}
+}
+
+// checkNoPlaintext fails t if e's database holds rfPassword in clear: in
+// the SQLite file or its WAL, or in a row of rf_endpoints on PostgreSQL.
+func checkNoPlaintext(t *testing.T, e *rfEnv) {
+	t.Helper()
+	if !sqldb.IsPostgres(e.dbPath) {
+		for _, suffix := range []string{"", "-wal"} {
+			b, err := os.ReadFile(e.dbPath + suffix)
+			if err != nil && suffix == "" {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte(rfPassword)) {
+				t.Errorf("%s contains the plaintext password", filepath.Base(e.dbPath+suffix))
+			}
+		}
+		return
+	}
+	rows, err := coreOf(e.store).DB.R.QueryContext(t.Context(), `SELECT r::text FROM rf_endpoints r`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var row string
+		if err := rows.Scan(&row); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(row, rfPassword) {
+			t.Errorf("an rf_endpoints row contains the plaintext password")
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 }

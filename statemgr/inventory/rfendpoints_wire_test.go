@@ -3,6 +3,8 @@ package inventory
 import (
 	"strings"
 	"testing"
+
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestRFEndpointShippedWire pins the shipped HSM's RedfishEndpoint body
@@ -10,8 +12,10 @@ import (
 // TemplateID left out) and its answers to a Hostname/Domain that contradicts
 // the FQDN, a second endpoint on one FQDN, a PUT of a missing endpoint and a
 // bad ?id=.
-func TestRFEndpointShippedWire(t *testing.T) {
-	e := newRFEnv(t, DiscoveryConfig{})
+func TestRFEndpointShippedWire(t *testing.T) { eachDB(t, testRFEndpointShippedWire) }
+
+func testRFEndpointShippedWire(t *testing.T, db hsmtest.DB) {
+	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	const ep = "/Inventory/RedfishEndpoints"
 	e.Must(201, "POST", ep, map[string]any{"ID": "x3000c0s1b0", "FQDN": "bmc1.hmn", "User": "root", "Password": "secret"})
 	e.Exact(200, "GET", ep+"/x3000c0s1b0", nil, `{"ID":"x3000c0s1b0","Type":"NodeBMC","Hostname":"bmc1","Domain":"","FQDN":"bmc1.hmn",`+
@@ -42,8 +46,10 @@ func TestRFEndpointShippedWire(t *testing.T) {
 
 // TestDiscoveryStatusIDs: a DiscoveryStatus ID that is not an unsigned
 // integer is 400, an unknown one 404, with the shipped HSM's words.
-func TestDiscoveryStatusIDs(t *testing.T) {
-	e := newRFEnv(t, DiscoveryConfig{})
+func TestDiscoveryStatusIDs(t *testing.T) { eachDB(t, testDiscoveryStatusIDs) }
+
+func testDiscoveryStatusIDs(t *testing.T, db hsmtest.DB) {
+	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	e.Must(200, "GET", "/Inventory/DiscoveryStatus/0", nil)
 	e.Problem(400, "GET", "/Inventory/DiscoveryStatus/abc", nil, "DiscoveryStatus ID not an unsigned integer")
 	e.Problem(400, "GET", "/Inventory/DiscoveryStatus/-1", nil, "DiscoveryStatus ID not an unsigned integer")
@@ -52,8 +58,10 @@ func TestDiscoveryStatusIDs(t *testing.T) {
 
 // TestDiscoveryStatusBody: the status carries ID, Status and
 // LastUpdateTime, and no Details, as the shipped HSM sends it.
-func TestDiscoveryStatusBody(t *testing.T) {
-	e := newRFEnv(t, DiscoveryConfig{})
+func TestDiscoveryStatusBody(t *testing.T) { eachDB(t, testDiscoveryStatusBody) }
+
+func testDiscoveryStatusBody(t *testing.T, db hsmtest.DB) {
+	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	got := string(e.Must(200, "GET", "/Inventory/DiscoveryStatus/0", nil))
 	if !strings.HasPrefix(got, `{"ID":0,"Status":"NotStarted","LastUpdateTime":"`) || strings.Contains(got, "Details") {
 		t.Errorf("DiscoveryStatus/0: %s", got)

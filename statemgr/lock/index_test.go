@@ -2,7 +2,6 @@ package lock_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,10 +15,12 @@ import (
 // TestIndexesFollowCommits runs group, lock, reservation and component
 // writes, and after each compares what the live Store serves from memory
 // (memberships, groups, lock status) with what a Store opened afresh on the
-// same database file loads from SQLite.
-func TestIndexesFollowCommits(t *testing.T) {
+// same database loads from it.
+func TestIndexesFollowCommits(t *testing.T) { eachDB(t, testIndexesFollowCommits) }
+
+func testIndexesFollowCommits(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC))
-	path := filepath.Join(t.TempDir(), "hsm.db")
+	path := db(t)
 	a := openAPIServer(t, path, clock.Now)
 	hsmtest.Seed(t, a.Server)
 	steps := []struct {
@@ -62,14 +63,22 @@ func TestIndexesFollowCommits(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		gets := []string{"/memberships", "/groups", "/partitions", "/locks/status", "/State/Components"}
+		live := make([]any, len(gets))
+		for i, get := range gets {
+			live[i] = decodeAny(t, a.Must(200, "GET", get, nil))
+		}
+		// One store per database (PostgreSQL's advisory lock): the live
+		// one closes, and the reopened one goes on as the live one.
+		a.Close()
+		a.store.Close()
 		b := openAPIServer(t, path, clock.Now)
-		for _, get := range []string{"/memberships", "/groups", "/partitions", "/locks/status", "/State/Components"} {
-			if d := cmp.Diff(decodeAny(t, b.Must(200, "GET", get, nil)), decodeAny(t, a.Must(200, "GET", get, nil))); d != "" {
+		for i, get := range gets {
+			if d := cmp.Diff(decodeAny(t, b.Must(200, "GET", get, nil)), live[i]); d != "" {
 				t.Errorf("after %s: GET %s, reopened (-) vs live (+):\n%s", st.name, get, d)
 			}
 		}
-		b.Close()
-		b.store.Close()
+		a = b
 	}
 }
 

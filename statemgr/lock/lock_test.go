@@ -30,8 +30,10 @@ func glColumns(t *testing.T, s *core.Store, id string) (locked, disabled bool) {
 	return locked, disabled
 }
 
-func TestLockUnlockRepairDisable(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+func TestLockUnlockRepairDisable(t *testing.T) { eachDB(t, testLockUnlockRepairDisable) }
+
+func testLockUnlockRepairDisable(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, glN0, glN1, glN2, glN3, "x0c0s0b0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "lock", Method: "POST", Path: "/locks/lock", Status: 200, Body: `{"ComponentIDs":["x0c0s0b0n0","x0c0s0b0n1"]}`,
@@ -112,9 +114,11 @@ func glDecode[T any](t *testing.T, body []byte) T {
 	return v
 }
 
-func TestReservations(t *testing.T) {
+func TestReservations(t *testing.T) { eachDB(t, testReservations) }
+
+func testReservations(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	s, srv := hsmtest.OpenAPI(t, clock.Now)
+	s, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	gs := &glServer{srv: srv}
 	hsmtest.AddComponents(t, s, glN0, glN1, glN2, glN3)
 	glPost(t, gs, "/locks/lock", 200, hsm.LockRequest{ComponentIDs: []string{glN0}})
@@ -231,8 +235,10 @@ type glServer struct{ srv *httptest.Server }
 // TestLocksWithComponentsAPI checks the contract with the components side:
 // lock bits show in /State/Components at once and survive state updates, and
 // Group/partition filters there see memberships made here.
-func TestLocksWithComponentsAPI(t *testing.T) {
-	_, srv := hsmtest.OpenAPI(t, nil)
+func TestLocksWithComponentsAPI(t *testing.T) { eachDB(t, testLocksWithComponentsAPI) }
+
+func testLocksWithComponentsAPI(t *testing.T, db hsmtest.DB) {
+	_, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "create components", Method: "POST", Path: "/State/Components", Status: 204,
 			Body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"},{"ID":"x0c0s0b0n1","State":"Ready"}]}`},
@@ -275,7 +281,11 @@ func TestLocksWithComponentsAPI(t *testing.T) {
 // from many clients at once leave the components listing agreeing with the
 // table (each op commits and refreshes the index as one step).
 func TestConcurrentLockOpsKeepTheIndexTrue(t *testing.T) {
-	s, srv := hsmtest.OpenAPI(t, nil)
+	eachDB(t, testConcurrentLockOpsKeepTheIndexTrue)
+}
+
+func testConcurrentLockOpsKeepTheIndexTrue(t *testing.T, db hsmtest.DB) {
+	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{{Name: "create", Method: "POST", Path: "/State/Components", Status: 204,
 		Body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"}]}`}})
 	for round := range 200 {

@@ -16,9 +16,11 @@ import (
 	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
-func TestReservationExpiry(t *testing.T) {
+func TestReservationExpiry(t *testing.T) { eachDB(t, testReservationExpiry) }
+
+func testReservationExpiry(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	s, srv := hsmtest.OpenAPI(t, clock.Now)
+	s, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	gs := &glServer{srv: srv}
 	hsmtest.AddComponents(t, s, glN0, glN1)
 	res := glDecode[hsm.ReservationResult](t, glPost(t, gs, "/locks/service/reservations", 200,
@@ -120,7 +122,11 @@ func TestRunReservationReaper(t *testing.T) {
 }
 
 func TestRunReservationReaperRejectsBadInterval(t *testing.T) {
-	s, _ := hsmtest.OpenAPI(t, nil)
+	eachDB(t, testRunReservationReaperRejectsBadInterval)
+}
+
+func testRunReservationReaperRejectsBadInterval(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.OpenAPIOn(t, db, nil)
 	if err := lock.RunReservationReaper(t.Context(), lock.NewStore(s), 0, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("interval 0 accepted")
 	}

@@ -9,8 +9,10 @@ import (
 // TestSubscriptionsAPI pins HSM's shipped bodies: an integer ID, Roles
 // echoed as sent, a null empty list, PATCH replace touching only the lists
 // it names, and HSM's messages.
-func TestSubscriptionsAPI(t *testing.T) {
-	a := hsmtest.NewServer(t)
+func TestSubscriptionsAPI(t *testing.T) { eachDB(t, testSubscriptionsAPI) }
+
+func testSubscriptionsAPI(t *testing.T, db hsmtest.DB) {
+	a := hsmtest.NewServerOn(t, db)
 	const s, url = "/Subscriptions/SCN", "http://127.0.0.1:28600/hmi/v1/scn"
 	a.Exact(200, "GET", s, nil, `{"SubscriptionList":null}`+"\n")
 	a.Exact(200, "POST", s, map[string]any{"Subscriber": "hmnfd@host", "Url": url, "States": []string{"ready", "Off"},

@@ -82,7 +82,11 @@ func setReady(t *testing.T, s *core.Store, ids []string) {
 // Url again is still 409, and a Subscriber not of the agent@host form keeps
 // HSM's one-subscription-per-POST.
 func TestMovedSubscriberReplacesItsSubscription(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+	eachDB(t, testMovedSubscriberReplacesItsSubscription)
+}
+
+func testMovedSubscriberReplacesItsSubscription(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx, st := t.Context(), scn.NewStore(s)
 	comps := hsmtest.Nodes(2, 1)
 	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {

@@ -80,7 +80,9 @@ func runRelayTo(t *testing.T, s *core.Store, sink http.Handler, states ...string
 // than 408/429) is set aside - stored, listed at
 // /Subscriptions/SCN/deadletters, counted - and later SCNs are delivered;
 // one answered 408, 429 or 5xx is retried until the subscriber takes it.
-func TestRelayDeadLetters(t *testing.T) {
+func TestRelayDeadLetters(t *testing.T) { eachDB(t, testRelayDeadLetters) }
+
+func testRelayDeadLetters(t *testing.T, db hsmtest.DB) {
 	for _, tc := range []struct {
 		status int
 		dead   bool
@@ -92,7 +94,7 @@ func TestRelayDeadLetters(t *testing.T) {
 		{status: http.StatusBadGateway},
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
-			s, _ := hsmtest.NewStore(t, core.Config{})
+			s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 			ctx := t.Context()
 			comps := hsmtest.Nodes(3, 1)
 			if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
@@ -165,8 +167,10 @@ func TestRelayDeadLetters(t *testing.T) {
 // TestBulkChangeSplitsSCNs: a bulk change of more than scnMaxComponents
 // components is sent as several SCNs of at most that many, with consecutive
 // Seqs, that together carry every component in order.
-func TestBulkChangeSplitsSCNs(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestBulkChangeSplitsSCNs(t *testing.T) { eachDB(t, testBulkChangeSplitsSCNs) }
+
+func testBulkChangeSplitsSCNs(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(2*core.SCNMaxComponents+500, 1)
 	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {

@@ -20,8 +20,10 @@ import (
 
 // TestRelayKafka publishes bulk-update SCNs through a real Kafka client to
 // an in-process Kafka-protocol broker (kfake) and reads them back.
-func TestRelayKafka(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestRelayKafka(t *testing.T) { eachDB(t, testRelayKafka) }
+
+func testRelayKafka(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(64, 1)
 	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
@@ -66,9 +68,11 @@ func TestRelayKafka(t *testing.T) {
 
 // TestRelayKafkaKcat reads what the relay published with kcat (librdkafka),
 // a client that shares no code with ours.
-func TestRelayKafkaKcat(t *testing.T) {
+func TestRelayKafkaKcat(t *testing.T) { eachDB(t, testRelayKafkaKcat) }
+
+func testRelayKafkaKcat(t *testing.T, db hsmtest.DB) {
 	kcat := testpeer.Require(t, "kcat")
-	s, _ := hsmtest.NewStore(t, core.Config{})
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(5, 1)
 	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {

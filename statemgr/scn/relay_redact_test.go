@@ -19,8 +19,10 @@ import (
 
 // TestRelayMasksSubscriberPassword: a password in an SCN subscription URL
 // is masked in the log line of every failed delivery.
-func TestRelayMasksSubscriberPassword(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestRelayMasksSubscriberPassword(t *testing.T) { eachDB(t, testRelayMasksSubscriberPassword) }
+
+func testRelayMasksSubscriberPassword(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(1, 1)
 	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {

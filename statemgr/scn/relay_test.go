@@ -82,8 +82,10 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 // TestOutboxCrash kills the relay between a publish and the cursor update,
 // restarts HSM on the same database, and checks every SCN reaches the bus,
 // exactly once after dedupe by (Seq, xname), in order per component.
-func TestOutboxCrash(t *testing.T) {
-	s1, path := hsmtest.NewStore(t, core.Config{})
+func TestOutboxCrash(t *testing.T) { eachDB(t, testOutboxCrash) }
+
+func testOutboxCrash(t *testing.T, db hsmtest.DB) {
+	s1, path := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(20, 1)
 	if err := component.NewStore(s1).UpsertComponents(ctx, comps, false, nil); err != nil {
@@ -169,8 +171,10 @@ func TestOutboxCrash(t *testing.T) {
 // TestRelaySubscriberDownThenUp: a subscriber that fails gets its SCNs, in
 // order, once it answers again, after exponentially growing waits; a
 // subscription created while the relay runs takes effect at once.
-func TestRelaySubscriberDownThenUp(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestRelaySubscriberDownThenUp(t *testing.T) { eachDB(t, testRelaySubscriberDownThenUp) }
+
+func testRelaySubscriberDownThenUp(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(3, 1)
 	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {

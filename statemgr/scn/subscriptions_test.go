@@ -13,7 +13,11 @@ import (
 // its position after its subscription was deleted must not bring the cursor
 // back, or the outbox would never be compacted past it.
 func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+	eachDB(t, testCursorOfDeletedSubscriptionStaysDeleted)
+}
+
+func testCursorOfDeletedSubscriptionStaysDeleted(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	sub, err := scn.NewStore(s).CreateSubscription(ctx, hsm.Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{hsm.StateOn}})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -324,31 +323,6 @@ func (st *stmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	}
 	st.m[q] = p
 	return p, nil
-}
-
-// seqs runs q, an INSERT ... RETURNING of one integer column, and returns
-// the integers in ascending order: the order in which the rows of its
-// VALUES were inserted, whatever order RETURNING gives them in.
-func (st *stmts) seqs(ctx context.Context, q string, args ...any) ([]int64, error) {
-	p, err := st.stmt(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := p.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out, rows.Err()
 }
 
 func (st *stmts) put(ctx context.Context, r *Record, update bool) error {

@@ -122,24 +122,31 @@ func (s *Store) writeHistory(ctx context.Context, tx *sql.Tx, rows []historyRow,
 	st := &stmts{db: s.DB, tx: tx}
 	defer st.close()
 	ts := at.UTC().Format(TSFormat)
-	seqs := make([]int64, 0, len(rows))
+	// The store numbers the rows itself, in the order of rows (the order
+	// the changes were made), rather than reading the numbers the database
+	// gives a multi-row INSERT back with RETURNING: PostgreSQL promises
+	// neither the order it draws an identity's values for the rows of a
+	// VALUES list nor the order RETURNING answers in. One writer holds the
+	// database (sqldb's lock), so the last seq read at open, counted up,
+	// is never taken; a rolled-back transaction leaves a gap, as
+	// AUTOINCREMENT does.
+	last := s.historySeq.Add(int64(len(rows)))
+	seqs := make([]int64, len(rows))
+	for i := range seqs {
+		seqs[i] = last - int64(len(rows)-1-i)
+	}
 	var args []any
 	err := sqldb.Chunks(len(rows), historyChunk, func(lo, hi int) error {
 		args = args[:0]
-		for _, r := range rows[lo:hi] {
-			args = append(args, ts, r.oldState, r.oldFlag, r.state, r.flag, r.cause.Kind, r.cause.Agent,
+		for i, r := range rows[lo:hi] {
+			args = append(args, seqs[lo+i], ts, r.oldState, r.oldFlag, r.state, r.flag, r.cause.Kind, r.cause.Agent,
 				len(r.ids), ","+strings.Join(r.ids, ",")+",", btoi(len(r.ids) <= HistoryIndexMax))
 		}
-		q := `INSERT INTO component_history (ts, old_state, old_flag, state, flag, cause, agent, n, ids, byid) VALUES ` +
-			sqldb.Placeholders(hi-lo, 10) + ` RETURNING seq`
-		got, err := st.seqs(ctx, q, args...)
-		if err != nil {
+		q := `INSERT INTO component_history (seq, ts, old_state, old_flag, state, flag, cause, agent, n, ids, byid) VALUES ` +
+			sqldb.Placeholders(hi-lo, 11)
+		if err := st.exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("record component history: %w", err)
 		}
-		if len(got) != hi-lo {
-			return fmt.Errorf("record component history: %d seqs for %d rows", len(got), hi-lo)
-		}
-		seqs = append(seqs, got...)
 		return nil
 	})
 	if err != nil {
@@ -184,4 +191,16 @@ func writeHistoryIDs(ctx context.Context, st *stmts, rows []historyRow, seqs []i
 		}
 		return nil
 	})
+}
+
+// loadHistorySeq reads the last seq of component_history, which the store
+// counts on from (writeHistory). A seq AUTOINCREMENT gave a row since
+// deleted may be given again: only the order of the rows kept matters.
+func (s *Store) loadHistorySeq(ctx context.Context) error {
+	var last int64
+	if err := s.DB.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM component_history`).Scan(&last); err != nil {
+		return fmt.Errorf("read component history: %w", err)
+	}
+	s.historySeq.Store(last)
+	return nil
 }

@@ -96,8 +96,10 @@ func TestOutboxTail(t *testing.T) {
 
 // TestOutboxMemoryMatchesDatabase: what consumers read from the in-memory
 // Tail right after the writes is what a restarted HSM reads from SQLite.
-func TestOutboxMemoryMatchesDatabase(t *testing.T) {
-	s, path := hsmtest.NewStore(t, core.Config{})
+func TestOutboxMemoryMatchesDatabase(t *testing.T) { eachDB(t, testOutboxMemoryMatchesDatabase) }
+
+func testOutboxMemoryMatchesDatabase(t *testing.T, db hsmtest.DB) {
+	s, path := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(4, 1)
 	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
@@ -136,8 +138,10 @@ func TestOutboxMemoryMatchesDatabase(t *testing.T) {
 // TestCommitterSurvivesAPanic: a write that panics inside the group commit
 // fails, and the writes after it are committed instead of waiting forever
 // for a leader that is gone.
-func TestCommitterSurvivesAPanic(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+func TestCommitterSurvivesAPanic(t *testing.T) { eachDB(t, testCommitterSurvivesAPanic) }
+
+func testCommitterSurvivesAPanic(t *testing.T, db hsmtest.DB) {
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	func() {
 		defer func() {
@@ -161,24 +165,26 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 
 // TestEpochIsPerDatabase: a database keeps the epoch it was created with;
 // a new (reset) database gets a later one.
-func TestEpochIsPerDatabase(t *testing.T) {
+func TestEpochIsPerDatabase(t *testing.T) { eachDB(t, testEpochIsPerDatabase) }
+
+func testEpochIsPerDatabase(t *testing.T, db hsmtest.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	dir := t.TempDir()
-	open := func(name string) int64 {
+	open := func(path string) int64 {
 		t.Helper()
-		s, err := core.Open(t.Context(), dir+"/"+name, migrations.FS, core.Config{Now: clock.Now})
+		s, err := core.Open(t.Context(), path, migrations.FS, core.Config{Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
 		return s.Epoch
 	}
-	first := open("hsm.db")
+	path := db(t)
+	first := open(path)
 	clock.Add(time.Hour)
-	if again := open("hsm.db"); again != first {
+	if again := open(path); again != first {
 		t.Errorf("reopened database has epoch %d, created with %d", again, first)
 	}
-	if reset := open("reset.db"); reset <= first {
+	if reset := open(db(t)); reset <= first {
 		t.Errorf("a database created later has epoch %d, not after %d", reset, first)
 	}
 }

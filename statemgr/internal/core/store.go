@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hmsuite/hms/internal/sqldb"
@@ -40,8 +41,10 @@ type Store struct {
 	ResvMu sync.Mutex
 	// Epoch is the database's creation time (unix ns), carried by its SCNs.
 	Epoch int64
-	// history says component State and Flag changes are recorded.
-	history bool
+	// history says component State and Flag changes are recorded;
+	// historySeq is the last seq given to a component_history row.
+	history    bool
+	historySeq atomic.Int64
 }
 
 // Config holds what a Store depends on besides its database.
@@ -70,6 +73,10 @@ func Open(ctx context.Context, path string, migs fs.FS, cfg Config) (*Store, err
 	s := &Store{DB: db, Now: now, Ix: newIndex(), Outbox: newSignal(), Subs: newSignal(),
 		vocab: NewVocab(), Layout: cfg.Layout, history: !cfg.NoHistory}
 	if err := s.loadEpoch(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadHistorySeq(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,21 +26,13 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/lock"
-	"github.com/hmsuite/hms/statemgr/migrations"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
 
-// NewStore opens the shared core over HSM's migrations on a fresh database
-// in t.TempDir, closed at cleanup, and returns it with the database's path.
+// NewStore is NewStoreOn a SQLite file.
 func NewStore(t testing.TB, cfg core.Config) (*core.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "hsm.db")
-	s, err := core.Open(t.Context(), path, migrations.FS, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, path
+	return NewStoreOn(t, SQLite, cfg)
 }
 
 // Server is an HSM API over a store, served by an httptest server.
@@ -63,8 +54,7 @@ func NewServer(t testing.TB) *Server {
 // NewServerWith serves the API over a fresh store opened with cfg.
 func NewServerWith(t testing.TB, cfg core.Config) *Server {
 	t.Helper()
-	s, _ := NewStore(t, cfg)
-	return Serve(t, s)
+	return NewServerWithOn(t, SQLite, cfg)
 }
 
 // Mux returns the routes of the resource families over s, as the daemon

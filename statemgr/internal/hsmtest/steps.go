@@ -19,10 +19,7 @@ import (
 // OpenAPI opens a store in a temporary directory and serves its API.
 func OpenAPI(t testing.TB, now func() time.Time) (*core.Store, *httptest.Server) {
 	t.Helper()
-	s, _ := NewStore(t, core.Config{Now: now})
-	srv := httptest.NewServer(Mux(s))
-	t.Cleanup(srv.Close)
-	return s, srv
+	return OpenAPIOn(t, SQLite, now)
 }
 
 // AddComponents inserts components straight into the table, bypassing the
