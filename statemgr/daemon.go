@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/inventory"
@@ -26,7 +27,7 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file.
+	// DB is the SQLite file, or a postgres:// URL (sqldb.Open).
 	DB string
 	// SLSURL, if set, is where new nodes' default NID, Role and SubRole come from.
 	SLSURL string
@@ -105,13 +106,13 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		sc.Layout = component.NewSLS(cfg.SLSURL, cfg.Auth.Client(nil))
 	}
 	// Loading a large database takes a while; say so, and how long it took.
-	cfg.Log.Info("database_loading", "path", cfg.DB)
+	cfg.Log.Info("database_loading", "path", sqldb.Display(cfg.DB))
 	t0 := time.Now()
 	store, err := OpenStore(ctx, cfg.DB, sc)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
+	cfg.Log.Info("database_loaded", "path", sqldb.Display(cfg.DB), "took", time.Since(t0).Round(time.Millisecond))
 	defer func() {
 		if err != nil {
 			store.Close()

@@ -9,7 +9,7 @@ import (
 	"github.com/hmsuite/hms/statemgr/scn"
 )
 
-// Store is HSM's persistent state on SQLite: the shared core (database,
+// Store is HSM's persistent state on SQLite or PostgreSQL: the shared core (database,
 // commit pipeline, in-memory indexes) over HSM's migrations. Each resource
 // family's package makes its own store over it (component.NewStore(s.Store)).
 type Store struct {
@@ -28,7 +28,8 @@ type StoreConfig struct {
 	NoHistory bool
 }
 
-// OpenStore opens (creating if needed) the SQLite database at path, applies
+// OpenStore opens (creating if needed) the SQLite database at path, or the
+// PostgreSQL database a postgres:// path names (sqldb.Open), applies
 // the migrations and loads the components into memory.
 func OpenStore(ctx context.Context, path string, cfg StoreConfig) (*Store, error) {
 	cs, err := core.Open(ctx, path, migrations.FS, core.Config{Now: cfg.Now, Layout: cfg.Layout, NoHistory: cfg.NoHistory})

@@ -1,6 +1,6 @@
 // Command hsm is the Hardware State Manager: the HSM v2 API on /hsm/v2 over
-// SQLite, with the SCN relay that publishes state changes to the bus and to
-// /Subscriptions/SCN callbacks, and the reservation reaper.
+// SQLite or PostgreSQL, with the SCN relay that publishes state changes to
+// the bus and to /Subscriptions/SCN callbacks, and the reservation reaper.
 package main
 
 import (
