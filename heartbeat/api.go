@@ -203,9 +203,9 @@ func (a *API) getHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) health(ctx context.Context) Health {
-	h := Health{KvStore: "SQLite OK", MsgBus: "Not in use", HsmStatus: s.HSM.Status()}
+	h := Health{KvStore: s.Store.Kind() + " OK", MsgBus: "Not in use", HsmStatus: s.HSM.Status()}
 	if err := s.Store.Ping(ctx); err != nil {
-		h.KvStore = "SQLite error: " + err.Error()
+		h.KvStore = s.Store.Kind() + " error: " + err.Error()
 	}
 	if s.Bus != nil {
 		h.MsgBus = s.Bus.Status()

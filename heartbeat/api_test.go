@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +22,14 @@ import (
 // newTestAPI returns a service that is not Run (no deadlines fire) and its handler.
 func newTestAPI(t *testing.T) (*Service, http.Handler) {
 	t.Helper()
+	return newTestAPIOn(t, sqliteDB)
+}
+
+// newTestAPIOn is newTestAPI on a new database of db.
+func newTestAPIOn(t *testing.T, db newDB) (*Service, http.Handler) {
+	t.Helper()
 	svc, err := New(t.Context(), Options{
-		DBPath: filepath.Join(t.TempDir(), "hb.db"), HSMURL: "http://127.0.0.1:1", Port: "28500",
+		DBPath: db(t), HSMURL: "http://127.0.0.1:1", Port: "28500",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,8 +115,10 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestBeatsAndStates(t *testing.T) {
-	svc, h := newTestAPI(t)
+func TestBeatsAndStates(t *testing.T) { eachDB(t, testBeatsAndStates) }
+
+func testBeatsAndStates(t *testing.T, db newDB) {
+	svc, h := newTestAPIOn(t, db)
 	beats := []struct{ path, body string }{
 		{"/heartbeat", `{"Component":"x0c0s0b0n0","Hostname":"nid000001","NID":"1","Status":"OK","TimeStamp":"` + goodTS + `"}`},
 		{"/heartbeat", `{"component":"X0C0S1B0N0","status":"OK","timestamp":"2026-11-21 12:00:00"}`},
@@ -147,8 +154,10 @@ func TestBeatsAndStates(t *testing.T) {
 	}
 }
 
-func TestParams(t *testing.T) {
-	svc, h := newTestAPI(t)
+func TestParams(t *testing.T) { eachDB(t, testParams) }
+
+func testParams(t *testing.T, db newDB) {
+	svc, h := newTestAPIOn(t, db)
 	w := call(h, "GET", agent.BasePath+"/params", "")
 	want := agent.Params{Debug: "0", Errtime: "30", Warntime: "10", Interval: "5", Nosm: "0", Port: "28500",
 		Sm_retries: "3", Sm_timeout: "10", Sm_url: "http://127.0.0.1:1/hsm/v2", Use_telemetry: "0"}
@@ -250,8 +259,10 @@ func TestBadFloodDoesNotBlockGood(t *testing.T) {
 // TestParamsSurviveRestart: what PATCH /params set is applied again when
 // hbtd starts over the same database, on top of the flags; a stored set
 // that no longer fits the new flags is left out, not half applied.
-func TestParamsSurviveRestart(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "hb.db")
+func TestParamsSurviveRestart(t *testing.T) { eachDB(t, testParamsSurviveRestart) }
+
+func testParamsSurviveRestart(t *testing.T, newdb newDB) {
+	db := newdb(t)
 	open := func(errt time.Duration) (*Service, http.Handler) {
 		t.Helper()
 		svc, err := New(t.Context(), Options{DBPath: db, HSMURL: "http://127.0.0.1:1", Port: "28500", Errtime: errt})
@@ -284,8 +295,10 @@ func TestParamsSurviveRestart(t *testing.T) {
 
 // TestParamsRefusedAreNotStored: a PATCH /params refused for an overflowing
 // timer leaves nothing stored, so a restart does not bring it back.
-func TestParamsRefusedAreNotStored(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "hb.db")
+func TestParamsRefusedAreNotStored(t *testing.T) { eachDB(t, testParamsRefusedAreNotStored) }
+
+func testParamsRefusedAreNotStored(t *testing.T, newdb newDB) {
+	db := newdb(t)
 	svc, err := New(t.Context(), Options{DBPath: db, HSMURL: "http://127.0.0.1:1", Port: "28500"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/client"
 )
 
@@ -39,14 +40,14 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 	o.Registerer = reg
 	o = o.withDefaults()
 	// Restoring a large tracker takes a while; say so, and how long it took.
-	o.Log.Info("database_loading", "path", o.DBPath)
+	o.Log.Info("database_loading", "path", sqldb.Display(o.DBPath))
 	t0 := time.Now()
 	svc, err := New(ctx, o)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	o.Log.Info("database_loaded", "path", o.DBPath, "took", time.Since(t0).Round(time.Millisecond))
+	o.Log.Info("database_loaded", "path", sqldb.Display(o.DBPath), "took", time.Since(t0).Round(time.Millisecond))
 	ad, err := o.Auth.NewDaemon(AuthTable(), o.Log, reg)
 	if err != nil {
 		ln.Close()

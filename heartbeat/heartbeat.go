@@ -11,7 +11,7 @@
 //   - Deadlines live in a per-shard timer wheel with a 100 ms tick. A node has at
 //     most one wheel entry; beats never touch the wheel, the entry is checked
 //     when it fires and moved to the node's real deadline if the node beat since.
-//   - Only transitions are persisted (SQLite), so a restart knows who was alive.
+//   - Only transitions are persisted (SQLite or PostgreSQL), so a restart knows who was alive.
 //     After a restart, or a pause of the tracker longer than Errtime, every node
 //     gets Errtime of grace before it can be declared dead.
 //   - Notifications are coalesced per node (the latest change wins), grouped by

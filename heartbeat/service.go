@@ -17,7 +17,7 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// DBPath is the SQLite file; required.
+	// DBPath is the SQLite file, or a postgres:// URL (sqldb.Open); required.
 	DBPath string
 	// HSMURL is HSM's base URL, such as http://127.0.0.1:27779.
 	HSMURL string

@@ -80,7 +80,8 @@ func (s *Store) SetReceivers(names ...string) {
 	s.receivers = names
 }
 
-// OpenStore opens (creating and migrating) the SQLite database at path.
+// OpenStore opens (creating and migrating) the SQLite database at path, or
+// the PostgreSQL database a postgres:// path names (sqldb.Open).
 func OpenStore(ctx context.Context, path string, log *slog.Logger, reg prometheus.Registerer) (*Store, error) {
 	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
@@ -96,6 +97,14 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger, reg prometheu
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
+
+// Kind names the database: "SQLite" or "PostgreSQL" (/health's KvStore).
+func (s *Store) Kind() string {
+	if sqldb.IsPostgres(s.db.Path) {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
