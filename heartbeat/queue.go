@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -143,10 +144,7 @@ func (q *queue) Run(ctx context.Context) error {
 			continue
 		}
 		q.log.Warn("delivery_retry", "sink", q.name, "pending", q.Len(), "backoff", backoff)
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
+		pause.For(ctx, backoff) // an ended ctx is seen at the top of the loop
 		backoff = min(backoff*2, maxBackoff)
 		q.poke()
 	}

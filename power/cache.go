@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/hmsuite/hms/power/pcs"
 )
 
@@ -134,10 +135,8 @@ func (s *Service) sampleLoop(ctx context.Context) error {
 		if err := s.Sample(ctx); err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "power_sample_failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
+		if !pause.For(ctx, s.cfg.SampleInterval) {
 			return nil
-		case <-time.After(s.cfg.SampleInterval):
 		}
 	}
 }
@@ -223,10 +222,8 @@ func (s *Service) expireLoop(ctx context.Context) error {
 		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "transition_expiry_failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
+		if !pause.For(ctx, time.Minute) {
 			return nil
-		case <-time.After(time.Minute):
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/hmsuite/hms/internal/pause"
 )
 
 // DefaultMemoryRetention is how many messages a Memory topic keeps beyond what
@@ -170,10 +172,8 @@ func (m *Memory) Consume(ctx context.Context, topic, group string, h Handler) er
 		m.release(topic, group, off)
 		if err != nil {
 			m.rewind(topic, group, off)
-			select {
-			case <-ctx.Done():
+			if !pause.For(ctx, backoff) {
 				return nil
-			case <-time.After(backoff):
 			}
 			backoff = min(backoff*2, 5*time.Second)
 			continue

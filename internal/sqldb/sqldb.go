@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hmsuite/hms/internal/pause"
 	"modernc.org/sqlite"
 )
 
@@ -338,10 +339,8 @@ func (db *DB) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		if err == nil || !IsBusy(err) || attempt >= 20 {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if !pause.For(ctx, backoff) {
 			return ctx.Err()
-		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, time.Second)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/httpclient"
+	"github.com/hmsuite/hms/internal/pause"
 	"github.com/hmsuite/hms/power/pcs"
 )
 
@@ -61,10 +62,8 @@ func (c *Client) Wait(ctx context.Context, id string, interval time.Duration) (p
 		if err != nil || tr.Done() {
 			return tr, err
 		}
-		select {
-		case <-ctx.Done():
+		if !pause.For(ctx, interval) {
 			return tr, ctx.Err()
-		case <-time.After(interval):
 		}
 	}
 }
