@@ -51,8 +51,10 @@ func listingIDs(t *testing.T, a *hsmtest.Server, query string) (comps, members [
 // same components on /State/Components and /memberships (hms-behavior 5.1:
 // group and partition repeat and negate with "!", /memberships takes the same
 // filters, unknown parameters are ignored).
-func TestFilterListingsAgree(t *testing.T) {
-	a := newServer(t, core.Config{})
+func TestFilterListingsAgree(t *testing.T) { eachDB(t, testFilterListingsAgree) }
+
+func testFilterListingsAgree(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	all := []string{"x0c0s0b0", "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1"}
 	tests := []struct {
@@ -91,8 +93,10 @@ func TestFilterListingsAgree(t *testing.T) {
 
 // TestFilterBadValues: a known filter with a bad value is 400 on every
 // listing, with HSM's detail (hms-messages 1.2, 1.3).
-func TestFilterBadValues(t *testing.T) {
-	a := newServer(t, core.Config{})
+func TestFilterBadValues(t *testing.T) { eachDB(t, testFilterBadValues) }
+
+func testFilterBadValues(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	tests := []struct{ query, detail string }{
 		{query: "?role=NoSuchRole", detail: "bad query param: Argument was not a valid HMS Role"},
@@ -125,8 +129,10 @@ func TestFilterBadValues(t *testing.T) {
 
 // TestFilterBodies: the JSON forms (POST /State/Components/Query, the locks
 // calls) parse with the same parser and select the same components.
-func TestFilterBodies(t *testing.T) {
-	a := newServer(t, core.Config{})
+func TestFilterBodies(t *testing.T) { eachDB(t, testFilterBodies) }
+
+func testFilterBodies(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	var l hsm.ComponentList
 	body := map[string]any{"ComponentIDs": []string{"x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n1"}, "group": "!blue"}
@@ -153,8 +159,10 @@ func TestFilterBodies(t *testing.T) {
 // TestLockStatusFilters: GET /locks/status takes the component filters
 // shipped HSM gives it (type, state, role, subrole) with the same parser and
 // ignores the others.
-func TestLockStatusFilters(t *testing.T) {
-	a := newServer(t, core.Config{})
+func TestLockStatusFilters(t *testing.T) { eachDB(t, testLockStatusFilters) }
+
+func testLockStatusFilters(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	tests := []struct {
 		query string
@@ -391,8 +399,10 @@ func refEqual(name, v, have string) bool {
 }
 
 // TestIgnoredParamsLogged: an ignored query parameter is named in a debug log line.
-func TestIgnoredParamsLogged(t *testing.T) {
-	c, _ := hsmtest.NewStore(t, core.Config{})
+func TestIgnoredParamsLogged(t *testing.T) { eachDB(t, testIgnoredParamsLogged) }
+
+func testIgnoredParamsLogged(t *testing.T, db hsmtest.DB) {
+	c, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewServer(statemgr.NewAPI(&statemgr.Store{Store: c}, log, nil).Handler())

@@ -13,6 +13,12 @@ import (
 // inventory, which needs a discovery) over a fresh store opened with cfg.
 func newServer(t testing.TB, cfg core.Config) *hsmtest.Server {
 	t.Helper()
-	c, _ := hsmtest.NewStore(t, cfg)
+	return newServerOn(t, hsmtest.SQLite, cfg)
+}
+
+// newServerOn is newServer on a new database of db.
+func newServerOn(t testing.TB, db hsmtest.DB, cfg core.Config) *hsmtest.Server {
+	t.Helper()
+	c, _ := hsmtest.NewStoreOn(t, db, cfg)
 	return hsmtest.ServeHandler(t, c, statemgr.NewAPI(&statemgr.Store{Store: c}, slog.New(slog.DiscardHandler), nil).Handler())
 }

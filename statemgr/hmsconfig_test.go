@@ -14,6 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr/component"
@@ -25,7 +27,11 @@ import (
 // SubRoles (and Roles) that components, filters and /service/values accept;
 // a broken file is refused and changes nothing.
 func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
-	a := newServer(t, core.Config{})
+	eachDB(t, testHMSConfigExtendsRolesAndSubRoles)
+}
+
+func testHMSConfigExtendsRolesAndSubRoles(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	node := map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "Role": "Application", "SubRole": "login"}}}
 	a.Must(400, "POST", "/State/Components", node)
 
@@ -85,12 +91,14 @@ func TestWatchHMSConfig(t *testing.T) {
 
 // TestSLSValueOutsideVocabularyWarns: a node's SubRole from SLS that HSM does
 // not know is dropped, as shipped, but with a warning naming it.
-func TestSLSValueOutsideVocabularyWarns(t *testing.T) {
+func TestSLSValueOutsideVocabularyWarns(t *testing.T) { eachDB(t, testSLSValueOutsideVocabularyWarns) }
+
+func testSLSValueOutsideVocabularyWarns(t *testing.T, db hsmtest.DB) {
 	sls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"Xname":"x0c0s0b0n1","Type":"comptype_node","ExtraProperties":{"NID":20,"Role":"Application","SubRole":"Login"}}`))
 	}))
 	defer sls.Close()
-	a := newServer(t, core.Config{Layout: component.NewSLS(sls.URL, sls.Client())})
+	a := newServerOn(t, db, core.Config{Layout: component.NewSLS(sls.URL, sls.Client())})
 	var logs bytes.Buffer
 	err := component.NewStore(a.Store).UpsertComponents(t.Context(), []hsm.Component{{ID: "x0c0s0b0n1", State: "On"}}, false, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {

@@ -17,8 +17,10 @@ import (
 
 // TestOpenAPIDocument: the served document lists every route of a daemon
 // with discovery (all of HSM's routes) and no other.
-func TestOpenAPIDocument(t *testing.T) {
-	c, _ := hsmtest.NewStore(t, core.Config{})
+func TestOpenAPIDocument(t *testing.T) { eachDB(t, testOpenAPIDocument) }
+
+func testOpenAPIDocument(t *testing.T, db hsmtest.DB) {
+	c, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	creds, err := inventory.NewCreds(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +37,10 @@ func TestOpenAPIDocument(t *testing.T) {
 
 // TestListingEndsWithNewline: the hand-rendered component listing ends
 // with a newline like every json.Encoder answer of the shipped HSM.
-func TestListingEndsWithNewline(t *testing.T) {
-	a := newServer(t, core.Config{})
+func TestListingEndsWithNewline(t *testing.T) { eachDB(t, testListingEndsWithNewline) }
+
+func testListingEndsWithNewline(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	for _, path := range []string{"/State/Components", "/State/Components?type=Node"} {
 		if out := a.Must(200, "GET", path, nil); len(out) == 0 || out[len(out)-1] != '\n' {
 			t.Errorf("GET %s: %q does not end with a newline", path, out)
@@ -44,8 +48,10 @@ func TestListingEndsWithNewline(t *testing.T) {
 	}
 }
 
-func TestServiceEndpoints(t *testing.T) {
-	a := newServer(t, core.Config{})
+func TestServiceEndpoints(t *testing.T) { eachDB(t, testServiceEndpoints) }
+
+func testServiceEndpoints(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	if got := a.Must(200, "GET", "/service/ready", nil); !strings.Contains(string(got), `{"code":0,"message":"HSM is healthy"}`) {
 		t.Errorf("/service/ready body %s, want the HSM {code, message} body", got)
 	}
@@ -65,8 +71,10 @@ func TestServiceEndpoints(t *testing.T) {
 
 // TestNoDiscoveryNoInventoryRoutes: an API built without a Discovery does
 // not serve RedfishEndpoints, discovery nor the Redfish inventory.
-func TestNoDiscoveryNoInventoryRoutes(t *testing.T) {
-	a := newServer(t, core.Config{})
+func TestNoDiscoveryNoInventoryRoutes(t *testing.T) { eachDB(t, testNoDiscoveryNoInventoryRoutes) }
+
+func testNoDiscoveryNoInventoryRoutes(t *testing.T, db hsmtest.DB) {
+	a := newServerOn(t, db, core.Config{})
 	for _, path := range []string{"/Inventory/RedfishEndpoints", "/Inventory/DiscoveryStatus", "/Inventory/ComponentEndpoints", "/Inventory/Hardware"} {
 		a.Must(404, "GET", path, nil)
 	}

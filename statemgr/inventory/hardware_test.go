@@ -74,9 +74,9 @@ func testHardwareHistory(t *testing.T, db hsmtest.DB) {
 
 // discoveredEnv is an API whose inventory comes from discovering a simulated
 // BMC bmcX with two nodes (walked at once, not through the queue).
-func discoveredEnv(t *testing.T, bmcX string) *rfEnv {
+func discoveredEnv(t *testing.T, db hsmtest.DB, bmcX string) *rfEnv {
 	t.Helper()
-	e := newRFEnv(t, DiscoveryConfig{})
+	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	e.bmc(bmcX, 2, redfishsim.Faults{})
 	e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: bmcX, User: "root", Password: rfPassword})
 	e.disc.discover(t.Context(), bmcX)
@@ -88,9 +88,11 @@ func discoveredEnv(t *testing.T, bmcX string) *rfEnv {
 
 // TestInventoryFilters checks the ComponentEndpoints and Hardware filters
 // and deletes after a real discovery.
-func TestInventoryFilters(t *testing.T) {
+func TestInventoryFilters(t *testing.T) { eachDB(t, testInventoryFilters) }
+
+func testInventoryFilters(t *testing.T, db hsmtest.DB) {
 	const bmcX = "x3000c0s2b0"
-	e := discoveredEnv(t, bmcX)
+	e := discoveredEnv(t, db, bmcX)
 	count := func(path, key string) int {
 		t.Helper()
 		var m map[string][]json.RawMessage
@@ -153,10 +155,10 @@ func rfEnvAt(t *testing.T, path string, now func() time.Time) *rfEnv {
 // histEnv is an API whose store runs on a settable clock, with three walks of
 // x3000c0s1b0 an hour apart: p0 holds CPU-A, then CPU-B; p1 holds CPU-C,
 // then CPU-A.
-func histEnv(t *testing.T) (*rfEnv, []time.Time) {
+func histEnv(t *testing.T, db hsmtest.DB) (*rfEnv, []time.Time) {
 	t.Helper()
 	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := rfEnvAt(t, filepath.Join(t.TempDir(), "hsm.db"), clock.Now)
+	e := rfEnvAt(t, db(t), clock.Now)
 	s := e.store
 	var times []time.Time
 	for _, frus := range [][2]string{{"CPU-A", "CPU-C"}, {"CPU-B", "CPU-C"}, {"CPU-B", "CPU-A"}} {
@@ -180,8 +182,10 @@ func histEnv(t *testing.T) (*rfEnv, []time.Time) {
 // TestHardwareHistoryFilters checks id, fruid, eventtype and the
 // starttime/endtime window on both history collections and their /{key}
 // forms, and that unknown or malformed filters are refused naming them.
-func TestHardwareHistoryFilters(t *testing.T) {
-	e, ts := histEnv(t)
+func TestHardwareHistoryFilters(t *testing.T) { eachDB(t, testHardwareHistoryFilters) }
+
+func testHardwareHistoryFilters(t *testing.T, db hsmtest.DB) {
+	e, ts := histEnv(t, db)
 	const p0, p1 = "x3000c0s1b0n0p0", "x3000c0s1b0n0p1"
 	ev := func(id, fru, typ string, at int) hsm.HWHistory {
 		return hsm.HWHistory{ID: id, FRUID: fru, EventType: typ, Timestamp: ts[at]}
@@ -289,8 +293,10 @@ func wantDeleted(t *testing.T, e *rfEnv, path, msg string) {
 // TestHardwareDeletes: FRUs held by a location cannot be deleted (409, and
 // nothing is deleted), free ones can; history deletes by location, by FRU
 // and all; each delete of nothing is 404.
-func TestHardwareDeletes(t *testing.T) {
-	e, _ := histEnv(t)
+func TestHardwareDeletes(t *testing.T) { eachDB(t, testHardwareDeletes) }
+
+func testHardwareDeletes(t *testing.T, db hsmtest.DB) {
+	e, _ := histEnv(t, db)
 	const p0, p1 = "x3000c0s1b0n0p0", "x3000c0s1b0n0p1"
 	frus := func() int {
 		t.Helper()
@@ -333,8 +339,12 @@ func TestHardwareDeletes(t *testing.T) {
 // checks every HardwareByFRU filter, the refusal to delete a FRU a location
 // holds, and the ServiceEndpoints deletes.
 func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
+	eachDB(t, testFRUFiltersAndServiceEndpointDeletes)
+}
+
+func testFRUFiltersAndServiceEndpointDeletes(t *testing.T, db hsmtest.DB) {
 	const bmcX = "x3000c0s2b0"
-	e := discoveredEnv(t, bmcX)
+	e := discoveredEnv(t, db, bmcX)
 	var cpu []hsm.HWInvByLoc
 	if err := json.Unmarshal(e.Must(200, "GET", "/Inventory/Hardware?id="+bmcX+"n1p0", nil), &cpu); err != nil || len(cpu) != 1 || cpu[0].PopulatedFRU == nil {
 		t.Fatalf("processor n1p0: %v %v", cpu, err)
@@ -452,8 +462,10 @@ func hwCount(t *testing.T, e *rfEnv) (locs, events int) {
 // TestHardwarePost: POST /Inventory/Hardware completes the spec's example
 // entry as discovery would, records FRU changes as a walk does, and refuses
 // a batch with one bad entry whole, naming the field.
-func TestHardwarePost(t *testing.T) {
-	e, _ := histEnv(t) // p0 holds CPU-B, p1 CPU-A
+func TestHardwarePost(t *testing.T) { eachDB(t, testHardwarePost) }
+
+func testHardwarePost(t *testing.T, db hsmtest.DB) {
+	e, _ := histEnv(t, db) // p0 holds CPU-B, p1 CPU-A
 	const nic = `{"ID":"X3000c0s23b4n4h0","HWInventoryByLocationType":"HWInvByLocNodeHsnNic",
 		"HSNNICLocationInfo":{"Id":"HPCNet3","Description":"Shasta Timms NMC REV04 (HSN)"},
 		"PopulatedFRU":{"FRUID":"ignored","HWInventoryByFRUType":"HWInvByFRUNodeHsnNic","HSNNICFRUInfo":{"Model":"ConnectX-5 100Gb/s",
@@ -573,8 +585,10 @@ func TestHardwarePost(t *testing.T) {
 // TestHardwareDeleteLocations: DELETE of one location and of all of them
 // answers the count, 404 when there is nothing, 400 for a bad xname, and
 // keeps the FRUs and the history.
-func TestHardwareDeleteLocations(t *testing.T) {
-	e, _ := histEnv(t) // p0 holds CPU-B, p1 CPU-A
+func TestHardwareDeleteLocations(t *testing.T) { eachDB(t, testHardwareDeleteLocations) }
+
+func testHardwareDeleteLocations(t *testing.T, db hsmtest.DB) {
+	e, _ := histEnv(t, db) // p0 holds CPU-B, p1 CPU-A
 	const p0 = "x3000c0s1b0n0p0"
 	deleted := func(path, msg string) { t.Helper(); wantDeleted(t, e, path, msg) }
 	wantProblem(t, e, "DELETE", "/Inventory/Hardware/x3000c9", 400, "x3000c9")
@@ -594,8 +608,10 @@ func TestHardwareDeleteLocations(t *testing.T) {
 
 // TestInventoryFilterValues: an invalid xname or type in an inventory
 // filter or path is 400 naming it, as on /State/Components.
-func TestInventoryFilterValues(t *testing.T) {
-	e, _ := histEnv(t)
+func TestInventoryFilterValues(t *testing.T) { eachDB(t, testInventoryFilterValues) }
+
+func testInventoryFilterValues(t *testing.T, db hsmtest.DB) {
+	e, _ := histEnv(t, db)
 	for _, tc := range []struct{ method, path, detail string }{
 		{"GET", "/Inventory/Hardware?id=x3000c9", "query parameter id"},
 		{"GET", "/Inventory/Hardware?type=Blade", "query parameter type"},
@@ -662,9 +678,11 @@ func hwShape(t *testing.T, body []byte) (xn, format string, shape map[string][]s
 // format and with each filter over a discovered BMC (NodeBMC, NodeEnclosure,
 // two nodes with two CPUs and four DIMMs each) plus posted cabinet,
 // chassis, blade and HSN NIC locations, and n1 in partition p1.
-func TestHardwareQuery(t *testing.T) {
+func TestHardwareQuery(t *testing.T) { eachDB(t, testHardwareQuery) }
+
+func testHardwareQuery(t *testing.T, db hsmtest.DB) {
 	const b = "x3000c0s2b0"
-	e := discoveredEnv(t, b)
+	e := discoveredEnv(t, db, b)
 	e.Must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []map[string]any{
 		{"ID": "x3000", "CabinetLocationInfo": map[string]any{}}, {"ID": "x3000c0", "ChassisLocationInfo": map[string]any{}},
 		{"ID": "x3000c0s2", "ComputeModuleLocationInfo": map[string]any{}}, {"ID": b + "n0h0", "HSNNICLocationInfo": map[string]any{}}}})
