@@ -59,8 +59,8 @@ func TestCredentialsTokenLimits(t *testing.T) {
 			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.detail) {
 				t.Fatalf("POST /v1/credentials: %d %s; want %d saying %q", w.Code, w.Body, tt.want, tt.detail)
 			}
-			pw, err := d.store.NodeCreds(ctx, tt.mac)
-			if err != nil || (pw != "") != (tt.want == 200) {
+			nc, err := d.store.NodeCreds(ctx, tt.mac)
+			if pw := nc.Password; err != nil || (pw != "") != (tt.want == 200) {
 				t.Errorf("stored password %q, %v", pw, err)
 			}
 			if tt.want != 200 && w.Header().Get("Content-Type") != "application/problem+json" {

@@ -82,7 +82,7 @@ func (s *Service) mountainJob(j job) (job, bool) {
 // configure sets credentials (and, on Mountain BMCs, NTP and syslog) on
 // the BMC of xname and registers it in HSM.
 func (s *Service) configure(ctx context.Context, x string, j job, c *clock) error {
-	e, err := s.provision(ctx, x, j)
+	e, nc, err := s.provision(ctx, x, j)
 	if err == nil && j.kind == KindMountain && (len(s.cfg.NTP) > 0 || s.cfg.Syslog != "") {
 		if err = s.cfg.BMCs.SetNetworkProtocol(ctx, e.Addr, e.User, e.Password, s.cfg.NTP, s.cfg.Syslog); err != nil {
 			err = stepErr(ReasonBMC, err)
@@ -100,8 +100,10 @@ func (s *Service) configure(ctx context.Context, x string, j job, c *clock) erro
 	if err != nil {
 		return stepErr(ReasonHSM, err)
 	}
-	e.State = StateRegistered
-	if err := s.cfg.Store.Put(ctx, e); err != nil {
+	// The node-side password is dropped with the registration: the
+	// endpoint's password (the one that logged in) is what every later
+	// attempt logs in with (provision tries it before nc).
+	if err := s.cfg.Store.Register(ctx, e, nc); err != nil {
 		return err
 	}
 	s.m.registered.WithLabelValues(e.Kind).Inc()
@@ -114,8 +116,10 @@ func (s *Service) configure(ctx context.Context, x string, j job, c *clock) erro
 // Passwords stored earlier (set but not registered before a crash, or set
 // through the node-side flow) are tried first; otherwise the factory
 // credentials log in, a new password is stored as pending, then set on the
-// BMC and checked: the new one logs in, the factory one no longer does.
-func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint, error) {
+// BMC and checked: the new one logs in, the factory one no longer does. It
+// also returns the node-side password it read for j's MAC, which the
+// registration drops (Store.Register).
+func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint, NodeCred, error) {
 	b := s.cfg.BMCs
 	e := Endpoint{Xname: xname, Kind: j.kind, MAC: j.mac, IP: j.ip, Addr: b.Addr(j.ip),
 		User: b.cfg.DefaultUser, State: StatePending}
@@ -124,15 +128,24 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 	}
 	prev, err := s.cfg.Store.Get(ctx, xname)
 	if err != nil && !errors.Is(err, problem.ErrNotFound) {
-		return e, err
+		return e, NodeCred{}, err
 	}
 	if err := s.mayLogIn(ctx, prev, j); err != nil {
-		return e, err
+		return e, NodeCred{}, err
 	}
 	node, err := s.cfg.Store.NodeCreds(ctx, j.mac)
 	if err != nil {
-		return e, err
+		return e, NodeCred{}, err
 	}
+	e, err = s.credentials(ctx, e, prev, node.Password)
+	return e, node, err
+}
+
+// credentials logs in to e's BMC with the first of prev's pending and
+// registered passwords and the node-side password node that works, else
+// sets a new password (provision).
+func (s *Service) credentials(ctx context.Context, e, prev Endpoint, node string) (Endpoint, error) {
+	b := s.cfg.BMCs
 	for _, pw := range []string{prev.Pending, prev.Password, node} {
 		if pw == "" {
 			continue

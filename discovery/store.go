@@ -140,6 +140,23 @@ func (s *Store) seal(id, p string) ([]byte, error) {
 
 // Put creates or replaces e (Updated is set to now).
 func (s *Store) Put(ctx context.Context, e Endpoint) error {
+	return s.put(ctx, e, NodeCred{})
+}
+
+// Register stores e as registered in HSM (its state set so) and, in the
+// same transaction, deletes the node-side password nc that provisioning
+// read, if it is still the one stored for its MAC: from now on the
+// endpoint's own password is what logs in to the BMC (it is tried first,
+// by xname), so that copy is not kept. A password handed out since nc was
+// read (the node may be about to set it in-band) is left alone.
+func (s *Store) Register(ctx context.Context, e Endpoint, nc NodeCred) error {
+	e.State = StateRegistered
+	return s.put(ctx, e, nc)
+}
+
+// put upserts e and deletes nc's row (if any and unchanged) in one
+// transaction.
+func (s *Store) put(ctx context.Context, e Endpoint, nc NodeCred) error {
 	pw, err := s.seal(e.Xname, e.Password)
 	if err != nil {
 		return err
@@ -156,6 +173,14 @@ func (s *Store) Put(ctx context.Context, e Endpoint) error {
 			e.Xname, e.Kind, e.MAC, e.IP, e.Addr, e.User, pw, pend, e.State, s.now().Unix())
 		if err != nil {
 			return fmt.Errorf("store endpoint %s: %w", e.Xname, err)
+		}
+		if nc.sealed == nil {
+			return nil
+		}
+		// Compared sealed: each seal has its own nonce, so a password
+		// issued since differs even if drawn alike.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM node_creds WHERE mac = ? AND password = ?`, nc.MAC, nc.sealed); err != nil {
+			return fmt.Errorf("drop node credentials of %s: %w", nc.MAC, err)
 		}
 		return nil
 	})
@@ -214,15 +239,24 @@ func (s *Store) PutNodeCreds(ctx context.Context, mac, password string) error {
 	})
 }
 
-// NodeCreds returns the password handed out for mac ("" if none).
-func (s *Store) NodeCreds(ctx context.Context, mac string) (string, error) {
-	var b []byte
-	err := s.db.R.QueryRowContext(ctx, `SELECT password FROM node_creds WHERE mac = ?`, mac).Scan(&b)
+// NodeCred is the password handed to the node-side flow for MAC, as
+// stored (Password empty: none).
+type NodeCred struct {
+	MAC, Password string
+	sealed        []byte // as stored: Register deletes the row only if unchanged
+}
+
+// NodeCreds returns the password handed out for mac and not yet dropped
+// by the registration of its BMC (Register).
+func (s *Store) NodeCreds(ctx context.Context, mac string) (NodeCred, error) {
+	nc := NodeCred{MAC: mac}
+	err := s.db.R.QueryRowContext(ctx, `SELECT password FROM node_creds WHERE mac = ?`, mac).Scan(&nc.sealed)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		return nc, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read node credentials: %w", err)
+		return nc, fmt.Errorf("read node credentials: %w", err)
 	}
-	return s.open(mac, b)
+	nc.Password, err = s.open(mac, nc.sealed)
+	return nc, err
 }

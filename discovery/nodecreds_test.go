@@ -1,0 +1,208 @@
+package discovery
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/internal/sqldb"
+)
+
+// TestNodeCredsDroppedAtRegistration: a BMC whose node set, in-band, the
+// password POST /v1/credentials handed out is registered with it, and the
+// node_creds row is gone once it is (the endpoint keeps the password, as
+// HSM does). HSM then loses the endpoint and the BMC comes back at another
+// address: it is registered again there, logged in to with the endpoint's
+// password, no node_creds needed.
+func TestNodeCredsDroppedAtRegistration(t *testing.T) {
+	s := newRiverSuite(t, 1)
+	s.startService(NewSNMPWalker(SNMPConfig{}), Config{Switch: SwitchConfig{Community: "public"}})
+	ctx := t.Context()
+	x, mac := s.bmcs[0].BMC.Xname(), s.bmcMAC(0)
+	const pw = "node-side-pw-0123456789"
+	if err := s.store.PutNodeCreds(ctx, mac, pw); err != nil {
+		t.Fatal(err)
+	}
+	// What the discovery image does with the password it was handed.
+	if err := s.bmcClient(redfishsim.DefaultPassword).SetPassword(ctx, s.bmcs[0].Addr, "root", redfishsim.DefaultPassword, pw); err != nil {
+		t.Fatal(err)
+	}
+	s.lease(mac, s.bmcIP(0))
+	if o := s.waitFor(mac); o.err != nil || o.xname != x {
+		t.Fatalf("outcome %+v (%v), want %s registered", o, o.err, x)
+	}
+	checkRegistered(t, s, x, s.bmcIP(0), pw)
+
+	if err := s.hsm.DeleteRedfishEndpoint(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	moved := proxyBMC(t, s.bmcs[0].Addr, fmt.Sprintf("127.78.%d.1", s.port%200+1), s.port)
+	s.lease(mac, moved)
+	if o := s.waitFor(mac); o.err != nil || o.xname != x {
+		t.Fatalf("at %s: outcome %+v (%v), want %s registered", moved, o, o.err, x)
+	}
+	checkRegistered(t, s, x, moved, pw)
+	ep, err := s.hsm.RedfishEndpoint(ctx, x)
+	if err != nil || ep.IPAddress != moved {
+		t.Errorf("HSM's RedfishEndpoint %+v, %v; want it at %s", ep, err, moved)
+	}
+}
+
+// checkRegistered checks that reds has x registered at ip with password pw
+// and keeps no node-side password for its MAC.
+func checkRegistered(t *testing.T, s *suite, x, ip, pw string) {
+	t.Helper()
+	e, err := s.store.Get(t.Context(), x)
+	if err != nil || e.State != StateRegistered || e.IP != ip || e.Password != pw {
+		t.Errorf("stored %s: %s at %s, %v; want registered at %s with the node's password", x, e.State, e.IP, err, ip)
+	}
+	nc, err := s.store.NodeCreds(t.Context(), e.MAC)
+	if err != nil || nc.Password != "" {
+		t.Errorf("node credentials of %s kept after the registration (%v)", e.MAC, err)
+	}
+}
+
+// proxyBMC forwards TCP connections to host:port to the BMC at addr (the
+// BMC given another address by DHCP) until the test ends; it returns host.
+func proxyBMC(t *testing.T, addr, host string, port int) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				defer b.Close()
+				go func() { _, _ = io.Copy(b, c); b.Close() }()
+				_, _ = io.Copy(c, b)
+			}()
+		}
+	}()
+	return host
+}
+
+// TestRegisterKeepsNewerNodeCreds: registration drops the node-side
+// password provisioning read, not one handed out since (the node may be
+// about to set it).
+func TestRegisterKeepsNewerNodeCreds(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "reds.db"))
+	ctx := t.Context()
+	const mac = "a4:bf:01:3d:00:01"
+	e := Endpoint{Xname: "x3000c0s1b0", Kind: KindRiver, MAC: mac, IP: "10.254.6.1", User: "root", Password: "first"}
+	for _, tt := range []struct {
+		name, newer, want string
+	}{
+		{name: "unchanged: dropped", want: ""},
+		{name: "handed out since: kept", newer: "second", want: "second"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := st.PutNodeCreds(ctx, mac, "first"); err != nil {
+				t.Fatal(err)
+			}
+			read, err := st.NodeCreds(ctx, mac)
+			if err != nil || read.Password != "first" {
+				t.Fatalf("NodeCreds %q, %v", read.Password, err)
+			}
+			if tt.newer != "" {
+				if err := st.PutNodeCreds(ctx, mac, tt.newer); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Register(ctx, e, read); err != nil {
+				t.Fatal(err)
+			}
+			got, err := st.NodeCreds(ctx, mac)
+			if err != nil || got.Password != tt.want {
+				t.Errorf("node credentials after the registration %q, %v; want %q", got.Password, err, tt.want)
+			}
+			if stored, err := st.Get(ctx, e.Xname); err != nil || stored.State != StateRegistered || stored.Password != "first" {
+				t.Errorf("endpoint %s %q, %v; want registered with its password", stored.State, stored.Password, err)
+			}
+		})
+	}
+}
+
+// TestNodeCredsMigration: migration 0004 deletes the node-side passwords
+// of BMCs registered (or missing since) after they were handed out, and
+// keeps the others: a BMC not registered, one only pending or removed,
+// and a password handed out after the registration.
+func TestNodeCredsMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reds.db")
+	old := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_leases.sql", "0003_lease_expiry.sql"} {
+		b, err := migrationFiles.ReadFile("migrations/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = &fstest.MapFile{Data: b}
+	}
+	db, err := sqldb.Open(t.Context(), path, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(t.Context(), `
+		INSERT INTO endpoints (xname, kind, mac, state, updated) VALUES
+			('x3000c0s1b0', 'river', 'mac-registered', 'registered', 200),
+			('x3000c0s2b0', 'river', 'mac-missing', 'missing', 200),
+			('x3000c0s3b0', 'river', 'mac-pending', 'pending', 200),
+			('x3000c0s4b0', 'river', 'mac-removed', 'removed', 200),
+			('x3000c0s5b0', 'river', 'mac-reissued', 'registered', 200);
+		INSERT INTO node_creds (mac, password, created) VALUES
+			('mac-registered', x'00', 100), ('mac-missing', x'00', 200), ('mac-pending', x'00', 100),
+			('mac-removed', x'00', 100), ('mac-reissued', x'00', 300), ('mac-none', x'00', 100);`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st := openTestStore(t, path)
+	rows, err := st.db.R.QueryContext(t.Context(), `SELECT mac FROM node_creds ORDER BY mac`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var kept []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, m)
+	}
+	want := []string{"mac-none", "mac-pending", "mac-reissued", "mac-removed"}
+	if diff := cmp.Diff(want, kept); diff != "" {
+		t.Errorf("node_creds kept (-want +got):\n%s", diff)
+	}
+}
+
+// openTestStore opens the store at path with a new key, closed when the
+// test ends.
+func openTestStore(t *testing.T, path string) *Store {
+	t.Helper()
+	box, err := sealed.LoadKey(filepath.Join(filepath.Dir(path), "reds.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(t.Context(), path, box, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
