@@ -84,10 +84,11 @@ func (s *Service) undoLeases(undo map[string]*heldLease) {
 // noteLease records a MAC unknown to HSM that was handed an address, and
 // forgets it when its lease ends or a commit says HSM knows it (a BMC HSM
 // learnt of another way is not the discovery token's to act for); it
-// returns the change to keep, if any. A renewal sends no event
-// (lease.Commit), so a commit's Expires is not surely the lease's end: the
-// expire, release or decline event is, and, should reds miss that, the
-// sweep LeaseGrace after Expires (sweepLeases).
+// returns the change to keep, if any. A renewal's commit (bss sends one
+// at most once per half lease, lease.Commit) moves the lease's end. A
+// commit's Expires is not surely the lease's end (a DHCP server may
+// publish no renewal): the expire, release or decline event is, and,
+// should reds miss that, the sweep LeaseGrace after Expires (sweepLeases).
 func (s *Service) noteLease(ev lease.Event) (leaseChange, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,7 +127,8 @@ func (s *Service) leaseEnd(ev lease.Event) time.Time {
 }
 
 // saveLeases keeps changes in the store, so a restarted reds knows the
-// leases that still stand (bss publishes no event for a renewal).
+// leases that still stand (no event may come for them again before they
+// end).
 func (s *Service) saveLeases(ctx context.Context, changes []leaseChange) error {
 	if s.cfg.Store == nil { // a Service tested without a database
 		return nil

@@ -64,7 +64,7 @@ func RegisterFlagsWith(f *cli.FlagSet, d Defaults) *DaemonFlags {
 	fl.presence = f.Duration("presence-interval", 30*time.Second, "check each registered BMC's service root every `DURATION` (jittered ±10 %)")
 	fl.retryMax = f.Duration("retry-max", 5*time.Minute, "longest backoff before a MAC that failed is tried again (`DURATION`)")
 	fl.grace = f.Duration("unplaced-grace", 5*time.Minute, "a MAC on no switch is retried quietly for `DURATION` (HSM may yet name it, a node's NIC from its BMC's walk) before /v1/unknown lists it (0: at once)")
-	fl.leaseGrace = f.Duration("lease-grace", time.Hour, "a DHCP lease whose expire event reds missed is forgotten `DURATION` after its end (renewals send no event, so a renewed lease is too; 0: at its end)")
+	fl.leaseGrace = f.Duration("lease-grace", time.Hour, "a DHCP lease whose expire event reds missed is forgotten `DURATION` after its end (bss publishes renewals, each moving the end; 0: at its end)")
 	fl.workers = f.Int("workers", defaultWorkers, "`N` MACs placed and registered at once")
 	fl.ntp = f.String("ntp-servers", "", "comma-separated NTP servers set on new Mountain BMCs (`LIST`)")
 	fl.syslog = f.String("syslog-target", "", "syslog `HOST:PORT` set on new Mountain BMCs")

@@ -230,3 +230,65 @@ func TestLeaseStoreFailureRedelivered(t *testing.T) {
 			kept, err, d.svc.leaseOf(mac), acted())
 	}
 }
+
+// TestRenewalExtendsLease: the renewal events bss publishes for an unknown
+// MAC (a commit at the same address with a later end, one per half lease)
+// keep its lease standing long past the end and grace of the first commit:
+// in memory, through the sweeps, in the database and across a restart. A
+// lease whose renewals stop is swept LeaseGrace after the last end given.
+func TestRenewalExtendsLease(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "reds.db"), CredKeyFile: filepath.Join(dir, "key"),
+		SLSURL: "http://127.0.0.1:1", HSMURL: "http://127.0.0.1:1",
+		Service: Config{Now: clock.Now, LeaseGrace: time.Hour}}
+	const (
+		mac       = "a4:bf:01:3e:00:01"
+		ip        = "10.254.7.1"
+		leaseTime = 5 * time.Minute
+	)
+	first, err := StartDaemon(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(d *Daemon) time.Time {
+		now := clock.Now()
+		d.svc.Notice(t.Context(), leaseEvent(mac, ip, now, now.Add(leaseTime)))
+		return now.Add(leaseTime)
+	}
+	end := commit(first)
+	for range 40 { // 100 min of renewals at T1, well past 5 min + 1 h
+		clock.Add(leaseTime / 2)
+		end = commit(first)
+		first.svc.sweepLeases(t.Context())
+		if got := first.svc.leaseOf(mac); got != ip {
+			t.Fatalf("at %v: lease %q, want %s (renewed)", clock.Now(), got, ip)
+		}
+	}
+	kept, err := first.store.Leases(t.Context())
+	if err != nil || kept[mac].ip != ip || !kept[mac].expires.Equal(end) {
+		t.Errorf("lease kept %+v, %v; want %s until %v", kept[mac], err, ip, end)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, again := runDaemon(t, cfg)
+	if got := again.svc.leaseOf(mac); got != ip {
+		t.Errorf("after a restart: lease %q, want %s", got, ip)
+	}
+	// The renewals stop: it stands through its grace, then it is swept.
+	clock.Add(leaseTime + time.Hour - time.Second)
+	if got := again.svc.leaseOf(mac); got != ip {
+		t.Errorf("in its grace: lease %q, want %s", got, ip)
+	}
+	clock.Add(time.Second)
+	again.svc.sweepLeases(t.Context())
+	if got := again.svc.leaseOf(mac); got != "" {
+		t.Errorf("past its grace: lease %q, want none", got)
+	}
+}
+
+// leaseEvent is a commit of mac at ip noted at now, ending at end.
+func leaseEvent(mac, ip string, now, end time.Time) lease.Event {
+	return lease.Event{Kind: lease.Commit, MACAddress: mac, IPAddress: ip, Time: now, Expires: end}
+}

@@ -60,8 +60,9 @@ type Config struct {
 	UnplacedGrace time.Duration
 	// LeaseGrace is how long past its end (the commit event's Expires) a
 	// lease reds saw no expire event for still counts for the discovery
-	// token (1 h; negative: none). A renewal sends no event, so a lease
-	// renewed counts this long too, no longer.
+	// token (1 h; negative: none). bss publishes renewals of such leases
+	// (at most once per half lease), each moving the end; a DHCP server
+	// that does not leaves a renewed lease counting this long, no longer.
 	LeaseGrace time.Duration
 	// NTP and Syslog are set on new Mountain BMCs (NetworkProtocol PATCH).
 	NTP    []string
@@ -266,7 +267,8 @@ func (s *Service) every(ctx context.Context, d time.Duration, now bool, fn func(
 // placed; an expected Mountain BMC learns its address. When the leases
 // cannot be stored, nothing is done and the error goes back to the bus,
 // which hands the batch again (its offsets are not committed): a lease
-// only in memory would be lost at a restart, bss publishing no renewal.
+// only in memory would be lost at a restart (no event may come for it
+// again before it ends).
 func (s *Service) handleLeases(ctx context.Context, msgs []bus.Message) error {
 	evs := make([]lease.Event, 0, len(msgs))
 	for _, msg := range msgs {

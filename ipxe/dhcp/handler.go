@@ -334,6 +334,12 @@ func (h *Handler) request(c *client) outcome {
 		Hostname: c.req.hostname(), Known: c.known, Updated: c.now, Relay: c.relay()}
 	h.t.put(l)
 	fresh := prev == nil || prev.State != Bound || prev.IP != want
+	publish := announce(c, prev, fresh)
+	if publish {
+		l.Announced = c.now
+	} else {
+		l.Announced = prev.Announced
+	}
 	// The change and its copy of the lease in one allocation.
 	cl := &struct {
 		c Change
@@ -341,20 +347,36 @@ func (h *Handler) request(c *client) outcome {
 	}{l: *l}
 	cl.c.Put = &cl.l
 	ch := &cl.c
-	// A renewal (RENEWING or REBINDING: ciaddr set) of an unchanged binding
-	// tells the lease event consumers (reds) nothing, and at 10,000 devices
-	// renewing every half lease it made most of the bus traffic: it is not
-	// published (the lease row is still written, with its new expiry). A
-	// new binding, a changed address, a MAC HSM no longer knows, and a
-	// device that starts over (SELECTING after a DISCOVER, or INIT-REBOOT:
-	// no ciaddr; a BMC put back, a node rebooted) are.
-	renewal := c.req.clientIP().IsValid()
-	if fresh || !renewal || (prev.Known && !c.known) {
+	if publish {
 		ch.Event = h.event(c, lease.Commit, l)
 	}
 	// A MAC HSM does not know is written to HSM the first time it is bound.
 	ch.NewMAC = !c.known && fresh
 	return outcome{ans: h.reply(c, dhcpv4.MessageTypeAck, want), reply: true, change: ch}
+}
+
+// announce reports whether the REQUEST c acknowledges, binding the MAC
+// whose lease was prev (nil: none; fresh: a new binding or address), is
+// published as a commit event. A new binding, a changed address, a MAC
+// HSM no longer knows, and a device that starts over (SELECTING after a
+// DISCOVER, or INIT-REBOOT: no ciaddr; a BMC put back, a node rebooted)
+// are. A renewal (RENEWING or REBINDING: ciaddr set) of an unchanged
+// binding is not, as a rule: at 10,000 devices renewing every half lease
+// it made most of the bus traffic, and the lease row is written all the
+// same. But a consumer holding an unknown MAC's lease (reds: the discovery
+// token acts for a MAC while its lease stands) must learn that it goes
+// on, or it takes the lease for over at the end the last event gave: so
+// the renewal of an unknown MAC is published when its binding was last
+// published half a lease time ago or more (the client's own T1), at most
+// once per half lease however often it renews. A MAC HSM knows is not
+// (nobody acts on its lease). Announced is kept in memory only: after a
+// restart, the first renewal of each unknown MAC is published.
+func announce(c *client, prev *Lease, fresh bool) bool {
+	renewal := c.req.clientIP().IsValid()
+	if fresh || !renewal || (prev.Known && !c.known) {
+		return true
+	}
+	return !c.known && !c.now.Before(prev.Announced.Add(c.leaseTime()/2))
 }
 
 func (h *Handler) release(c *client, kind lease.Kind) outcome {

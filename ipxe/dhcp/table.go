@@ -32,6 +32,9 @@ type Lease struct {
 	// (invalid when direct).
 	Updated time.Time
 	Relay   netip.Addr
+	// Announced is when a commit event of this binding was last published
+	// (memory only; announce).
+	Announced time.Time
 }
 
 // Change is what one handled packet changes and must be stored before its

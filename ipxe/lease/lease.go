@@ -1,6 +1,7 @@
 // Package lease is the contract between the boot chain's DHCP server
 // (ipxe/dhcp) and its consumers (discovery): the lease event it publishes on
-// the bus each time it hands out (not renews), releases or expires an address.
+// the bus each time it hands out, releases or expires an address (renewals
+// only as Commit says).
 // It is a leaf package so consumers need not link the DHCP server.
 package lease
 
@@ -23,7 +24,7 @@ type Kind string
 
 // The lease event kinds.
 const (
-	Commit  Kind = "commit"  // address handed out (DHCPACK of a new binding or address; not of a renewal)
+	Commit  Kind = "commit"  // address handed out (DHCPACK of a new binding or address; of a renewal only for a MAC HSM does not know, at most once per half lease time)
 	Release Kind = "release" // client released it (DHCPRELEASE)
 	Expire  Kind = "expire"  // lease time ran out without renewal
 	Decline Kind = "decline" // client found the address in use (DHCPDECLINE)
