@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -56,7 +57,7 @@ func MountainEndpoints(prefix string, cab, ch int) []MountainEndpoint {
 // from SLS, pre-registers the expected BMCs' Ethernet interfaces in HSM
 // (so DHCP knows them), and queues those HSM already has an address for.
 func (s *Service) refreshMountain(ctx context.Context) error {
-	var eps []MountainEndpoint
+	var eps []job
 	for _, class := range []sls.Class{sls.Mountain, sls.Hill} {
 		cabs, err := s.cfg.SLS.SearchHardware(ctx, sls.HardwareSearch{Type: xname.Cabinet.SLSType(), Class: string(class)})
 		if err != nil {
@@ -71,8 +72,8 @@ func (s *Service) refreshMountain(ctx context.Context) error {
 		}
 	}
 	expected := make(map[string]job, len(eps))
-	for _, e := range eps {
-		expected[e.MAC] = job{mac: e.MAC, xname: e.Xname, kind: KindMountain}
+	for _, j := range eps {
+		expected[j.mac] = j
 	}
 	s.mu.Lock()
 	s.mountain = expected
@@ -83,31 +84,54 @@ func (s *Service) refreshMountain(ctx context.Context) error {
 	return s.preRegister(ctx, expected)
 }
 
-// cabinetEndpoints lists the expected BMCs of cabinet c's chassis.
-func (s *Service) cabinetEndpoints(ctx context.Context, c sls.Hardware) ([]MountainEndpoint, error) {
+// cabinetEndpoints lists the jobs of the expected BMCs of cabinet c's
+// chassis, with the cabinet's HMN when SLS gives it.
+func (s *Service) cabinetEndpoints(ctx context.Context, c sls.Hardware) ([]job, error) {
 	cx, err := xname.Parse(c.Xname)
 	if err != nil {
 		return nil, nil
 	}
 	props, _ := c.Cabinet()
 	prefix := defaultMACPrefix
-	if n, ok := props.Networks["cn"]["HMN"]; ok && n.MACPrefix != "" {
-		prefix = n.MACPrefix
+	hmn := props.Networks["cn"]["HMN"]
+	if hmn.MACPrefix != "" {
+		prefix = hmn.MACPrefix
 	}
+	// A CIDR SLS gives that does not parse checks nothing, as none does:
+	// the cabinet's BMCs are not to be locked out by a typo in SLS.
+	network, _ := netip.ParsePrefix(hmn.CIDR)
 	chs, err := s.cfg.SLS.SearchHardware(ctx, sls.HardwareSearch{Type: xname.Chassis.SLSType(), Parent: c.Xname})
 	if err != nil {
 		return nil, fmt.Errorf("list chassis of %s: %w", c.Xname, err)
 	}
-	var out []MountainEndpoint
+	var out []job
 	for _, ch := range chs {
 		x, err := xname.Parse(ch.Xname)
 		if err != nil {
 			continue
 		}
 		nums := x.Numbers()
-		out = append(out, MountainEndpoints(prefix, cx.Numbers()[0], nums[len(nums)-1])...)
+		for _, e := range MountainEndpoints(prefix, cx.Numbers()[0], nums[len(nums)-1]) {
+			out = append(out, job{mac: e.MAC, xname: e.Xname, kind: KindMountain, network: network.Masked()})
+		}
 	}
 	return out, nil
+}
+
+// errOutsideNetwork marks an address outside the BMC's cabinet's HMN.
+var errOutsideNetwork = errors.New("outside the cabinet's HMN")
+
+// inNetwork checks that j's address lies in its cabinet's HMN, when SLS
+// gives it. A Mountain BMC's MAC is derived from its place (anyone may
+// compute it from SLS) and is pre-registered in HSM, so any device on the
+// HMN that takes a lease with it would otherwise be logged in to with the
+// BMC's stored passwords, and registered in HSM in its place.
+func inNetwork(j job) error {
+	a, err := netip.ParseAddr(j.ip)
+	if !j.network.IsValid() || err == nil && j.network.Contains(a.Unmap()) {
+		return nil
+	}
+	return stepErr(ReasonBMC, fmt.Errorf("%s: address %s is %w %s (SLS): not logged in to", j.xname, j.ip, errOutsideNetwork, j.network))
 }
 
 // preRegister creates or points HSM's Ethernet interface of every expected

@@ -2,13 +2,16 @@ package discovery
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/layout/sls"
 )
 
@@ -157,4 +160,60 @@ func TestMountainLeasedBeforeChassis(t *testing.T) {
 		}
 	}
 	t.Fatalf("%s not registered after the renewal", x)
+}
+
+// TestMountainOnlyInCabinetNetwork: a lease of a Mountain BMC's MAC (which
+// anyone can compute from SLS) at an address outside its cabinet's HMN as
+// SLS gives it is not logged in to: bmc_refused, nothing stored, nothing
+// registered. In a cabinet whose HMN holds the address, or that SLS gives
+// none, it is registered.
+func TestMountainOnlyInCabinetNetwork(t *testing.T) {
+	cabinet := func(x, cidr string) map[string]any {
+		hmn := map[string]any{"MACPrefix": "02"}
+		if cidr != "" {
+			hmn["CIDR"] = cidr
+		}
+		return map[string]any{"Xname": x, "Class": "Mountain",
+			"ExtraProperties": map[string]any{"Networks": map[string]any{"cn": map[string]any{"HMN": hmn}}}}
+	}
+	present := []string{"x1000c0s0b0", "x1001c0s0b0", "x1002c0s0b0"} // on 127.77.*
+	hw := map[string]any{
+		"x1000": cabinet("x1000", "10.104.0.0/22"), "x1001": cabinet("x1001", "127.0.0.0/8"), "x1002": cabinet("x1002", ""),
+	}
+	for _, x := range present {
+		hw[x[:7]] = map[string]any{"Xname": x[:7], "Class": "Mountain"}
+	}
+	s := newSuite(t, hw, present)
+	s.startService(nil, Config{River: false, Mountain: true})
+	ctx := t.Context()
+	<-s.svc.Started()
+	byMAC := map[string]string{}
+	for i, x := range present {
+		cab, _ := strconv.Atoi(x[1:5])
+		mac := MountainEndpoints("02", cab, 0)[1].MAC
+		byMAC[mac] = x
+		s.lease(mac, s.bmcIP(i))
+	}
+	got := map[string]string{}
+	for range present {
+		o := s.next()
+		switch {
+		case o.err == nil:
+			got[byMAC[o.mac]] = "registered"
+		case errors.Is(o.err, errOutsideNetwork) && reasonOf(o.err) == ReasonBMC:
+			got[byMAC[o.mac]] = "refused"
+		default:
+			t.Errorf("outcome %+v (%v)", o, o.err)
+		}
+	}
+	want := map[string]string{"x1000c0s0b0": "refused", "x1001c0s0b0": "registered", "x1002c0s0b0": "registered"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if e, err := s.store.Get(ctx, "x1000c0s0b0"); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("refused BMC stored: %+v, %v", e, err)
+	}
+	if _, err := s.hsm.RedfishEndpoint(ctx, "x1000c0s0b0"); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("refused BMC's RedfishEndpoint: %v, want none", err)
+	}
 }

@@ -133,6 +133,9 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 	if err := s.mayLogIn(ctx, prev, j); err != nil {
 		return e, NodeCred{}, err
 	}
+	if err := inNetwork(j); err != nil {
+		return e, NodeCred{}, err
+	}
 	node, err := s.cfg.Store.NodeCreds(ctx, j.mac)
 	if err != nil {
 		return e, NodeCred{}, err

@@ -111,7 +111,10 @@ func (s *Service) CheckPresence(ctx context.Context) { s.checkPresence(ctx) }
 // resume queues the registration of e, a BMC left pending (its xname and
 // credentials known), unless its MAC is queued or waiting already.
 func (s *Service) resume(e Endpoint) {
-	s.submit(job{mac: e.MAC, ip: e.IP, since: s.cfg.Now(), xname: e.Xname, kind: e.Kind, resume: true})
+	s.mu.Lock()
+	network := s.mountain[e.MAC].network // checked again (inNetwork)
+	s.mu.Unlock()
+	s.submit(job{mac: e.MAC, ip: e.IP, since: s.cfg.Now(), xname: e.Xname, kind: e.Kind, resume: true, network: network})
 }
 
 // resumePending queues every endpoint left pending by an earlier run: HSM

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -155,6 +156,9 @@ type job struct {
 	// DHCP server or HSM gave: stored credentials are not tried there
 	// unless reds has the BMC at it already (provision).
 	claimed bool
+	// network is a Mountain BMC's cabinet's HMN as SLS gives it (invalid:
+	// none): its BMC is logged in to only at an address in it (inNetwork).
+	network netip.Prefix
 }
 
 // Service is REDS and MEDS: it places new BMCs, sets their credentials and
