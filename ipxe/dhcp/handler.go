@@ -336,9 +336,9 @@ func (h *Handler) request(c *client) outcome {
 	fresh := prev == nil || prev.State != Bound || prev.IP != want
 	publish := announce(c, prev, fresh)
 	if publish {
-		l.Announced = c.now
+		l.announced = uint32(c.now.Unix())
 	} else {
-		l.Announced = prev.Announced
+		l.announced = prev.announced
 	}
 	// The change and its copy of the lease in one allocation.
 	cl := &struct {
@@ -369,14 +369,15 @@ func (h *Handler) request(c *client) outcome {
 // the renewal of an unknown MAC is published when its binding was last
 // published half a lease time ago or more (the client's own T1), at most
 // once per half lease however often it renews. A MAC HSM knows is not
-// (nobody acts on its lease). Announced is kept in memory only: after a
-// restart, the first renewal of each unknown MAC is published.
+// (nobody acts on its lease). When a binding was last published is kept
+// in memory only: after a restart, the first renewal of each unknown MAC
+// is published.
 func announce(c *client, prev *Lease, fresh bool) bool {
 	renewal := c.req.clientIP().IsValid()
 	if fresh || !renewal || (prev.Known && !c.known) {
 		return true
 	}
-	return !c.known && !c.now.Before(prev.Announced.Add(c.leaseTime()/2))
+	return !c.known && c.now.Unix()-int64(prev.announced) >= int64(c.leaseTime()/2/time.Second)
 }
 
 func (h *Handler) release(c *client, kind lease.Kind) outcome {

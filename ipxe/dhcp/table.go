@@ -27,14 +27,15 @@ type Lease struct {
 	Expires  time.Time
 	Hostname string
 	Known    bool // HSM knows the MAC
+	// announced is when a commit event of this binding was last
+	// published, in Unix seconds (memory only; announce): it fills the
+	// padding after Known, so a Lease is no bigger on the DORA path.
+	announced uint32
 	// Updated is when the client last asked about this lease (its
 	// DISCOVER or REQUEST); Relay the giaddr that exchange came through
 	// (invalid when direct).
 	Updated time.Time
 	Relay   netip.Addr
-	// Announced is when a commit event of this binding was last published
-	// (memory only; announce).
-	Announced time.Time
 }
 
 // Change is what one handled packet changes and must be stored before its
