@@ -70,7 +70,7 @@ type Server struct {
 	spare    []pendingChange // the last batch's slice, for the next
 	changes  []*Change       // a batch's changes, for Apply
 	acks     outbound        // a batch's replies
-	stored  chan struct{} // a batch is committed (the bus relay looks)
+	stored   chan struct{}   // a batch is committed (the bus relay looks)
 	// storedHSM: a batch is committed (the HSM relay looks)
 	storedHSM chan struct{}
 
