@@ -3,7 +3,9 @@
 // cached, refetched when a token names an unknown key) or of a static key
 // file, checked for issuer, audience and validity period, and the roles it
 // carries (admin, operator, viewer, node) checked against the daemon's
-// route table. It also gives the suite's own clients their token.
+// route table. A token accepted is remembered, by its SHA-256, until its exp
+// or a change of its keys, so a token presented again costs no signature
+// check (tokenCache). It also gives the suite's own clients their token.
 //
 // Every daemon declares one Table (route pattern -> Access) in its domain
 // package (layout/authz.go, ...); its main registers the shared flags with

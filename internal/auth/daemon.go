@@ -23,7 +23,7 @@ type Daemon struct {
 
 // NewDaemon reads what c names (a key file, the TLS files) and returns the
 // auth of the daemon whose route table is t. reg (may be nil) gets
-// hms_auth_decisions_total.
+// hms_auth_decisions_total and the token cache's hms_auth_token_cache_*.
 func (c Config) NewDaemon(t Table, log *slog.Logger, reg prometheus.Registerer) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -40,6 +40,7 @@ func (c Config) NewDaemon(t Table, log *slog.Logger, reg prometheus.Registerer) 
 	}
 	if d.v != nil {
 		d.decisions = newDecisions(reg)
+		d.v.cache.register(reg)
 	}
 	return d, nil
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,24 +39,46 @@ type keySet struct {
 	// fetched is when keys were last fetched; tried when a fetch was
 	// last attempted, successful or not.
 	fetched, tried time.Time
+	// gen counts the changes of keys: a token verified at an older
+	// generation is checked again (tokenCache).
+	gen uint64
+}
+
+// current reports whether a token verified at generation gen may be taken
+// as verified still: the keys have not changed since, and key would not
+// refetch them now (a JWKS older than maxAge is refetched at the next
+// token checked in full, so a key the issuer removed stops verifying).
+func (s *keySet) current(gen uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gen != s.gen {
+		return false
+	}
+	return s.url == "" || !s.due(s.now(), false)
+}
+
+// due reports whether key would fetch the JWKS now, for a token whose key
+// is missing from the keys held or not. Call it with s.mu held.
+func (s *keySet) due(now time.Time, missing bool) bool {
+	stale := s.fetched.IsZero() || now.Sub(s.fetched) > maxAge
+	wait := minRefresh
+	if s.fetched.IsZero() {
+		wait = time.Second // the issuer may come up after the daemon
+	}
+	return (stale || missing) && now.Sub(s.tried) >= wait
 }
 
 // key returns the key a token signed with alg and naming kid verifies
-// against, refetching the JWKS when kid is unknown or the keys are old. The
+// against, and the generation of the keys it is one of, refetching the JWKS when kid is unknown or the keys are old. The
 // fetch (up to 10 s) runs without the lock: only the request that started
 // it waits for it, every other request is checked against the keys already
 // held, so a token with a made-up kid cannot stall everyone's requests.
-func (s *keySet) key(ctx context.Context, kid, alg string) (any, error) {
+func (s *keySet) key(ctx context.Context, kid, alg string) (any, uint64, error) {
 	s.mu.Lock()
 	fetch := false
 	if s.url != "" {
 		now := s.now()
-		stale := s.fetched.IsZero() || now.Sub(s.fetched) > maxAge
-		wait := minRefresh
-		if s.fetched.IsZero() {
-			wait = time.Second // the issuer may come up after the daemon
-		}
-		if (stale || find(s.keys, kid, alg) == nil) && now.Sub(s.tried) >= wait {
+		if s.due(now, find(s.keys, kid, alg) == nil) {
 			s.tried, fetch = now, true
 		}
 	}
@@ -63,21 +87,47 @@ func (s *keySet) key(ctx context.Context, kid, alg string) (any, error) {
 		keys, err := fetchJWKS(ctx, s.hc, s.url)
 		s.mu.Lock()
 		if err == nil {
+			if !sameKeys(s.keys, keys) {
+				s.gen++
+			}
 			s.keys, s.fetched = keys, s.now()
 		}
 		none := s.fetched.IsZero()
 		s.mu.Unlock()
 		if err != nil && none {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := find(s.keys, kid, alg)
 	if k == nil {
-		return nil, fmt.Errorf("no key for kid %q and alg %s", kid, alg)
+		return nil, 0, fmt.Errorf("no key for kid %q and alg %s", kid, alg)
 	}
-	return k.Key, nil
+	return k.Key, s.gen, nil
+}
+
+// sameKeys reports whether a and b hold the same keys, in any order (an
+// issuer need not list them in one order): a refetched JWKS that changed
+// nothing keeps the verified tokens cached.
+func sameKeys(a, b []jose.JSONWebKey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ids := func(keys []jose.JSONWebKey) []string {
+		var out []string
+		for _, k := range keys {
+			tp, err := k.Thumbprint(crypto.SHA256)
+			if err != nil {
+				return nil
+			}
+			out = append(out, k.KeyID+"\x00"+k.Algorithm+"\x00"+k.Use+"\x00"+string(tp))
+		}
+		slices.Sort(out)
+		return out
+	}
+	ia, ib := ids(a), ids(b)
+	return ia != nil && slices.Equal(ia, ib)
 }
 
 // find picks the signing key whose algorithm, if it states one, is alg: the

@@ -2,12 +2,14 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -32,6 +34,7 @@ type Verifier struct {
 	claims   [][]string // paths of the roles claims
 	skew     time.Duration
 	now      func() time.Time
+	cache    *tokenCache // the tokens accepted (nil: none kept)
 }
 
 // NewVerifier returns the verifier cfg describes, or nil when cfg names no
@@ -52,7 +55,8 @@ func NewVerifier(cfg Config, hc *http.Client, now func() time.Time) (*Verifier, 
 	if skew <= 0 {
 		skew = DefaultSkew
 	}
-	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience, skew: skew, now: now}
+	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience, skew: skew, now: now,
+		cache: newTokenCache(DefaultCacheSize, now)}
 	var err error
 	switch {
 	case cfg.JWKSURL != "":
@@ -79,42 +83,83 @@ func NewVerifier(cfg Config, hc *http.Client, now func() time.Time) (*Verifier, 
 }
 
 // Verify checks raw (the token without "Bearer ") and returns its caller.
-// Every failure wraps ErrUnauthenticated.
+// Every failure wraps ErrUnauthenticated. A token verified before is found
+// in the cache (by its SHA-256) until its exp or a change of its keys;
+// the Roles of the Principal returned are shared: do not change them.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
+	if v.cache == nil {
+		p, _, err := v.verify(ctx, raw)
+		return p, err
+	}
+	// Hashed in place: []byte(raw) would copy the token to the heap, the
+	// only allocation of a cached token. Sum256 only reads it.
+	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(raw), len(raw)))
+	if p, ok := v.cache.get(&sum); ok {
+		return p, nil
+	}
+	p, e, err := v.verify(ctx, raw)
+	if err != nil {
+		return Principal{}, err
+	}
+	v.cache.put(&sum, p, e.exp, e.ks, e.gen)
+	return p, nil
+}
+
+// verified is what the cache needs of a token verify accepted: its exp and
+// the keys (and their generation) that verified it.
+type verified struct {
+	exp time.Time
+	ks  *keySet
+	gen uint64
+}
+
+// verify checks raw in full: its signature, claims and roles.
+func (v *Verifier) verify(ctx context.Context, raw string) (Principal, verified, error) {
+	p, e, err := v.check(ctx, raw)
+	if err != nil {
+		return Principal{}, verified{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	return p, e, nil
+}
+
+// check is verify without the ErrUnauthenticated its errors get.
+func (v *Verifier) check(ctx context.Context, raw string) (Principal, verified, error) {
 	tok, err := jwt.ParseSigned(raw, algorithms)
 	if err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return Principal{}, verified{}, err
 	}
 	if len(tok.Headers) != 1 {
-		return Principal{}, fmt.Errorf("%w: want one signature", ErrUnauthenticated)
+		return Principal{}, verified{}, errors.New("want one signature")
 	}
 	// The unverified iss only picks the key set: a node token is checked
 	// against the node-token keys, every other token against the site's.
 	var claimed jwt.Claims
 	if err := tok.UnsafeClaimsWithoutVerification(&claimed); err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return Principal{}, verified{}, err
 	}
 	ks, isNode := v.keys, v.node != nil && claimed.Issuer == NodeIssuer
 	if isNode {
 		ks = v.node
 	}
 	if ks == nil {
-		return Principal{}, fmt.Errorf("%w: no keys for tokens of issuer %q", ErrUnauthenticated, claimed.Issuer)
+		return Principal{}, verified{}, fmt.Errorf("no keys for tokens of issuer %q", claimed.Issuer)
 	}
 	h := tok.Headers[0]
-	key, err := ks.key(ctx, h.KeyID, h.Algorithm)
+	key, gen, err := ks.key(ctx, h.KeyID, h.Algorithm)
 	if err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return Principal{}, verified{}, err
 	}
 	var std jwt.Claims
 	var all map[string]any
 	if err := tok.Claims(key, &std, &all); err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return Principal{}, verified{}, err
 	}
 	if err := v.validate(std, isNode); err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return Principal{}, verified{}, err
 	}
-	p := Principal{Subject: std.Subject, Roles: v.roles(all)}
+	// Clipped: a caller appending to the Roles of a cached Principal gets
+	// its own copy.
+	p := Principal{Subject: std.Subject, Roles: slices.Clip(v.roles(all))}
 	if isNode {
 		// The node-token keys grant the node role and nothing else,
 		// whatever roles the token claims: bss's key cannot mint an admin.
@@ -124,11 +169,11 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		// A node token speaks for the node in sub; any other sub cannot
 		// be compared with the xnames of requests.
 		if !xname.IsNode(p.Subject) {
-			return Principal{}, fmt.Errorf("%w: node token whose sub %q is no node xname", ErrUnauthenticated, p.Subject)
+			return Principal{}, verified{}, fmt.Errorf("node token whose sub %q is no node xname", p.Subject)
 		}
 		p.Subject = xname.Normalize(p.Subject)
 	}
-	return p, nil
+	return p, verified{exp: std.Expiry.Time(), ks: ks, gen: gen}, nil
 }
 
 // validate checks the times, and for a site token its iss and aud; a node
