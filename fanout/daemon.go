@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/statemgr/client"
 )
 
 // DaemonConfig is what a whole hmnfd needs: cmd/hmnfd fills it from its
@@ -147,7 +148,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return d.svc.Consume(gctx, d.cfg.Bus, d.cfg.Topic, d.cfg.Group) })
 	case d.cfg.HSMURL != "":
 		hc := d.cfg.Auth.Client(&http.Client{Timeout: 15 * time.Second})
-		g.Go(func() error { return d.svc.SubscribeHSM(gctx, hc, d.cfg.HSMURL, d.inURL, HSMSubscriber()) })
+		// One name per callback (client.SubscriberName): two hmnfd on one
+		// host do not take one subscription from each other.
+		name := client.SubscriberName("hmnfd", d.inURL)
+		g.Go(func() error { return d.svc.SubscribeHSM(gctx, hc, d.cfg.HSMURL, d.inURL, name) })
 	}
 	err := g.Wait()
 	return errors.Join(err, d.store.Close())

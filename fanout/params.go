@@ -199,12 +199,3 @@ func StartParams(listen, dbPath, hsmURL, inURL string, brokers []string, topic s
 	}
 	return p
 }
-
-// HSMSubscriber is the Subscriber name hmnfd gives HSM: hmnfd@<hostname>.
-func HSMSubscriber() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
-	return "hmnfd@" + host
-}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
@@ -22,9 +22,11 @@ import (
 type Daemon struct {
 	svc *Service
 	srv *httpserver.Server
-	// hsm and scnURL are hbtd's SCN subscription: who, and where to.
-	hsm    client.Subscriber
-	scnURL string
+	// hsm and scnURL are hbtd's SCN subscription: who, and where to;
+	// restored counts its re-subscriptions.
+	hsm      client.Subscriber
+	scnURL   string
+	restored prometheus.Counter
 }
 
 // StartDaemon binds listen (":0" picks a free port), then opens and restores
@@ -65,7 +67,7 @@ func StartDaemon(ctx context.Context, listen string, o Options) (*Daemon, error)
 		scnURL = httpserver.CallbackURL(o.Auth.TLS.Scheme(), o.HSMURL, ln.Addr(), SCNPath)
 	}
 	hc := client.New(strings.TrimSuffix(strings.TrimRight(o.HSMURL, "/"), "/hsm/v2"), o.Auth.Client(o.HTTPClient), "hbtd")
-	return &Daemon{svc: svc, srv: srv, hsm: hc, scnURL: scnURL}, nil
+	return &Daemon{svc: svc, srv: srv, hsm: hc, scnURL: scnURL, restored: client.NewRestoredCounter("hbtd", reg)}, nil
 }
 
 // URL is the base URL the daemon serves on.
@@ -78,17 +80,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.svc.Run(gctx) })
 	g.Go(func() error { return d.srv.Run(gctx) })
-	g.Go(func() error { d.svc.Subscribe(gctx, d.hsm, "hbtd@"+hostname(), d.scnURL); return nil })
+	g.Go(func() error { d.svc.Subscribe(gctx, d.hsm, d.scnURL, d.restored); return nil })
 	err := g.Wait()
 	return errors.Join(err, d.svc.Close())
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "localhost"
-	}
-	return h
 }
 
 // Close releases a daemon that was started but will not be run.

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
@@ -52,12 +54,14 @@ func (a *API) postSCN(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// Subscribe asks HSM for the SCNs of powerStates at callback, as name,
-// retrying with backoff until HSM holds the subscription (one it already
-// holds, hbtd restarted, is kept) or ctx ends.
-func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, name, callback string) {
+// Subscribe has HSM hold hbtd's subscription to the SCNs of powerStates
+// at callback until ctx ends (client.Hold: retried until HSM holds it,
+// subscribed again when HSM drops or loses it); restored counts the
+// latter.
+func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, callback string, restored prometheus.Counter) {
 	on := true
-	client.Hold(ctx, h, s.log, func(v hsm.Values) hsm.Subscription {
+	name := client.SubscriberName("hbtd", callback)
+	client.Hold(ctx, h, client.HoldConfig{Log: s.log, Restored: restored, Build: func(v hsm.Values) hsm.Subscription {
 		return hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: client.Known(powerStates, v.State)}
-	})
+	}})
 }

@@ -98,12 +98,15 @@ func TestSCNIntake(t *testing.T) {
 }
 
 // TestDaemonSubscribes: hbtd asks HSM for the SCNs of Off, On and Halt
-// (those HSM knows), at its own /hmi/v1/scn.
+// (those HSM knows), at its own /hmi/v1/scn, as hbtd@<host:port> of it.
 func TestDaemonSubscribes(t *testing.T) {
 	subs := make(chan hsm.Subscription, 1)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hsm/v2/service/values", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(hsm.Values{State: []string{"Unknown", "Off", "On", "Standby", "Ready"}})
+	})
+	mux.HandleFunc("GET /hsm/v2/Subscriptions/SCN", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(hsm.SubscriptionList{})
 	})
 	mux.HandleFunc("POST /hsm/v2/Subscriptions/SCN", func(w http.ResponseWriter, r *http.Request) {
 		var sub hsm.Subscription
@@ -125,8 +128,9 @@ func TestDaemonSubscribes(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(sub.Subscriber, "hbtd@") || sub.Url != d.URL()+SCNPath {
-		t.Errorf("subscription %q at %q, want hbtd@<host> at %q", sub.Subscriber, sub.Url, d.URL()+SCNPath)
+	want := "hbtd@" + strings.TrimPrefix(d.URL(), "http://")
+	if sub.Subscriber != want || sub.Url != d.URL()+SCNPath {
+		t.Errorf("subscription %q at %q, want %s at %q", sub.Subscriber, sub.Url, want, d.URL()+SCNPath)
 	}
 	if d := cmp.Diff([]string{"Off", "On"}, sub.States); d != "" {
 		t.Errorf("states (-want +got):\n%s", d)

@@ -129,7 +129,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	}
 	if cfg.HSMURL != "" {
 		sc.HSM = NewHSMClient(cfg.HSMURL, cfg.Auth.Client(nil))
-		sc.Sync = SyncConfig{CallbackURL: cfg.ScnInURL, Resync: cfg.Resync, Subscriber: "bss@" + hostname()}
+		sc.Sync = SyncConfig{CallbackURL: cfg.ScnInURL, Resync: cfg.Resync}
 		if sc.Sync.CallbackURL == "" {
 			sc.Sync.CallbackURL = httpserver.CallbackURL(cfg.Auth.TLS.Scheme(), cfg.HSMURL, ln.Addr(), Base+"/scn")
 		}

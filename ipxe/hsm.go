@@ -31,9 +31,9 @@ type HSM interface {
 	Components(ctx context.Context, query url.Values) ([]Component, error)
 	QueryComponents(ctx context.Context, ids []string) ([]Component, error)
 	EthernetInterfaces(ctx context.Context, query url.Values) ([]EthernetInterface, error)
-	Subscribe(ctx context.Context, sub Subscription) (Subscription, error)
 	Ready(ctx context.Context) error
-	Values(ctx context.Context) (Values, error)
+	// Values and the subscription calls, which keep BSS's SCN subscription.
+	client.Subscriber
 }
 
 // NewHSMClient returns the HSM client BSS uses for the HSM at base.

@@ -1,6 +1,10 @@
 package ipxe
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hmsuite/hms/statemgr/client"
+)
 
 // metrics are BSS's own Prometheus metrics. Counters used on the boot-script
 // path are resolved once, not per request.
@@ -10,6 +14,8 @@ type metrics struct {
 	resyncs, resyncErrors                prometheus.Counter
 	lookups                              prometheus.Counter
 	nodeTokens                           prometheus.Counter
+	// restored counts SCN subscriptions HSM lost and was given again.
+	restored prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
@@ -29,6 +35,7 @@ func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
 		resyncErrors: counter("bss_hsm_errors_total", "Failed reads of HSM (full, per node or per MAC)."),
 		lookups:      counter("bss_hsm_lookups_total", "Reads of HSM for nodes, MACs or IPs the cache missed."),
 		nodeTokens:   counter("bss_node_tokens_total", "Node tokens minted (boot scripts, meta-data, renewals)."),
+		restored:     client.NewRestoredCounter("bss", nil),
 	}
 	if reg == nil {
 		return m
@@ -36,6 +43,6 @@ func newMetrics(reg prometheus.Registerer, c *Cache) *metrics {
 	nodes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "bss_hsm_cache_nodes", Help: "HSM nodes in BSS's cache.",
 	}, func() float64 { return float64(c.Len()) })
-	reg.MustRegister(scripts, m.scns, m.scnBad, m.resyncs, m.resyncErrors, m.lookups, m.nodeTokens, nodes)
+	reg.MustRegister(scripts, m.scns, m.scnBad, m.resyncs, m.resyncErrors, m.lookups, m.nodeTokens, m.restored, nodes)
 	return m
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os"
 	"strings"
 	"time"
 
@@ -164,12 +163,4 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	})
 	return g.Wait()
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "localhost"
-	}
-	return h
 }

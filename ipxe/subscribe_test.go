@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -34,7 +36,7 @@ func startBSS(t *testing.T, hsmURL, scnIn string) *Daemon {
 	return bss
 }
 
-// bssSubscriptions returns HSM's subscriptions of BSS (bss@host).
+// bssSubscriptions returns HSM's subscriptions of BSS (bss@...).
 func bssSubscriptions(t *testing.T, hc *client.Client) []hsm.Subscription {
 	t.Helper()
 	subs, err := hc.Subscriptions(t.Context())
@@ -52,23 +54,30 @@ func bssSubscriptions(t *testing.T, hc *client.Client) []hsm.Subscription {
 
 // TestRestartedBSSKeepsItsSubscription: a BSS restarted on the same
 // callback URL finds HSM already holding its subscription (409) and takes
-// it as held; one restarted on another port has HSM move the same
-// subscription to its new URL. Either way HSM holds one subscription of BSS.
+// it as held, as bss@<host:port> of its callback. A second BSS on the
+// same host, on another port, holds a subscription of its own: neither
+// takes the other's.
 func TestRestartedBSSKeepsItsSubscription(t *testing.T) {
 	hc, first := withHSM(t)
 	before := bssSubscriptions(t, hc)
-	if len(before) != 1 || !strings.HasPrefix(before[0].Url, first.URL()) {
-		t.Fatalf("subscriptions of BSS = %+v, want one to %s", before, first.URL())
+	name := "bss@" + strings.TrimPrefix(first.URL(), "http://")
+	if len(before) != 1 || !strings.HasPrefix(before[0].Url, first.URL()) || before[0].Subscriber != name {
+		t.Fatalf("subscriptions of BSS = %+v, want one of %s to %s", before, name, first.URL())
 	}
 
 	startBSS(t, hc.URL(), before[0].Url)
-	if got := bssSubscriptions(t, hc); len(got) != 1 || got[0].ID != before[0].ID || got[0].Url != before[0].Url {
+	if got := bssSubscriptions(t, hc); len(got) != 1 || !cmp.Equal(got[0], before[0]) {
 		t.Errorf("after a restart on the same URL: %+v, want %+v alone", got, before[0])
 	}
 
-	moved := startBSS(t, hc.URL(), "")
-	got := bssSubscriptions(t, hc)
-	if len(got) != 1 || got[0].ID != before[0].ID || !strings.HasPrefix(got[0].Url, moved.URL()) {
-		t.Errorf("after a restart on another port: %+v, want subscription %d to %s", got, before[0].ID, moved.URL())
+	second := startBSS(t, hc.URL(), "")
+	got := map[string]string{}
+	for _, s := range bssSubscriptions(t, hc) {
+		got[s.Subscriber] = s.Url
+	}
+	want := map[string]string{name: before[0].Url,
+		"bss@" + strings.TrimPrefix(second.URL(), "http://"): second.URL() + Base + "/scn"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("subscriptions with a second BSS on the host (-want +got):\n%s", d)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hmsuite/hms/internal/pause"
@@ -22,8 +23,6 @@ type SyncConfig struct {
 	// CallbackURL is where HSM posts SCNs (this daemon's /boot/v1/scn);
 	// empty: no subscription, only periodic resyncs.
 	CallbackURL string
-	// Subscriber names BSS in HSM's subscription list.
-	Subscriber string
 	// Resync is how often the whole cache is read again from HSM (5 min),
 	// catching what no SCN reports (new MACs and IPs, deleted nodes).
 	Resync time.Duration
@@ -40,16 +39,14 @@ type syncer struct {
 	// answered with the read's error.
 	waits chan chan error
 	fetch chan []string
-	// subscribed is closed once HSM holds BSS's SCN subscription.
+	// subscribed is closed once HSM holds BSS's SCN subscription
+	// (first holds it: it stays closed when HSM later loses it).
 	subscribed chan struct{}
 }
 
 func newSyncer(hsm HSM, cfg SyncConfig) *syncer {
 	if cfg.Resync <= 0 {
 		cfg.Resync = 5 * time.Minute
-	}
-	if cfg.Subscriber == "" {
-		cfg.Subscriber = "bss"
 	}
 	return &syncer{hsm: hsm, cfg: cfg, force: make(chan struct{}, 1), waits: make(chan chan error), fetch: make(chan []string, 64),
 		subscribed: make(chan struct{})}
@@ -279,19 +276,25 @@ func (s *Service) lookupIP(ctx context.Context, ip netip.Addr) {
 }
 
 // subscribe has HSM hold BSS's SCN subscription (every state, role and
-// subrole HSM knows, and Enabled changes), retrying with backoff until it
-// does (client.Hold). An existing one (BSS restarted) is kept as it is: HSM
+// subrole HSM knows, and Enabled changes) until ctx ends: retried with
+// backoff until HSM holds it, subscribed again when HSM drops or loses it
+// (client.Hold). An existing one (BSS restarted) is kept as it is: HSM
 // still holds its cursor, and the periodic resync covers what its filters
-// miss.
+// miss and what a lost subscription missed.
 func (s *Service) subscribe(ctx context.Context) {
 	t := true
-	held := client.Hold(ctx, s.sync.hsm, s.log, func(v hsm.Values) hsm.Subscription {
-		return Subscription{Subscriber: s.sync.cfg.Subscriber, Enabled: &t, Url: s.sync.cfg.CallbackURL,
-			States: v.State, Roles: v.Role, SubRoles: v.SubRole}
-	})
-	if held {
-		close(s.sync.subscribed)
-	}
+	callback := s.sync.cfg.CallbackURL
+	name := client.SubscriberName("bss", callback)
+	var once sync.Once
+	client.Hold(ctx, s.sync.hsm, client.HoldConfig{Log: s.log, Restored: s.m.restored,
+		Build: func(v hsm.Values) hsm.Subscription {
+			return Subscription{Subscriber: name, Enabled: &t, Url: callback, States: v.State, Roles: v.Role, SubRoles: v.SubRole}
+		},
+		Held: func(held bool) {
+			if held {
+				once.Do(func() { close(s.sync.subscribed) })
+			}
+		}})
 }
 
 // HSMReady reports whether HSM answers.

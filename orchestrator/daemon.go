@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hmsuite/hms/internal/auth"
@@ -66,9 +66,11 @@ type Daemon struct {
 	store *Store
 	svc   *Service
 	srv   *httpserver.Server
-	// hsm and scnURL are bos's SCN subscription: who, and where to.
-	hsm    *client.Client
-	scnURL string
+	// hsm and scnURL are bos's SCN subscription: who, and where to;
+	// restored counts its re-subscriptions.
+	hsm      *client.Client
+	scnURL   string
+	restored prometheus.Counter
 }
 
 // StartDaemon opens the database, loads the components and binds the port.
@@ -127,7 +129,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	if scnURL == "" {
 		scnURL = httpserver.CallbackURL(cfg.Auth.TLS.Scheme(), cfg.HSMURL, ln.Addr(), SCNPath)
 	}
-	return &Daemon{store: store, svc: svc, srv: srv, hsm: h, scnURL: scnURL}, nil
+	return &Daemon{store: store, svc: svc, srv: srv, hsm: h, scnURL: scnURL, restored: client.NewRestoredCounter("bos", reg)}, nil
 }
 
 // URL is the base URL the daemon serves on.
@@ -143,20 +145,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.srv.Run(gctx) })
 	g.Go(func() error { return d.svc.Run(gctx) })
-	g.Go(func() error { d.svc.Subscribe(gctx, d.hsm, "bos@"+hostname(), d.scnURL); return nil })
+	g.Go(func() error { d.svc.Subscribe(gctx, d.hsm, d.scnURL, d.restored); return nil })
 	err := g.Wait()
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return errors.Join(err, d.store.Close())
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "localhost"
-	}
-	return h
 }
 
 // Close releases a daemon that was started but will not be run.

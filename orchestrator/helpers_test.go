@@ -108,9 +108,15 @@ func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 		var sub hsm.Subscription
 		_ = json.NewDecoder(r.Body).Decode(&sub)
 		c.mu.Lock()
+		sub.ID = int64(len(c.subs) + 1)
 		c.subs = append(c.subs, sub)
 		c.mu.Unlock()
 		writeJSON(w, sub)
+	})
+	mux.HandleFunc("GET /hsm/v2/Subscriptions/SCN", func(w http.ResponseWriter, _ *http.Request) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		writeJSON(w, hsm.SubscriptionList{SubscriptionList: c.subs})
 	})
 	mux.HandleFunc("POST /hsm/v2/State/Components/Query", c.hsmQuery)
 	mux.HandleFunc("PUT /boot/v1/bootparameters", c.bssPut)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -47,19 +49,20 @@ func (a *API) scn(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// Subscribe asks HSM for SCNs of scnStates to callback, retrying with
-// backoff until HSM holds the subscription (an existing one, bos
-// restarted, is kept) or ctx ends. While it is held the operators poll
-// only every Config.FallbackPoll.
-func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, name, callback string) {
+// Subscribe has HSM hold bos's subscription to the SCNs of scnStates at
+// callback until ctx ends (client.Hold: retried until HSM holds it,
+// subscribed again when HSM drops or loses it; restored counts the
+// latter). While HSM holds it the operators poll only every
+// Config.FallbackPoll; while it does not, at polling_frequency.
+func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, callback string, restored prometheus.Counter) {
 	on := true
-	held := client.Hold(ctx, h, s.log, func(v hsm.Values) hsm.Subscription {
+	name := client.SubscriberName("bos", callback)
+	client.Hold(ctx, h, client.HoldConfig{Log: s.log, Restored: restored, Build: func(v hsm.Values) hsm.Subscription {
 		return hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: client.Known(scnStates, v.State)}
-	})
-	if held {
-		s.subscribed.Store(true)
+	}, Held: func(held bool) {
+		s.subscribed.Store(held)
 		s.Wake() // the poll interval changed
-	}
+	}})
 }
 
 // nextPass is how long the operators may sleep after a pass: the poll

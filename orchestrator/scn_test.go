@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -61,12 +62,23 @@ func TestSubscribeSlowsPoll(t *testing.T) {
 	if got := svc.nextPass(); got != 15*time.Second {
 		t.Errorf("poll before the subscription %v, want polling_frequency 15s", got)
 	}
-	svc.Subscribe(t.Context(), client.New(e.cluster.srv.URL, http.DefaultClient, "bos"), "bos@test", "http://bos.test/v2/scn")
+	e.woken() // the PATCH's
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.Subscribe(ctx, client.New(e.cluster.srv.URL, http.DefaultClient, "bos"), "http://bos.test/v2/scn", nil)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	<-svc.wake // HSM holds it
 	want := []string{"On", "Off", "Ready", "Standby", "Halt"}
-	if len(e.cluster.subs) != 1 || e.cluster.subs[0].Url != "http://bos.test/v2/scn" || e.cluster.subs[0].Subscriber != "bos@test" {
-		t.Fatalf("subscriptions %+v", e.cluster.subs)
+	e.cluster.mu.Lock()
+	subs := e.cluster.subs
+	e.cluster.mu.Unlock()
+	if len(subs) != 1 || subs[0].Url != "http://bos.test/v2/scn" || subs[0].Subscriber != "bos@bos.test:80" {
+		t.Fatalf("subscriptions %+v", subs)
 	}
-	if d := cmp.Diff(want, e.cluster.subs[0].States); d != "" {
+	if d := cmp.Diff(want, subs[0].States); d != "" {
 		t.Errorf("subscribed states (-want +got):\n%s", d)
 	}
 	if got := svc.nextPass(); got != 10*time.Minute {

@@ -16,7 +16,7 @@ import (
 // serialised by the lease table anyway, so a goroutine per packet (as
 // server4 starts) only adds scheduling and queues in memory. Replies that
 // change no lease leave at the end of the batch (one sendmmsg); the others
-// after their group commit, sent by the writer.
+// after the batch's commit, which the read loop makes itself (commit).
 const (
 	readBatch = 64
 	// maxDatagram is the largest packet read whole (server4's buffer);
@@ -24,12 +24,14 @@ const (
 	maxDatagram = 4096
 )
 
-// Overload control: when commits fall behind, changes wait in memory for
-// the writer. Past maxBacklogDiscover of them new DISCOVERs are dropped (a
-// REQUEST finishes a lease whose OFFER was already paid for), past
-// maxBacklog every packet is: its reply would come after the client gave
-// up. Clients retransmit. When the read loop itself falls behind, the
-// socket's receive buffer (readBuffer) bounds the queue and the kernel drops.
+// Overload control: the read loop commits each batch's changes before it
+// reads on, so packets that arrive meanwhile wait in the socket, whose
+// receive buffer (readBuffer) bounds the queue; past it the kernel drops.
+// Changes queued outside the loop (Expire ending thousands of leases at
+// once) wait in memory for the writer: past maxBacklogDiscover of them new
+// DISCOVERs are dropped (a REQUEST finishes a lease whose OFFER was already
+// paid for), past maxBacklog every packet is: its reply would come after the
+// client gave up. Clients retransmit.
 const (
 	maxBacklogDiscover = 256
 	maxBacklog         = 1024
@@ -55,7 +57,8 @@ func (s *Server) read(ctx context.Context) error {
 				out.add(r)
 			}
 		}
-		s.send(&out)
+		s.send(&out) // replies that changed nothing (OFFERs) do not wait
+		s.commit(ctx)
 	}
 }
 

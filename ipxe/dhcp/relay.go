@@ -64,17 +64,24 @@ func (s *Server) Relayed() <-chan struct{} {
 	return s.relayed
 }
 
-// handOver gives the relays the outbox rows the writer just committed
-// (and the unknown MACs it stored).
-func (s *Server) handOver(rows []outboxRow) {
+// handOver gives the bus relay the outbox rows just committed and, when
+// the commit stored unknown MACs (newMACs), wakes the HSM relay (its round
+// reads the pending MACs from the database: not once per commit).
+func (s *Server) handOver(rows []outboxRow, newMACs bool) {
 	s.outMu.Lock()
 	s.outbox = append(s.outbox, rows...)
 	s.outMu.Unlock()
-	for _, ch := range []chan struct{}{s.stored, s.storedHSM} {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
+	wake(s.stored)
+	if newMACs {
+		wake(s.storedHSM)
+	}
+}
+
+// wake signals ch without waiting (a signal already pending is enough).
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 

@@ -61,8 +61,16 @@ type Server struct {
 	mu      sync.Mutex // orders Handle and the queueing of its change
 	pending []pendingChange
 	stopped bool          // the writer has stored its last batch; s.mu
-	wake    chan struct{} // a change is queued
-	stored  chan struct{} // a batch is committed (the bus relay looks)
+	wake    chan struct{} // the writer has work (Expire, outbox rows to drop)
+
+	// commitMu orders the commits (the read loop's and the writer's) and
+	// guards what they reuse.
+	commitMu sync.Mutex
+	dropped  int64           // outbox rows deleted up to here
+	spare    []pendingChange // the last batch's slice, for the next
+	changes  []*Change       // a batch's changes, for Apply
+	acks     outbound        // a batch's replies
+	stored   chan struct{}   // a batch is committed (the bus relay looks)
 	// storedHSM: a batch is committed (the HSM relay looks)
 	storedHSM chan struct{}
 
@@ -175,8 +183,9 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // queue adds c to the next group commit; s.mu is held, so changes are
-// stored in the order they were decided. After the commit the writer sends
-// reply (if any) and reports to done (if any).
+// stored in the order they were decided. After the commit its reply (if
+// any) is sent and done (if any) told. The read loop commits what it queued
+// itself, after each batch of packets; other callers wake the writer.
 func (s *Server) queue(c *Change, reply *datagram, done chan error) {
 	if s.cfg.Publisher == nil {
 		c.Event = nil // nobody would ever take it from the outbox
@@ -194,73 +203,87 @@ func (s *Server) queue(c *Change, reply *datagram, done chan error) {
 		return
 	}
 	s.pending = append(s.pending, pendingChange{c: c, reply: reply, done: done})
-	s.wakeWriter()
 }
 
-func (s *Server) wakeWriter() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Server) wakeWriter() { wake(s.wake) }
 
-// writer stores queued changes, many per transaction, and releases their
-// replies; it also drops the outbox rows the relay has published.
+// writer commits the changes queued outside the read loop (Expire) and,
+// woken by the expirer when no lease changes, drops the outbox rows the
+// relay has published.
 func (s *Server) writer(ctx context.Context) error {
-	var dropped int64 // outbox rows deleted up to here
-	var replies outbound
+	s.commit(ctx) // what was decided before Run
 	for {
 		select {
 		case <-ctx.Done():
-			s.final(ctx, dropped)
+			s.final(ctx)
 			return nil
 		case <-s.wake:
-		}
-		s.mu.Lock()
-		batch := s.pending
-		s.pending = nil
-		s.mu.Unlock()
-		pub := s.published.Load()
-		if len(batch) == 0 && pub <= dropped {
-			continue
-		}
-		if pub <= dropped {
-			pub = 0
-		}
-		cs := make([]*Change, len(batch))
-		for i, p := range batch {
-			cs[i] = p.c
-		}
-		// A commit that has begun finishes even when ctx ends: its replies
-		// are not sent, but what was decided is kept.
-		rows, err := s.store.Apply(context.WithoutCancel(ctx), cs, pub)
-		if err == nil && pub > 0 {
-			dropped = pub
-		}
-		if err == nil && len(cs) > 0 {
-			s.m.commits.Inc()
-		}
-		if err != nil {
-			s.m.storeErrors.Inc()
-			s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)
-		}
-		for _, p := range batch {
-			switch {
-			case p.reply == nil:
-			case err == nil:
-				replies.add(p.reply)
-			default:
-				s.release(p.reply) // the client retries what failed
-			}
-			if p.done != nil {
-				p.done <- err
-			}
-		}
-		s.send(&replies)
-		if len(rows) > 0 || len(batch) > 0 {
-			s.handOver(rows)
+			s.commit(ctx)
 		}
 	}
+}
+
+// commit stores the queued changes in one transaction, with the deletion
+// of the outbox rows the bus has taken, then sends their replies and hands
+// their events to the relays. The read loop calls it after each batch of
+// packets, so a lease change costs no hand-over between goroutines (on a
+// virtual machine each wake-up of another thread cost more CPU than the
+// change itself); the packets that arrive meanwhile wait in the socket and
+// make the next batch, and the next transaction, larger.
+func (s *Server) commit(ctx context.Context) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	batch := s.pending
+	s.pending = s.spare[:0]
+	s.mu.Unlock()
+	pub := s.published.Load()
+	if len(batch) == 0 && pub <= s.dropped {
+		s.spare = batch
+		return
+	}
+	if pub <= s.dropped {
+		pub = 0
+	}
+	cs := s.changes[:0]
+	newMACs := false
+	for _, p := range batch {
+		cs = append(cs, p.c)
+		newMACs = newMACs || p.c.NewMAC
+	}
+	// A commit that has begun finishes even when ctx ends: its replies
+	// are not sent, but what was decided is kept.
+	rows, err := s.store.Apply(context.WithoutCancel(ctx), cs, pub)
+	if err == nil && pub > 0 {
+		s.dropped = pub
+	}
+	if err == nil && len(cs) > 0 {
+		s.m.commits.Inc()
+	}
+	if err != nil {
+		s.m.storeErrors.Inc()
+		s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)
+	}
+	for _, p := range batch {
+		switch {
+		case p.reply == nil:
+		case err == nil:
+			s.acks.add(p.reply)
+		default:
+			s.release(p.reply) // the client retries what failed
+		}
+		if p.done != nil {
+			p.done <- err
+		}
+	}
+	s.send(&s.acks)
+	if len(rows) > 0 || len(batch) > 0 {
+		s.handOver(rows, err == nil && newMACs)
+	}
+	clear(cs)
+	s.changes = cs[:0]
+	clear(batch)
+	s.spare = batch[:0]
 }
 
 // errStopped is what a change queued after the writer stopped gets.
@@ -271,14 +294,16 @@ var errStopped = errors.New("dhcp server stopped")
 // the published outbox rows (so a restart does not publish them again), and
 // answers every waiter, here and from now on (queue), so that nothing, Expire
 // in particular, waits for a writer that is gone.
-func (s *Server) final(ctx context.Context, dropped int64) {
+func (s *Server) final(ctx context.Context) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
 	s.mu.Lock()
 	s.stopped = true
 	batch := s.pending
 	s.pending = nil
 	s.mu.Unlock()
 	pub := s.published.Load()
-	if pub <= dropped {
+	if pub <= s.dropped {
 		pub = 0
 	}
 	var err error
@@ -326,6 +351,9 @@ func (s *Server) Expire() error {
 		s.queue(c, nil, dones[i])
 	}
 	s.mu.Unlock()
+	if len(cs) > 0 {
+		s.wakeWriter()
+	}
 	var errs []error
 	for _, d := range dones {
 		errs = append(errs, <-d)

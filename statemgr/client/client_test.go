@@ -24,6 +24,14 @@ func ptr[T any](v T) *T { return &v }
 // workers) on a loopback httptest server.
 func newHSM(t *testing.T) *client.Client {
 	t.Helper()
+	srv := httptest.NewServer(hsmAPI(t))
+	t.Cleanup(srv.Close)
+	return client.New(srv.URL+"/hsm/v2/", srv.Client(), "tester")
+}
+
+// hsmAPI returns the handler of a real HSM over a new database.
+func hsmAPI(t *testing.T) http.Handler {
+	t.Helper()
 	s, err := statemgr.OpenStore(t.Context(), filepath.Join(t.TempDir(), "hsm.db"), statemgr.StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -34,9 +42,7 @@ func newHSM(t *testing.T) *client.Client {
 		t.Fatal(err)
 	}
 	api := statemgr.NewAPI(s, slog.New(slog.DiscardHandler), inventory.NewDiscovery(inventory.NewStore(s.Store), creds, inventory.DiscoveryConfig{}))
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(srv.Close)
-	return client.New(srv.URL+"/hsm/v2/", srv.Client(), "tester")
+	return api.Handler()
 }
 
 func TestComponents(t *testing.T) {

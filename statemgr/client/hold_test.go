@@ -14,7 +14,8 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// flakyHSM refuses the first calls it is told to, then answers err.
+// flakyHSM refuses the first subscriptions it is told to, then answers
+// err; it lists none.
 type flakyHSM struct {
 	refuse int
 	err    error
@@ -27,6 +28,8 @@ func (f *flakyHSM) Values(context.Context) (hsm.Values, error) {
 	return hsm.Values{State: []string{"Off", "On", "Ready"}}, nil
 }
 
+func (f *flakyHSM) Subscriptions(context.Context) ([]hsm.Subscription, error) { return nil, nil }
+
 func (f *flakyHSM) Subscribe(_ context.Context, sub hsm.Subscription) (hsm.Subscription, error) {
 	f.asked = append(f.asked, sub)
 	f.at = append(f.at, time.Since(f.start))
@@ -35,6 +38,12 @@ func (f *flakyHSM) Subscribe(_ context.Context, sub hsm.Subscription) (hsm.Subsc
 	}
 	return sub, f.err
 }
+
+func (f *flakyHSM) PatchSubscription(context.Context, int64, hsm.SubscriptionPatch) error {
+	return errors.New("not held")
+}
+
+func (f *flakyHSM) Unsubscribe(context.Context, int64) error { return errors.New("not held") }
 
 // TestHold: the subscription is asked for again 1 s, 2 s, 4 s ... after a
 // refusal, with the states HSM knows; one HSM already holds (409) counts
@@ -58,13 +67,18 @@ func TestHold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := &flakyHSM{refuse: tt.refuse, err: tt.err, start: time.Now()}
-				ctx := t.Context()
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
 				if tt.stop > 0 {
-					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, tt.stop)
 					defer cancel()
 				}
-				if held := Hold(ctx, f, slog.New(slog.DiscardHandler), build); held != tt.held {
+				held := false
+				Hold(ctx, f, HoldConfig{Log: slog.New(slog.DiscardHandler), Build: build, Held: func(h bool) {
+					held = h
+					cancel()
+				}})
+				if held != tt.held {
 					t.Errorf("held %v, want %v", held, tt.held)
 				}
 				if d := cmp.Diff(tt.at, f.at); d != "" {
@@ -75,5 +89,22 @@ func TestHold(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestSubscriberName: agent@host:port of the callback, the scheme's port
+// when it names none; a URL without a host falls back to localhost.
+func TestSubscriberName(t *testing.T) {
+	for _, tt := range []struct{ callback, want string }{
+		{callback: "http://ncn-m001:27778/boot/v1/scn", want: "bss@ncn-m001:27778"},
+		{callback: "http://NCN-M001:27779/boot/v1/scn", want: "bss@ncn-m001:27779"},
+		{callback: "https://cray-bss/boot/v1/scn", want: "bss@cray-bss:443"},
+		{callback: "http://cray-bss/boot/v1/scn", want: "bss@cray-bss:80"},
+		{callback: "http://[::1]:8080/scn", want: "bss@[::1]:8080"},
+		{callback: "/boot/v1/scn", want: "bss@localhost"},
+	} {
+		if got := SubscriberName("bss", tt.callback); got != tt.want {
+			t.Errorf("SubscriberName(bss, %q) = %q, want %q", tt.callback, got, tt.want)
+		}
 	}
 }

@@ -175,8 +175,10 @@ func listJSON(l []string) string {
 // CreateSubscription stores sub and returns it with its ID. It receives every
 // SCN committed after this call returns; the same Subscriber and Url twice is
 // ErrConflict. A Subscriber of the agent@host form (what bss, bos, hbtd and
-// hmnfd send) names one callback: when it comes back with another Url (a
-// daemon restarted on a new port), its subscription is replaced in place -
+// hmnfd send, with the callback's port: client.SubscriberName) names one
+// callback: when it comes back with another Url (a daemon whose name
+// carries no port restarted on a new one, a callback path changed), its
+// subscription is replaced in place -
 // ID, and outbox cursor, kept, so the SCNs the old Url missed go to the new
 // one - instead of a second one being added beside it while the first
 // retries a dead address. HSM's spec says a POST "will not affect the
