@@ -95,10 +95,18 @@ func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, cal
 		}
 		if err == nil {
 			attempt = -1
+			// The periodic PATCH (same filters) finds a subscription HSM
+			// dropped (-scn-dead-after), an operator deleted, or an HSM
+			// restarted on an empty database lost: 404, subscribe anew.
+			t := time.NewTimer(client.DefaultHoldCheck)
 			select {
 			case <-s.filterCh:
+				t.Stop()
+				continue
+			case <-t.C:
 				continue
 			case <-ctx.Done():
+				t.Stop()
 				return nil
 			}
 		}
@@ -118,6 +126,7 @@ func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, cal
 // hsmSubscribeOnce creates the HSM subscription, or replaces its filters when
 // *id is already known.
 func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *int64, body hsm.Subscription) error {
+	had := *id
 	err := hsmCall(ctx, api, id, body)
 	switch {
 	case err != nil && *id != 0 && errors.Is(err, problem.ErrNotFound):
@@ -136,6 +145,9 @@ func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *
 	}
 	s.hsmStatus.Store(fmt.Sprintf("subscribed, ID %d", *id))
 	s.hsmSubscribedOnce.Do(func() { close(s.hsmSubscribed) })
+	if had == *id {
+		return nil // the periodic check: still held, nothing to say
+	}
 	s.log.Info("hsm_subscribed", "url", redact.URL(fmt.Sprintf("%s/Subscriptions/SCN/%d", api.URL(), *id)), "id", *id)
 	return nil
 }

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -48,6 +51,8 @@ func TestHTTPSCNIsFannedOut(t *testing.T) {
 type fakeHSM struct {
 	mu     sync.Mutex
 	refuse int
+	gone   bool     // the subscription was deleted: the next PATCH is 404
+	nextID int      // the ID a POST answers (0: 7)
 	reqs   []string // method path body
 }
 
@@ -73,8 +78,17 @@ func (h *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.reqs = append(h.reqs, r.Method+" "+r.URL.Path+" "+body.Op+" "+strings.Join(body.Roles, ","))
+	if h.gone && r.Method == http.MethodPatch {
+		h.gone = false
+		problem.WriteStatus(w, r, http.StatusNotFound, "no such subscription")
+		return
+	}
+	id := 7
+	if h.nextID != 0 {
+		id = h.nextID
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"ID":7,"Subscriber":"hmnfd@test"}`))
+	_, _ = fmt.Fprintf(w, `{"ID":%d,"Subscriber":"hmnfd@test"}`, id)
 }
 
 func (h *fakeHSM) requests() []string {
@@ -118,6 +132,41 @@ func TestSubscribeHSMRetriesAndFollowsFilters(t *testing.T) {
 		}
 		if got := svc.hsmStatus.Load(); got != "subscribed, ID 7" {
 			t.Errorf("HSM status %q", got)
+		}
+	})
+}
+
+// TestSubscribeHSMRestoresDeletedSubscription: hmnfd checks its
+// subscription every client.DefaultHoldCheck (a PATCH of the same filters);
+// once HSM has deleted it (dropped after -scn-dead-after, or an operator),
+// the PATCH is 404 and hmnfd subscribes anew.
+func TestSubscribeHSMRestoresDeletedSubscription(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hsm := &fakeHSM{}
+		svc, _ := openService(t, dbPath(t), Config{})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() {
+			done <- svc.SubscribeHSM(ctx, &http.Client{Transport: handlerTransport{hsm}}, "http://hsm:27779", "http://nfd/hmi/v1/scn", "hmnfd@test")
+		}()
+		synctest.Wait()
+		hsm.mu.Lock()
+		hsm.gone, hsm.nextID = true, 8
+		hsm.mu.Unlock()
+		time.Sleep(client.DefaultHoldCheck)
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		roles := "Application,Compute,Management,Service,Storage,System"
+		want := []string{"POST /hsm/v2/Subscriptions/SCN  " + roles, "PATCH /hsm/v2/Subscriptions/SCN/7 replace " + roles,
+			"POST /hsm/v2/Subscriptions/SCN  " + roles}
+		if diff := cmp.Diff(want, hsm.requests()); diff != "" {
+			t.Errorf("requests to HSM (-want +got):\n%s", diff)
+		}
+		if got := svc.hsmStatus.Load(); got != "subscribed, ID 8" {
+			t.Errorf("HSM status %q, want subscribed, ID 8", got)
 		}
 	})
 }

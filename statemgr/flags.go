@@ -50,7 +50,7 @@ func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 		topic:     f.String("scn-topic", bus.TopicSCN, "Kafka `TOPIC` SCNs are published to"),
 		retention: f.Seconds("scn-retention", 24*time.Hour, "how long an SCN a consumer has not taken is kept, in `SECONDS`"),
 		deadAfter: f.Seconds("scn-dead-after", 24*time.Hour,
-			"an SCN subscription whose callback has failed every post for this many `SECONDS` is deleted, with its place in the outbox"),
+			"an SCN subscription of this suite's daemons (agent@host:port, which subscribe again) whose callback has failed every post for this many `SECONDS` is deleted, with its place in the outbox; other subscribers are kept, as in HSM"),
 		reap:    f.Seconds("reservation-reap", 30*time.Second, "how often expired reservations are removed, in `SECONDS`"),
 		credKey: f.String("cred-key-file", "./hsm-cred.key", "`FILE` with the key that encrypts BMC credentials (created, mode 0600, if absent)"),
 		workers: f.Int("discovery-workers", 32, "how many BMCs are walked at once (at least 1)"),

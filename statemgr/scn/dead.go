@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hmsuite/hms/internal/redact"
@@ -84,7 +87,27 @@ func (r *Relay) failed(ctx context.Context, sub hsm.Subscription, f *failing) bo
 		}
 		return false
 	}
-	return r.cfg.DeadAfter > 0 && now.Sub(f.since) >= r.cfg.DeadAfter
+	return r.cfg.DeadAfter > 0 && Restores(sub.Subscriber) && now.Sub(f.since) >= r.cfg.DeadAfter
+}
+
+// Restores reports whether subscriber names a daemon of this suite that
+// checks its subscription and subscribes again when it is gone: the
+// agent@host:port form of client.SubscriberName (bss, bos, hbtd, hmnfd).
+// Only those are dropped after DeadAfter. Shipped HSM never deletes a
+// subscription, and other clients (CSM's hmnfd, <pod>_<n>; scripts that
+// subscribe as agent@host, the spec's form) subscribe once: dropping theirs
+// would stop their SCNs for good once their callback came back (review-5).
+func Restores(subscriber string) bool {
+	at := strings.LastIndexByte(subscriber, '@')
+	if at <= 0 {
+		return false
+	}
+	_, port, err := net.SplitHostPort(subscriber[at+1:])
+	if err != nil || port == "" {
+		return false
+	}
+	_, err = strconv.ParseUint(port, 10, 16)
+	return err == nil
 }
 
 // succeeded notes that sub answered (took the SCN or refused it for good).

@@ -176,7 +176,7 @@ func TestDeadSubscriptionDropped(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(dead.Close)
-	sub, err := st.CreateSubscription(ctx, hsm.Subscription{Subscriber: "bss@old-host", Url: dead.URL, States: []string{"Ready"}})
+	sub, err := st.CreateSubscription(ctx, hsm.Subscription{Subscriber: "bss@old-host:27778", Url: dead.URL, States: []string{"Ready"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +192,50 @@ func TestDeadSubscriptionDropped(t *testing.T) {
 	}
 	if n := counterValue(relay.Dropped()); n != 1 {
 		t.Errorf("hsm_scn_subscriptions_dropped_total = %v, want 1", n)
+	}
+}
+
+// TestForeignDeadSubscriptionKept: a subscriber that does not check its
+// subscription (CSM's hmnfd, <pod>_<n>; a script as agent@host) is never
+// dropped, however long its posts fail, as in shipped HSM: it would not
+// subscribe again once its callback came back.
+func TestForeignDeadSubscriptionKept(t *testing.T) {
+	for _, name := range []string{"hmnfd-pod_1", "scnfd@sms02.cray.com"} {
+		t.Run(name, func(t *testing.T) {
+			clock, s, comps := clockedStore(t)
+			ctx, st := t.Context(), scn.NewStore(s)
+			start := clock.Now()
+			past := make(chan struct{})
+			var once sync.Once
+			dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if clock.Now().Sub(start) > 20*time.Minute { // twice DeadAfter
+					once.Do(func() { close(past) })
+				}
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}))
+			t.Cleanup(dead.Close)
+			if _, err := st.CreateSubscription(ctx, hsm.Subscription{Subscriber: name, Url: dead.URL, States: []string{"Ready"}}); err != nil {
+				t.Fatal(err)
+			}
+			relay, _ := startDeadRelay(t, s, clock)
+			setReady(t, s, hsmtest.IDsOf(comps))
+			waitFor(t, past, "posts failing for twice DeadAfter")
+			if list, err := st.Subscriptions(ctx); err != nil || len(list) != 1 {
+				t.Errorf("subscriptions left = %+v, %v; want the failing one", list, err)
+			}
+			if n := counterValue(relay.Dropped()); n != 0 {
+				t.Errorf("hsm_scn_subscriptions_dropped_total = %v, want 0", n)
+			}
+		})
+	}
+}
+
+func TestRestores(t *testing.T) {
+	for name, want := range map[string]bool{"bss@ncn-m001:27778": true, "hbtd@[fd00::1]:28500": true, "bss@ncn-m001": false,
+		"hmnfd-pod_1": false, "@host:80": false, "bss@host:port": false, "bss@host:70000": false} {
+		if got := scn.Restores(name); got != want {
+			t.Errorf("Restores(%q) = %v, want %v", name, got, want)
+		}
 	}
 }
 
