@@ -95,15 +95,18 @@ func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, cal
 		}
 		if err == nil {
 			attempt = -1
-			// The periodic PATCH (same filters) finds a subscription HSM
-			// dropped (-scn-dead-after), an operator deleted, or an HSM
-			// restarted on an empty database lost: 404, subscribe anew.
+			// Every minute hmnfd finds its subscription again in HSM's
+			// list (by Subscriber and Url: after HSM restarted on an empty
+			// database its old ID may be another daemon's, review-6) and
+			// PATCHes it, or subscribes anew when HSM dropped it
+			// (-scn-dead-after) or an operator deleted it.
 			t := time.NewTimer(client.DefaultHoldCheck)
 			select {
 			case <-s.filterCh:
 				t.Stop()
 				continue
 			case <-t.C:
+				s.hsmFind(ctx, api, &id, s.hsmBody(subscriber, callbackURL))
 				continue
 			case <-ctx.Done():
 				t.Stop()
@@ -182,6 +185,31 @@ func hsmCall(ctx context.Context, api *client.Client, id *int64, body hsm.Subscr
 		*id = got.ID
 	}
 	return err
+}
+
+// hsmFind sets *id to want's subscription in HSM's list (0: none, subscribe
+// anew) and deletes the ones it supersedes (hmnfd@hostname of an older
+// build to the same Url, which would double every SCN). When HSM cannot be
+// listed *id is kept: the PATCH that follows tells.
+func (s *Service) hsmFind(ctx context.Context, api *client.Client, id *int64, want hsm.Subscription) {
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
+	defer cancel()
+	list, err := api.Subscriptions(ctx)
+	if err != nil {
+		return
+	}
+	*id = 0
+	if own, ok := client.Own(list, want); ok {
+		*id = own.ID
+	}
+	for _, old := range client.Superseded(list, want) {
+		if err := api.Unsubscribe(ctx, old.ID); err != nil && !errors.Is(err, problem.ErrNotFound) {
+			s.log.Warn("hsm_unsubscribe_failed", "id", old.ID, "subscriber", old.Subscriber, "err", err)
+			continue
+		}
+		s.log.Info("hsm_subscription_superseded", "id", old.ID, "subscriber", old.Subscriber,
+			"url", redact.URL(old.Url), "by", want.Subscriber)
+	}
 }
 
 // findHSMSubscription returns the ID of HSM's subscription of subscriber to url.

@@ -53,6 +53,7 @@ type fakeHSM struct {
 	refuse int
 	gone   bool     // the subscription was deleted: the next PATCH is 404
 	nextID int      // the ID a POST answers (0: 7)
+	list   string   // GET /Subscriptions/SCN's answer ("": a list holding ID 7, hmnfd@test's)
 	reqs   []string // method path body
 }
 
@@ -65,11 +66,24 @@ func (h *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			`"SubRole":["Master","Worker","Storage"]}`))
 		return
 	}
+	if r.Method == http.MethodGet && r.URL.Path == "/hsm/v2/Subscriptions/SCN" {
+		h.mu.Lock()
+		list := h.list
+		h.mu.Unlock()
+		if list == "" {
+			list = `{"SubscriptionList":[{"ID":7,"Subscriber":"hmnfd@test","Url":"http://nfd/hmi/v1/scn"}]}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(list))
+		return
+	}
 	var body struct {
 		Op    string   `json:"Op"`
 		Roles []string `json:"Roles"`
 	}
-	_ = json.NewDecoder(r.Body).Decode(&body)
+	if r.Body != nil {
+		_ = json.NewDecoder(r.Body).Decode(&body)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.refuse > 0 {
@@ -136,39 +150,58 @@ func TestSubscribeHSMRetriesAndFollowsFilters(t *testing.T) {
 	})
 }
 
-// TestSubscribeHSMRestoresDeletedSubscription: hmnfd checks its
-// subscription every client.DefaultHoldCheck (a PATCH of the same filters);
-// once HSM has deleted it (dropped after -scn-dead-after, or an operator),
-// the PATCH is 404 and hmnfd subscribes anew.
-func TestSubscribeHSMRestoresDeletedSubscription(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		hsm := &fakeHSM{}
-		svc, _ := openService(t, dbPath(t), Config{})
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error)
-		go func() {
-			done <- svc.SubscribeHSM(ctx, &http.Client{Transport: handlerTransport{hsm}}, "http://hsm:27779", "http://nfd/hmi/v1/scn", "hmnfd@test")
-		}()
-		synctest.Wait()
-		hsm.mu.Lock()
-		hsm.gone, hsm.nextID = true, 8
-		hsm.mu.Unlock()
-		time.Sleep(client.DefaultHoldCheck)
-		synctest.Wait()
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		roles := "Application,Compute,Management,Service,Storage,System"
-		want := []string{"POST /hsm/v2/Subscriptions/SCN  " + roles, "PATCH /hsm/v2/Subscriptions/SCN/7 replace " + roles,
-			"POST /hsm/v2/Subscriptions/SCN  " + roles}
-		if diff := cmp.Diff(want, hsm.requests()); diff != "" {
-			t.Errorf("requests to HSM (-want +got):\n%s", diff)
-		}
-		if got := svc.hsmStatus.Load(); got != "subscribed, ID 8" {
-			t.Errorf("HSM status %q, want subscribed, ID 8", got)
-		}
-	})
+// TestSubscribeHSMChecksItsSubscription: every client.DefaultHoldCheck
+// hmnfd finds its subscription in HSM's list by Subscriber and Url: gone
+// (dropped after -scn-dead-after, deleted, HSM restarted on an empty
+// database) it subscribes anew; its old ID now another daemon's (a
+// restarted HSM numbers from 1 again) it does not PATCH that one
+// (review-6); the hmnfd@hostname subscription of an older build to the
+// same Url is deleted, or HSM would post every SCN twice.
+func TestSubscribeHSMChecksItsSubscription(t *testing.T) {
+	roles := "Application,Compute,Management,Service,Storage,System"
+	post, patch7 := "POST /hsm/v2/Subscriptions/SCN  "+roles, "PATCH /hsm/v2/Subscriptions/SCN/7 replace "+roles
+	for _, tc := range []struct {
+		name, list string
+		want       []string
+		status     string
+	}{
+		{name: "gone", list: `{"SubscriptionList":[]}`, want: []string{post, post}, status: "subscribed, ID 8"},
+		{name: "its ID another daemon's",
+			list: `{"SubscriptionList":[{"ID":7,"Subscriber":"bss@ncn-m001:27778","Url":"http://bss/scn"}]}`,
+			want: []string{post, post}, status: "subscribed, ID 8"},
+		{name: "held, with an older build's",
+			list: `{"SubscriptionList":[{"ID":3,"Subscriber":"hmnfd@ncn-m001","Url":"http://nfd/hmi/v1/scn"},` +
+				`{"ID":7,"Subscriber":"hmnfd@test","Url":"http://nfd/hmi/v1/scn"},{"ID":4,"Subscriber":"hmnfd@other:1","Url":"http://x/scn"}]}`,
+			want: []string{post, "DELETE /hsm/v2/Subscriptions/SCN/3  ", patch7}, status: "subscribed, ID 7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				hsm := &fakeHSM{}
+				svc, _ := openService(t, dbPath(t), Config{})
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error)
+				go func() {
+					done <- svc.SubscribeHSM(ctx, &http.Client{Transport: handlerTransport{hsm}}, "http://hsm:27779", "http://nfd/hmi/v1/scn", "hmnfd@test")
+				}()
+				synctest.Wait()
+				hsm.mu.Lock()
+				hsm.list, hsm.nextID = tc.list, 8
+				hsm.mu.Unlock()
+				time.Sleep(client.DefaultHoldCheck)
+				synctest.Wait()
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.want, hsm.requests()); diff != "" {
+					t.Errorf("requests to HSM (-want +got):\n%s", diff)
+				}
+				if got := svc.hsmStatus.Load(); got != tc.status {
+					t.Errorf("HSM status %q, want %q", got, tc.status)
+				}
+			})
+		})
+	}
 }
 
 // TestRedeliveryDedupe: replayed bus messages are dropped and new ones kept,

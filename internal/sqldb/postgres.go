@@ -31,6 +31,11 @@ func Display(p string) string {
 	if err != nil {
 		return "postgres://(unparsable URL)"
 	}
+	q := u.Query()
+	if q.Has("password") { // pgx takes ?password= too
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
 }
 

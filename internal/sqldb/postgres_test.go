@@ -60,13 +60,29 @@ func TestTranslateDDL(t *testing.T) {
 
 func TestDisplayHidesThePassword(t *testing.T) {
 	for in, want := range map[string]string{
-		"/var/lib/hms/sls.db":                        "/var/lib/hms/sls.db",
-		"postgres://sls:s3cret@db.example:5432/sls":  "postgres://sls:xxxxx@db.example:5432/sls",
-		"postgresql://sls@/sls?host=/run/postgresql": "postgresql://sls@/sls?host=/run/postgresql",
+		"/var/lib/hms/sls.db":                                   "/var/lib/hms/sls.db",
+		"postgres://sls:s3cret@db.example:5432/sls":             "postgres://sls:xxxxx@db.example:5432/sls",
+		"postgresql://sls@/sls?host=/run/postgresql":            "postgresql://sls@/sls?host=/run/postgresql",
+		"postgres://sls@db/sls?sslmode=disable&password=s3cret": "postgres://sls@db/sls?password=xxxxx&sslmode=disable",
 	} {
 		if got := Display(in); got != want {
 			t.Errorf("Display(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestPingErrorHidesThePassword: Ping's error reaches open health routes
+// (hsm's /service/ready, hbtd's /health) when the database is down.
+func TestPingErrorHidesThePassword(t *testing.T) {
+	r, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // down: every ping fails
+	db := &DB{R: r, Path: "postgres://hsm:s3cret@db.example/hsm"}
+	err = db.Ping(t.Context())
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Ping of a database that is down = %v, want an error without the password", err)
 	}
 }
 

@@ -209,7 +209,7 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 		return nil // PostgreSQL: the server checkpoints
 	}
 	if _, err := db.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", db.Path, err)
+		return fmt.Errorf("checkpoint %s: %w", Display(db.Path), err)
 	}
 	return nil
 }
@@ -323,7 +323,10 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 // Ping checks the database answers; daemons use it for readiness.
 func (db *DB) Ping(ctx context.Context) error {
 	if err := db.R.PingContext(ctx); err != nil {
-		return fmt.Errorf("database %s: %w", db.Path, err)
+		// Display: this error reaches open health routes (hsm's
+		// /service/ready, hbtd's /health); a PostgreSQL URL's password
+		// must not (review-6).
+		return fmt.Errorf("database %s: %w", Display(db.Path), err)
 	}
 	return nil
 }

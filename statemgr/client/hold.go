@@ -171,15 +171,7 @@ func (k *keeper) tell(held bool) {
 // another name: the same daemon subscribed under the name an older build
 // gave it, and HSM would post every SCN to the Url twice.
 func (k *keeper) dropLegacy(ctx context.Context, list []hsm.Subscription, want hsm.Subscription) {
-	agent, _, ok := strings.Cut(want.Subscriber, "@")
-	if !ok {
-		return
-	}
-	for _, s := range list {
-		if !strings.EqualFold(s.Url, want.Url) || strings.EqualFold(s.Subscriber, want.Subscriber) ||
-			!strings.HasPrefix(strings.ToLower(s.Subscriber), strings.ToLower(agent)+"@") {
-			continue
-		}
+	for _, s := range Superseded(list, want) {
 		if err := k.h.Unsubscribe(ctx, s.ID); err != nil && !errors.Is(err, problem.ErrNotFound) {
 			k.cfg.Log.Warn("hsm_unsubscribe_failed", "id", s.ID, "subscriber", s.Subscriber, "err", err)
 			continue
@@ -188,6 +180,28 @@ func (k *keeper) dropLegacy(ctx context.Context, list []hsm.Subscription, want h
 			"url", redact.URL(s.Url), "by", want.Subscriber)
 	}
 }
+
+// Superseded returns the subscriptions in list that want replaces: those
+// of the same agent (the part of Subscriber before '@') to the same Url
+// under another name (agent@hostname of an older build), which would have
+// HSM post every SCN to the Url twice.
+func Superseded(list []hsm.Subscription, want hsm.Subscription) []hsm.Subscription {
+	agent, _, ok := strings.Cut(want.Subscriber, "@")
+	if !ok {
+		return nil
+	}
+	var out []hsm.Subscription
+	for _, s := range list {
+		if strings.EqualFold(s.Url, want.Url) && !strings.EqualFold(s.Subscriber, want.Subscriber) &&
+			strings.HasPrefix(strings.ToLower(s.Subscriber), strings.ToLower(agent)+"@") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Own finds want's subscription in list: the same Subscriber and Url.
+func Own(list []hsm.Subscription, want hsm.Subscription) (hsm.Subscription, bool) { return own(list, want) }
 
 // own finds want's subscription in list: the same Subscriber and Url.
 // Case is ignored: CSM's HSM stores both lower-cased.
