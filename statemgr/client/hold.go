@@ -201,7 +201,9 @@ func Superseded(list []hsm.Subscription, want hsm.Subscription) []hsm.Subscripti
 }
 
 // Own finds want's subscription in list: the same Subscriber and Url.
-func Own(list []hsm.Subscription, want hsm.Subscription) (hsm.Subscription, bool) { return own(list, want) }
+func Own(list []hsm.Subscription, want hsm.Subscription) (hsm.Subscription, bool) {
+	return own(list, want)
+}
 
 // own finds want's subscription in list: the same Subscriber and Url.
 // Case is ignored: CSM's HSM stores both lower-cased.
