@@ -55,6 +55,34 @@ func TestNodeCredsDroppedAtRegistration(t *testing.T) {
 	}
 }
 
+// TestNodeCredsKeptWhenAnotherPasswordLoggedIn: a node-side password was
+// handed out but the node has not set it yet; reds logs in with the
+// factory password and sets its own. The node-side password is kept: when
+// the discovery image sets it in-band later, reds' own no longer logs in
+// and the next attempt needs it.
+func TestNodeCredsKeptWhenAnotherPasswordLoggedIn(t *testing.T) {
+	s := newRiverSuite(t, 1)
+	s.startService(NewSNMPWalker(SNMPConfig{}), Config{Switch: SwitchConfig{Community: "public"}})
+	ctx := t.Context()
+	x, mac := s.bmcs[0].BMC.Xname(), s.bmcMAC(0)
+	const pw = "node-side-pw-0123456789"
+	if err := s.store.PutNodeCreds(ctx, mac, pw); err != nil {
+		t.Fatal(err)
+	}
+	s.lease(mac, s.bmcIP(0))
+	if o := s.waitFor(mac); o.err != nil || o.xname != x {
+		t.Fatalf("outcome %+v (%v), want %s registered", o, o.err, x)
+	}
+	e, err := s.store.Get(ctx, x)
+	if err != nil || e.State != StateRegistered || e.Password == pw {
+		t.Fatalf("stored %s: %+v, %v; want registered with a password of reds' own", x, e.State, err)
+	}
+	nc, err := s.store.NodeCreds(ctx, mac)
+	if err != nil || nc.Password != pw {
+		t.Errorf("node credentials of %s = %q, %v; want %q kept", mac, nc.Password, err, pw)
+	}
+}
+
 // checkRegistered checks that reds has x registered at ip with password pw
 // and keeps no node-side password for its MAC.
 func checkRegistered(t *testing.T, s *suite, x, ip, pw string) {

@@ -100,9 +100,15 @@ func (s *Service) configure(ctx context.Context, x string, j job, c *clock) erro
 	if err != nil {
 		return stepErr(ReasonHSM, err)
 	}
-	// The node-side password is dropped with the registration: the
-	// endpoint's password (the one that logged in) is what every later
-	// attempt logs in with (provision tries it before nc).
+	// The node-side password is dropped with the registration when it is
+	// the endpoint's password (the one that logged in), which every later
+	// attempt logs in with (provision tries it before nc). When another one
+	// logged in (reds set its own after a factory login), it is kept: the
+	// node may still set it in-band, and the next attempt then needs it
+	// (review-6).
+	if nc.Password != e.Password {
+		nc = NodeCred{}
+	}
 	if err := s.cfg.Store.Register(ctx, e, nc); err != nil {
 		return err
 	}
