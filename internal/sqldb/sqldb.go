@@ -323,10 +323,7 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 // Ping checks the database answers; daemons use it for readiness.
 func (db *DB) Ping(ctx context.Context) error {
 	if err := db.R.PingContext(ctx); err != nil {
-		// Display: this error reaches open health routes (hsm's
-		// /service/ready, hbtd's /health); a PostgreSQL URL's password
-		// must not (review-6).
-		return fmt.Errorf("database %s: %w", Display(db.Path), err)
+		return fmt.Errorf("database %s: %w", Display(db.Path), err) // shown by open health routes: no password
 	}
 	return nil
 }
