@@ -139,7 +139,7 @@ func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *
 	case err != nil && *id == 0 && errors.Is(err, problem.ErrConflict):
 		// hmnfd restarted: its subscription, and HSM's cursor of what it
 		// delivered, are still there. Adopt it and bring its filters up to date.
-		if *id, err = findHSMSubscription(ctx, api, body.Subscriber, body.Url); err != nil {
+		if *id, err = findHSMSubscription(ctx, api, body); err != nil {
 			return err
 		}
 		return s.hsmSubscribeOnce(ctx, api, id, body)
@@ -212,20 +212,20 @@ func (s *Service) hsmFind(ctx context.Context, api *client.Client, id *int64, wa
 	}
 }
 
-// findHSMSubscription returns the ID of HSM's subscription of subscriber to url.
-func findHSMSubscription(ctx context.Context, api *client.Client, subscriber, url string) (int64, error) {
+// findHSMSubscription returns the ID of HSM's subscription of want's
+// Subscriber to its Url (client.Own: case ignored, as CSM's HSM lower-cases
+// both).
+func findHSMSubscription(ctx context.Context, api *client.Client, want hsm.Subscription) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
 	subs, err := api.Subscriptions(ctx)
 	if err != nil {
 		return 0, err
 	}
-	for _, sub := range subs {
-		if sub.Subscriber == subscriber && sub.Url == url {
-			return sub.ID, nil
-		}
+	if own, ok := client.Own(subs, want); ok {
+		return own.ID, nil
 	}
-	return 0, fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", subscriber, redact.URL(url))
+	return 0, fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", want.Subscriber, redact.URL(want.Url))
 }
 
 // hsmTimeout bounds one request to HSM.
