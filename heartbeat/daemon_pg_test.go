@@ -2,18 +2,16 @@ package heartbeat
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hmsuite/hms/heartbeat/agent"
+	"github.com/hmsuite/hms/internal/daemontest"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -21,11 +19,7 @@ import (
 // heartbeat taken, /health naming the database), and its log does not
 // show the URL's password.
 func TestDaemonOnPostgres(t *testing.T) {
-	u, err := url.Parse(pg.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword("postgres", "s3cret") // the test server trusts local users: any password
+	dsn := pg.DatabaseWithPassword(t, "s3cret")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hsm/v2/service/values", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(hsm.Values{State: []string{"Off", "On", "Ready"}})
@@ -34,21 +28,12 @@ func TestDaemonOnPostgres(t *testing.T) {
 	fake := httptest.NewServer(mux)
 	defer fake.Close()
 	var logs bytes.Buffer
-	d, err := StartDaemon(t.Context(), "127.0.0.1:0", Options{DBPath: u.String(), HSMURL: fake.URL,
+	d, err := StartDaemon(t.Context(), "127.0.0.1:0", Options{DBPath: dsn, HSMURL: fake.URL,
 		Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stop := sync.OnceFunc(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	defer stop()
+	stop := daemontest.Run(t, d.Run)
 	beat := `{"Component":"x0c0s0b0n0","Status":"OK","TimeStamp":"` + goodTS + `"}`
 	for _, r := range []struct{ method, path, body, want string }{
 		{method: "POST", path: "/heartbeat", body: beat},

@@ -2,17 +2,15 @@ package layout
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hmsuite/hms/internal/cli"
+	"github.com/hmsuite/hms/internal/daemontest"
 	"github.com/hmsuite/hms/internal/httpserver/conntest"
 )
 
@@ -50,27 +48,14 @@ func TestMaxConnectionsFlag(t *testing.T) {
 // TestDaemonOnPostgres: the daemon runs on a PostgreSQL URL end to end,
 // and its log does not show the URL's password.
 func TestDaemonOnPostgres(t *testing.T) {
-	u, err := url.Parse(pg.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword("postgres", "s3cret") // the test server trusts local users: any password
+	dsn := pg.DatabaseWithPassword(t, "s3cret")
 	var logs bytes.Buffer
-	d, err := StartDaemon(t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: u.String(),
+	d, err := StartDaemon(t.Context(), DaemonConfig{Listen: "127.0.0.1:0", DB: dsn,
 		Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stop := sync.OnceFunc(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	defer stop()
+	stop := daemontest.Run(t, d.Run)
 	req, _ := http.NewRequestWithContext(t.Context(), "PUT", d.URL()+"/v1/hardware/x3000c0s1b0n0",
 		strings.NewReader(`{"Xname":"x3000c0s1b0n0","Class":"River","ExtraProperties":{"NID":1,"Role":"Compute"}}`))
 	req.Header.Set("Content-Type", "application/json")

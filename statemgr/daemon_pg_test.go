@@ -2,17 +2,15 @@ package statemgr_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/authtest"
 	"github.com/hmsuite/hms/internal/auth/token"
+	"github.com/hmsuite/hms/internal/daemontest"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -22,29 +20,16 @@ import (
 // (components, a Redfish endpoint whose sealed login is a BYTEA), and its
 // log does not show the URL's password.
 func TestDaemonOnPostgres(t *testing.T) {
-	u, err := url.Parse(pg.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword("postgres", "s3cret") // the test server trusts local users: any password
+	dsn := pg.DatabaseWithPassword(t, "s3cret")
 	var logs bytes.Buffer
 	is := authtest.New(t)
 	admin := token.Config{Token: is.Token("pcs", auth.Admin)}
-	d, err := statemgr.StartDaemon(t.Context(), statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: u.String(),
+	d, err := statemgr.StartDaemon(t.Context(), statemgr.DaemonConfig{Listen: "127.0.0.1:0", DB: dsn,
 		CredKeyFile: filepath.Join(t.TempDir(), "cred.key"), Log: slog.New(slog.NewTextHandler(&logs, nil)), Auth: is.Config()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stop := sync.OnceFunc(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	defer stop()
+	stop := daemontest.Run(t, d.Run)
 	c := client.New(d.URL(), admin.Client(nil), "test")
 	nid := 1
 	if err := c.PostComponents(t.Context(), []hsm.Component{{ID: "x3000c0s1b0n0", State: "Ready", NID: &nid, Role: "Compute"}}, false); err != nil {

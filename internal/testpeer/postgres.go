@@ -85,6 +85,19 @@ func (p *Postgres) Database(t testing.TB) string {
 	return p.url(name)
 }
 
+// DatabaseWithPassword is Database with password in its URL (the server
+// trusts local users: any password is accepted), for tests that the
+// password is never shown.
+func (p *Postgres) DatabaseWithPassword(t testing.TB, password string) string {
+	t.Helper()
+	u, err := url.Parse(p.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("postgres", password)
+	return u.String()
+}
+
 func (p *Postgres) url(db string) string {
 	return "postgres://postgres@/" + db + "?host=" + url.QueryEscape(p.dir) + "&sslmode=disable"
 }
