@@ -22,7 +22,8 @@ func (r *Relay) Publish(ctx context.Context, rows []core.OutboxRow) (int64, erro
 	return r.publish(ctx, rows)
 }
 
-// Skipped, Expired and DeadLetters are the relay's counters.
+// Skipped, Expired and DeadLetters are the relay's counters (Skipped and
+// DeadLetters by subscriber label).
 func (r *Relay) Skipped(sub string) prometheus.Counter { return r.m.skipped.WithLabelValues(sub) }
 func (r *Relay) Expired() prometheus.Counter           { return r.m.expired }
 func (r *Relay) DeadLetters(sub string) prometheus.Counter {

@@ -39,7 +39,11 @@ type RelayConfig struct {
 	After func(time.Duration) <-chan time.Time
 	// Registerer receives the relay metrics; nil registers nothing.
 	Registerer prometheus.Registerer
-	Log        *slog.Logger
+	// MetricSubscribers is how many Subscriber names get their own
+	// per-subscriber series; later ones share subscriber="other"
+	// (DefaultMetricSubscribers).
+	MetricSubscribers int
+	Log               *slog.Logger
 }
 
 // Relay publishes the SCN outbox, in order, to the bus and to each
@@ -52,17 +56,6 @@ type Relay struct {
 	store *Store
 	cfg   RelayConfig
 	m     relayMetrics
-}
-
-type relayMetrics struct {
-	published, busErrors, expired prometheus.Counter
-	// dropped has no subscription label: a dropped subscription's ID
-	// never comes back, so one series per ID would grow for the
-	// daemon's lifetime; the log line names it.
-	dropped                     prometheus.Counter
-	delivered, retries, skipped *prometheus.CounterVec
-	deadLetters                 *prometheus.CounterVec
-	outboxRows, retention       prometheus.Gauge
 }
 
 // NewRelay returns a relay over store's outbox.
@@ -88,30 +81,13 @@ func NewRelay(store *Store, cfg RelayConfig) *Relay {
 	if cfg.After == nil {
 		cfg.After = time.After
 	}
+	if cfg.MetricSubscribers <= 0 {
+		cfg.MetricSubscribers = DefaultMetricSubscribers
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	r := &Relay{store: store, cfg: cfg}
-	r.m = relayMetrics{
-		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_messages_total", Help: "SCN messages (one per component) accepted by the bus."}),
-		busErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_bus_errors_total", Help: "Failed bus publish attempts (retried)."}),
-		expired:   prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_expired_total", Help: "Outbox rows dropped by the retention limit before every consumer had them."}),
-		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivered_total", Help: "SCNs posted to a subscriber."}, []string{"subscription"}),
-		retries:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_delivery_retries_total", Help: "Failed posts to a subscriber (retried)."}, []string{"subscription"}),
-		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_dead_letters_total",
-			Help: "SCNs a subscriber refused for good (4xx other than 408/429), moved aside."}, []string{"subscription"}),
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "hsm_scn_subscriptions_dropped_total",
-			Help: "Subscriptions deleted because their deliveries had failed for the dead-after bound."}),
-		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hsm_scn_missed_total", Help: "SCNs a subscriber never got because they expired first."}, []string{"subscription"}),
-		outboxRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_outbox_rows", Help: "Rows in the SCN outbox after the last compaction."}),
-		retention:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "hsm_scn_retention_seconds", Help: "How long an undelivered SCN is kept."}),
-	}
-	r.m.retention.Set(cfg.Retention.Seconds())
-	if cfg.Registerer != nil {
-		cfg.Registerer.MustRegister(r.m.published, r.m.busErrors, r.m.expired, r.m.delivered, r.m.retries,
-			r.m.skipped, r.m.deadLetters, r.m.dropped, r.m.outboxRows, r.m.retention)
-	}
-	return r
+	return &Relay{store: store, cfg: cfg, m: newRelayMetrics(cfg.Registerer, cfg.Retention.Seconds(), cfg.MetricSubscribers)}
 }
 
 // Run relays until ctx is cancelled.

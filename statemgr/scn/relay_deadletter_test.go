@@ -140,7 +140,7 @@ func testRelayDeadLetters(t *testing.T, db hsmtest.DB) {
 			}
 			if tc.dead {
 				d := list.DeadLetters[0]
-				if n := counterValue(relay.DeadLetters(strconv.FormatInt(d.SubscriptionID, 10))); n != 1 {
+				if n := counterValue(relay.DeadLetters(d.Subscriber)); n != 1 {
 					t.Errorf("hsm_scn_dead_letters_total = %v, want 1", n)
 				}
 				var scn hsm.SCN

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/redact"
@@ -50,7 +49,7 @@ func (r *Relay) deliver(ctx context.Context, sub hsm.Subscription) {
 			continue
 		}
 		if gap := rows[0].Seq - cur - 1; gap > 0 {
-			r.m.skipped.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Add(float64(gap))
+			r.m.skipped.WithLabelValues(r.m.names.label(sub.Subscriber)).Add(float64(gap))
 			r.cfg.Log.WarnContext(ctx, "scn_subscriber_missed_expired", "subscription", sub.ID, "count", gap)
 		}
 		stopped := false
@@ -83,7 +82,7 @@ func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hs
 	for {
 		err := r.post(ctx, sub.Url, body)
 		if err == nil {
-			r.m.delivered.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
+			r.m.delivered.WithLabelValues(r.m.names.label(sub.Subscriber)).Inc()
 			r.succeeded(ctx, sub, f)
 			return true
 		}
@@ -97,7 +96,7 @@ func (r *Relay) postUntilDone(ctx context.Context, sub hsm.Subscription, scn *hs
 		if r.failed(ctx, sub, f) && r.drop(ctx, sub, f) {
 			return false
 		}
-		r.m.retries.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
+		r.m.retries.WithLabelValues(r.m.names.label(sub.Subscriber)).Inc()
 		r.cfg.Log.InfoContext(ctx, "scn_post_failed", "subscription", sub.ID, "url", redact.URL(sub.Url), "seq", scn.Seq,
 			"retry_in", backoff, "err", err)
 		if !r.wait(ctx, backoff) {
@@ -145,7 +144,7 @@ func (r *Relay) deadLetter(ctx context.Context, sub hsm.Subscription, scn *hsm.S
 			return false
 		}
 	}
-	r.m.deadLetters.WithLabelValues(strconv.FormatInt(sub.ID, 10)).Inc()
+	r.m.deadLetters.WithLabelValues(r.m.names.label(sub.Subscriber)).Inc()
 	r.cfg.Log.WarnContext(ctx, "scn_dead_lettered", "subscription", sub.ID, "seq", scn.Seq,
 		"components", len(scn.Components), "err", refusal)
 	return true

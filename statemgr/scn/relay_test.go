@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -305,7 +304,7 @@ func TestRetentionAndCompaction(t *testing.T) {
 		t.Errorf("delivered seqs (-want +got):\n%s", diff)
 	}
 	mu.Unlock()
-	if got := counterValue(relay.Skipped(strconv.FormatInt(sub.ID, 10))); got != 2 {
+	if got := counterValue(relay.Skipped(sub.Subscriber)); got != 2 {
 		t.Errorf("missed counter = %v, want 2", got)
 	}
 	if got := counterValue(relay.Expired()); got != 2 {
