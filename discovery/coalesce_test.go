@@ -15,10 +15,17 @@ import (
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-// countingHSM counts the calls the Service makes to HSM.
+// countingHSM counts the calls the Service makes to HSM, and apart its
+// listings of the RedfishEndpoints.
 type countingHSM struct {
 	HSM
-	calls atomic.Int64
+	calls, lists atomic.Int64
+}
+
+func (c *countingHSM) RedfishEndpoints(ctx context.Context, q url.Values) ([]hsm.RedfishEndpoint, error) {
+	c.calls.Add(1)
+	c.lists.Add(1)
+	return c.HSM.RedfishEndpoints(ctx, q)
 }
 
 func (c *countingHSM) EthernetInterfaces(ctx context.Context, q url.Values) ([]hsm.EthernetInterface, error) {

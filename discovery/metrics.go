@@ -18,6 +18,8 @@ type metrics struct {
 	// leasesSwept counts leases forgotten past their end, their expire
 	// event missed.
 	leasesSwept prometheus.Counter
+	// restored counts endpoints registered again after HSM lost them.
+	restored *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
@@ -43,6 +45,7 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		stages: newStageHistogram(),
 		leasesSwept: prometheus.NewCounter(prometheus.CounterOpts{Name: "reds_leases_swept_total",
 			Help: "DHCP leases forgotten -lease-grace after their end with no expire event seen (missed while reds was down, or lost)."}),
+		restored: cv("reds_endpoints_restored_total", "RedfishEndpoints reds registered that HSM lost (deleted, or HSM restarted empty), registered again by a presence round, by result (ok, error).", "result"),
 	}
 	if reg == nil {
 		return m
@@ -53,6 +56,6 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		Help: "MACs on no switch within their grace, perhaps nodes' NICs HSM has yet to name (GET /v1/unknown?deferred=true)."},
 		func() float64 { return float64(s.unknownCount(true)) })
 	reg.MustRegister(m.leases, m.registered, m.failures, m.walks, m.walkTime, m.badEntries, m.latency,
-		m.removed, m.missing, m.polls, m.stages, m.leasesSwept, unknown, deferred)
+		m.removed, m.missing, m.polls, m.stages, m.leasesSwept, m.restored, unknown, deferred)
 	return m
 }

@@ -15,9 +15,9 @@ const presenceConcurrency = 32
 // checkPresence checks the service root of every BMC discovery registered,
 // found missing, or left pending (its credentials set, HSM not told yet:
 // HSM was unreachable, or reds stopped). A BMC that answers again is
-// registered again; one that does not is retired when SLS no longer has
-// its xname (RedfishEndpoint disabled, it and its components Empty in
-// HSM), else flagged Alert in HSM and kept.
+// registered again, and so is one HSM lost (restore.go); one that does not
+// is retired when SLS no longer has its xname (RedfishEndpoint disabled,
+// it and its components Empty in HSM), else flagged Alert in HSM and kept.
 func (s *Service) checkPresence(ctx context.Context) {
 	var eps []Endpoint
 	for _, st := range []string{StateRegistered, StateMissing, StatePending} {
@@ -28,6 +28,9 @@ func (s *Service) checkPresence(ctx context.Context) {
 		}
 		eps = append(eps, l...)
 	}
+	// Read after the store: an endpoint registered in between is in HSM's
+	// list, not taken for lost.
+	lost := s.lostInHSM(ctx, eps)
 	sem := make(chan struct{}, presenceConcurrency)
 	var wg sync.WaitGroup
 	for _, e := range eps {
@@ -35,20 +38,31 @@ func (s *Service) checkPresence(ctx context.Context) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			s.checkOne(ctx, e)
+			s.checkOne(ctx, e, lost[e.Xname])
 		}()
 	}
 	wg.Wait()
 }
 
-func (s *Service) checkOne(ctx context.Context, e Endpoint) {
+// checkOne checks one BMC; lost is set when HSM has lost its endpoint
+// (lostInHSM): there is no component to flag then, and an answering BMC
+// is registered again.
+func (s *Service) checkOne(ctx context.Context, e Endpoint, lost bool) {
 	if err := s.cfg.BMCs.Present(ctx, e.Addr); err == nil {
-		switch e.State {
-		case StatePending:
+		switch {
+		case lost:
+			if s.restore(ctx, e) && e.State == StateMissing {
+				// Its component, if HSM kept it, loses its Alert; if not,
+				// HSM's walk makes it anew.
+				_ = s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "OK")
+				s.setState(ctx, e, StateRegistered)
+				s.log.Info("bmc_back", "xname", e.Xname)
+			}
+		case e.State == StatePending:
 			// Its registration goes on (a no-op if it is queued or
 			// waiting for its retry already).
 			s.resume(e)
-		case StateMissing:
+		case e.State == StateMissing:
 			if err := s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "OK"); err != nil {
 				s.pollFailed(ctx, "hsm", err)
 				return
@@ -70,7 +84,9 @@ func (s *Service) checkOne(ctx context.Context, e Endpoint) {
 		// POST committed, its answer lost when HSM went down).
 		s.startRemoval(ctx, e)
 	case e.State == StateRegistered:
-		if err := s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "Alert"); err != nil {
+		// A BMC HSM lost has no component to flag: it is restored when it
+		// answers again.
+		if err := s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "Alert"); err != nil && !lost {
 			s.pollFailed(ctx, "hsm", err)
 			return
 		}

@@ -16,6 +16,7 @@ type HSM interface {
 	EthernetInterfaces(ctx context.Context, query url.Values) ([]hsm.EthernetInterface, error)
 	CreateEthernetInterface(ctx context.Context, ei hsm.EthernetInterface) error
 	PatchEthernetInterface(ctx context.Context, id string, p hsm.EthernetPatch) (hsm.EthernetInterface, error)
+	RedfishEndpoints(ctx context.Context, query url.Values) ([]hsm.RedfishEndpoint, error)
 	CreateRedfishEndpoints(ctx context.Context, eps ...hsm.RedfishEndpoint) error
 	PatchRedfishEndpoint(ctx context.Context, xname string, p hsm.RedfishEndpointPatch) (hsm.RedfishEndpoint, error)
 	ComponentsUnder(ctx context.Context, xname string, query url.Values) ([]hsm.Component, error)
