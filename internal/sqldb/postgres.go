@@ -31,9 +31,16 @@ func Display(p string) string {
 	if err != nil {
 		return "postgres://(unparsable URL)"
 	}
-	q := u.Query()
-	if q.Has("password") { // pgx takes ?password= too
-		q.Set("password", "xxxxx")
+	// pgx takes ?password= too, and ?sslpassword= (the client key's
+	// passphrase): both are masked, as pgx's own errors mask them.
+	q, masked := u.Query(), false
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			masked = true
+		}
+	}
+	if masked {
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()

@@ -60,10 +60,11 @@ func TestTranslateDDL(t *testing.T) {
 
 func TestDisplayHidesThePassword(t *testing.T) {
 	for in, want := range map[string]string{
-		"/var/lib/hms/sls.db":                                   "/var/lib/hms/sls.db",
-		"postgres://sls:s3cret@db.example:5432/sls":             "postgres://sls:xxxxx@db.example:5432/sls",
-		"postgresql://sls@/sls?host=/run/postgresql":            "postgresql://sls@/sls?host=/run/postgresql",
-		"postgres://sls@db/sls?sslmode=disable&password=s3cret": "postgres://sls@db/sls?password=xxxxx&sslmode=disable",
+		"/var/lib/hms/sls.db":                                    "/var/lib/hms/sls.db",
+		"postgres://sls:s3cret@db.example:5432/sls":              "postgres://sls:xxxxx@db.example:5432/sls",
+		"postgresql://sls@/sls?host=/run/postgresql":             "postgresql://sls@/sls?host=/run/postgresql",
+		"postgres://sls@db/sls?sslmode=disable&password=s3cret":  "postgres://sls@db/sls?password=xxxxx&sslmode=disable",
+		"postgres://sls@db/sls?sslkey=/k.pem&sslpassword=s3cret": "postgres://sls@db/sls?sslkey=%2Fk.pem&sslpassword=xxxxx",
 	} {
 		if got := Display(in); got != want {
 			t.Errorf("Display(%q) = %q, want %q", in, got, want)
