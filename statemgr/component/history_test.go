@@ -86,6 +86,55 @@ func testHistoryRecordsChanges(t *testing.T, db hsmtest.DB) {
 	}
 }
 
+// TestHistoryContinuesAfterRestart: a restarted HSM numbers its history
+// rows on from the last one stored (the store numbers them itself, from
+// the largest seq read at open): its first change is recorded, after the
+// ones before the restart, rather than refused for a seq already taken.
+func TestHistoryContinuesAfterRestart(t *testing.T) { eachDB(t, testHistoryContinuesAfterRestart) }
+
+func testHistoryContinuesAfterRestart(t *testing.T, db hsmtest.DB) {
+	clock := hsmtest.NewClock(t0)
+	ctx := t.Context()
+	s, _ := hsmtest.NewStoreOn(t, db, core.Config{Now: clock.Now})
+	api := func(s *core.Store) *client.Client {
+		srv := httptest.NewServer(hsmtest.Mux(s))
+		t.Cleanup(srv.Close)
+		return client.New(srv.URL, srv.Client(), "hms-cli")
+	}
+	a, b := "x1c0s0b0n0", "x1c0s0b0n1"
+	cli := api(s)
+	mustOK(t, cli.PostComponents(ctx, []hsm.Component{{ID: a, State: "Off"}, {ID: b, State: "Off"}}, false))
+	clock.Add(time.Minute)
+	mustOK(t, cli.StateData(ctx, a, "On", "", false))
+	s = hsmtest.Reopen(t, s, core.Config{Now: clock.Now})
+	cli = api(s)
+	clock.Add(time.Minute)
+	mustOK(t, cli.StateData(ctx, b, "On", "", false))
+	mustOK(t, cli.BulkStateData(ctx, []string{a, b}, "Ready", "", false, nil))
+	list, err := cli.ComponentHistory(ctx, nil)
+	mustOK(t, err)
+	got := list.Newest(-1)
+	// Oldest first; the changes of one write (one seq) by ID.
+	slices.SortStableFunc(got, func(x, y hsm.StateChange) int {
+		if x.Seq != y.Seq {
+			return int(x.Seq - y.Seq)
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	t1, t2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	want := []change{
+		{ID: a, From: "/", To: "Off/OK", Cause: "API", Agent: "hms-cli", At: t0},
+		{ID: b, From: "/", To: "Off/OK", Cause: "API", Agent: "hms-cli", At: t0},
+		{ID: a, From: "Off/OK", To: "On/OK", Cause: "API", Agent: "hms-cli", At: t1},
+		{ID: b, From: "Off/OK", To: "On/OK", Cause: "API", Agent: "hms-cli", At: t2},
+		{ID: a, From: "On/OK", To: "Ready/OK", Cause: "API", Agent: "hms-cli", At: t2},
+		{ID: b, From: "On/OK", To: "Ready/OK", Cause: "API", Agent: "hms-cli", At: t2},
+	}
+	if diff := cmp.Diff(want, changes(got)); diff != "" {
+		t.Errorf("history, oldest first (-want +got):\n%s", diff)
+	}
+}
+
 // TestHistoryQuery: the filters of the collection and of one xname.
 func TestHistoryQuery(t *testing.T) { eachDB(t, testHistoryQuery) }
 
