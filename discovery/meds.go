@@ -76,7 +76,7 @@ func (s *Service) refreshMountain(ctx context.Context) error {
 		expected[j.mac] = j
 	}
 	s.mu.Lock()
-	s.mountain = expected
+	s.mountain, s.mountainRead = expected, true
 	s.mu.Unlock()
 	if len(eps) == 0 {
 		return nil
@@ -116,6 +116,27 @@ func (s *Service) cabinetEndpoints(ctx context.Context, c sls.Hardware) ([]job, 
 		}
 	}
 	return out, nil
+}
+
+// cabinetNetwork returns the HMN of the cabinet of Mountain job j as
+// reds' copy of SLS has it now (invalid: SLS gives none), whatever j was
+// given when queued: the check is never skipped for want of SLS. Until
+// that copy has been read (reds started while SLS did not answer, and
+// resumed its pending endpoints) the attempt fails, sls_failed, and is
+// retried once SLS is read (retrySLSDependent); a BMC SLS no longer
+// expects at j's MAC is not logged in to.
+func (s *Service) cabinetNetwork(j job) (netip.Prefix, error) {
+	s.mu.Lock()
+	read := s.mountainRead
+	mj, ok := s.mountain[j.mac]
+	s.mu.Unlock()
+	switch {
+	case !read:
+		return netip.Prefix{}, stepErr(ReasonSLS, fmt.Errorf("%s: Mountain chassis not read from SLS yet: its cabinet's HMN unknown, not logged in to", j.xname))
+	case !ok || mj.xname != j.xname:
+		return netip.Prefix{}, stepErr(ReasonBMC, fmt.Errorf("%s: SLS expects no Mountain BMC of that name with MAC %s: not logged in to", j.xname, j.mac))
+	}
+	return mj.network, nil
 }
 
 // errOutsideNetwork marks an address outside the BMC's cabinet's HMN.

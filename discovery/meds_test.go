@@ -1,17 +1,21 @@
 package discovery
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/redfishsim"
+	slsclient "github.com/hmsuite/hms/layout/client"
 	"github.com/hmsuite/hms/layout/sls"
 )
 
@@ -215,5 +219,63 @@ func TestMountainOnlyInCabinetNetwork(t *testing.T) {
 	}
 	if _, err := s.hsm.RedfishEndpoint(ctx, "x1000c0s0b0"); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("refused BMC's RedfishEndpoint: %v, want none", err)
+	}
+}
+
+// downSLS fails every hardware read while down is set, as an SLS that
+// does not answer; its /version is the real one.
+type downSLS struct {
+	*slsclient.Client
+	down atomic.Bool
+}
+
+func (d *downSLS) SearchHardware(ctx context.Context, q sls.HardwareSearch) ([]sls.Hardware, error) {
+	if d.down.Load() {
+		return nil, problem.Unavailablef("sls: down")
+	}
+	return d.Client.SearchHardware(ctx, q)
+}
+
+// TestMountainResumedChecksCabinetNetwork: a Mountain endpoint left
+// pending at an address outside its cabinet's HMN (stored by an earlier
+// run) is resumed when reds starts, while SLS does not answer. It is not
+// logged in to without the check: the attempt fails for want of SLS, and
+// once SLS is read it is refused as outside the cabinet's HMN; nothing is
+// registered, though its stored password would log in.
+func TestMountainResumedChecksCabinetNetwork(t *testing.T) {
+	const x = "x1000c0s0b0"
+	hw := map[string]any{
+		"x1000": map[string]any{"Xname": "x1000", "Class": "Mountain", "ExtraProperties": map[string]any{"Networks": map[string]any{
+			"cn": map[string]any{"HMN": map[string]any{"MACPrefix": "02", "CIDR": "10.104.0.0/22"}}}}},
+		"x1000c0": map[string]any{"Xname": "x1000c0", "Class": "Mountain"},
+	}
+	s := newSuite(t, hw, []string{x})
+	ctx := t.Context()
+	const pw = "pending-pw-0123456789"
+	if err := s.bmcClient(redfishsim.DefaultPassword).SetPassword(ctx, s.bmcs[0].Addr, "root", redfishsim.DefaultPassword, pw); err != nil {
+		t.Fatal(err)
+	}
+	mac := MountainEndpoints("02", 1000, 0)[1].MAC
+	s.storeEndpoint(Endpoint{Xname: x, Kind: KindMountain, MAC: mac, IP: s.bmcIP(0), Addr: s.bmcs[0].Addr,
+		User: "root", Pending: pw, State: StatePending})
+
+	lay := &downSLS{Client: s.sls}
+	lay.down.Store(true)
+	s.startService(nil, Config{River: false, Mountain: true, SLS: lay, RetryMin: time.Hour})
+	o := s.next()
+	if o.err == nil || reasonOf(o.err) != ReasonSLS {
+		t.Fatalf("resumed before SLS was read: %+v (%v), want %s", o, o.err, ReasonSLS)
+	}
+	lay.down.Store(false)
+	s.svc.watchSLS(ctx) // SLS answers: read, and the MAC's retry brought forward
+	s.svc.requeueDue()
+	if o := s.next(); !errors.Is(o.err, errOutsideNetwork) || reasonOf(o.err) != ReasonBMC {
+		t.Fatalf("resumed once SLS was read: %+v (%v), want refused outside the cabinet's HMN", o, o.err)
+	}
+	if got, err := s.store.Get(ctx, x); err != nil || got.State != StatePending {
+		t.Errorf("stored %q, %v; want still pending", got.State, err)
+	}
+	if _, err := s.hsm.RedfishEndpoint(ctx, x); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("RedfishEndpoint of %s: %v, want none", x, err)
 	}
 }

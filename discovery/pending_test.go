@@ -24,19 +24,8 @@ func TestPendingResumedAtStart(t *testing.T) {
 	if err := s.bmcClient(redfishsim.DefaultPassword).SetPassword(ctx, s.bmcs[0].Addr, "root", redfishsim.DefaultPassword, "pending-pw-123456"); err != nil {
 		t.Fatal(err)
 	}
-	box, err := sealed.LoadKey(filepath.Join(s.dir, "reds.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := OpenStore(ctx, filepath.Join(s.dir, "reds.db"), box, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Put(ctx, Endpoint{Xname: x, Kind: KindRiver, MAC: mac, IP: s.bmcIP(0), Addr: s.bmcs[0].Addr,
-		User: "root", Pending: "pending-pw-123456", State: StatePending}); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	s.storeEndpoint(Endpoint{Xname: x, Kind: KindRiver, MAC: mac, IP: s.bmcIP(0), Addr: s.bmcs[0].Addr,
+		User: "root", Pending: "pending-pw-123456", State: StatePending})
 
 	s.startService(NewSNMPWalker(SNMPConfig{}), Config{Switch: SwitchConfig{Community: "public"}})
 	if o := s.waitFor(mac); o.err != nil || o.xname != x {
@@ -47,6 +36,25 @@ func TestPendingResumedAtStart(t *testing.T) {
 	}
 	if _, err := s.hsm.RedfishEndpoint(ctx, x); err != nil {
 		t.Errorf("RedfishEndpoint: %v", err)
+	}
+}
+
+// storeEndpoint stores e in the suite's reds database before the service
+// starts, as an earlier run of reds left it.
+func (s *suite) storeEndpoint(e Endpoint) {
+	t := s.t
+	t.Helper()
+	box, err := sealed.LoadKey(filepath.Join(s.dir, "reds.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(s.ctx, filepath.Join(s.dir, "reds.db"), box, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Put(s.ctx, e); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -139,6 +139,11 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 	if err := s.mayLogIn(ctx, prev, j); err != nil {
 		return e, NodeCred{}, err
 	}
+	if j.kind == KindMountain {
+		if j.network, err = s.cabinetNetwork(j); err != nil {
+			return e, NodeCred{}, err
+		}
+	}
 	if err := inNetwork(j); err != nil {
 		return e, NodeCred{}, err
 	}

@@ -34,13 +34,15 @@ func (s *Service) refreshSLS(ctx context.Context) bool {
 }
 
 // retrySLSDependent brings forward the retry of MACs left unknown for want
-// of something SLS provides (a switch, a connector): SLS just changed.
+// of something SLS provides (a switch, a connector) or because SLS did not
+// answer (a Mountain BMC resumed before its chassis were read): SLS just
+// changed.
 func (s *Service) retrySLSDependent() {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range s.unknown {
-		if u.Reason == ReasonNotOnSwitch || u.Reason == ReasonNoConnector {
+		if u.Reason == ReasonNotOnSwitch || u.Reason == ReasonNoConnector || u.Reason == ReasonSLS {
 			u.NextAttempt = now
 		}
 	}

@@ -125,12 +125,15 @@ func (s *Service) setState(ctx context.Context, e Endpoint, state string) {
 func (s *Service) CheckPresence(ctx context.Context) { s.checkPresence(ctx) }
 
 // resume queues the registration of e, a BMC left pending (its xname and
-// credentials known), unless its MAC is queued or waiting already.
+// credentials known), unless its MAC is queued or waiting already. A
+// Mountain BMC's address is checked against its cabinet's HMN when the
+// attempt runs (cabinetNetwork), not here: SLS may not be read yet. A
+// reds without the Mountain role leaves Mountain BMCs alone.
 func (s *Service) resume(e Endpoint) {
-	s.mu.Lock()
-	network := s.mountain[e.MAC].network // checked again (inNetwork)
-	s.mu.Unlock()
-	s.submit(job{mac: e.MAC, ip: e.IP, since: s.cfg.Now(), xname: e.Xname, kind: e.Kind, resume: true, network: network})
+	if e.Kind == KindMountain && !s.cfg.Mountain {
+		return
+	}
+	s.submit(job{mac: e.MAC, ip: e.IP, since: s.cfg.Now(), xname: e.Xname, kind: e.Kind, resume: true})
 }
 
 // resumePending queues every endpoint left pending by an earlier run: HSM

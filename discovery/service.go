@@ -158,6 +158,7 @@ type job struct {
 	claimed bool
 	// network is a Mountain BMC's cabinet's HMN as SLS gives it (invalid:
 	// none): its BMC is logged in to only at an address in it (inNetwork).
+	// Set again from reds' current copy of SLS when the attempt runs.
 	network netip.Prefix
 }
 
@@ -186,6 +187,10 @@ type Service struct {
 	mountain map[string]job // expected Mountain endpoints by MAC
 	logged   map[string]string
 	started  chan struct{} // closed once SLS was first read
+
+	// mountainRead is set once the Mountain chassis were read from SLS:
+	// until then no Mountain BMC is logged in to (cabinetNetwork).
+	mountainRead bool
 
 	removeMu sync.Mutex               // guards removals (HSM is told outside it)
 	removals map[string]*removalRetry // by xname: removals HSM did not take
