@@ -9,13 +9,18 @@
 # Each server runs in its own network namespace, perfdhcp in another, joined
 # by a veth pair; perfdhcp runs as a relay (it sets giaddr), as ISC publishes
 # Kea's figures. RATE offered exchanges/s (default 12000) for SECS seconds
-# (default 10) over 60,000 distinct MACs. Needs root, perfdhcp, kea-dhcp4
+# (default 10) over 60,000 distinct MACs. perfdhcp runs single-threaded
+# (-g single; PERFDHCP_THREADS=multi for its default on more than one CPU):
+# its multi-threaded mode receives in a second thread and spends about twice
+# the CPU per lease (0.15-0.19 against 0.08 CPU-s per 1,000 leases here),
+# CPU taken from the server it measures when both share two cores. Needs root, perfdhcp, kea-dhcp4
 # (kea-dhcp4-server) and dnsmasq (dnsmasq-base); a missing one is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "dhcp.sh: needs root (network namespaces)" >&2; exit 0; }
 command -v perfdhcp >/dev/null || { echo "dhcp.sh: perfdhcp missing (apt-get install kea-admin)" >&2; exit 0; }
 RATE=${RATE:-12000}
+THREADS=${PERFDHCP_THREADS:-single}
 SECS=${SECS:-10}
 S=hmsbench-dhs$$ C=hmsbench-dhc$$
 work=$(mktemp -d)
@@ -47,7 +52,7 @@ perf() { # label
   # show on a machine it shares (perfdhcp output comes first, time's last).
   local timer=()
   [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "perfdhcp CPU %U %S") # Debian's time package
-  out=$(ip netns exec $C "${timer[@]}" perfdhcp -4 -l hmsbc$$ -r "$RATE" -R 60000 -p "$SECS" 10.60.0.1 2>&1)
+  out=$(ip netns exec $C "${timer[@]}" perfdhcp -4 -g "$THREADS" -l hmsbc$$ -r "$RATE" -R 60000 -p "$SECS" 10.60.0.1 2>&1)
   c1=$(cpu "$pid") hz=$(getconf CLK_TCK)
   echo "$out" | awk '/^Rate:/ || /^\*\*\*Statistics/ || /^sent packets/ || /^received packets/ || /^drops ratio/ || /^avg delay/'
   echo "perfdhcp's socket: RcvbufErrors $(( $(rcvbuf) - r0 )) in this run"
@@ -64,7 +69,7 @@ stop() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
 wait_port() { for _ in $(seq 100); do ip netns exec $S ss -Hln"$1" "sport = :$2" | grep -q . && return; sleep 0.1; done; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
-echo "perfdhcp -4 -r $RATE -R 60000 -p $SECS (relayed, full DORA)"
+echo "perfdhcp -4 -g $THREADS -r $RATE -R 60000 -p $SECS (relayed, full DORA)"
 
 ip netns exec $S "$work/bss" -listen 127.0.0.1:28690 -db "$work/bss.db" -dhcp-interface hmsbd$$ \
   -dhcp-subnet 10.60.0.0/16 -dhcp-range 10.60.1.0-10.60.255.250 -log-level error & pid=$!
