@@ -168,10 +168,15 @@ func TestRegisterKeepsNewerNodeCreds(t *testing.T) {
 	}
 }
 
-// TestNodeCredsMigration: migration 0004 deletes the node-side passwords
-// of BMCs registered (or missing since) after they were handed out, and
-// keeps the others: a BMC not registered, one only pending or removed,
-// and a password handed out after the registration.
+// TestNodeCredsMigration: a database of the version before migration
+// 0004, opened now, loses only the node-side passwords that are the
+// password of the BMC registered (or missing since) with their MAC, as
+// Register drops them. An admin's password handed out after the BMC was
+// registered is kept, though the BMC changed state since (missing, or
+// missing and back: its row's updated moved past the password's
+// created, which 0004 as first written took for a registration after the
+// hand-out, and deleted it); so is one reds did not log in with, and
+// those of BMCs pending or removed, or unknown.
 func TestNodeCredsMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reds.db")
 	old := fstest.MapFS{}
@@ -186,16 +191,41 @@ func TestNodeCredsMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.W.ExecContext(t.Context(), `
-		INSERT INTO endpoints (xname, kind, mac, state, updated) VALUES
-			('x3000c0s1b0', 'river', 'mac-registered', 'registered', 200),
-			('x3000c0s2b0', 'river', 'mac-missing', 'missing', 200),
-			('x3000c0s3b0', 'river', 'mac-pending', 'pending', 200),
-			('x3000c0s4b0', 'river', 'mac-removed', 'removed', 200),
-			('x3000c0s5b0', 'river', 'mac-reissued', 'registered', 200);
-		INSERT INTO node_creds (mac, password, created) VALUES
-			('mac-registered', x'00', 100), ('mac-missing', x'00', 200), ('mac-pending', x'00', 100),
-			('mac-removed', x'00', 100), ('mac-reissued', x'00', 300), ('mac-none', x'00', 100);`); err != nil {
+	box, err := sealed.LoadKey(filepath.Join(filepath.Dir(path), "reds.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seal := func(id, pw string) []byte {
+		b, err := box.Seal(id, []byte(pw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i, tt := range []struct {
+		mac, state, own, node string
+		updated, created      int64
+	}{
+		{mac: "mac-registered-with-it", state: StateRegistered, own: "pw", node: "pw", updated: 200, created: 100},
+		{mac: "mac-missing-with-it", state: StateMissing, own: "pw", node: "pw", updated: 300, created: 100},
+		{mac: "mac-reissued-then-missing", state: StateMissing, own: "pw", node: "admin", updated: 300, created: 200},
+		{mac: "mac-reissued-then-back", state: StateRegistered, own: "pw", node: "admin", updated: 400, created: 200},
+		{mac: "mac-reds-own-logged-in", state: StateRegistered, own: "reds", node: "node", updated: 200, created: 100},
+		{mac: "mac-pending", state: StatePending, own: "pw", node: "pw", updated: 200, created: 100},
+		{mac: "mac-removed", state: StateRemoved, own: "pw", node: "pw", updated: 200, created: 100},
+	} {
+		x := fmt.Sprintf("x3000c0s%db0", i+1)
+		if _, err := db.W.ExecContext(t.Context(), `INSERT INTO endpoints (xname, kind, mac, password, state, updated) VALUES (?, 'river', ?, ?, ?, ?)`,
+			x, tt.mac, seal(x, tt.own), tt.state, tt.updated); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.W.ExecContext(t.Context(), `INSERT INTO node_creds (mac, password, created) VALUES (?, ?, ?)`,
+			tt.mac, seal(tt.mac, tt.node), tt.created); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.W.ExecContext(t.Context(), `INSERT INTO node_creds (mac, password, created) VALUES ('mac-none', ?, 100)`,
+		seal("mac-none", "pw")); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -213,7 +243,7 @@ func TestNodeCredsMigration(t *testing.T) {
 		}
 		kept = append(kept, m)
 	}
-	want := []string{"mac-none", "mac-pending", "mac-reissued", "mac-removed"}
+	want := []string{"mac-none", "mac-pending", "mac-reds-own-logged-in", "mac-reissued-then-back", "mac-reissued-then-missing", "mac-removed"}
 	if diff := cmp.Diff(want, kept); diff != "" {
 		t.Errorf("node_creds kept (-want +got):\n%s", diff)
 	}

@@ -64,7 +64,55 @@ func OpenStore(ctx context.Context, path string, box *sealed.Box, now func() tim
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, box: box, now: now}, nil
+	s := &Store{db: db, box: box, now: now}
+	if err := s.dropRegisteredNodeCreds(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dropRegisteredNodeCreds deletes the node-side passwords kept by earlier
+// versions that are the password of a BMC registered with their MAC
+// (state registered, or missing since): Register drops such a row in its
+// transaction, and so, at open, does this. The rule is Register's, not a
+// time's: a password handed out after the registration (an admin's, for
+// a BMC being set up again) or one the node may still set (reds logged in
+// with another) differs from the endpoint's and is kept, and so is a row
+// that does not open.
+func (s *Store) dropRegisteredNodeCreds(ctx context.Context) error {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT n.mac, n.password, e.xname, e.password FROM node_creds n
+		JOIN endpoints e ON e.mac = n.mac WHERE e.state IN ('registered', 'missing')`)
+	if err != nil {
+		return fmt.Errorf("read node credentials: %w", err)
+	}
+	defer rows.Close()
+	var drop []NodeCred
+	for rows.Next() {
+		var nc NodeCred
+		var xname string
+		var pw []byte
+		if err := rows.Scan(&nc.MAC, &nc.sealed, &xname, &pw); err != nil {
+			return fmt.Errorf("read node credentials: %w", err)
+		}
+		node, err1 := s.open(nc.MAC, nc.sealed)
+		own, err2 := s.open(xname, pw)
+		if err1 == nil && err2 == nil && node != "" && node == own {
+			drop = append(drop, nc)
+		}
+	}
+	if err := rows.Err(); err != nil || len(drop) == 0 {
+		return err
+	}
+	rows.Close()
+	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		for _, nc := range drop {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM node_creds WHERE mac = ? AND password = ?`, nc.MAC, nc.sealed); err != nil {
+				return fmt.Errorf("drop node credentials of %s: %w", nc.MAC, err)
+			}
+		}
+		return nil
+	})
 }
 
 // Close closes the database.

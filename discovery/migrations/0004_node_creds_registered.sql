@@ -1,14 +1,16 @@
 -- A password handed to the node-side flow (node_creds) is needed only
--- until its BMC is registered: from then on the endpoint's own password
--- (endpoints.password, which HSM also holds) is what logs in, and
--- registration deletes the row in its transaction (Store.Register). Rows
--- kept by earlier versions are deleted here when the MAC's BMC was
--- registered (state registered, or missing since) at or after the
--- password was handed out; one handed out later (an admin's, for a BMC
--- to be set up again) is kept.
-DELETE FROM node_creds WHERE EXISTS (
-    SELECT 1 FROM endpoints
-    WHERE endpoints.mac = node_creds.mac
-      AND endpoints.state IN ('registered', 'missing')
-      AND endpoints.updated >= node_creds.created
-);
+-- until its BMC is registered with it: from then on the endpoint's own
+-- password (endpoints.password, which HSM also holds) is what logs in, and
+-- registration deletes the row in its transaction (Store.Register).
+--
+-- This migration first deleted the rows of BMCs registered (or missing)
+-- at or after the password was handed out, going by endpoints.updated.
+-- But updated moves with every change of state (a BMC flagged missing,
+-- back again), so it also deleted passwords handed out after the
+-- registration: an admin's, for a BMC being set up again (it is often
+-- down meanwhile, hence missing), and one reds did not log in with (the
+-- node may still set it in-band). It now deletes nothing; rows kept by
+-- earlier versions are dropped when the store opens, by Register's rule:
+-- only a row that is the registered endpoint's own password
+-- (Store.dropRegisteredNodeCreds).
+SELECT 1;
