@@ -29,6 +29,13 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
+// Add moves the clock on by d.
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	if d >= 24*time.Hour {

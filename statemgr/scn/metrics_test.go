@@ -12,7 +12,6 @@ import (
 
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
-	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/scn"
 )
@@ -22,12 +21,9 @@ import (
 // was dropped or deleted, HSM restarted empty) adds to its series instead
 // of starting another, and names past MetricSubscribers share "other".
 func TestRelayMetricsBySubscriber(t *testing.T) {
-	s, _ := hsmtest.NewStore(t, core.Config{})
+	clock, s, comps := clockedStore(t)
 	ctx, st := t.Context(), scn.NewStore(s)
-	comps := hsmtest.Nodes(1, 1)
-	if err := component.NewStore(s).UpsertComponents(ctx, comps, false, nil); err != nil {
-		t.Fatal(err)
-	}
+	clock.Add(scn.NewDatabaseReplay) // each subscription gets only the SCNs after it
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(srv.Close)
 	reg := prometheus.NewRegistry()

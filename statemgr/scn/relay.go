@@ -215,8 +215,12 @@ func (r *Relay) runCompactor(ctx context.Context) error {
 	return nil
 }
 
-// Compact runs one compaction now.
+// Compact runs one compaction now; none in the first NewDatabaseReplay
+// of the database, whose SCNs a daemon subscribing again then still gets.
 func (r *Relay) Compact(ctx context.Context) {
+	if r.store.replaying() {
+		return
+	}
 	expired, err := r.store.core.CompactOutbox(ctx, r.store.now().Add(-r.cfg.Retention))
 	if err != nil {
 		r.cfg.Log.WarnContext(ctx, "scn_outbox_compaction_failed", "err", err)

@@ -27,6 +27,7 @@ type Store struct {
 	core  coreOutbox
 	db    *sqldb.DB
 	now   func() time.Time
+	epoch time.Time // the database's creation (its SCNs' Epoch)
 	vocab *core.Vocab
 	// outbox wakes the relay when SCNs are appended; subs when subscriptions change.
 	outbox, subs *core.Signal
@@ -43,7 +44,7 @@ type coreOutbox interface {
 
 // NewStore returns the subscriptions kept in c's database.
 func NewStore(c *core.Store) *Store {
-	return &Store{core: c, db: c.DB, now: c.Now, vocab: c.Vocab(), outbox: c.Outbox, subs: c.Subs}
+	return &Store{core: c, db: c.DB, now: c.Now, epoch: time.Unix(0, c.Epoch), vocab: c.Vocab(), outbox: c.Outbox, subs: c.Subs}
 }
 
 // normSubscription validates s with HSM's messages and canonicalises its
@@ -173,7 +174,8 @@ func listJSON(l []string) string {
 }
 
 // CreateSubscription stores sub and returns it with its ID. It receives every
-// SCN committed after this call returns; the same Subscriber and Url twice is
+// SCN committed after this call returns (of our daemons, in the first
+// NewDatabaseReplay of the database, every SCN since it was created); the same Subscriber and Url twice is
 // ErrConflict. A Subscriber of the agent@host form (what bss, bos, hbtd and
 // hmnfd send, with the callback's port: client.SubscriberName) names one
 // callback: when it comes back with another Url (a daemon whose name
@@ -214,12 +216,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub hsm.Subscription) (h
 			listJSON(sub.Roles), listJSON(sub.SubRoles), listJSON(sub.SoftwareStatus), listJSON(sub.States)).Scan(&sub.ID); err != nil {
 			return fmt.Errorf("store subscription: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO scn_cursors (name, seq) SELECT ?, COALESCE(MAX(m), 0) FROM (
-			SELECT MAX(seq) AS m FROM scn_outbox UNION ALL SELECT MAX(seq) FROM scn_cursors) AS t`, subCursor(sub.ID))
-		if err != nil {
-			return fmt.Errorf("store subscription cursor: %w", err)
-		}
-		return nil
+		return s.startCursor(ctx, tx, sub.ID, sub.Subscriber)
 	})
 	if err != nil {
 		return sub, err
