@@ -333,7 +333,7 @@ func (h *Handler) request(c *client) outcome {
 	l := &Lease{IP: want, MAC: c.mac, Subnet: c.sub.Prefix, State: Bound, Expires: c.now.Add(c.leaseTime()),
 		Hostname: c.req.hostname(), Known: c.known, Updated: c.now, Relay: c.relay()}
 	h.t.put(l)
-	fresh := prev == nil || prev.State != Bound || prev.IP != want
+	fresh := prev == nil || prev.State != Bound || prev.IP != want || prev.unstored
 	publish := announce(c, prev, fresh)
 	if publish {
 		l.announced = uint32(c.now.Unix())
@@ -378,6 +378,24 @@ func announce(c *client, prev *Lease, fresh bool) bool {
 		return true
 	}
 	return !c.known && c.now.Unix()-int64(prev.announced) >= int64(c.leaseTime()/2/time.Second)
+}
+
+// markUnstored marks the bindings whose commit failed (cs: the changes of that
+// transaction): their ACKs were not sent, and the table, which decided them,
+// must not take them for bindings already published and written to HSM when
+// the client asks again, or a renewal's event would wait half a lease and a
+// new unknown MAC would never reach HSM.
+func (h *Handler) markUnstored(cs []*Change) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range cs {
+		if c.Put == nil || c.Put.State != Bound {
+			continue
+		}
+		if l := h.t.byMAC[c.Put.MAC]; l != nil && l.IP == c.Put.IP && l.State == Bound {
+			l.unstored = true
+		}
+	}
 }
 
 func (h *Handler) release(c *client, kind lease.Kind) outcome {

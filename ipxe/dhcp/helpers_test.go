@@ -112,6 +112,7 @@ type harness struct {
 	reg   *prometheus.Registry
 	cfg   Config
 	hsm   HSM // unknown MACs go there (nil: none)
+	sql   *sqldb.DB
 	stop  func()
 	conns []*net.UDPConn
 }
@@ -147,7 +148,7 @@ func (h *harness) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.srv = srv
+	h.srv, h.sql = srv, db
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()

@@ -1,6 +1,7 @@
 package dhcp
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 
 	"github.com/hmsuite/hms/ipxe/lease"
+	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestRenewalOfUnknownMACPublished: a renewal of an unknown MAC's lease is
@@ -70,4 +72,72 @@ func TestRenewalOfUnknownMACPublished(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
+}
+
+// TestFailedCommitRetried: when a commit fails its ACK is not sent, and the
+// client's retry is handled as what it still is, a binding neither stored
+// nor published: an unknown MAC bound for the first time reaches HSM, and a
+// renewal due for publication is published. The table had decided both
+// before the commit failed, so the retry was once taken for done: the MAC
+// never reached HSM (until a restart), the renewal's event waited half a
+// lease. The store fails by a trigger on the lease table.
+func TestFailedCommitRetried(t *testing.T) {
+	rec := &recordingHSM{macs: make(chan string, 4)}
+	h := newHarnessHSM(t, testConfig(), rec)
+	failing := func(on bool) {
+		t.Helper()
+		q := `DROP TRIGGER full`
+		if on {
+			q = `CREATE TRIGGER full BEFORE INSERT ON dhcp_leases BEGIN SELECT RAISE(ABORT, 'disk full'); END`
+		}
+		if _, err := h.sql.W.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// twice sends req with the store failing (no ACK may come), then with
+	// the store back (the ACK must).
+	twice := func(req *dhcpv4.DHCPv4) {
+		t.Helper()
+		failing(true)
+		if r := h.exchange(req); r != nil {
+			t.Fatalf("%v answered though its commit failed", r)
+		}
+		failing(false)
+		if r := h.exchange(req); r == nil || r.MessageType() != dhcpv4.MessageTypeAck {
+			t.Fatalf("retry: %v, want an ACK", r)
+		}
+	}
+	const mac = "02:dc:00:00:00:07"
+	offer := h.exchange(msg(t, dhcpv4.MessageTypeDiscover, mac))
+	if offer == nil {
+		t.Fatal("no offer")
+	}
+	ip := offer.YourIPAddr
+	twice(msg(t, dhcpv4.MessageTypeRequest, mac, withRequested(ip.String()), withServerID(offer.ServerIdentifier().String())))
+	select {
+	case got := <-rec.macs:
+		if got != mac {
+			t.Errorf("HSM got %s, want %s", got, mac)
+		}
+	case <-time.After(10 * time.Second): // a guard, not a timing
+		t.Fatal("the unknown MAC never reached HSM")
+	}
+	h.clk.Add(DefaultUnknownLease / 2) // its T1: the renewal is published
+	twice(msg(t, dhcpv4.MessageTypeRequest, mac, dhcpv4.WithClientIP(ip)))
+	var got []time.Time
+	for _, e := range h.events(2) {
+		got = append(got, e.Expires)
+	}
+	want := []time.Time{t0.Add(DefaultUnknownLease), t0.Add(DefaultUnknownLease / 2).Add(DefaultUnknownLease)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("commit events' lease ends (-want +got):\n%s", diff)
+	}
+}
+
+// recordingHSM passes on the MACs written to it.
+type recordingHSM struct{ macs chan string }
+
+func (r *recordingHSM) CreateEthernetInterface(_ context.Context, ei hsm.EthernetInterface) error {
+	r.macs <- ei.MACAddress
+	return nil
 }

@@ -263,6 +263,7 @@ func (s *Server) commit(ctx context.Context) {
 	if err != nil {
 		s.m.storeErrors.Inc()
 		s.cfg.Log.Error("dhcp_store_failed", "changes", len(cs), "err", err)
+		s.h.markUnstored(cs)
 	}
 	for _, p := range batch {
 		switch {

@@ -27,6 +27,10 @@ type Lease struct {
 	Expires  time.Time
 	Hostname string
 	Known    bool // HSM knows the MAC
+	// unstored: the commit of this binding failed (its ACK was not sent),
+	// so the client's retry is handled as a new binding: published, and
+	// an unknown MAC written to HSM (Handler.markUnstored). Memory only.
+	unstored bool
 	// announced is when a commit event of this binding was last
 	// published, in Unix seconds (memory only; announce): it fills the
 	// padding after Known, so a Lease is no bigger on the DORA path.
