@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/httpserver/routetest"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // apiServer serves the API over a fresh store; it returns the base URL and the service.
@@ -58,9 +59,11 @@ func doWith(t *testing.T, hc *http.Client, base string, c call) string {
 	return string(b)
 }
 
-func TestAPISubscriptionLifecycle(t *testing.T) {
-	path := dbPath(t)
-	base, _ := apiServer(t, path)
+func TestAPISubscriptionLifecycle(t *testing.T) { pg.EachDB(t, testAPISubscriptionLifecycle) }
+
+func testAPISubscriptionLifecycle(t *testing.T, db testpeer.DB) {
+	path := db(t)
+	base, svc := apiServer(t, path)
 	steps := []call{
 		{method: "POST", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","States":["on","off"],"Enabled":true,"Url":"http://cray-bss/boot/v1/scn"}`, status: 200},
 		{method: "PATCH", path: "/hmi/v1/subscribe", body: `{"Subscriber":"cray-bss@x0","States":["on","off"],"Url":"http://cray-bss/boot/v1/scn"}`, status: 200},
@@ -95,7 +98,10 @@ func TestAPISubscriptionLifecycle(t *testing.T) {
 		}
 	}
 	check(base)
-	// A second hmnfd on the same database sees the same subscriptions.
+	// An hmnfd started again on the database sees the same subscriptions.
+	if err := svc.store.Close(); err != nil {
+		t.Fatal(err)
+	}
 	base2, _ := apiServer(t, path)
 	check(base2)
 	for _, c := range []call{
@@ -111,8 +117,10 @@ func TestAPISubscriptionLifecycle(t *testing.T) {
 	}
 }
 
-func TestAPIBadInput(t *testing.T) {
-	base, svc := apiServer(t, dbPath(t))
+func TestAPIBadInput(t *testing.T) { pg.EachDB(t, testAPIBadInput) }
+
+func testAPIBadInput(t *testing.T, db testpeer.DB) {
+	base, svc := apiServer(t, db(t))
 	do(t, base, call{method: "POST", path: "/hmi/v2/subscriptions/x1c0s0b0n0/agents/a", body: `{"Components":["all"],"States":["On"],"Url":"http://h/x"}`, status: 200})
 	big := `{"States":["On"],"Url":"http://h/x","Components":["` + strings.Repeat("x", 2<<20) + `"]}`
 	tests := []struct {
@@ -153,8 +161,10 @@ func TestAPIBadInput(t *testing.T) {
 	}
 }
 
-func TestAPIParamsAndHealth(t *testing.T) {
-	base, svc := apiServer(t, dbPath(t))
+func TestAPIParamsAndHealth(t *testing.T) { pg.EachDB(t, testAPIParamsAndHealth) }
+
+func testAPIParamsAndHealth(t *testing.T, db testpeer.DB) {
+	base, svc := apiServer(t, db(t))
 	do(t, base, call{method: "PATCH", path: "/hmi/v2/params", body: `{"Scn_max_cache":50,"Debug":1}`, status: 200, contains: `"Scn_max_cache":50`})
 	do(t, base, call{method: "GET", path: "/hmi/v1/params", status: 200, contains: `"Debug":1`})
 	if got := svc.batchMax.Load(); got != 50 {
@@ -166,6 +176,7 @@ func TestAPIParamsAndHealth(t *testing.T) {
 		contains: `"KV_url":"mem:","Nosm":1,`})
 	do(t, base, call{method: "GET", path: "/hmi/v2/params", status: 200, contains: `"SM_timeout":7,"SM_url":"http://hsm/hsm/v2","Telemetry_host":"k:9092:t","Use_telemetry":1}`})
 	do(t, base, call{method: "GET", path: "/hmi/v1/health", status: 200, contains: `"WorkerPool":"Senders:0`})
+	do(t, base, call{method: "GET", path: "/hmi/v2/health", status: 200, contains: `"KvStore":"` + svc.store.Kind() + `: OK"`})
 	do(t, base, call{method: "GET", path: "/hmi/v2/liveness", status: 204})
 	do(t, base, call{method: "GET", path: "/hmi/v2/readiness", status: 204})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/auth/authtest"
 	"github.com/hmsuite/hms/internal/auth/token"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // TestAuthTable: the table names every route hmnfd serves, and nothing else.
@@ -25,9 +26,11 @@ func TestAuthTable(t *testing.T) {
 
 // TestNodeTokenSubscribesItselfOnly: a node token may subscribe its own
 // xname (v1 and v2), not another's; refused requests store nothing.
-func TestNodeTokenSubscribesItselfOnly(t *testing.T) {
+func TestNodeTokenSubscribesItselfOnly(t *testing.T) { pg.EachDB(t, testNodeTokenSubscribesItselfOnly) }
+
+func testNodeTokenSubscribesItselfOnly(t *testing.T, db testpeer.DB) {
 	is := authtest.New(t)
-	svc, _ := openService(t, dbPath(t), Config{Client: &http.Client{Transport: newReceiver()}})
+	svc, _ := openService(t, db(t), Config{Client: &http.Client{Transport: newReceiver()}})
 	h, err := is.Config().Wrap(NewAPI(svc, quietLog(), Params{Port: 28600}, nil).Handler(), AuthTable(), nil, nil)
 	if err != nil {
 		t.Fatal(err)

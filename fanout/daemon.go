@@ -14,6 +14,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth"
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/httpserver"
+	"github.com/hmsuite/hms/internal/sqldb"
 	"github.com/hmsuite/hms/statemgr/client"
 )
 
@@ -22,7 +23,7 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file.
+	// DB is the SQLite file, or a postgres:// URL (sqldb.Open).
 	DB string
 	// Delivery configures matching and delivery (zero fields take the
 	// DefaultConfig values).
@@ -80,13 +81,13 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 		}
 	}()
 	// Loading a large database takes a while; say so, and how long it took.
-	cfg.Log.Info("database_loading", "path", cfg.DB)
+	cfg.Log.Info("database_loading", "path", sqldb.Display(cfg.DB))
 	t0 := time.Now()
 	store, err := OpenStore(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Log.Info("database_loaded", "path", cfg.DB, "took", time.Since(t0).Round(time.Millisecond))
+	cfg.Log.Info("database_loaded", "path", sqldb.Display(cfg.DB), "took", time.Since(t0).Round(time.Millisecond))
 	reg := httpserver.NewRegistry()
 	if cfg.Delivery.TLS == nil && cfg.Auth.TLS.ClientTLS() != nil {
 		cfg.Delivery.TLS = cfg.Auth.TLS.ConfigureTransport

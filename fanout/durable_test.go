@@ -15,6 +15,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/bus/bustest"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -90,6 +91,10 @@ func inOrderPerComponent(t *testing.T, rc *receiver, path string) {
 }
 
 func TestRestartMidDeliveryLosesNothing(t *testing.T) {
+	pg.EachDB(t, testRestartMidDeliveryLosesNothing)
+}
+
+func testRestartMidDeliveryLosesNothing(t *testing.T, db testpeer.DB) {
 	const n = 300
 	rc := newReceiver()
 	var posts atomic.Int64
@@ -105,7 +110,7 @@ func TestRestartMidDeliveryLosesNothing(t *testing.T) {
 		rc.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	path := dbPath(t)
+	path := db(t)
 	cfg := Config{RetryMin: time.Millisecond, RetryMax: 20 * time.Millisecond, BatchMax: 4}
 	mem := bus.NewMemory()
 	bustest.Publish(t, mem, bus.TopicSCN, scnMessages(t, n, 40), 50)

@@ -27,7 +27,7 @@ type DaemonFlags struct {
 // RegisterFlags declares hmnfd's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	fl := &DaemonFlags{f: f, delivery: DefaultConfig(),
-		listen: f.Listen(":28600"), db: f.DB("./hmnfd.db"), Level: f.LogLevel(),
+		listen: f.Listen(":28600"), db: f.DBOrURL("./hmnfd.db"), Level: f.LogLevel(),
 		hsmURL:   f.URL("hsm-url", "", "HSM base `URL`; without Kafka, hmnfd subscribes to its SCN callbacks"),
 		inURL:    f.URL("scn-in-url", "", "`URL` HSM posts SCNs to in callback mode (default http://<hostname>:<port>/hmi/v1/scn)"),
 		Brokers:  f.Brokers(),

@@ -16,16 +16,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
+
+// pg is the package's PostgreSQL server, started by the first test that
+// asks for a database on it (pg.EachDB).
+var pg = testpeer.NewPostgres()
+
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // quietLog discards info and debug lines so test output stays readable.
 func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// openService opens a Service on the SQLite file at path; the store is
-// closed when the test ends.
+// openService opens a Service on the database at path (a SQLite file or a
+// PostgreSQL URL); the store is closed when the test ends.
 func openService(t testing.TB, path string, cfg Config) (*Service, *Store) {
 	t.Helper()
 	store, err := OpenStore(context.WithoutCancel(t.Context()), path)
@@ -40,6 +47,8 @@ func openService(t testing.TB, path string, cfg Config) (*Service, *Store) {
 	return svc, store
 }
 
+// dbPath is a SQLite file for the tests that run on SQLite only (inside a
+// synctest bubble, or with many databases).
 func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "hmnfd.db") }
 
 // runService runs svc.Run until the returned stop is called (or the test ends).

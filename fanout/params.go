@@ -13,6 +13,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/sqldb"
 )
 
 // Params is the body of GET and PATCH /params, with HMS's field names.
@@ -162,9 +163,10 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	if !version(w, r) {
 		return
 	}
-	h := health{KvStore: "SQLite: OK", MsgBus: a.params.TelemetryHost, HsmSubscriptions: a.svc.hsmStatus.Load().(string)}
+	kind := a.svc.store.Kind()
+	h := health{KvStore: kind + ": OK", MsgBus: a.params.TelemetryHost, HsmSubscriptions: a.svc.hsmStatus.Load().(string)}
 	if err := a.svc.store.Ping(r.Context()); err != nil {
-		h.KvStore = "SQLite: " + err.Error()
+		h.KvStore = kind + ": " + err.Error()
 	}
 	if h.MsgBus == "" {
 		h.MsgBus = "not configured"
@@ -177,7 +179,8 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 }
 
 // StartParams fills the static /params fields from the daemon's flags; an
-// empty inURL becomes http://<hostname>:<port>/hmi/v1/scn.
+// empty inURL becomes http://<hostname>:<port>/hmi/v1/scn. KV_url is
+// sqlite:PATH, or the PostgreSQL URL without its password.
 func StartParams(listen, dbPath, hsmURL, inURL string, brokers []string, topic string) Params {
 	_, portStr, _ := net.SplitHostPort(listen)
 	port, _ := strconv.Atoi(portStr)
@@ -188,7 +191,11 @@ func StartParams(listen, dbPath, hsmURL, inURL string, brokers []string, topic s
 		}
 		inURL = "http://" + net.JoinHostPort(host, portStr) + "/hmi/v1/scn"
 	}
-	p := Params{KVURL: "sqlite:" + dbPath, Port: port, ScnInURL: inURL}
+	kv := "sqlite:" + dbPath
+	if sqldb.IsPostgres(dbPath) {
+		kv = sqldb.Display(dbPath) // without the password: readers may GET /params
+	}
+	p := Params{KVURL: kv, Port: port, ScnInURL: inURL}
 	if hsmURL != "" {
 		p.SMURL = hsmURL + "/hsm/v2"
 	} else {

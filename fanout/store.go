@@ -18,7 +18,7 @@ import (
 var migrationFiles embed.FS
 
 // Store keeps subscriptions, undelivered SCNs and the per-component intake
-// sequence marks in SQLite.
+// sequence marks in SQLite or PostgreSQL.
 type Store struct {
 	db *sqldb.DB
 
@@ -33,7 +33,8 @@ type Store struct {
 	maxSCN  int64              // highest SCN id queued or covered by a cursor
 }
 
-// OpenStore opens (creating and migrating) the database at path.
+// OpenStore opens (creating and migrating) the SQLite database at path, or
+// the PostgreSQL database a postgres:// path names (sqldb.Open).
 func OpenStore(ctx context.Context, path string) (*Store, error) {
 	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
@@ -50,6 +51,14 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
+
+// Kind names the database: "SQLite" or "PostgreSQL" (/health's KvStore).
+func (s *Store) Kind() string {
+	if sqldb.IsPostgres(s.db.Path) {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }

@@ -3,14 +3,18 @@ package fanout
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // storedSCNs counts the SCN bodies kept in the database.
@@ -21,6 +25,28 @@ func storedSCNs(t testing.TB, store *Store) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// openStore opens the store on the database at path, closed when the test
+// ends.
+func openStore(t *testing.T, path string) *Store {
+	t.Helper()
+	store, err := OpenStore(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// reopen closes store and opens its database again, as a restarted hmnfd
+// does.
+func reopen(t *testing.T, store *Store, path string) *Store {
+	t.Helper()
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return openStore(t, path)
 }
 
 func loadIDs(t *testing.T, store *Store, url string) []int64 {
@@ -37,7 +63,11 @@ func loadIDs(t *testing.T, store *Store, url string) []int64 {
 }
 
 func TestSCNBodyKeptUntilEveryTargetHasIt(t *testing.T) {
-	_, store := openService(t, dbPath(t), Config{})
+	pg.EachDB(t, testSCNBodyKeptUntilEveryTargetHasIt)
+}
+
+func testSCNBodyKeptUntilEveryTargetHasIt(t *testing.T, db testpeer.DB) {
+	_, store := openService(t, db(t), Config{})
 	ctx := t.Context()
 	urls := []string{"http://a/", "http://b/", "http://c/"}
 	tids, err := store.targetIDs(ctx, urls)
@@ -79,9 +109,11 @@ func TestSCNBodyKeptUntilEveryTargetHasIt(t *testing.T) {
 	}
 }
 
-func TestMigrationKeepsQueuedSCNs(t *testing.T) {
+func TestMigrationKeepsQueuedSCNs(t *testing.T) { pg.EachDB(t, testMigrationKeepsQueuedSCNs) }
+
+func testMigrationKeepsQueuedSCNs(t *testing.T, db testpeer.DB) {
 	ctx := t.Context()
-	path := dbPath(t)
+	path := db(t)
 	init, err := migrationFiles.ReadFile("migrations/0001_init.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -126,13 +158,12 @@ func TestMigrationKeepsQueuedSCNs(t *testing.T) {
 // TestQueueStateSurvivesReopen: what was delivered before a restart is not
 // owed again after it, what was not is, and an SCN goes once every target
 // has it, whether the acknowledgements came before or after the restart.
-func TestQueueStateSurvivesReopen(t *testing.T) {
+func TestQueueStateSurvivesReopen(t *testing.T) { pg.EachDB(t, testQueueStateSurvivesReopen) }
+
+func testQueueStateSurvivesReopen(t *testing.T, db testpeer.DB) {
 	ctx := t.Context()
-	path := dbPath(t)
-	store, err := OpenStore(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := db(t)
+	store := openStore(t, path)
 	tids, err := store.targetIDs(ctx, []string{"http://a/", "http://b/", "http://c/", "http://d/"})
 	if err != nil {
 		t.Fatal(err)
@@ -169,14 +200,7 @@ func TestQueueStateSurvivesReopen(t *testing.T) {
 		}
 	}
 	check("before reopening", store)
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
-	store, err = OpenStore(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store = reopen(t, store, path)
 	check("after reopening", store)
 	if err := store.ack(ctx, []qkey{{b, 1}}); err != nil {
 		t.Fatal(err)
@@ -191,8 +215,12 @@ func TestQueueStateSurvivesReopen(t *testing.T) {
 // at start for a database whose subscriptions have none), so an SCN to it
 // stores no targets; the senders know their target ids.
 func TestSubscriptionHasTargetAndSender(t *testing.T) {
+	pg.EachDB(t, testSubscriptionHasTargetAndSender)
+}
+
+func testSubscriptionHasTargetAndSender(t *testing.T, db testpeer.DB) {
 	ctx := t.Context()
-	path := dbPath(t)
+	path := db(t)
 	svc, store := openService(t, path, Config{Client: &http.Client{Transport: newReceiver()}})
 	const node = "x1c0s0b0n0"
 	mustSubscribe(t, svc, Key{Component: node, Agent: "a"}, Subscription{States: []string{"Off"}, Url: "http://a/scn"})
@@ -275,5 +303,132 @@ func TestLiveSCNRecordsWhoHasIt(t *testing.T) {
 		if ok != tc.target || (ok && (p != tc.place || l.hasAt(p) != tc.hasIt)) {
 			t.Errorf("target %d: place %d, %v, has it %v; want %d, %v, %v", tc.id, p, ok, ok && l.hasAt(p), tc.place, tc.target, tc.hasIt)
 		}
+	}
+}
+
+// TestSeqMarksSurviveReopen: the intake marks stored with queued SCNs are
+// what a store opened afresh loads, a later mark of a component replacing
+// the earlier one, so a restarted hmnfd still drops redeliveries.
+func TestSeqMarksSurviveReopen(t *testing.T) { pg.EachDB(t, testSeqMarksSurviveReopen) }
+
+func testSeqMarksSurviveReopen(t *testing.T, db testpeer.DB) {
+	ctx := t.Context()
+	path := db(t)
+	store := openStore(t, path)
+	const ns = 1_700_000_000_000_000_000 // a Timestamp in Unix ns: past 2^31 and 2^32
+	first := map[string]seqMark{"x1c0s0b0n0": {epoch: ns, seq: 1, ts: ns}, "x1c0s0b0n1": {seq: 7, ts: ns + 1}}
+	body := []scnRow{{id: 1, body: []byte(`{"Seq":1}`), enqueued: ns}}
+	if err := store.enqueue(ctx, body, first, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.enqueue(ctx, nil, map[string]seqMark{"x1c0s0b0n0": {epoch: ns + 1, seq: 2, ts: ns + 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := reopen(t, store, path).seqMarks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]seqMark{"x1c0s0b0n0": {epoch: ns + 1, seq: 2, ts: ns + 2}, "x1c0s0b0n1": {seq: 7, ts: ns + 1}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(seqMark{})); diff != "" {
+		t.Errorf("marks after reopening (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeadLetterStore: dead letters are listed oldest first with what was
+// stored, those set aside before the cut-off are neither listed nor
+// deletable one by one and go with the next dead letter, and deleting all
+// empties the table.
+func TestDeadLetterStore(t *testing.T) { pg.EachDB(t, testDeadLetterStore) }
+
+func testDeadLetterStore(t *testing.T, db testpeer.DB) {
+	ctx := t.Context()
+	_, store := openService(t, db(t), Config{})
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	add := func(url string, at, oldest time.Time) {
+		t.Helper()
+		if err := store.addDeadLetter(ctx, url, "400 Bad Request", at, []byte(`{"Seq":1}`), oldest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("http://a/", t0, t0.Add(-time.Hour))
+	add("http://b/", t0.Add(time.Minute), t0.Add(-time.Hour))
+	add("http://c/", t0.Add(2*time.Minute), t0.Add(-time.Hour))
+	list := func(oldest time.Time) []string {
+		t.Helper()
+		dl, err := store.DeadLetters(ctx, oldest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range dl {
+			if d.Error != "400 Bad Request" || string(d.SCN) != `{"Seq":1}` || d.Time.Before(t0) {
+				t.Errorf("dead letter %+v: not what was stored", d)
+			}
+			out = append(out, d.Url)
+		}
+		return out
+	}
+	if got := list(t0); !cmp.Equal(got, []string{"http://a/", "http://b/", "http://c/"}) {
+		t.Fatalf("listed %v, want a, b, c", got)
+	}
+	dl, _ := store.DeadLetters(ctx, t0)
+	if err := store.deleteDeadLetters(ctx, dl[1].ID, false, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.deleteDeadLetters(ctx, dl[0].ID, false, t0.Add(time.Second)); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("deleting one past the cut-off: %v, want not found", err)
+	}
+	if err := store.deleteDeadLetters(ctx, dl[1].ID, false, t0); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("deleting one twice: %v, want not found", err)
+	}
+	if got := list(t0.Add(time.Second)); !cmp.Equal(got, []string{"http://c/"}) {
+		t.Errorf("listed after the cut-off %v, want c", got)
+	}
+	add("http://d/", t0.Add(3*time.Minute), t0.Add(time.Second)) // a is deleted with it
+	if got := list(t0); !cmp.Equal(got, []string{"http://c/", "http://d/"}) {
+		t.Errorf("listed after the next dead letter %v, want c, d", got)
+	}
+	if err := store.deleteDeadLetters(ctx, 0, true, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(time.Time{}); got != nil {
+		t.Errorf("listed after deleting all %v, want none", got)
+	}
+}
+
+// TestMovedBacklogSurvivesReopen: a subscription PATCHed to a URL that has
+// a target but no backlog (a subscription used it and went) takes its
+// backlog along (the two targets swap URLs under UNIQUE (url)), and a
+// store opened afresh owes it to the new URL and nothing to the old.
+func TestMovedBacklogSurvivesReopen(t *testing.T) { pg.EachDB(t, testMovedBacklogSurvivesReopen) }
+
+func testMovedBacklogSurvivesReopen(t *testing.T, db testpeer.DB) {
+	ctx := t.Context()
+	path := db(t)
+	svc, store := openService(t, path, Config{Client: &http.Client{Transport: newReceiver()}})
+	const node = "x1c0s0b0n0"
+	k, gone := Key{Component: "x1c0s0b0n9", Agent: "a"}, Key{Component: "x1c0s0b0n8", Agent: "b"}
+	mustSubscribe(t, svc, k, Subscription{Components: []string{node}, States: []string{"Off"}, Url: "http://a/old"})
+	mustSubscribe(t, svc, gone, Subscription{Components: []string{node}, States: []string{"Off"}, Url: "http://a/new"})
+	if err := svc.Unsubscribe(ctx, gone, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	enqueueStates(t, svc, 1, 3, node, "Off")
+	if err := svc.Update(ctx, k, Subscription{Url: "http://a/new"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, store = openService(t, path, Config{Client: &http.Client{Transport: newReceiver()}})
+	got, _, err := store.backlogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{"http://a/new": 3}, got); diff != "" {
+		t.Errorf("backlogs after reopening (-want +got):\n%s", diff)
+	}
+	if ids := loadIDs(t, store, "http://a/new"); len(ids) != 3 {
+		t.Errorf("new URL's backlog %v, want 3 SCNs", ids)
 	}
 }

@@ -32,6 +32,13 @@ func (f *FlagSet) DB(def string) *string {
 	return f.String("db", def, "SQLite database `PATH` (created on first start)")
 }
 
+// DBOrURL is DB for a daemon also tested on PostgreSQL: -db takes a
+// postgres:// URL too (sqldb.Open).
+func (f *FlagSet) DBOrURL(def string) *string {
+	return f.String("db", def, "SQLite database `PATH` (created on first start), or postgres://USER:PASSWORD@HOST/DB "+
+		"for a PostgreSQL database (LC_COLLATE 'C'; tables created on first start)")
+}
+
 // LogLevel defines -log-level (debug, info, warn, error).
 func (f *FlagSet) LogLevel() *slog.Level {
 	l := new(slog.Level)
