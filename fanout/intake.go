@@ -79,34 +79,22 @@ func checkSCN(scn *hsm.SCN) error {
 // SubscribeHSM keeps hmnfd subscribed to HSM's SCN callbacks (the mode used
 // without Kafka): it POSTs {hsmURL}/hsm/v2/Subscriptions/SCN with every state,
 // Enabled and the roles, subroles and software statuses subscribers use,
-// retrying with backoff until HSM accepts, and PATCHes the subscription when
-// those change. SCNs then arrive on callbackURL (POST /hmi/v1/scn).
+// retrying with backoff until HSM accepts, and checks the subscription
+// again (hsmHold) when those change and every client.DefaultHoldCheck.
+// SCNs then arrive on callbackURL (POST /hmi/v1/scn).
 func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, callbackURL, subscriber string) error {
 	api := client.New(hsmURL, hc, "hmnfd")
-	var id int64 // 0: not subscribed yet
-	var known *hsm.Values
+	var id int64 // the ID of hmnfd's subscription at the last check (0: none)
 	for attempt := 0; ; attempt++ {
-		var err error
-		if known == nil {
-			known, err = fetchHSMValues(ctx, api)
-		}
-		if err == nil {
-			err = s.hsmSubscribeOnce(ctx, api, &id, restrict(known, s.hsmBody(subscriber, callbackURL)))
-		}
+		err := s.hsmHold(ctx, api, &id, s.hsmBody(subscriber, callbackURL))
 		if err == nil {
 			attempt = -1
-			// Every minute hmnfd finds its subscription again in HSM's
-			// list (by Subscriber and Url: after HSM restarted on an empty
-			// database its old ID may be another daemon's, review-6) and
-			// PATCHes it, or subscribes anew when HSM dropped it
-			// (-scn-dead-after) or an operator deleted it.
 			t := time.NewTimer(client.DefaultHoldCheck)
 			select {
 			case <-s.filterCh:
 				t.Stop()
 				continue
 			case <-t.C:
-				s.hsmFind(ctx, api, &id, s.hsmBody(subscriber, callbackURL))
 				continue
 			case <-ctx.Done():
 				t.Stop()
@@ -126,33 +114,65 @@ func (s *Service) SubscribeHSM(ctx context.Context, hc *http.Client, hsmURL, cal
 	}
 }
 
-// hsmSubscribeOnce creates the HSM subscription, or replaces its filters when
-// *id is already known.
-func (s *Service) hsmSubscribeOnce(ctx context.Context, api *client.Client, id *int64, body hsm.Subscription) error {
-	had := *id
-	err := hsmCall(ctx, api, id, body)
-	switch {
-	case err != nil && *id != 0 && errors.Is(err, problem.ErrNotFound):
-		// Deleted on HSM's side (or HSM's database was replaced): subscribe anew.
-		*id = 0
-		return s.hsmSubscribeOnce(ctx, api, id, body)
-	case err != nil && *id == 0 && errors.Is(err, problem.ErrConflict):
-		// hmnfd restarted: its subscription, and HSM's cursor of what it
-		// delivered, are still there. Adopt it and bring its filters up to date.
-		if *id, err = findHSMSubscription(ctx, api, body); err != nil {
-			return err
-		}
-		return s.hsmSubscribeOnce(ctx, api, id, body)
-	case err != nil:
+// hsmHold has HSM hold want, restricted to the values HSM knows now (read
+// each time: a site's HSM can be configured with more roles and subroles).
+// It finds hmnfd's subscription in HSM's list by Subscriber and Url
+// (client.Own), never by the ID it had: after HSM restarted on an empty
+// database that ID may be another daemon's (review-6), whose filters a
+// PATCH would replace. Held with want's filters, nothing is sent; held
+// with others, they are PATCHed; not held (HSM dropped it after
+// -scn-dead-after, an operator deleted it, HSM lost its database), it is
+// subscribed anew. *id is set to the subscription's ID.
+func (s *Service) hsmHold(ctx context.Context, api *client.Client, id *int64, want hsm.Subscription) error {
+	prev := *id
+	known, err := fetchHSMValues(ctx, api)
+	if err != nil {
 		return err
 	}
+	want = restrict(known, want)
+	list, err := hsmList(ctx, api)
+	if err != nil {
+		return err
+	}
+	cur, held := client.Own(list, want) // case ignored: CSM's HSM lower-cases both
+	*id = cur.ID                        // 0 when not held
+	if !held || !client.SameFilters(cur, want) {
+		if err := hsmPut(ctx, api, id, want); err != nil {
+			return err
+		}
+	}
+	s.hsmDropSuperseded(ctx, api, list, want)
 	s.hsmStatus.Store(fmt.Sprintf("subscribed, ID %d", *id))
 	s.hsmSubscribedOnce.Do(func() { close(s.hsmSubscribed) })
-	if had == *id {
-		return nil // the periodic check: still held, nothing to say
+	if prev != *id {
+		s.log.Info("hsm_subscribed", "url", redact.URL(fmt.Sprintf("%s/Subscriptions/SCN/%d", api.URL(), *id)), "id", *id)
 	}
-	s.log.Info("hsm_subscribed", "url", redact.URL(fmt.Sprintf("%s/Subscriptions/SCN/%d", api.URL(), *id)), "id", *id)
 	return nil
+}
+
+// hsmPut PATCHes want's filters onto subscription *id, or subscribes when
+// *id is 0 (*id is then the ID HSM assigned). A subscription deleted since
+// HSM's list was read (404) is subscribed anew; one HSM holds although its
+// list lacked it (409: made meanwhile) is looked up and PATCHed.
+func hsmPut(ctx context.Context, api *client.Client, id *int64, want hsm.Subscription) error {
+	err := hsmCall(ctx, api, id, want)
+	switch {
+	case err != nil && *id != 0 && errors.Is(err, problem.ErrNotFound):
+		*id = 0
+		return hsmCall(ctx, api, id, want)
+	case err != nil && *id == 0 && errors.Is(err, problem.ErrConflict):
+		list, err := hsmList(ctx, api)
+		if err != nil {
+			return err
+		}
+		cur, held := client.Own(list, want)
+		if !held {
+			return fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", want.Subscriber, redact.URL(want.Url))
+		}
+		*id = cur.ID
+		return hsmCall(ctx, api, id, want)
+	}
+	return err
 }
 
 func (s *Service) hsmBody(subscriber, callbackURL string) hsm.Subscription {
@@ -187,21 +207,23 @@ func hsmCall(ctx context.Context, api *client.Client, id *int64, body hsm.Subscr
 	return err
 }
 
-// hsmFind sets *id to want's subscription in HSM's list (0: none, subscribe
-// anew) and deletes the ones it supersedes (hmnfd@hostname of an older
-// build to the same Url, which would double every SCN). When HSM cannot be
-// listed *id is kept: the PATCH that follows tells.
-func (s *Service) hsmFind(ctx context.Context, api *client.Client, id *int64, want hsm.Subscription) {
+// hsmList returns HSM's SCN subscriptions.
+func hsmList(ctx context.Context, api *client.Client) ([]hsm.Subscription, error) {
 	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
 	defer cancel()
 	list, err := api.Subscriptions(ctx)
-	if err != nil {
-		return
+	if err != nil && !errors.Is(err, problem.ErrNotFound) {
+		return nil, err
 	}
-	*id = 0
-	if own, ok := client.Own(list, want); ok {
-		*id = own.ID
-	}
+	return list, nil
+}
+
+// hsmDropSuperseded deletes the subscriptions in list that want supersedes
+// (hmnfd@hostname of an older build to the same Url, which would double
+// every SCN).
+func (s *Service) hsmDropSuperseded(ctx context.Context, api *client.Client, list []hsm.Subscription, want hsm.Subscription) {
+	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
+	defer cancel()
 	for _, old := range client.Superseded(list, want) {
 		if err := api.Unsubscribe(ctx, old.ID); err != nil && !errors.Is(err, problem.ErrNotFound) {
 			s.log.Warn("hsm_unsubscribe_failed", "id", old.ID, "subscriber", old.Subscriber, "err", err)
@@ -210,22 +232,6 @@ func (s *Service) hsmFind(ctx context.Context, api *client.Client, id *int64, wa
 		s.log.Info("hsm_subscription_superseded", "id", old.ID, "subscriber", old.Subscriber,
 			"url", redact.URL(old.Url), "by", want.Subscriber)
 	}
-}
-
-// findHSMSubscription returns the ID of HSM's subscription of want's
-// Subscriber to its Url (client.Own: case ignored, as CSM's HSM lower-cases
-// both).
-func findHSMSubscription(ctx context.Context, api *client.Client, want hsm.Subscription) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, hsmTimeout)
-	defer cancel()
-	subs, err := api.Subscriptions(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if own, ok := client.Own(subs, want); ok {
-		return own.ID, nil
-	}
-	return 0, fmt.Errorf("HSM reports a subscription of %s to %s, but does not list it", want.Subscriber, redact.URL(want.Url))
 }
 
 // hsmTimeout bounds one request to HSM.

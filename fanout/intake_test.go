@@ -3,9 +3,10 @@ package fanout
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/statemgr/client"
@@ -47,68 +49,98 @@ func TestHTTPSCNIsFannedOut(t *testing.T) {
 	})
 }
 
-// fakeHSM records SCN subscription requests and refuses the first few.
+// fakeHSM holds SCN subscriptions as HSM does (IDs from 7; a second one
+// of a Subscriber to a Url is a 409, an ID it does not hold a 404),
+// records the requests that change them, and refuses the first few.
 type fakeHSM struct {
 	mu     sync.Mutex
 	refuse int
-	gone   bool     // the subscription was deleted: the next PATCH is 404
-	nextID int      // the ID a POST answers (0: 7)
-	list   string   // GET /Subscriptions/SCN's answer ("": a list holding ID 7, hmnfd@test's)
-	reqs   []string // method path body
+	roles  []string // the roles /service/values lists (nil: the standard ones and a site's Gardener)
+	subs   []hsm.Subscription
+	nextID int64    // the ID of the next subscription (0: 7)
+	reqs   []string // method path op roles
 }
 
 func (h *fakeHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && r.URL.Path == "/hsm/v2/service/values" {
-		// A site HSM configured with an extra role, Gardener.
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"State":["Unknown","Empty","Populated","Off","On","Standby","Halt","Ready"],` +
-			`"Role":["Compute","Service","System","Application","Storage","Management","Gardener"],` +
-			`"SubRole":["Master","Worker","Storage"]}`))
-		return
-	}
-	if r.Method == http.MethodGet && r.URL.Path == "/hsm/v2/Subscriptions/SCN" {
-		h.mu.Lock()
-		list := h.list
-		h.mu.Unlock()
-		if list == "" {
-			list = `{"SubscriptionList":[{"ID":7,"Subscriber":"hmnfd@test","Url":"http://nfd/hmi/v1/scn"}]}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(list))
-		return
-	}
-	var body struct {
-		Op    string   `json:"Op"`
-		Roles []string `json:"Roles"`
-	}
-	if r.Body != nil {
-		_ = json.NewDecoder(r.Body).Decode(&body)
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.refuse > 0 {
+	const base = "/hsm/v2/Subscriptions/SCN"
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/hsm/v2/service/values":
+		roles := h.roles
+		if roles == nil {
+			roles = []string{"Compute", "Service", "System", "Application", "Storage", "Management", "Gardener"}
+		}
+		writeJSON(w, hsm.Values{State: []string{"Unknown", "Empty", "Populated", "Off", "On", "Standby", "Halt", "Ready"},
+			Role: roles, SubRole: []string{"Master", "Worker", "Storage"}})
+		return
+	case r.Method == http.MethodGet && r.URL.Path == base:
+		writeJSON(w, hsm.SubscriptionList{SubscriptionList: h.subs})
+		return
+	case h.refuse > 0:
 		h.refuse--
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
-	h.reqs = append(h.reqs, r.Method+" "+r.URL.Path+" "+body.Op+" "+strings.Join(body.Roles, ","))
-	if h.gone && r.Method == http.MethodPatch {
-		h.gone = false
+	var sub hsm.Subscription
+	var patch hsm.SubscriptionPatch
+	if r.Method == http.MethodPost {
+		_ = json.NewDecoder(r.Body).Decode(&sub)
+		h.reqs = append(h.reqs, r.Method+" "+r.URL.Path+"  "+strings.Join(sub.Roles, ","))
+	} else {
+		if r.Method == http.MethodPatch {
+			_ = json.NewDecoder(r.Body).Decode(&patch)
+		}
+		roles := ""
+		if patch.Roles != nil {
+			roles = strings.Join(*patch.Roles, ",")
+		}
+		h.reqs = append(h.reqs, r.Method+" "+r.URL.Path+" "+patch.Op+" "+roles)
+	}
+	if r.Method == http.MethodPost {
+		if _, ok := client.Own(h.subs, sub); ok {
+			problem.WriteStatus(w, r, http.StatusConflict, "subscription exists")
+			return
+		}
+		if h.nextID == 0 {
+			h.nextID = 7
+		}
+		sub.ID = h.nextID
+		h.nextID++
+		h.subs = append(h.subs, sub)
+		writeJSON(w, sub)
+		return
+	}
+	i := slices.IndexFunc(h.subs, func(s hsm.Subscription) bool { return base+"/"+strconv.FormatInt(s.ID, 10) == r.URL.Path })
+	if i < 0 {
 		problem.WriteStatus(w, r, http.StatusNotFound, "no such subscription")
 		return
 	}
-	id := 7
-	if h.nextID != 0 {
-		id = h.nextID
+	if r.Method == http.MethodDelete {
+		h.subs = slices.Delete(h.subs, i, i+1)
+	} else {
+		s := &h.subs[i]
+		s.Enabled, s.Roles, s.SubRoles, s.SoftwareStatus, s.States = patch.Enabled, *patch.Roles, *patch.SubRoles, *patch.SoftwareStatus, *patch.States
 	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = fmt.Fprintf(w, `{"ID":%d,"Subscriber":"hmnfd@test"}`, id)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 func (h *fakeHSM) requests() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]string(nil), h.reqs...)
+}
+
+// set changes what h holds or knows under its lock.
+func (h *fakeHSM) set(f func(h *fakeHSM)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f(h)
 }
 
 // handlerTransport serves requests with h in memory.
@@ -150,54 +182,86 @@ func TestSubscribeHSMRetriesAndFollowsFilters(t *testing.T) {
 	})
 }
 
-// TestSubscribeHSMChecksItsSubscription: every client.DefaultHoldCheck
-// hmnfd finds its subscription in HSM's list by Subscriber and Url: gone
-// (dropped after -scn-dead-after, deleted, HSM restarted on an empty
-// database) it subscribes anew; its old ID now another daemon's (a
-// restarted HSM numbers from 1 again) it does not PATCH that one
-// (review-6); the hmnfd@hostname subscription of an older build to the
-// same Url is deleted, or HSM would post every SCN twice.
+// TestSubscribeHSMChecksItsSubscription: every client.DefaultHoldCheck,
+// and when its subscribers' filters change, hmnfd finds its subscription
+// in HSM's list by Subscriber and Url: gone (dropped after
+// -scn-dead-after, deleted, HSM restarted on an empty database) it
+// subscribes anew; its old ID now another daemon's (a restarted HSM
+// numbers from 1 again) it does not PATCH that one (review-6), on either
+// path; held as it should be, it sends nothing; a role HSM has come to
+// know since is added; the hmnfd@hostname subscription of an older build
+// to the same Url is deleted, or HSM would post every SCN twice.
 func TestSubscribeHSMChecksItsSubscription(t *testing.T) {
 	roles := "Application,Compute,Management,Service,Storage,System"
-	post, patch7 := "POST /hsm/v2/Subscriptions/SCN  "+roles, "PATCH /hsm/v2/Subscriptions/SCN/7 replace "+roles
+	post := "POST /hsm/v2/Subscriptions/SCN  " + roles
+	bss := hsm.Subscription{ID: 7, Subscriber: "bss@ncn-m001:27778", Url: "http://bss/boot/v1/scn", Roles: []string{"Compute"}}
+	gardener := Subscription{Roles: []string{"Gardener"}, Url: "http://n/x"}
 	for _, tc := range []struct {
-		name, list string
-		want       []string
-		status     string
+		name string
+		// before, if set, is a subscriber of hmnfd from the start; change
+		// is what happens to HSM after hmnfd subscribed (as ID 7), then
+		// sub, if set, subscribes to hmnfd (else a minute passes).
+		before *Subscription
+		change func(h *fakeHSM)
+		sub    *Subscription
+		want   []string
+		status string
+		others []hsm.Subscription // HSM's subscriptions other than hmnfd's at the end
 	}{
-		{name: "gone", list: `{"SubscriptionList":[]}`, want: []string{post, post}, status: "subscribed, ID 8"},
-		{name: "its ID another daemon's",
-			list: `{"SubscriptionList":[{"ID":7,"Subscriber":"bss@ncn-m001:27778","Url":"http://bss/scn"}]}`,
-			want: []string{post, post}, status: "subscribed, ID 8"},
+		{name: "gone", change: func(h *fakeHSM) { h.subs = nil }, want: []string{post, post}, status: "subscribed, ID 8"},
+		{name: "its ID another daemon's", change: func(h *fakeHSM) { h.subs = []hsm.Subscription{bss} },
+			want: []string{post, post}, status: "subscribed, ID 8", others: []hsm.Subscription{bss}},
+		{name: "its ID another daemon's when a subscriber changes", change: func(h *fakeHSM) { h.subs, h.roles = []hsm.Subscription{bss}, nil },
+			sub: &gardener, want: []string{post, "POST /hsm/v2/Subscriptions/SCN  Application,Compute,Gardener,Management,Service,Storage,System"},
+			status: "subscribed, ID 8", others: []hsm.Subscription{bss}},
+		{name: "held as it should be", change: func(*fakeHSM) {}, want: []string{post}, status: "subscribed, ID 7"},
+		{name: "a role HSM knows now", before: &gardener, change: func(h *fakeHSM) { h.roles = nil },
+			want:   []string{post, "PATCH /hsm/v2/Subscriptions/SCN/7 replace Application,Compute,Gardener,Management,Service,Storage,System"},
+			status: "subscribed, ID 7"},
 		{name: "held, with an older build's",
-			list: `{"SubscriptionList":[{"ID":3,"Subscriber":"hmnfd@ncn-m001","Url":"http://nfd/hmi/v1/scn"},` +
-				`{"ID":7,"Subscriber":"hmnfd@test","Url":"http://nfd/hmi/v1/scn"},{"ID":4,"Subscriber":"hmnfd@other:1","Url":"http://x/scn"}]}`,
-			want: []string{post, "DELETE /hsm/v2/Subscriptions/SCN/3  ", patch7}, status: "subscribed, ID 7"},
+			change: func(h *fakeHSM) {
+				h.subs = append(h.subs, hsm.Subscription{ID: 3, Subscriber: "hmnfd@ncn-m001", Url: "http://nfd/hmi/v1/scn"},
+					hsm.Subscription{ID: 4, Subscriber: "hmnfd@other:1", Url: "http://x/scn"})
+			},
+			want: []string{post, "DELETE /hsm/v2/Subscriptions/SCN/3  "}, status: "subscribed, ID 7",
+			others: []hsm.Subscription{{ID: 4, Subscriber: "hmnfd@other:1", Url: "http://x/scn"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				hsm := &fakeHSM{}
+				// Gardener is not a role of this HSM until a case says so.
+				hsmd := &fakeHSM{roles: []string{"Compute", "Service", "System", "Application", "Storage", "Management"}}
 				svc, _ := openService(t, dbPath(t), Config{})
+				if tc.before != nil {
+					mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0"}, *tc.before)
+				}
 				ctx, cancel := context.WithCancel(t.Context())
 				done := make(chan error)
 				go func() {
-					done <- svc.SubscribeHSM(ctx, &http.Client{Transport: handlerTransport{hsm}}, "http://hsm:27779", "http://nfd/hmi/v1/scn", "hmnfd@test")
+					done <- svc.SubscribeHSM(ctx, &http.Client{Transport: handlerTransport{hsmd}}, "http://hsm:27779", "http://nfd/hmi/v1/scn", "hmnfd@test")
 				}()
 				synctest.Wait()
-				hsm.mu.Lock()
-				hsm.list, hsm.nextID = tc.list, 8
-				hsm.mu.Unlock()
-				time.Sleep(client.DefaultHoldCheck)
+				hsmd.set(tc.change)
+				if tc.sub != nil {
+					mustSubscribe(t, svc, Key{Component: "x1c0s0b0n0"}, *tc.sub)
+				} else {
+					time.Sleep(client.DefaultHoldCheck)
+				}
+				synctest.Wait()
+				time.Sleep(2 * client.DefaultHoldCheck) // and nothing more as long as nothing changes
 				synctest.Wait()
 				cancel()
 				if err := <-done; err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(tc.want, hsm.requests()); diff != "" {
+				if diff := cmp.Diff(tc.want, hsmd.requests()); diff != "" {
 					t.Errorf("requests to HSM (-want +got):\n%s", diff)
 				}
 				if got := svc.hsmStatus.Load(); got != tc.status {
 					t.Errorf("HSM status %q, want %q", got, tc.status)
+				}
+				others := slices.DeleteFunc(slices.Clone(hsmd.subs), func(s hsm.Subscription) bool { return s.Subscriber == "hmnfd@test" })
+				if diff := cmp.Diff(tc.others, others, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("other subscriptions in HSM (-want +got):\n%s", diff)
 				}
 			})
 		})

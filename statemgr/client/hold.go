@@ -216,6 +216,11 @@ func own(list []hsm.Subscription, want hsm.Subscription) (hsm.Subscription, bool
 	return hsm.Subscription{}, false
 }
 
+// SameFilters reports whether got, a subscription HSM holds, triggers on
+// what want does (lists compared as sets, ignoring case; no Enabled is
+// false): when it does there is nothing to PATCH.
+func SameFilters(got, want hsm.Subscription) bool { return sameFilters(got, want) }
+
 // sameFilters reports whether got triggers on what want does (lists
 // compared as sets, ignoring case; no Enabled is false).
 func sameFilters(got, want hsm.Subscription) bool {
