@@ -58,6 +58,7 @@ func (a *API) routes(mux *httpserver.Mux) {
 	mux.HandleFunc("GET "+Base+"/readiness", httpserver.Readiness(a.store.Ping))
 	mux.HandleFunc("GET "+Base+"/unknown", a.getUnknown)
 	mux.HandleFunc("GET "+Base+"/endpoints", a.getEndpoints)
+	mux.HandleFunc("DELETE "+Base+"/endpoints/{xname}/tls-key", a.deleteTLSKey)
 	mux.HandleFunc("POST "+Base+"/credentials", a.authorized(a.postCredentials))
 	mux.HandleFunc("PUT "+Base+"/discovery", a.authorized(a.putDiscovery))
 }
@@ -83,6 +84,28 @@ func (a *API) getEndpoints(w http.ResponseWriter, r *http.Request) {
 			FQDN: e.Addr, User: e.User, State: e.State, Updated: e.Updated})
 	}
 	httpserver.WriteJSON(w, http.StatusOK, wire.EndpointList{Endpoints: out})
+}
+
+// deleteTLSKey forgets the TLS key pinned for a BMC whose key really
+// changed (a new certificate, a replaced BMC): its next registration pins
+// the one it presents then. Beside the route table (admin only), the
+// handler refuses any caller the token guard did not authenticate as
+// admin: with tokens off every route is open, and anyone clearing the pin
+// could have a device spoofing the BMC's MAC sent its password.
+func (a *API) deleteTLSKey(w http.ResponseWriter, r *http.Request) {
+	p, ok := auth.FromContext(r.Context())
+	if !ok || !p.Has(auth.Admin) {
+		problem.WriteStatus(w, r, http.StatusForbidden,
+			"a BMC's pinned TLS key is cleared only for a caller holding an admin token (reds must check tokens)")
+		return
+	}
+	x := r.PathValue("xname")
+	if err := a.store.ClearKey(r.Context(), x); err != nil {
+		problem.Write(w, r, a.log, err)
+		return
+	}
+	a.log.Info("bmc_tls_key_cleared", "xname", x, "by", p.Subject)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // authorized lets a request through only with "Authorization: Bearer

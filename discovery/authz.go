@@ -18,6 +18,7 @@ func AuthTable() auth.Table {
 		{Pattern: "GET " + Base + "/readiness", Access: auth.Open()},
 		{Pattern: "GET " + Base + "/unknown", Access: auth.Read()},
 		{Pattern: "GET " + Base + "/endpoints", Access: auth.Read()},
+		{Pattern: "DELETE " + Base + "/endpoints/{xname}/tls-key", Access: auth.AdminOnly()},
 		{Pattern: "POST " + Base + "/credentials", Access: nodeSide},
 		{Pattern: "PUT " + Base + "/discovery", Access: nodeSide},
 	}}

@@ -20,6 +20,9 @@ type metrics struct {
 	leasesSwept prometheus.Counter
 	// restored counts endpoints registered again after HSM lost them.
 	restored *prometheus.CounterVec
+	// keyChanged counts attempts refused: the BMC presented another TLS
+	// key than the one pinned.
+	keyChanged prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
@@ -45,6 +48,8 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		stages: newStageHistogram(),
 		leasesSwept: prometheus.NewCounter(prometheus.CounterOpts{Name: "reds_leases_swept_total",
 			Help: "DHCP leases forgotten -lease-grace after their end with no expire event seen (missed while reds was down, or lost)."}),
+		keyChanged: prometheus.NewCounter(prometheus.CounterOpts{Name: "reds_bmc_tls_key_changed_total",
+			Help: "Attempts refused because the BMC presented a TLS key other than the one pinned at its registration (no credentials sent)."}),
 		restored: cv("reds_endpoints_restored_total", "RedfishEndpoints reds registered that HSM lost (deleted, or HSM restarted empty), registered again by a presence round, by result (ok, error).", "result"),
 	}
 	if reg == nil {
@@ -56,6 +61,6 @@ func newMetrics(reg prometheus.Registerer, s *Service) *metrics {
 		Help: "MACs on no switch within their grace, perhaps nodes' NICs HSM has yet to name (GET /v1/unknown?deferred=true)."},
 		func() float64 { return float64(s.unknownCount(true)) })
 	reg.MustRegister(m.leases, m.registered, m.failures, m.walks, m.walkTime, m.badEntries, m.latency,
-		m.removed, m.missing, m.polls, m.stages, m.leasesSwept, m.restored, unknown, deferred)
+		m.removed, m.missing, m.polls, m.stages, m.leasesSwept, m.restored, m.keyChanged, unknown, deferred)
 	return m
 }

@@ -80,14 +80,23 @@ func (s *Service) mountainJob(j job) (job, bool) {
 }
 
 // configure sets credentials (and, on Mountain BMCs, NTP and syslog) on
-// the BMC of xname and registers it in HSM.
+// the BMC of xname and registers it in HSM. Every request to the BMC goes
+// out only on a connection presenting the TLS key pinned at its first
+// registration, which this one pins if none was (pin.go).
 func (s *Service) configure(ctx context.Context, x string, j job, c *clock) error {
-	e, nc, err := s.provision(ctx, x, j)
+	pin := &keyPin{}
+	bmc := pin.pinned(ctx) // for the BMC's requests only, not HSM's
+	e, nc, err := s.provision(bmc, x, j, pin)
 	if err == nil && j.kind == KindMountain && (len(s.cfg.NTP) > 0 || s.cfg.Syslog != "") {
-		if err = s.cfg.BMCs.SetNetworkProtocol(ctx, e.Addr, e.User, e.Password, s.cfg.NTP, s.cfg.Syslog); err != nil {
+		if err = s.cfg.BMCs.SetNetworkProtocol(bmc, e.Addr, e.User, e.Password, s.cfg.NTP, s.cfg.Syslog); err != nil {
 			err = stepErr(ReasonBMC, err)
 		}
 	}
+	if kerr := pin.refused(e.Addr); kerr != nil {
+		s.keyRefused(x, kerr)
+		err = stepErr(ReasonBMC, kerr)
+	}
+	e.Key = pin.key()
 	c.lap(&c.t.Credentials)
 	if err != nil {
 		return err
@@ -125,7 +134,7 @@ func (s *Service) configure(ctx context.Context, x string, j job, c *clock) erro
 // BMC and checked: the new one logs in, the factory one no longer does. It
 // also returns the node-side password it read for j's MAC, which the
 // registration drops (Store.Register).
-func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint, NodeCred, error) {
+func (s *Service) provision(ctx context.Context, xname string, j job, pin *keyPin) (Endpoint, NodeCred, error) {
 	b := s.cfg.BMCs
 	e := Endpoint{Xname: xname, Kind: j.kind, MAC: j.mac, IP: j.ip, Addr: b.Addr(j.ip),
 		User: b.cfg.DefaultUser, State: StatePending}
@@ -136,6 +145,8 @@ func (s *Service) provision(ctx context.Context, xname string, j job) (Endpoint,
 	if err != nil && !errors.Is(err, problem.ErrNotFound) {
 		return e, NodeCred{}, err
 	}
+	e.Key = prev.Key
+	pin.expect(prev.Key)
 	if err := s.mayLogIn(ctx, prev, j); err != nil {
 		return e, NodeCred{}, err
 	}
@@ -193,6 +204,15 @@ func (s *Service) credentials(ctx context.Context, e, prev Endpoint, node string
 	// what a restart would log in with.
 	e.Password, e.Pending = pw, ""
 	return e, nil
+}
+
+// keyRefused counts a BMC that presented another TLS key than the one
+// pinned for xname, and logs it once per key presented.
+func (s *Service) keyRefused(xname string, err error) {
+	s.m.keyChanged.Inc()
+	if s.newCause("tls key "+xname, err.Error()) {
+		s.log.Warn("bmc_tls_key_changed", "xname", xname, "err", err)
+	}
 }
 
 // mayLogIn refuses a claimed address (job.claimed) of a BMC that reds

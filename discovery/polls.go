@@ -54,14 +54,23 @@ func (s *Service) pollFailed(ctx context.Context, target string, err error) {
 		return
 	}
 	s.m.polls.WithLabelValues(target, "error").Inc()
-	key := "poll " + target
-	s.mu.Lock()
-	first := s.logged[key] != err.Error()
-	s.logged[key] = err.Error()
-	s.mu.Unlock()
-	if first {
+	if s.newCause("poll "+target, err.Error()) {
 		s.log.Warn("poll_failed", "target", target, "err", err)
 	}
+}
+
+// newCause records cause ("" none) as the latest of key and reports whether
+// it differs from the one before: what is logged once per cause.
+func (s *Service) newCause(key, cause string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := s.logged[key] != cause
+	if cause == "" {
+		delete(s.logged, key)
+	} else {
+		s.logged[key] = cause
+	}
+	return first
 }
 
 // refreshFDB is the slow periodic walk of every switch.

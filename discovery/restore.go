@@ -69,18 +69,14 @@ func (s *Service) restore(ctx context.Context, e Endpoint) bool {
 	if err == nil {
 		err = s.reg.register(ctx, cur)
 	}
-	key := "restore " + e.Xname
-	s.mu.Lock()
-	logged := s.logged[key]
+	cause := ""
 	if err != nil {
-		s.logged[key] = err.Error()
-	} else {
-		delete(s.logged, key)
+		cause = err.Error()
 	}
-	s.mu.Unlock()
+	first := s.newCause("restore "+e.Xname, cause)
 	if err != nil {
 		s.m.restored.WithLabelValues("error").Inc()
-		if logged != err.Error() && ctx.Err() == nil {
+		if first && ctx.Err() == nil {
 			s.log.Warn("endpoint_restore_failed", "xname", e.Xname, "err", err)
 		}
 		return false

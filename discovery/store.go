@@ -35,11 +35,13 @@ const (
 )
 
 // Endpoint is one BMC discovery has dealt with. Password and Pending are
-// in clear in memory only.
+// in clear in memory only. Key is the TLS key pinned at its first
+// registration (pin.go; empty: none yet).
 type Endpoint struct {
 	Xname, Kind, MAC, IP, Addr, User string
 	Password, Pending                string
 	State                            string
+	Key                              string
 	Updated                          time.Time
 }
 
@@ -121,7 +123,7 @@ func (s *Store) Close() error { return s.db.Close() }
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
-const endpointCols = `xname, kind, mac, ip, addr, username, password, pending, state, updated`
+const endpointCols = `xname, kind, mac, ip, addr, username, password, pending, state, updated, tls_key`
 
 // Get returns the endpoint xname (ErrNotFound if none).
 func (s *Store) Get(ctx context.Context, xname string) (Endpoint, error) {
@@ -159,7 +161,7 @@ func (s *Store) scan(scan func(...any) error) (Endpoint, error) {
 	var e Endpoint
 	var pw, pend []byte
 	var updated int64
-	if err := scan(&e.Xname, &e.Kind, &e.MAC, &e.IP, &e.Addr, &e.User, &pw, &pend, &e.State, &updated); err != nil {
+	if err := scan(&e.Xname, &e.Kind, &e.MAC, &e.IP, &e.Addr, &e.User, &pw, &pend, &e.State, &updated, &e.Key); err != nil {
 		return e, err
 	}
 	e.Updated = time.Unix(updated, 0).UTC()
@@ -214,11 +216,12 @@ func (s *Store) put(ctx context.Context, e Endpoint, nc NodeCred) error {
 		return err
 	}
 	return s.db.WriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		_, err := tx.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (xname) DO UPDATE SET kind = excluded.kind, mac = excluded.mac, ip = excluded.ip,
 			addr = excluded.addr, username = excluded.username, password = excluded.password,
-			pending = excluded.pending, state = excluded.state, updated = excluded.updated`,
-			e.Xname, e.Kind, e.MAC, e.IP, e.Addr, e.User, pw, pend, e.State, s.now().Unix())
+			pending = excluded.pending, state = excluded.state, updated = excluded.updated,
+			tls_key = CASE WHEN excluded.tls_key = '' THEN endpoints.tls_key ELSE excluded.tls_key END`,
+			e.Xname, e.Kind, e.MAC, e.IP, e.Addr, e.User, pw, pend, e.State, s.now().Unix(), e.Key)
 		if err != nil {
 			return fmt.Errorf("store endpoint %s: %w", e.Xname, err)
 		}
@@ -243,6 +246,25 @@ func (s *Store) SetState(ctx context.Context, xname, state string) error {
 		}
 		return nil
 	})
+}
+
+// ClearKey forgets the TLS key pinned for xname (ErrNotFound if reds has
+// no such endpoint): its next registration pins the key it presents then.
+// Put never clears a pin (an Endpoint without a Key keeps the stored one).
+func (s *Store) ClearKey(ctx context.Context, xname string) error {
+	var n int64
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE endpoints SET tls_key = '', updated = ? WHERE xname = ?`, s.now().Unix(), xname)
+		if err != nil {
+			return fmt.Errorf("clear TLS key of %s: %w", xname, err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err == nil && n == 0 {
+		return problem.NotFoundf("endpoint %s: none", xname)
+	}
+	return err
 }
 
 // SetStateFrom sets xname's state to state only if it is still from, and
