@@ -77,7 +77,7 @@ func (a *API) index(w http.ResponseWriter, _ *http.Request) {
 }
 
 // health answers PCS's health body. The key-value store and the
-// distributed lock are pcs's SQLite file; Vault is not used.
+// distributed lock are pcs's database; Vault is not used.
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()

@@ -22,7 +22,7 @@ import (
 // HSM that does not check tokens refuses everyone.
 func TestCredentialsFromHSM(t *testing.T) {
 	issuer := authtest.New(t)
-	e := buildEnv(t, issuer, nil, redfishsim.FleetConfig{Count: 2, Tree: redfishsim.TemplatePower(1)})
+	e := buildEnv(t, issuer, nil, nil, redfishsim.FleetConfig{Count: 2, Tree: redfishsim.TemplatePower(1)})
 	tr := e.transition("off", 1, locs(e.node(0), e.node(1))...)
 	for _, tk := range tr.Tasks {
 		if tk.Status != pcs.TaskSucceeded {

@@ -21,7 +21,7 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file.
+	// DB is the SQLite file, or a postgres:// URL (sqldb.Open).
 	DB string
 	// HSMURL is HSM's base URL (required).
 	HSMURL string

@@ -24,7 +24,7 @@ type DaemonFlags struct {
 // RegisterFlags declares pcs's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
-		listen: f.Listen(":28007"), db: f.DB("./pcs.db"), Level: f.LogLevel(),
+		listen: f.Listen(":28007"), db: f.DBOrURL("./pcs.db"), Level: f.LogLevel(),
 		hsmURL:   f.URL("hsm-url", "", "HSM base `URL` (required): components, Redfish endpoints, reservations"),
 		creds:    f.String("bmc-credentials", "", "JSON `FILE` of BMC logins by BMC xname (mode 0600): its entries override the logins read from HSM (which needs pcs to hold an admin token), \"default\" serves BMCs HSM has none for"),
 		bmcHTTP:  f.Bool("bmc-http", false, "reach BMCs over plain HTTP (simulators only)"),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/hmsuite/hms/internal/auth/authtest"
 	"github.com/hmsuite/hms/internal/auth/token"
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/client"
@@ -32,6 +34,9 @@ type env struct {
 	hsm    *client.Client
 	hsmURL string
 	dir    string
+	db     string // pcs's database: a SQLite file in dir or a PostgreSQL URL
+	// log, if set, is pcs's logger (from the next startPCS on).
+	log    *slog.Logger
 	daemon *Daemon
 	stop   context.CancelFunc
 	done   chan error
@@ -160,13 +165,19 @@ func newEnvTree(t *testing.T, n int, tree *redfishsim.Tree, faults map[int]redfi
 // apply to its BMCs from the start.
 func newEnvFleets(t *testing.T, faults map[int]redfishsim.Faults, cfgs ...redfishsim.FleetConfig) *env {
 	t.Helper()
-	return buildEnv(t, nil, faults, cfgs...)
+	return buildEnv(t, nil, nil, faults, cfgs...)
+}
+
+// newEnvOn is newEnv with pcs's database on db.
+func newEnvOn(t *testing.T, db testpeer.DB, n int, faults map[int]redfishsim.Faults) *env {
+	t.Helper()
+	return buildEnv(t, nil, db, faults, redfishsim.FleetConfig{Count: n, Tree: redfishsim.TemplatePower(1)})
 }
 
 // buildEnv is newEnvFleets; with an issuer, HSM checks tokens and pcs,
 // holding an admin token and no credentials of its own, reads the BMC
-// logins from HSM.
-func buildEnv(t *testing.T, issuer *authtest.Issuer, faults map[int]redfishsim.Faults, cfgs ...redfishsim.FleetConfig) *env {
+// logins from HSM. pcs's database is on db (nil: a SQLite file).
+func buildEnv(t *testing.T, issuer *authtest.Issuer, db testpeer.DB, faults map[int]redfishsim.Faults, cfgs ...redfishsim.FleetConfig) *env {
 	t.Helper()
 	ctx := t.Context()
 	var fleets []*redfishsim.Fleet
@@ -201,7 +212,10 @@ func buildEnv(t *testing.T, issuer *authtest.Issuer, faults map[int]redfishsim.F
 	go func() { hdone <- hd.Run(hctx) }()
 	t.Cleanup(func() { hcancel(); <-hdone })
 	e := &env{t: t, fleet: fleet, fleets: fleets, hsm: client.New(hd.URL(), adminToken(issuer).Client(nil), "test"), hsmURL: hd.URL(),
-		dir: dir, events: newEvents(), issuer: issuer, walked: walked}
+		dir: dir, db: filepath.Join(dir, "pcs.db"), events: newEvents(), issuer: issuer, walked: walked}
+	if db != nil {
+		e.db = db(t)
+	}
 	var eps []hsm.RedfishEndpoint
 	for _, f := range fleets {
 		for _, m := range f.Members() {
@@ -278,7 +292,7 @@ func (e *env) waitWalked() {
 // startPCS starts (or restarts) pcs on the env's database.
 func (e *env) startPCS() {
 	e.t.Helper()
-	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(e.dir, "pcs.db"),
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: e.db, Log: e.log,
 		HSMURL: e.hsmURL, Credentials: StaticCredentials{"default": {Username: "root", Password: simPassword}},
 		BMCTimeout: 2 * time.Second,
 		Service: Config{Scheme: "http", Poll: 10 * time.Millisecond, Minute: time.Second, SampleInterval: time.Hour,

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/power/pcs"
 )
 
@@ -16,8 +17,10 @@ import (
 // the transition on the next start and completes it, without sending the
 // reset again. The BMC would take an hour to power off; while pcs is
 // down, its power button does it.
-func TestRestartResumes(t *testing.T) {
-	e := newEnv(t, 1, map[int]redfishsim.Faults{0: {PowerDelay: time.Hour}})
+func TestRestartResumes(t *testing.T) { pg.EachDB(t, testRestartResumes) }
+
+func testRestartResumes(t *testing.T, db testpeer.DB) {
+	e := newEnvOn(t, db, 1, map[int]redfishsim.Faults{0: {PowerDelay: time.Hour}})
 	n := e.node(0)
 	code, b := e.call("POST", "/transitions", map[string]any{"operation": "force-off", "taskDeadlineMinutes": 10, "location": locs(n)})
 	if code != 200 {

@@ -72,7 +72,7 @@ type CapSetting struct {
 	Value int    `json:"value"`
 }
 
-// capStore keeps power-cap tasks in memory and in SQLite.
+// capStore keeps power-cap tasks in memory and in the database.
 type capStore struct {
 	mu    sync.Mutex
 	tasks map[string]*CapTask

@@ -14,13 +14,14 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Store keeps transitions and their tasks in SQLite. The Service holds them
+// Store keeps transitions and their tasks in SQLite or PostgreSQL. The Service holds them
 // in memory too; the store is what survives a restart.
 type Store struct {
 	db *sqldb.DB
 }
 
-// OpenStore opens (creating if needed) the SQLite file at path.
+// OpenStore opens (creating if needed) the SQLite file at path, or the
+// PostgreSQL database a postgres:// path names (sqldb.Open).
 func OpenStore(ctx context.Context, path string) (*Store, error) {
 	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {
