@@ -87,8 +87,9 @@ func (a *API) getEndpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteTLSKey forgets the TLS key pinned for a BMC whose key really
-// changed (a new certificate, a replaced BMC): its next registration pins
-// the one it presents then. Beside the route table (admin only), the
+// changed (a new certificate, a replaced BMC): the next presence check at
+// its registered address, or its next registration, pins the one it
+// presents then. Beside the route table (admin only), the
 // handler refuses any caller the token guard did not authenticate as
 // admin: with tokens off every route is open, and anyone clearing the pin
 // could have a device spoofing the BMC's MAC sent its password.

@@ -242,22 +242,26 @@ func (b *BMCs) SetNetworkProtocol(ctx context.Context, addr, user, password stri
 }
 
 // Present reports whether the BMC at addr answers its service root (no
-// credentials needed).
-func (b *BMCs) Present(ctx context.Context, addr string) error {
+// credentials needed), and returns the pin of the TLS key it presented
+// ("" without TLS).
+func (b *BMCs) Present(ctx context.Context, addr string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/redfish/v1/", nil)
 	if err != nil {
-		return problem.Invalidf("bmc %s: %v", addr, err)
+		return "", problem.Invalidf("bmc %s: %v", addr, err)
 	}
 	resp, err := b.hc.Do(req)
 	if err != nil {
-		return problem.Unavailablef("bmc %s: %v", addr, err)
+		return "", problem.Unavailablef("bmc %s: %v", addr, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return problem.Unavailablef("bmc %s: service root: %s", addr, resp.Status)
+		return "", problem.Unavailablef("bmc %s: service root: %s", addr, resp.Status)
 	}
-	return nil
+	if resp.TLS == nil {
+		return "", nil
+	}
+	return connKey(*resp.TLS), nil
 }

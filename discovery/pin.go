@@ -16,7 +16,8 @@ import (
 // forwarding table still shows the real port would be logged in to with
 // the BMC's stored password (and the factory one). The key the BMC
 // presents is pinned when it is first registered (Endpoint.Key, the
-// SHA-256 of its certificate's SubjectPublicKeyInfo), and every request of
+// SHA-256 of its certificate's SubjectPublicKeyInfo; a BMC registered
+// before, by its next presence check), and every request of
 // a later attempt goes out only on a connection presenting that key: the
 // check runs when the connection is handed to the request (new or kept
 // alive), before a byte of the request, and so a credential, is written.
@@ -88,6 +89,24 @@ func (p *keyPin) refused(addr string) error {
 	}
 	return fmt.Errorf("bmc %s presents TLS key sha256:%s, not sha256:%s: %w; no credentials sent (DELETE /v1/endpoints/{xname}/tls-key if the BMC's key really changed)",
 		addr, p.got, p.want, errKeyChanged)
+}
+
+// pinAtPresence pins key, which the BMC of e presented at the address it
+// is registered at, when e has no pin: a BMC registered before reds pinned
+// keys (or whose pin an admin cleared) is pinned by the first presence
+// round, rather than by its next registration, which a device spoofing
+// its MAC may be the one to cause.
+func (s *Service) pinAtPresence(ctx context.Context, e Endpoint, key string) {
+	if e.Key != "" || key == "" || e.State != StateRegistered && e.State != StateMissing {
+		return
+	}
+	ok, err := s.cfg.Store.PinKey(ctx, e.Xname, key)
+	switch {
+	case err != nil:
+		s.pollFailed(ctx, "store", err)
+	case ok:
+		s.log.Info("bmc_tls_key_pinned", "xname", e.Xname, "addr", e.Addr, "key", "sha256:"+key)
+	}
 }
 
 // connKey is the pin of the key a TLS connection's peer presented: the hex

@@ -127,3 +127,25 @@ func TestTLSKeyPinned(t *testing.T) {
 		t.Errorf("after the pin was cleared: %+v (%v), %d requests with credentials; want logged in to", o, o.err, creds.Load())
 	}
 }
+
+// TestTLSKeyPinnedAtPresence: a BMC registered without a pin (before reds
+// pinned keys) is pinned by the next presence round, at the address it is
+// registered at; a device spoofing its MAC afterwards is sent nothing.
+func TestTLSKeyPinnedAtPresence(t *testing.T) {
+	s := newRiver(t, 1, Config{})
+	ctx := t.Context()
+	x, mac := s.bmcs[0].BMC.Xname(), s.bmcMAC(0)
+	if err := s.store.ClearKey(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	s.svc.CheckPresence(ctx)
+	if e, err := s.store.Get(ctx, x); err != nil || e.Key != presentedKey(t, s.bmcs[0].Addr) {
+		t.Fatalf("key after a presence round %q, %v; want the BMC's", e.Key, err)
+	}
+	fake := fmt.Sprintf("127.79.%d.1", s.port%200+1)
+	creds := spoofer(t, fake, s.port)
+	s.lease(mac, fake)
+	if o := s.waitFor(mac); !errors.Is(o.err, errKeyChanged) || creds.Load() != 0 {
+		t.Errorf("spoofed MAC: %+v (%v), %d requests with credentials; want refused, none", o, o.err, creds.Load())
+	}
+}

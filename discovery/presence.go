@@ -48,7 +48,8 @@ func (s *Service) checkPresence(ctx context.Context) {
 // (lostInHSM): there is no component to flag then, and an answering BMC
 // is registered again.
 func (s *Service) checkOne(ctx context.Context, e Endpoint, lost bool) {
-	if err := s.cfg.BMCs.Present(ctx, e.Addr); err == nil {
+	if key, err := s.cfg.BMCs.Present(ctx, e.Addr); err == nil {
+		s.pinAtPresence(ctx, e, key)
 		switch {
 		case lost:
 			if s.restore(ctx, e) && e.State == StateMissing {

@@ -249,7 +249,8 @@ func (s *Store) SetState(ctx context.Context, xname, state string) error {
 }
 
 // ClearKey forgets the TLS key pinned for xname (ErrNotFound if reds has
-// no such endpoint): its next registration pins the key it presents then.
+// no such endpoint): the next presence check (PinKey) or registration pins
+// the key it presents then.
 // Put never clears a pin (an Endpoint without a Key keeps the stored one).
 func (s *Store) ClearKey(ctx context.Context, xname string) error {
 	var n int64
@@ -265,6 +266,21 @@ func (s *Store) ClearKey(ctx context.Context, xname string) error {
 		return problem.NotFoundf("endpoint %s: none", xname)
 	}
 	return err
+}
+
+// PinKey pins key for xname unless a key is pinned already, and reports
+// whether it did.
+func (s *Store) PinKey(ctx context.Context, xname, key string) (bool, error) {
+	var n int64
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE endpoints SET tls_key = ? WHERE xname = ? AND tls_key = ''`, key, xname)
+		if err != nil {
+			return fmt.Errorf("pin TLS key of %s: %w", xname, err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n > 0, err
 }
 
 // SetStateFrom sets xname's state to state only if it is still from, and
