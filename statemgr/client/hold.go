@@ -48,6 +48,13 @@ type HoldConfig struct {
 	// Restored, if set, counts the subscriptions found gone or changed
 	// and subscribed again.
 	Restored prometheus.Counter
+	// Regained, if set, is called (after Held) each time HSM holds the
+	// subscription again as built after it was found gone or changed
+	// since HSM first held it: SCNs HSM committed in between were not
+	// all sent to the holder, which catches up on what it learns from
+	// them (bss reads HSM again). It runs on Hold's goroutine, before the
+	// next check.
+	Regained func(context.Context)
 	// Log gets hsm_subscribed, hsm_subscription_restored (WARN) and the
 	// failures.
 	Log *slog.Logger
@@ -86,6 +93,10 @@ func Hold(ctx context.Context, h Subscriber, cfg HoldConfig) {
 			failures++
 		} else {
 			failures = 0
+			if k.gap && cfg.Regained != nil {
+				cfg.Regained(ctx)
+			}
+			k.gap = false
 		}
 		select {
 		case <-ctx.Done():
@@ -103,6 +114,8 @@ type keeper struct {
 	held bool
 	// ever: HSM has held it at least once (a later subscription is a restore).
 	ever bool
+	// gap: this check found it gone or changed after ever (SCNs missed).
+	gap bool
 }
 
 // check makes sure HSM holds the subscription, as built from the values
@@ -146,6 +159,7 @@ func (k *keeper) check(ctx context.Context) error {
 // when it held it as it was).
 func (k *keeper) restored(sub hsm.Subscription, why string) {
 	log := k.cfg.Log.With("subscriber", sub.Subscriber, "url", redact.URL(sub.Url))
+	k.gap = k.ever && (why != "" || !k.held)
 	if k.ever && why != "" {
 		if k.cfg.Restored != nil {
 			k.cfg.Restored.Inc()

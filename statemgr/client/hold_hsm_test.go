@@ -26,6 +26,7 @@ type holdEnv struct {
 	waiting  chan time.Duration
 	held     chan bool
 	restored prometheus.Counter
+	regained atomic.Int32 // HoldConfig.Regained's calls
 }
 
 func newHoldEnv(t *testing.T) *holdEnv {
@@ -69,6 +70,7 @@ func (e *holdEnv) hold(t *testing.T, callback string) {
 			},
 			Held:     func(h bool) { e.held <- h },
 			Restored: e.restored,
+			Regained: func(context.Context) { e.regained.Add(1) },
 			Log:      slog.New(slog.DiscardHandler),
 		})
 	}()
@@ -122,9 +124,9 @@ func (e *holdEnv) only(t *testing.T, want hsm.Subscription) hsm.Subscription {
 
 // TestHoldRestores: Hold subscribes, deleting the subscription an older
 // build made to the same callback under agent@host; and subscribes again,
-// counted and reported, after HSM deleted it (an operator's DELETE, or
-// -scn-dead-after), after its filters were changed, and after HSM came
-// back with an empty database.
+// counted and reported (Regained: the holder catches up), after HSM
+// deleted it (an operator's DELETE, or -scn-dead-after), after its
+// filters were changed, and after HSM came back with an empty database.
 func TestHoldRestores(t *testing.T) {
 	e := newHoldEnv(t)
 	ctx := t.Context()
@@ -142,8 +144,9 @@ func TestHoldRestores(t *testing.T) {
 	}
 
 	e.step(t)
-	if got := e.heldSince(); len(got) != 0 || testutil.ToFloat64(e.restored) != 0 {
-		t.Errorf("a check finding it held reported %v, restored %v; want nothing", got, testutil.ToFloat64(e.restored))
+	if got := e.heldSince(); len(got) != 0 || testutil.ToFloat64(e.restored) != 0 || e.regained.Load() != 0 {
+		t.Errorf("a check finding it held reported %v, restored %v, regained %d; want nothing", got,
+			testutil.ToFloat64(e.restored), e.regained.Load())
 	}
 
 	if err := e.hc.Unsubscribe(ctx, first.ID); err != nil {
@@ -169,6 +172,9 @@ func TestHoldRestores(t *testing.T) {
 	e.only(t, want)
 	if n := testutil.ToFloat64(e.restored); n != 3 {
 		t.Errorf("bss_hsm_subscriptions_restored_total = %v, want 3 (deleted, changed, HSM emptied)", n)
+	}
+	if n := e.regained.Load(); n != 3 {
+		t.Errorf("Regained called %d times, want 3 (deleted, changed, HSM emptied)", n)
 	}
 }
 
