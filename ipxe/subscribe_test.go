@@ -81,3 +81,58 @@ func TestRestartedBSSKeepsItsSubscription(t *testing.T) {
 		t.Errorf("subscriptions with a second BSS on the host (-want +got):\n%s", d)
 	}
 }
+
+// TestRestoredSubscriptionRereadsHSM: when a check finds that HSM lost
+// BSS's subscription (deleted, dropped, HSM restarted on an empty
+// database) or changed its filters, BSS subscribes again and reads HSM at
+// once: the SCNs of the gap were not sent, and here the periodic resync is
+// an hour away.
+func TestRestoredSubscriptionRereadsHSM(t *testing.T) {
+	const id = "x3000c0s1b0n0"
+	for _, tt := range []struct {
+		name string
+		lose func(ctx context.Context, hc *client.Client, sub hsm.Subscription) error
+	}{
+		{name: "deleted", lose: func(ctx context.Context, hc *client.Client, sub hsm.Subscription) error {
+			return hc.Unsubscribe(ctx, sub.ID)
+		}},
+		{name: "changed", lose: func(ctx context.Context, hc *client.Client, sub hsm.Subscription) error {
+			return hc.PatchSubscription(ctx, sub.ID, hsm.SubscriptionPatch{Op: "replace", States: &[]string{"Ready"}, Roles: &[]string{}})
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hc, _ := withHSM(t)
+			// This BSS's callback does not answer: only its reads of HSM
+			// bring it what changed.
+			const callback = "http://127.0.0.1:9/boot/v1/scn"
+			ticks := make(chan time.Time)
+			h := newHarness(t, func(c *Config) {
+				c.HSM = hc
+				c.Sync = SyncConfig{CallbackURL: callback, Resync: time.Hour,
+					After: func(time.Duration) <-chan time.Time { return ticks }}
+			})
+			ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+			done := make(chan struct{})
+			go func() { defer close(done); _ = h.svc.RunSync(ctx) }()
+			t.Cleanup(func() { cancel(); <-done })
+			<-h.svc.Subscribed()
+			c := h.svc.cache
+			waitFor(t, c, "the initial read of HSM", func() bool { n, ok := c.Node(id); return ok && n.State == "On" })
+
+			var mine hsm.Subscription
+			for _, s := range bssSubscriptions(t, hc) {
+				if s.Url == callback {
+					mine = s
+				}
+			}
+			if err := tt.lose(t.Context(), hc, mine); err != nil {
+				t.Fatal(err)
+			}
+			if err := hc.StateData(t.Context(), id, "Off", "", false); err != nil {
+				t.Fatal(err)
+			}
+			ticks <- time.Time{} // the next check
+			waitFor(t, c, "the read of HSM after the subscription was restored", func() bool { n, ok := c.Node(id); return ok && n.State == "Off" })
+		})
+	}
+}

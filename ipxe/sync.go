@@ -26,6 +26,9 @@ type SyncConfig struct {
 	// Resync is how often the whole cache is read again from HSM (5 min),
 	// catching what no SCN reports (new MACs and IPs, deleted nodes).
 	Resync time.Duration
+	// After is the clock of the subscription's checks
+	// (client.HoldConfig.After; nil: time.After).
+	After func(time.Duration) <-chan time.Time
 }
 
 // syncer is the part of the service that talks to HSM: a full read at start
@@ -280,13 +283,17 @@ func (s *Service) lookupIP(ctx context.Context, ip netip.Addr) {
 // backoff until HSM holds it, subscribed again when HSM drops or loses it
 // (client.Hold). An existing one (BSS restarted) is kept as it is: HSM
 // still holds its cursor, and the periodic resync covers what its filters
-// miss and what a lost subscription missed.
+// miss. One HSM is found to have lost or changed is restored and the
+// cache read again at once: the SCNs HSM committed meanwhile were not all
+// sent, and nodes would otherwise boot on what the cache had until the
+// next periodic resync.
 func (s *Service) subscribe(ctx context.Context) {
 	t := true
 	callback := s.sync.cfg.CallbackURL
 	name := client.SubscriberName("bss", callback)
 	var once sync.Once
-	client.Hold(ctx, s.sync.hsm, client.HoldConfig{Log: s.log, Restored: s.m.restored,
+	client.Hold(ctx, s.sync.hsm, client.HoldConfig{Log: s.log, Restored: s.m.restored, After: s.sync.cfg.After,
+		Regained: func(context.Context) { s.Resync() },
 		Build: func(v hsm.Values) hsm.Subscription {
 			return Subscription{Subscriber: name, Enabled: &t, Url: callback, States: v.State, Roles: v.Role, SubRoles: v.SubRole}
 		},
