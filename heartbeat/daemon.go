@@ -24,7 +24,7 @@ type Daemon struct {
 	srv *httpserver.Server
 	// hsm and scnURL are hbtd's SCN subscription: who, and where to;
 	// restored counts its re-subscriptions.
-	hsm      client.Subscriber
+	hsm      SCNSource
 	scnURL   string
 	restored prometheus.Counter
 }

@@ -3,7 +3,9 @@ package heartbeat
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -32,16 +34,21 @@ var powerStates = []string{hsm.StateOff, hsm.StateOn, hsm.StateHalt}
 // missed it, so it had nothing to report (cray-hbtd has the same gap, and
 // only the minutes a real node takes to reboot hide it).
 func (s *Service) SCN(scn hsm.SCN) {
-	if !slices.Contains(powerStates, scn.State) {
-		return
+	if slices.Contains(powerStates, scn.State) {
+		s.forget(scn.Components)
 	}
-	names := make([]string, 0, len(scn.Components))
-	for _, c := range scn.Components {
+}
+
+// forget forgets the nodes of ids that are valid xnames (Tracker.Forget).
+func (s *Service) forget(ids []string) int {
+	names := make([]string, 0, len(ids))
+	for _, c := range ids {
 		if xname.Valid(c) {
 			names = append(names, xname.Normalize(c))
 		}
 	}
 	s.Tracker.Forget(names)
+	return len(names)
 }
 
 func (a *API) postSCN(w http.ResponseWriter, r *http.Request) {
@@ -54,14 +61,44 @@ func (a *API) postSCN(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// SCNSource is HSM as hbtd's SCN subscription needs it: the subscription,
+// and the nodes' states to catch up from (*client.Client is one).
+type SCNSource interface {
+	client.Subscriber
+	Components(ctx context.Context, query url.Values) ([]hsm.Component, error)
+}
+
 // Subscribe has HSM hold hbtd's subscription to the SCNs of powerStates
 // at callback until ctx ends (client.Hold: retried until HSM holds it,
 // subscribed again when HSM drops or loses it); restored counts the
-// latter.
-func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, callback string, restored prometheus.Counter) {
+// latter. Once restored, hbtd catches up on the SCNs of the gap
+// (catchUp).
+func (s *Service) Subscribe(ctx context.Context, h SCNSource, callback string, restored prometheus.Counter) {
 	on := true
 	name := client.SubscriberName("hbtd", callback)
 	client.Hold(ctx, h, client.HoldConfig{Log: s.log, Restored: restored, Build: func(v hsm.Values) hsm.Subscription {
 		return hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: client.Known(powerStates, v.State)}
-	}})
+	}, Regained: func(ctx context.Context) { s.catchUp(ctx, h) }})
+}
+
+// catchUp forgets the nodes HSM has Off, On or Halt now, as the SCNs HSM
+// did not send while it had lost or changed hbtd's subscription would
+// have (SCN): a node rebooted in that gap would otherwise stay On in HSM
+// while it heartbeats. A node forgotten needlessly (On in HSM because
+// HSM has not yet taken hbtd's Ready) is only made Ready again at its
+// next heartbeat. When HSM does not answer, the gap stays uncovered; it
+// is logged.
+func (s *Service) catchUp(ctx context.Context, h SCNSource) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	comps, err := h.Components(ctx, url.Values{"type": {string(xname.Node)}, "state": powerStates, "stateonly": {"true"}})
+	if err != nil {
+		s.log.Warn("hsm_catch_up_failed", "err", err)
+		return
+	}
+	ids := make([]string, len(comps))
+	for i, c := range comps {
+		ids[i] = c.ID
+	}
+	s.log.Info("hsm_caught_up", "nodes", s.forget(ids))
 }

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/statemgr"
+	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
@@ -135,4 +138,67 @@ func TestDaemonSubscribes(t *testing.T) {
 	if d := cmp.Diff([]string{"Off", "On"}, sub.States); d != "" {
 		t.Errorf("states (-want +got):\n%s", d)
 	}
+}
+
+// TestRestoredSubscriptionCatchesUp: HSM lost hbtd's subscription (here
+// deleted; HSM restarted on an empty database is the same to hbtd) while
+// a node rebooted, so the SCNs of its Off and On never came. The check
+// that finds the subscription gone subscribes again and forgets the
+// nodes HSM has Off, On or Halt: the rebooted node's next heartbeat
+// makes it Ready; a node HSM has Ready is kept.
+func TestRestoredSubscriptionCatchesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		store, err := statemgr.OpenStore(t.Context(), filepath.Join(dir, "hsm.db"), statemgr.StoreConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		hc := client.New("http://hsm.test", &http.Client{Transport: handlerTransport{statemgr.NewAPI(store, slog.New(slog.DiscardHandler), nil).Handler()}}, "hbtd")
+		const n0, n1 = "x3000c0s1b0n0", "x3000c0s2b0n0"
+		if err := hc.PostComponents(t.Context(), []hsm.Component{{ID: n0, Type: "Node", State: hsm.StateReady},
+			{ID: n1, Type: "Node", State: hsm.StateReady}}, false); err != nil {
+			t.Fatal(err)
+		}
+		hsmFake := &fakeHSM{} // takes hbtd's state changes
+		s := startService(t, filepath.Join(dir, "hb.db"), hsmFake)
+		defer s.stop(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); s.Subscribe(ctx, hc, "http://hbtd.test"+SCNPath, nil) }()
+		defer func() { cancel(); <-done }()
+		beat := func(what string, want ...string) {
+			t.Helper()
+			now := time.Now().UnixNano()
+			s.Tracker.beats([]beat{{name: n0, sent: now}, {name: n1, sent: now}})
+			synctest.Wait()
+			if d := cmp.Diff(want, hsmFake.takeCalls()); d != "" {
+				t.Errorf("%s: HSM calls (-want +got):\n%s", what, d)
+			}
+		}
+		beat("first heartbeats", "Ready/OK/"+MsgStarted+": "+n0+","+n1)
+
+		subs, err := hc.Subscriptions(t.Context())
+		if err != nil || len(subs) != 1 {
+			t.Fatalf("HSM's subscriptions: %v %v, want hbtd's", subs, err)
+		}
+		if err := hc.Unsubscribe(t.Context(), subs[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		for _, state := range []string{hsm.StateOff, hsm.StateOn} { // n0 reboots; no SCN reaches hbtd
+			if err := hc.StateData(t.Context(), n0, state, "", false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 29 { // the nodes beat on until hbtd's next check, a minute after its first
+			time.Sleep(2 * time.Second)
+			beat("heartbeats before the check")
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if subs, err := hc.Subscriptions(t.Context()); err != nil || len(subs) != 1 {
+			t.Fatalf("HSM's subscriptions after the check: %v %v, want hbtd's again", subs, err)
+		}
+		beat("first heartbeat after the restore", "Ready/OK/"+MsgStarted+": "+n0)
+	})
 }
