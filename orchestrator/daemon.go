@@ -51,8 +51,8 @@ type DaemonConfig struct {
 	MaxConns int
 	// Now is the operators' clock [time.Now].
 	Now func() time.Time
-	// After times bos's checks of the PCS transitions it started
-	// [time.After] (see Config.After).
+	// After times bos's checks of the PCS transitions it started and of
+	// its HSM subscription [time.After] (see Config.After).
 	After func(time.Duration) <-chan time.Time
 	// Auth says how callers' tokens are checked, and the token sent to
 	// HSM, BSS and PCS (never to a manifest's host).

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -117,6 +118,18 @@ func newCluster(t testing.TB, clk *clock, ids ...string) *cluster {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		writeJSON(w, hsm.SubscriptionList{SubscriptionList: c.subs})
+	})
+	// The subscriptions' states are all bos sends (client.Hold's replace).
+	mux.HandleFunc("PATCH /hsm/v2/Subscriptions/SCN/{id}", func(w http.ResponseWriter, r *http.Request) {
+		var p hsm.SubscriptionPatch
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i := range c.subs {
+			if strconv.FormatInt(c.subs[i].ID, 10) == r.PathValue("id") && p.States != nil {
+				c.subs[i].States = *p.States
+			}
+		}
 	})
 	mux.HandleFunc("POST /hsm/v2/State/Components/Query", c.hsmQuery)
 	mux.HandleFunc("PUT /boot/v1/bootparameters", c.bssPut)

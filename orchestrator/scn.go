@@ -53,7 +53,11 @@ func (a *API) scn(w http.ResponseWriter, r *http.Request) {
 // callback until ctx ends (client.Hold: retried until HSM holds it,
 // subscribed again when HSM drops or loses it; restored counts the
 // latter). While HSM holds it the operators poll only every
-// Config.FallbackPoll; while it does not, at polling_frequency.
+// Config.FallbackPoll; while it does not, at polling_frequency. Once it
+// is restored the operators pass at once: the pass reads every peer, so
+// it sees what the SCNs HSM did not send meanwhile would have woken them
+// for (a subscription found gone wakes them as held changes; one whose
+// filters were changed does through Regained).
 func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, callback string, restored prometheus.Counter) {
 	on := true
 	name := client.SubscriberName("bos", callback)
@@ -62,7 +66,7 @@ func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, callback s
 	}, Held: func(held bool) {
 		s.subscribed.Store(held)
 		s.Wake() // the poll interval changed
-	}})
+	}, Regained: func(context.Context) { s.Wake() }, After: s.cfg.After})
 }
 
 // nextPass is how long the operators may sleep after a pass: the poll

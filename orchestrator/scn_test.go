@@ -50,6 +50,18 @@ func TestSCNWakesOperators(t *testing.T) {
 	}
 }
 
+// subscribe has bos hold its subscription in the cluster's HSM, at
+// http://bos.test/v2/scn, until the test ends.
+func (e *env) subscribe(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.daemon.svc.Subscribe(ctx, client.New(e.cluster.srv.URL, http.DefaultClient, "bos"), "http://bos.test/v2/scn", nil)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 // TestSubscribeSlowsPoll: bos subscribes to HSM's power and readiness
 // states; once subscribed the operators poll every FallbackPoll, but wake
 // at the first component timeout before it (here a graceful power-off's).
@@ -63,13 +75,7 @@ func TestSubscribeSlowsPoll(t *testing.T) {
 		t.Errorf("poll before the subscription %v, want polling_frequency 15s", got)
 	}
 	e.woken() // the PATCH's
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		svc.Subscribe(ctx, client.New(e.cluster.srv.URL, http.DefaultClient, "bos"), "http://bos.test/v2/scn", nil)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	e.subscribe(t)
 	<-svc.wake // HSM holds it
 	want := []string{"On", "Off", "Ready", "Standby", "Halt"}
 	e.cluster.mu.Lock()
@@ -94,5 +100,33 @@ func TestSubscribeSlowsPoll(t *testing.T) {
 	e.clock.Advance(100 * time.Second)
 	if got := svc.nextPass(); got != 200*time.Second {
 		t.Errorf("sleep with a graceful power-off 100s old: %v, want the 200s left of max_power_off_wait_time", got)
+	}
+}
+
+// TestChangedSubscriptionWakes: a check that finds bos's subscription
+// changed (another daemon or an operator replaced its filters; SCNs bos
+// wanted were not sent meanwhile) puts its filters back and wakes the
+// operators, whose pass reads what those SCNs would have told.
+func TestChangedSubscriptionWakes(t *testing.T) {
+	ticks := make(chan time.Time)
+	e := newEnvWith(t, func(cfg *DaemonConfig) {
+		cfg.After = func(time.Duration) <-chan time.Time { return ticks }
+	}, n1)
+	svc := e.daemon.svc
+	e.subscribe(t)
+	<-svc.wake // HSM holds it
+	e.cluster.mu.Lock()
+	e.cluster.subs[0].States = []string{"Ready"}
+	e.cluster.mu.Unlock()
+	ticks <- time.Time{} // the next check
+	select {
+	case <-svc.wake:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the operators were not woken after the subscription was restored")
+	}
+	e.cluster.mu.Lock()
+	defer e.cluster.mu.Unlock()
+	if d := cmp.Diff([]string{"On", "Off", "Ready", "Standby", "Halt"}, e.cluster.subs[0].States); d != "" {
+		t.Errorf("states after the check (-want +got):\n%s", d)
 	}
 }

@@ -67,7 +67,8 @@ type Config struct {
 	// PCS must leave unanswered, over TransitionGiveUp at least, before bos
 	// gives up on it (-transition-give-up-checks) [5].
 	TransitionGiveUpChecks int
-	// After times the transition checks [time.After]; tests inject their own.
+	// After times the transition checks and those of bos's HSM
+	// subscription [time.After]; tests inject their own.
 	After func(time.Duration) <-chan time.Time
 	Log   *slog.Logger
 }
