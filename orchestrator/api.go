@@ -129,7 +129,8 @@ func (a *API) version(w http.ResponseWriter, r *http.Request) {
 	httpserver.WriteJSON(w, http.StatusOK, v)
 }
 
-// healthz answers BOS's health body; the database is bos's SQLite file.
+// healthz answers BOS's health body; the database is bos's SQLite file or
+// PostgreSQL database.
 func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 type problemBody struct {
@@ -11,8 +13,10 @@ type problemBody struct {
 	Status              int
 }
 
-func TestTemplatesAPI(t *testing.T) {
-	e := newEnv(t, "x3000c0s1b0n0", "x3000c0s2b0n0")
+func TestTemplatesAPI(t *testing.T) { pg.EachDB(t, testTemplatesAPI) }
+
+func testTemplatesAPI(t *testing.T, db testpeer.DB) {
+	e := newEnvOn(t, db, nil, "x3000c0s1b0n0", "x3000c0s2b0n0")
 	e.template("compute-1", "img1", "x3000c0s1b0n0")
 	var got map[string]any
 	if code := e.call("GET", "/v2/sessiontemplates/compute-1", nil, &got); code != 200 {
@@ -83,8 +87,10 @@ func TestTemplatesAPI(t *testing.T) {
 	}
 }
 
-func TestSessionsAPI(t *testing.T) {
-	e := newEnv(t, "x3000c0s1b0n0", "x3000c0s2b0n0")
+func TestSessionsAPI(t *testing.T) { pg.EachDB(t, testSessionsAPI) }
+
+func testSessionsAPI(t *testing.T, db testpeer.DB) {
+	e := newEnvOn(t, db, nil, "x3000c0s1b0n0", "x3000c0s2b0n0")
 	e.template("t1", "img1", "x3000c0s1b0n0", "x3000c0s2b0n0")
 	e.template("t-missing", "missing", "x3000c0s1b0n0")
 	e.template("t-ghost", "img1", "x9000c0s1b0n0")
@@ -144,8 +150,10 @@ func TestSessionsAPI(t *testing.T) {
 	}
 }
 
-func TestComponentsAPI(t *testing.T) {
-	e := newEnv(t)
+func TestComponentsAPI(t *testing.T) { pg.EachDB(t, testComponentsAPI) }
+
+func testComponentsAPI(t *testing.T, db testpeer.DB) {
+	e := newEnvOn(t, db, nil)
 	var out []Component
 	if code := e.call("PUT", "/v2/components", `[{"id":"x1c0s0b0n0","enabled":true,"last_action":{"action":"session_setup"}},{"id":"x1c0s0b0n1","session":"s9"}]`, &out); code != 200 || len(out) != 2 {
 		t.Fatalf("PUT: %d %v", code, out)
@@ -199,8 +207,10 @@ func TestComponentsAPI(t *testing.T) {
 	}
 }
 
-func TestOptionsVersionHealth(t *testing.T) {
-	e := newEnv(t)
+func TestOptionsVersionHealth(t *testing.T) { pg.EachDB(t, testOptionsVersionHealth) }
+
+func testOptionsVersionHealth(t *testing.T, db testpeer.DB) {
+	e := newEnvOn(t, db, nil)
 	var o map[string]any
 	if code := e.call("GET", "/v2/options", nil, &o); code != 200 || o["polling_frequency"] != 15.0 || o["default_retry_policy"] != 3.0 {
 		t.Errorf("options: %d %v", code, o)

@@ -12,19 +12,23 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // TestConfigCommandResumes: -config-command's runs are in bos's database.
 // A batch that ended before bos restarted keeps its per-node results (no
 // second run); one that bos's stop interrupted runs again after the
 // restart, then completes.
-func TestConfigCommandResumes(t *testing.T) {
+func TestConfigCommandResumes(t *testing.T) { pg.EachDB(t, testConfigCommandResumes) }
+
+func testConfigCommandResumes(t *testing.T, db testpeer.DB) {
 	script, err := filepath.Abs("testdata/configure.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logFile := filepath.Join(t.TempDir(), "runs")
-	e := newEnvWith(t, func(cfg *DaemonConfig) {
+	e := newEnvOn(t, db, func(cfg *DaemonConfig) {
 		cfg.CFSURL = ""
 		cfg.Command = &CommandConfig{Command: "sh " + quote(script) + " " + quote(logFile) + " {config} {nodes}"}
 	}, n1, n2)

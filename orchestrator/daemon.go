@@ -24,7 +24,7 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file.
+	// DB is the SQLite file, or a postgres:// URL (sqldb.Open).
 	DB string
 	// HSMURL, BSSURL and PCSURL are the peers' base URLs (required).
 	HSMURL, BSSURL, PCSURL string

@@ -25,7 +25,7 @@ type DaemonFlags struct {
 // RegisterFlags declares bos's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
-		listen: f.Listen(":9000"), db: f.DB("./bos.db"), Level: f.LogLevel(),
+		listen: f.Listen(":9000"), db: f.DBOrURL("./bos.db"), Level: f.LogLevel(),
 		hsm: f.URL("hsm-url", "", "HSM base `URL` (required): nodes, groups, roles and their state"),
 		bss: f.URL("bss-url", "", "BSS base `URL` (required): boot parameters and boot-script history"),
 		pcs: f.URL("pcs-url", "", "PCS base `URL` (required): power transitions and power status"),

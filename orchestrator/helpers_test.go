@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/power/pcs"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -381,6 +382,18 @@ func newEnv(t testing.TB, nodes ...string) *env {
 func newEnvWith(t testing.TB, tune func(*DaemonConfig), nodes ...string) *env {
 	t.Helper()
 	return newEnvIn(t, t.TempDir(), tune, nodes...)
+}
+
+// newEnvOn is newEnvWith with bos's database on db.
+func newEnvOn(t testing.TB, db testpeer.DB, tune func(*DaemonConfig), nodes ...string) *env {
+	t.Helper()
+	path := db(t)
+	return newEnvWith(t, func(cfg *DaemonConfig) {
+		cfg.DB = path
+		if tune != nil {
+			tune(cfg)
+		}
+	}, nodes...)
 }
 
 // newEnvIn is newEnvWith with bos's database in dir.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 const (
@@ -45,8 +47,10 @@ func (e *env) wantStatuses(step string, want ...string) {
 	}
 }
 
-func TestBootSession(t *testing.T) {
-	e := newEnv(t, n1, n2)
+func TestBootSession(t *testing.T) { pg.EachDB(t, testBootSession) }
+
+func testBootSession(t *testing.T, db testpeer.DB) {
+	e := newEnvOn(t, db, nil, n1, n2)
 	e.template("t1", "img1", n1, n2)
 	e.session(`{"name":"s1","operation":"boot","template_name":"t1"}`)
 	e.reconcile()

@@ -6,9 +6,9 @@
 // observed state from HSM, PCS and BSS's endpoint history.
 //
 // The wire format is BOS v2's (/v2, see docs/bos.md). Templates, sessions,
-// components and options persist in SQLite, so a restarted daemon resumes
-// every session where it was. Peers are reached over HTTP only, with their
-// typed clients: statemgr/client (HSM), ipxe.Client (BSS), power/client (PCS).
+// components and options persist in SQLite or PostgreSQL, so a restarted
+// daemon resumes every session where it was. Peers are reached over HTTP
+// only, with their typed clients: statemgr/client (HSM), ipxe.Client (BSS), power/client (PCS).
 package orchestrator
 
 import (

@@ -15,13 +15,15 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Store keeps templates, sessions, components and options in SQLite, each
+// Store keeps templates, sessions, components and options in SQLite or
+// PostgreSQL, each
 // as its JSON document: BOS's records are documents, read and written whole.
 type Store struct {
 	db *sqldb.DB
 }
 
-// OpenStore opens (creating if needed) the SQLite file at path.
+// OpenStore opens (creating if needed) the SQLite file at path, or the
+// PostgreSQL database a postgres:// path names (sqldb.Open).
 func OpenStore(ctx context.Context, path string) (*Store, error) {
 	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {

@@ -1,18 +1,22 @@
 package orchestrator
 
 import (
-	"path/filepath"
 	"testing"
 	"testing/fstest"
 
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // TestComponentsStoredBeforeVersionsStayWritable: a component stored
 // before migration 0002 (version 0) can be written after an upgrade; it
 // was a 409 on every write.
 func TestComponentsStoredBeforeVersionsStayWritable(t *testing.T) {
-	st := upgraded(t, `INSERT INTO components (id, doc) VALUES ('x3000c0s1b0n0', '{"id":"x3000c0s1b0n0","enabled":true}')`,
+	pg.EachDB(t, testComponentsStoredBeforeVersionsStayWritable)
+}
+
+func testComponentsStoredBeforeVersionsStayWritable(t *testing.T, db testpeer.DB) {
+	st := upgraded(t, db, `INSERT INTO components (id, doc) VALUES ('x3000c0s1b0n0', '{"id":"x3000c0s1b0n0","enabled":true}')`,
 		"0001_init.sql", "0002_versions.sql")
 	comps, err := st.Components(t.Context())
 	if err != nil || len(comps) != 1 {
@@ -28,7 +32,11 @@ func TestComponentsStoredBeforeVersionsStayWritable(t *testing.T) {
 // migration 0004 is no tenant's after it, and a tenant may then own a
 // template of the same name.
 func TestTemplatesStoredBeforeTenantsAreNoTenants(t *testing.T) {
-	st := upgraded(t, `INSERT INTO templates (name, doc) VALUES ('t1', '{"name":"t1","tenant":""}')`,
+	pg.EachDB(t, testTemplatesStoredBeforeTenantsAreNoTenants)
+}
+
+func testTemplatesStoredBeforeTenantsAreNoTenants(t *testing.T, db testpeer.DB) {
+	st := upgraded(t, db, `INSERT INTO templates (name, doc) VALUES ('t1', '{"name":"t1","tenant":""}')`,
 		"0001_init.sql", "0002_versions.sql", "0003_stored_versions.sql")
 	if got, err := st.Template(t.Context(), "", "t1"); err != nil || got.Name != "t1" {
 		t.Fatalf("t1 after the upgrade: %+v, %v", got, err)
@@ -42,11 +50,11 @@ func TestTemplatesStoredBeforeTenantsAreNoTenants(t *testing.T) {
 	}
 }
 
-// upgraded makes a database at the given migrations, runs insert in it,
-// and opens it as the store does now (every migration applied).
-func upgraded(t *testing.T, insert string, migrations ...string) *Store {
+// upgraded makes a database of db at the given migrations, runs insert in
+// it, and opens it as the store does now (every migration applied).
+func upgraded(t *testing.T, db testpeer.DB, insert string, migrations ...string) *Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "bos.db")
+	path := db(t)
 	old := fstest.MapFS{}
 	for _, name := range migrations {
 		b, err := migrationFiles.ReadFile("migrations/" + name)
@@ -55,18 +63,13 @@ func upgraded(t *testing.T, insert string, migrations ...string) *Store {
 		}
 		old[name] = &fstest.MapFile{Data: b}
 	}
-	db, err := sqldb.Open(t.Context(), path, old)
+	odb, err := sqldb.Open(t.Context(), path, old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.W.ExecContext(t.Context(), insert); err != nil {
+	if _, err := odb.W.ExecContext(t.Context(), insert); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
-	st, err := OpenStore(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	odb.Close()
+	return openStore(t, path)
 }
