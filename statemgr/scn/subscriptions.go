@@ -174,8 +174,8 @@ func listJSON(l []string) string {
 }
 
 // CreateSubscription stores sub and returns it with its ID. It receives every
-// SCN committed after this call returns (of our daemons, in the first
-// NewDatabaseReplay of the database, every SCN since it was created); the same Subscriber and Url twice is
+// SCN committed after this call returns (of our daemons, also earlier ones:
+// see startCursor); the same Subscriber and Url twice is
 // ErrConflict. A Subscriber of the agent@host form (what bss, bos, hbtd and
 // hmnfd send, with the callback's port: client.SubscriberName) names one
 // callback: when it comes back with another Url (a daemon whose name
