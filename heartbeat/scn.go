@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,14 +72,55 @@ type SCNSource interface {
 // Subscribe has HSM hold hbtd's subscription to the SCNs of powerStates
 // at callback until ctx ends (client.Hold: retried until HSM holds it,
 // subscribed again when HSM drops or loses it); restored counts the
-// latter. Once restored, hbtd catches up on the SCNs of the gap
-// (catchUp).
+// latter. Each time HSM holds it again after losing or changing it, hbtd
+// catches up on the SCNs of that gap (catchUp).
 func (s *Service) Subscribe(ctx context.Context, h SCNSource, callback string, restored prometheus.Counter) {
 	on := true
 	name := client.SubscriberName("hbtd", callback)
+	due := make(chan struct{}, 1)
+	kick := func(context.Context) {
+		select {
+		case due <- struct{}{}:
+		default: // one is due already: it reads HSM as it is then
+		}
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.catchUps(ctx, h, due) })
 	client.Hold(ctx, h, client.HoldConfig{Log: s.log, Restored: restored, Build: func(v hsm.Values) hsm.Subscription {
 		return hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: client.Known(powerStates, v.State)}
-	}, Regained: func(ctx context.Context) { s.catchUp(ctx, h) }})
+	}, Regained: kick})
+}
+
+// catchUps runs catchUp each time one is due, until ctx ends. One HSM
+// does not answer is retried with backoff, 1 s doubling to 30 s, until it
+// succeeds or another is due (the subscription restored again), which is
+// tried at once.
+func (s *Service) catchUps(ctx context.Context, h SCNSource, due <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-due:
+		}
+		failures := 0
+		for {
+			err := s.catchUp(ctx, h)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			s.log.Warn("hsm_catch_up_failed", "attempt", failures, "err", err)
+			wait := min(time.Second<<min(failures, 5), 30*time.Second)
+			failures++
+			select {
+			case <-ctx.Done():
+				return
+			case <-due:
+				failures = 0
+			case <-time.After(wait):
+			}
+		}
+	}
 }
 
 // catchUp forgets the nodes HSM has Off, On or Halt now, as the SCNs HSM
@@ -86,19 +128,18 @@ func (s *Service) Subscribe(ctx context.Context, h SCNSource, callback string, r
 // have (SCN): a node rebooted in that gap would otherwise stay On in HSM
 // while it heartbeats. A node forgotten needlessly (On in HSM because
 // HSM has not yet taken hbtd's Ready) is only made Ready again at its
-// next heartbeat. When HSM does not answer, the gap stays uncovered; it
-// is logged.
-func (s *Service) catchUp(ctx context.Context, h SCNSource) {
+// next heartbeat.
+func (s *Service) catchUp(ctx context.Context, h SCNSource) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	comps, err := h.Components(ctx, url.Values{"type": {string(xname.Node)}, "state": powerStates, "stateonly": {"true"}})
 	if err != nil {
-		s.log.Warn("hsm_catch_up_failed", "err", err)
-		return
+		return err
 	}
 	ids := make([]string, len(comps))
 	for i, c := range comps {
 		ids[i] = c.ID
 	}
 	s.log.Info("hsm_caught_up", "nodes", s.forget(ids))
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -140,6 +141,118 @@ func TestDaemonSubscribes(t *testing.T) {
 	}
 }
 
+// realHSM is HSM's API in-process, on SQLite in a test's directory, as
+// hbtd's client reaches it. Its reads of State/Components (hbtd's
+// catch-ups) fail with 503 while failReads > 0; reads keeps when each came.
+type realHSM struct {
+	api       http.Handler
+	mu        sync.Mutex
+	failReads int
+	reads     []time.Time
+}
+
+// newRealHSM opens HSM's store in dir with nodes ids Ready and returns it
+// with hbtd's client of it.
+func newRealHSM(t *testing.T, dir string, ids ...string) (*realHSM, *client.Client) {
+	t.Helper()
+	store, err := statemgr.OpenStore(t.Context(), filepath.Join(dir, "hsm.db"), statemgr.StoreConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	h := &realHSM{api: statemgr.NewAPI(store, slog.New(slog.DiscardHandler), nil).Handler()}
+	hc := client.New("http://hsm.test", &http.Client{Transport: handlerTransport{h}}, "hbtd")
+	comps := make([]hsm.Component, len(ids))
+	for i, id := range ids {
+		comps[i] = hsm.Component{ID: id, Type: "Node", State: hsm.StateReady}
+	}
+	if err := hc.PostComponents(t.Context(), comps, false); err != nil {
+		t.Fatal(err)
+	}
+	return h, hc
+}
+
+func (h *realHSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/hsm/v2/State/Components" {
+		h.mu.Lock()
+		h.reads = append(h.reads, time.Now())
+		fail := h.failReads > 0
+		if fail {
+			h.failReads--
+		}
+		h.mu.Unlock()
+		if fail {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	h.api.ServeHTTP(w, r)
+}
+
+func (h *realHSM) failNext(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failReads = n
+}
+
+// readsSince returns when the reads came, as durations since t0.
+func (h *realHSM) readsSince(t0 time.Time) []time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]time.Duration, len(h.reads))
+	for i, r := range h.reads {
+		out[i] = r.Sub(t0)
+	}
+	return out
+}
+
+// subscribe runs s.Subscribe with hc until the test ends or the returned
+// func is called.
+func subscribe(t *testing.T, s *testService, hc *client.Client) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Subscribe(ctx, hc, "http://hbtd.test"+SCNPath, nil) }()
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
+	return stop
+}
+
+// loseSubscription deletes hbtd's subscription, as HSM dropping it or
+// restarting on an empty database does, and has n0 rebooted meanwhile:
+// Off then On, SCNs hbtd does not get.
+func loseSubscription(t *testing.T, hc *client.Client, n0 string) {
+	t.Helper()
+	subs, err := hc.Subscriptions(t.Context())
+	if err != nil || len(subs) != 1 {
+		t.Fatalf("HSM's subscriptions: %v %v, want hbtd's", subs, err)
+	}
+	if err := hc.Unsubscribe(t.Context(), subs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range []string{hsm.StateOff, hsm.StateOn} {
+		if err := hc.StateData(t.Context(), n0, state, "", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// beater beats nodes to s's tracker and checks what it told HSM.
+func beater(t *testing.T, s *testService, nodes ...string) func(what string, want ...string) {
+	return func(what string, want ...string) {
+		t.Helper()
+		now := time.Now().UnixNano()
+		bs := make([]beat, len(nodes))
+		for i, n := range nodes {
+			bs[i] = beat{name: n, sent: now}
+		}
+		s.Tracker.beats(bs)
+		synctest.Wait()
+		if d := cmp.Diff(want, s.hsm.takeCalls()); d != "" {
+			t.Errorf("%s: HSM calls (-want +got):\n%s", what, d)
+		}
+	}
+}
+
 // TestRestoredSubscriptionCatchesUp: HSM lost hbtd's subscription (here
 // deleted; HSM restarted on an empty database is the same to hbtd) while
 // a node rebooted, so the SCNs of its Off and On never came. The check
@@ -149,47 +262,15 @@ func TestDaemonSubscribes(t *testing.T) {
 func TestRestoredSubscriptionCatchesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		store, err := statemgr.OpenStore(t.Context(), filepath.Join(dir, "hsm.db"), statemgr.StoreConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
-		hc := client.New("http://hsm.test", &http.Client{Transport: handlerTransport{statemgr.NewAPI(store, slog.New(slog.DiscardHandler), nil).Handler()}}, "hbtd")
 		const n0, n1 = "x3000c0s1b0n0", "x3000c0s2b0n0"
-		if err := hc.PostComponents(t.Context(), []hsm.Component{{ID: n0, Type: "Node", State: hsm.StateReady},
-			{ID: n1, Type: "Node", State: hsm.StateReady}}, false); err != nil {
-			t.Fatal(err)
-		}
-		hsmFake := &fakeHSM{} // takes hbtd's state changes
-		s := startService(t, filepath.Join(dir, "hb.db"), hsmFake)
+		_, hc := newRealHSM(t, dir, n0, n1)
+		s := startService(t, filepath.Join(dir, "hb.db"), &fakeHSM{}) // the fake takes hbtd's state changes
 		defer s.stop(t)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { defer close(done); s.Subscribe(ctx, hc, "http://hbtd.test"+SCNPath, nil) }()
-		defer func() { cancel(); <-done }()
-		beat := func(what string, want ...string) {
-			t.Helper()
-			now := time.Now().UnixNano()
-			s.Tracker.beats([]beat{{name: n0, sent: now}, {name: n1, sent: now}})
-			synctest.Wait()
-			if d := cmp.Diff(want, hsmFake.takeCalls()); d != "" {
-				t.Errorf("%s: HSM calls (-want +got):\n%s", what, d)
-			}
-		}
+		subscribe(t, s, hc)
+		beat := beater(t, s, n0, n1)
 		beat("first heartbeats", "Ready/OK/"+MsgStarted+": "+n0+","+n1)
 
-		subs, err := hc.Subscriptions(t.Context())
-		if err != nil || len(subs) != 1 {
-			t.Fatalf("HSM's subscriptions: %v %v, want hbtd's", subs, err)
-		}
-		if err := hc.Unsubscribe(t.Context(), subs[0].ID); err != nil {
-			t.Fatal(err)
-		}
-		for _, state := range []string{hsm.StateOff, hsm.StateOn} { // n0 reboots; no SCN reaches hbtd
-			if err := hc.StateData(t.Context(), n0, state, "", false); err != nil {
-				t.Fatal(err)
-			}
-		}
+		loseSubscription(t, hc, n0)
 		for range 29 { // the nodes beat on until hbtd's next check, a minute after its first
 			time.Sleep(2 * time.Second)
 			beat("heartbeats before the check")
@@ -200,5 +281,54 @@ func TestRestoredSubscriptionCatchesUp(t *testing.T) {
 			t.Fatalf("HSM's subscriptions after the check: %v %v, want hbtd's again", subs, err)
 		}
 		beat("first heartbeat after the restore", "Ready/OK/"+MsgStarted+": "+n0)
+	})
+}
+
+// TestCatchUpRetried: a catch-up HSM does not answer (503: busy,
+// restarting) is retried, 1 s after, then 2 s, 4 s..., until HSM answers;
+// the rebooted node is made Ready at its first heartbeat after that. A
+// restore while a catch-up is being retried has it tried at once, its
+// backoff from 1 s again.
+func TestCatchUpRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		const n0, n1 = "x3000c0s1b0n0", "x3000c0s2b0n0"
+		h, hc := newRealHSM(t, dir, n0, n1)
+		s := startService(t, filepath.Join(dir, "hb.db"), &fakeHSM{})
+		defer s.stop(t)
+		t0 := time.Now()
+		subscribe(t, s, hc)
+		beat := beater(t, s, n0, n1)
+		beat("first heartbeats", "Ready/OK/"+MsgStarted+": "+n0+","+n1)
+
+		loseSubscription(t, hc, n0)
+		h.failNext(3)
+		// The check a minute after the first restores the subscription;
+		// its catch-up fails at 60 s, 61 s and 63 s and succeeds at 67 s.
+		for range 33 {
+			time.Sleep(2 * time.Second)
+			beat("heartbeats before HSM answers a catch-up")
+		}
+		time.Sleep(2 * time.Second)
+		beat("first heartbeat after the catch-up", "Ready/OK/"+MsgStarted+": "+n0)
+		want := []time.Duration{60 * time.Second, 61 * time.Second, 63 * time.Second, 67 * time.Second}
+		if d := cmp.Diff(want, h.readsSince(t0)); d != "" {
+			t.Fatalf("catch-up reads (-want +got):\n%s", d)
+		}
+
+		// Lost again, found at 120 s: its catch-up is retried (HSM fails
+		// its next 8 reads) until the next restore, found at 180 s, which
+		// reads at once and backs off from 1 s again.
+		loseSubscription(t, hc, n0)
+		h.failNext(8)
+		time.Sleep(150*time.Second - time.Since(t0))
+		loseSubscription(t, hc, n0)
+		time.Sleep(183*time.Second - time.Since(t0))
+		synctest.Wait()
+		want = append(want, 120*time.Second, 121*time.Second, 123*time.Second, 127*time.Second, 135*time.Second,
+			151*time.Second, 180*time.Second, 181*time.Second, 183*time.Second)
+		if d := cmp.Diff(want, h.readsSince(t0)); d != "" {
+			t.Errorf("catch-up reads through two restores (-want +got):\n%s", d)
+		}
 	})
 }
