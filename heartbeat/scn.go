@@ -72,8 +72,12 @@ type SCNSource interface {
 // Subscribe has HSM hold hbtd's subscription to the SCNs of powerStates
 // at callback until ctx ends (client.Hold: retried until HSM holds it,
 // subscribed again when HSM drops or loses it); restored counts the
-// latter. Each time HSM holds it again after losing or changing it, hbtd
-// catches up on the SCNs of that gap (catchUp).
+// latter. hbtd catches up (catchUp) once HSM first holds the
+// subscription, on the SCNs it missed while it was down (HSM may have
+// dropped or lost the subscription meanwhile; a kept one's backlog comes
+// too, and says the same), and each time HSM holds it again after losing
+// or changing it, on the SCNs of that gap. Reading HSM after it holds
+// the subscription leaves no change between the read and the SCNs.
 func (s *Service) Subscribe(ctx context.Context, h SCNSource, callback string, restored prometheus.Counter) {
 	on := true
 	name := client.SubscriberName("hbtd", callback)
@@ -87,8 +91,14 @@ func (s *Service) Subscribe(ctx context.Context, h SCNSource, callback string, r
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { s.catchUps(ctx, h, due) })
+	first := true
 	client.Hold(ctx, h, client.HoldConfig{Log: s.log, Restored: restored, Build: func(v hsm.Values) hsm.Subscription {
 		return hsm.Subscription{Subscriber: name, Enabled: &on, Url: callback, States: client.Known(powerStates, v.State)}
+	}, Held: func(held bool) {
+		if held && first {
+			first = false
+			kick(ctx)
+		}
 	}, Regained: kick})
 }
 
@@ -124,11 +134,12 @@ func (s *Service) catchUps(ctx context.Context, h SCNSource, due <-chan struct{}
 }
 
 // catchUp forgets the nodes HSM has Off, On or Halt now, as the SCNs HSM
-// did not send while it had lost or changed hbtd's subscription would
-// have (SCN): a node rebooted in that gap would otherwise stay On in HSM
-// while it heartbeats. A node forgotten needlessly (On in HSM because
-// HSM has not yet taken hbtd's Ready) is only made Ready again at its
-// next heartbeat.
+// did not send while it had lost or changed hbtd's subscription (or
+// while hbtd was down) would have (SCN): a node rebooted in that gap
+// would otherwise stay On in HSM while it heartbeats, and one powered off
+// would be declared dead (Standby) over its Off. A node forgotten
+// needlessly (On in HSM because HSM has not yet taken hbtd's Ready) is
+// only made Ready again at its next heartbeat.
 func (s *Service) catchUp(ctx context.Context, h SCNSource) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -311,7 +311,7 @@ func TestCatchUpRetried(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 		beat("first heartbeat after the catch-up", "Ready/OK/"+MsgStarted+": "+n0)
-		want := []time.Duration{60 * time.Second, 61 * time.Second, 63 * time.Second, 67 * time.Second}
+		want := []time.Duration{0, 60 * time.Second, 61 * time.Second, 63 * time.Second, 67 * time.Second}
 		if d := cmp.Diff(want, h.readsSince(t0)); d != "" {
 			t.Fatalf("catch-up reads (-want +got):\n%s", d)
 		}
@@ -329,6 +329,45 @@ func TestCatchUpRetried(t *testing.T) {
 			151*time.Second, 180*time.Second, 181*time.Second, 183*time.Second)
 		if d := cmp.Diff(want, h.readsSince(t0)); d != "" {
 			t.Errorf("catch-up reads through two restores (-want +got):\n%s", d)
+		}
+	})
+}
+
+// TestStartCatchesUp: hbtd was down while HSM lost its subscription (it
+// dropped it, or restarted on an empty database) and a node rebooted and
+// another was powered off: the SCNs went nowhere. Once HSM holds the
+// subscription of the restarted hbtd, hbtd forgets the nodes HSM has Off,
+// On or Halt, as their SCNs would have had it: the rebooted node is made
+// Ready at its next heartbeat, instead of staying On, and the one powered
+// off is not declared dead over its Off.
+func TestStartCatchesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "hb.db")
+		const n0, n1 = "x3000c0s1b0n0", "x3000c0s2b0n0"
+		_, hc := newRealHSM(t, dir, n0, n1)
+		hsmFake := &fakeHSM{}
+		s := startService(t, db, hsmFake)
+		stop := subscribe(t, s, hc)
+		beater(t, s, n0, n1)("first heartbeats", "Ready/OK/"+MsgStarted+": "+n0+","+n1)
+		stop()
+		s.stop(t)
+
+		loseSubscription(t, hc, n0)
+		if err := hc.StateData(t.Context(), n1, hsm.StateOff, "", false); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+
+		s = startService(t, db, hsmFake)
+		defer s.stop(t)
+		subscribe(t, s, hc)
+		synctest.Wait()
+		beat := beater(t, s, n0)
+		beat("first heartbeat after hbtd restarted", "Ready/OK/"+MsgStarted+": "+n0)
+		for range (testErr + 2*time.Second) / (2 * time.Second) {
+			time.Sleep(2 * time.Second)
+			beat("heartbeats of n0 while n1 is off")
 		}
 	})
 }
