@@ -3,22 +3,23 @@ package nodes_test
 import (
 	"errors"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/httpclient"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/nodes"
 	"github.com/hmsuite/hms/nodes/client"
 	"github.com/hmsuite/hms/nodes/wire"
 )
 
-// newStoreOnly serves a nodes API without services (its store only).
-func newStoreOnly(t *testing.T) *client.Client {
+// newStoreOnly serves a nodes API without services (its store only) on a
+// database of db.
+func newStoreOnly(t *testing.T, db testpeer.DB) *client.Client {
 	t.Helper()
-	store, err := nodes.OpenStore(t.Context(), filepath.Join(t.TempDir(), "nodes.db"))
+	store, err := nodes.OpenStore(t.Context(), db(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +45,10 @@ func actions(p wire.Plan) map[string]string {
 	return out
 }
 
-func TestApplyStoreOnly(t *testing.T) {
-	c := newStoreOnly(t)
+func TestApplyStoreOnly(t *testing.T) { pg.EachDB(t, testApplyStoreOnly) }
+
+func testApplyStoreOnly(t *testing.T, db testpeer.DB) {
+	c := newStoreOnly(t, db)
 	ctx := t.Context()
 	set := []wire.Resource{profile("http://k1"), node("x1000c0s0b0n0", "02:00:00:00:10:00"), node("x1000c0s1b0n0", "02:00:00:00:10:01")}
 	steps := []struct {
@@ -84,8 +87,10 @@ func TestApplyStoreOnly(t *testing.T) {
 	}
 }
 
-func TestApplyInvalid(t *testing.T) {
-	c := newStoreOnly(t)
+func TestApplyInvalid(t *testing.T) { pg.EachDB(t, testApplyInvalid) }
+
+func testApplyInvalid(t *testing.T, db testpeer.DB) {
+	c := newStoreOnly(t, db)
 	tests := []struct {
 		name string
 		set  []wire.Resource
@@ -111,8 +116,10 @@ func TestApplyInvalid(t *testing.T) {
 	}
 }
 
-func TestResourceCRUD(t *testing.T) {
-	c := newStoreOnly(t)
+func TestResourceCRUD(t *testing.T) { pg.EachDB(t, testResourceCRUD) }
+
+func testResourceCRUD(t *testing.T, db testpeer.DB) {
+	c := newStoreOnly(t, db)
 	ctx := t.Context()
 	if _, _, err := c.PutBootProfile(ctx, wire.BootProfile{Name: "compute", KernelURL: "k"}, ""); err != nil {
 		t.Fatal(err)

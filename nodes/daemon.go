@@ -19,8 +19,8 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file; CredKeyFile the key that seals BMC
-	// credentials (created if absent).
+	// DB is the SQLite file or a postgres:// URL (sqldb.Open); CredKeyFile
+	// the key that seals BMC credentials (created if absent).
 	DB, CredKeyFile string
 	// SLSURL, HSMURL and BSSURL are the services resources are written to
 	// (required); HBTDURL, optional, gives the last heartbeats.

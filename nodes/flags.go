@@ -24,7 +24,7 @@ type DaemonFlags struct {
 // RegisterFlags declares the nodes daemon's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
-		listen: f.Listen(":27780"), db: f.DB("./nodes.db"), Level: f.LogLevel(),
+		listen: f.Listen(":27780"), db: f.DBOrURL("./nodes.db"), Level: f.LogLevel(),
 		credKey:  f.String("cred-key-file", "./nodes-cred.key", "`FILE` with the key that seals BMC credentials (created, mode 0600, if absent)"),
 		sls:      f.URL("sls-url", "", "SLS base `URL` (required): node, BMC and parent hardware"),
 		hsm:      f.URL("hsm-url", "", "HSM base `URL` (required): components, Ethernet interfaces, Redfish endpoints, groups"),

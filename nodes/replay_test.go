@@ -3,6 +3,7 @@ package nodes_test
 import (
 	"testing"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/nodes/wire"
 )
 
@@ -11,7 +12,7 @@ import (
 // interface at a time, and the conflicts it meets (the interfaces the
 // first attempt created, as sent) are no failures.
 func TestApplyBulkAnswerLost(t *testing.T) {
-	s := newSuiteDropping(t, "/Inventory/EthernetInterfaces/Bulk")
+	s := newSuiteOn(t, testpeer.SQLite, "/Inventory/EthernetInterfaces/Bulk")
 	plan, err := s.nodes.Apply(t.Context(), wire.ApplyRequest{Resources: threeNodes("http://img/vmlinuz")})
 	if err != nil {
 		t.Fatal(err)

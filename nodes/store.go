@@ -32,7 +32,8 @@ type Row struct {
 	Updated    time.Time
 }
 
-// OpenStore opens (creating if needed) the SQLite file at path.
+// OpenStore opens (creating if needed) the SQLite file at path, or the
+// PostgreSQL database a postgres:// path names (sqldb.Open).
 func OpenStore(ctx context.Context, path string) (*Store, error) {
 	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/ipxe"
 	bssclient "github.com/hmsuite/hms/ipxe/client"
 	"github.com/hmsuite/hms/layout"
@@ -34,6 +35,8 @@ type suite struct {
 	hsm     *hsmclient.Client
 	bss     *bssclient.Client
 	writes  map[string]*atomic.Int64
+	// urls are the services' URLs (their counting proxies), by name.
+	urls map[string]string
 	// opens counts the credentials the daemon unseals.
 	opens *atomic.Int64
 	// dropPath is the HSM path whose first POST's answer is lost;
@@ -48,14 +51,16 @@ type runner interface {
 	Run(ctx context.Context) error
 }
 
-func newSuite(tb testing.TB) *suite { tb.Helper(); return newSuiteDropping(tb, "") }
+func newSuite(tb testing.TB) *suite { tb.Helper(); return newSuiteOn(tb, testpeer.SQLite, "") }
 
-// newSuiteDropping is newSuite whose proxy of HSM passes the first POST
-// of path (if not empty) to HSM and then drops the connection instead of
-// answering: a request that committed and whose answer was lost.
-func newSuiteDropping(tb testing.TB, path string) *suite {
+// newSuiteOn is newSuite with the nodes daemon's database on db, whose
+// proxy of HSM passes the first POST of path (if not empty) to HSM and then
+// drops the connection instead of answering: a request that committed and
+// whose answer was lost.
+func newSuiteOn(tb testing.TB, db testpeer.DB, path string) *suite {
 	tb.Helper()
 	dir := tb.TempDir()
+	dbPath := db(tb)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	tb.Cleanup(func() { cancel(); wg.Wait() })
@@ -77,8 +82,9 @@ func newSuiteDropping(tb testing.TB, path string) *suite {
 	s := &suite{writes: map[string]*atomic.Int64{}, dropPath: path}
 	slsURL, hsmURL, bssURL = s.counted(tb, "sls", slsURL), s.counted(tb, "hsm", hsmURL), s.counted(tb, "bss", bssURL)
 	s.sls, s.hsm, s.bss = slsclient.New(slsURL, nil), hsmclient.New(hsmURL, nil, "test"), bssclient.New(bssURL, nil)
+	s.urls = map[string]string{"sls": slsURL, "hsm": hsmURL, "bss": bssURL}
 
-	store, err := nodes.OpenStore(ctx, filepath.Join(dir, "nodes.db"))
+	store, err := nodes.OpenStore(ctx, dbPath)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/ipxe/bss"
 	"github.com/hmsuite/hms/layout/sls"
 	"github.com/hmsuite/hms/nodes"
@@ -33,8 +34,10 @@ func threeNodes(kernel string) []wire.Resource {
 	return set
 }
 
-func TestApplyTranslates(t *testing.T) {
-	s := newSuite(t)
+func TestApplyTranslates(t *testing.T) { pg.EachDB(t, testApplyTranslates) }
+
+func testApplyTranslates(t *testing.T, db testpeer.DB) {
+	s := newSuiteOn(t, db, "")
 	ctx := t.Context()
 	set := threeNodes("http://img/vmlinuz")
 
@@ -111,8 +114,10 @@ func checkNode(t *testing.T, s *suite, x string, nid int, ip string) {
 	}
 }
 
-func TestApplyEditPruneKeepsHandMade(t *testing.T) {
-	s := newSuite(t)
+func TestApplyEditPruneKeepsHandMade(t *testing.T) { pg.EachDB(t, testApplyEditPruneKeepsHandMade) }
+
+func testApplyEditPruneKeepsHandMade(t *testing.T, db testpeer.DB) {
+	s := newSuiteOn(t, db, "")
 	ctx := t.Context()
 	set := threeNodes("http://img/vmlinuz")
 	if _, err := s.nodes.Apply(ctx, wire.ApplyRequest{Resources: set}); err != nil {
@@ -168,8 +173,10 @@ func TestApplyEditPruneKeepsHandMade(t *testing.T) {
 	checkNode(t, s, "x1000c0s1b0n0", 2, "10.1.0.11")
 }
 
-func TestApplyEndpointSecret(t *testing.T) {
-	s := newSuite(t)
+func TestApplyEndpointSecret(t *testing.T) { pg.EachDB(t, testApplyEndpointSecret) }
+
+func testApplyEndpointSecret(t *testing.T, db testpeer.DB) {
+	s := newSuiteOn(t, db, "")
 	ctx := t.Context()
 	set := threeNodes("http://img/vmlinuz")[:2]
 	n := set[1].ComputeNode
