@@ -4,12 +4,18 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 const emptyCI = `"cloud-init":{"meta-data":null,"user-data":null,"phone-home":{"pub_key_dsa":"","pub_key_rsa":"","pub_key_ecdsa":"","instance_id":"","hostname":"","fqdn":""}}`
 
-func TestBootParametersVerbs(t *testing.T) {
-	h := newHarness(t)
+// TestBootParametersVerbs: every verb of /bootparameters, on SQLite and
+// PostgreSQL.
+func TestBootParametersVerbs(t *testing.T) { pg.EachDB(t, testBootParametersVerbs) }
+
+func testBootParametersVerbs(t *testing.T, db testpeer.DB) {
+	h := newHarnessOn(t, db(t))
 	h.nodes(node("x3000c0s1b0n0", "Compute", "", 7, []string{"aa:bb:cc:00:00:01"}))
 	const bp = "/boot/v1/bootparameters"
 	steps := []struct {
@@ -100,8 +106,12 @@ func TestReferralTokenInScript(t *testing.T) {
 	}
 }
 
-func TestParamsSurviveRestart(t *testing.T) {
-	dir := t.TempDir() + "/bss.db"
+// TestParamsSurviveRestart: boot parameters and the endpoint history are
+// read back by a store opened afresh, on SQLite and PostgreSQL.
+func TestParamsSurviveRestart(t *testing.T) { pg.EachDB(t, testParamsSurviveRestart) }
+
+func testParamsSurviveRestart(t *testing.T, db testpeer.DB) {
+	dir := db(t)
 	store, err := OpenStore(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file.
+	// DB is the SQLite file, or a postgres:// URL (sqldb.Open).
 	DB string
 	// HSMURL is HSM's base URL (empty: no HSM, every node is unknown).
 	HSMURL string

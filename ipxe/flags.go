@@ -47,7 +47,7 @@ type dhcpFlags struct {
 // RegisterFlags declares bss's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
-		listen: f.Listen(":27778"), db: f.DB("./bss.db"), Level: f.LogLevel(), Brokers: f.Brokers(),
+		listen: f.Listen(":27778"), db: f.DBOrURL("./bss.db"), Level: f.LogLevel(), Brokers: f.Brokers(),
 		hsmURL:    f.URL("hsm-url", "", "HSM base `URL`; its nodes, MACs, IPs and roles are cached and kept fresh by SCNs"),
 		advertise: f.URL("advertise-url", "", "base `URL` nodes reach bss on, put into chain URLs, ds= and DHCP replies (default this daemon's URL; with DHCP, http://<DHCP interface address>:<port>)"),
 		inURL:     f.URL("scn-in-url", "", "`URL` HSM posts SCNs to (default http://<hostname>:<port>/boot/v1/scn, loopback when HSM is)"),

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -20,17 +22,31 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // fixedNow is the clock of the test services.
 var fixedNow = time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
 
-// harness is one BSS service over a real SQLite store, its cache seeded by
-// hand (no HSM), and its API on an httptest server.
+// pg is the package's PostgreSQL server, started by the first test that
+// asks for a database on it (pg.EachDB).
+var pg = testpeer.NewPostgres()
+
+func TestMain(m *testing.M) { pg.Main(m) }
+
+// harness is one BSS service over a real store (SQLite, or PostgreSQL
+// through newHarnessOn), its cache seeded by hand (no HSM), and its API on
+// an httptest server.
 type harness struct {
 	svc *Service
 	srv *httptest.Server
 }
 
-// newHarness starts the harness; opts change the service's Config.
+// newHarness starts the harness on SQLite; opts change the service's Config.
 func newHarness(t testing.TB, opts ...func(*Config)) *harness {
 	t.Helper()
-	store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "bss.db"))
+	return newHarnessOn(t, testpeer.SQLite(t), opts...)
+}
+
+// newHarnessOn is newHarness with the store at db (a SQLite file or a
+// PostgreSQL URL).
+func newHarnessOn(t testing.TB, db string, opts ...func(*Config)) *harness {
+	t.Helper()
+	store, err := OpenStore(t.Context(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,11 @@ const (
 	kindInitrd = "initrd"
 )
 
-// Store keeps the boot parameters: SQLite is the durable truth, and the
-// whole table is also held in memory (it is small: one row per node at
-// most) so a boot script never waits for the database. Memory changes only
-// after the transaction that changes SQLite commits.
+// Store keeps the boot parameters: the database (SQLite or PostgreSQL) is
+// the durable truth, and the whole table is also held in memory (it is
+// small: one row per node at most) so a boot script never waits for the
+// database. Memory changes only after the transaction that changes the
+// database commits.
 type Store struct {
 	db *sqldb.DB
 
@@ -49,7 +50,8 @@ func newChange() *change {
 	return &change{put: map[string]*Entry{}, putImages: map[imageKey]Image{}}
 }
 
-// OpenStore opens (creating if needed) the SQLite file at path and loads it.
+// OpenStore opens (creating if needed) the SQLite file at path, or the
+// PostgreSQL database a postgres:// path names (sqldb.Open), and loads it.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
 	db, err := sqldb.OpenEmbedded(ctx, path, migrationFiles)
 	if err != nil {

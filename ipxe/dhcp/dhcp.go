@@ -1,6 +1,6 @@
 // Package dhcp is the boot chain's DHCPv4 server: authoritative for its
-// subnets (directly attached or behind relays), with leases kept in SQLite
-// across restarts, reservations for the MACs HSM knows, a short-lease pool
+// subnets (directly attached or behind relays), with leases kept in bss's
+// database (SQLite or PostgreSQL) across restarts, reservations for the MACs HSM knows, a short-lease pool
 // for the ones it does not, and two-stage PXE (firmware gets the iPXE binary
 // for its architecture over TFTP, iPXE gets its BSS boot script URL). Each
 // lease change is published on the bus as a lease.Event, and each unknown MAC

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/ipxe/lease"
 )
 
@@ -100,8 +100,9 @@ func testConfig() Config {
 		BootURL: "http://10.1.0.5:27778", Files: DefaultBootFiles()}
 }
 
-// harness is a Server on loopback over a real SQLite file, with a
-// settable clock, a switchable bus and HSM's view of three MACs.
+// harness is a Server on loopback over a real database (SQLite, or
+// PostgreSQL through newHarnessOn), with a settable clock, a switchable bus
+// and HSM's view of three MACs.
 type harness struct {
 	t     *testing.T
 	db    string
@@ -125,7 +126,14 @@ func newHarness(t *testing.T, cfg Config) *harness {
 // newHarnessHSM is newHarness with the server writing unknown MACs to hsm.
 func newHarnessHSM(t *testing.T, cfg Config, hsm HSM) *harness {
 	t.Helper()
-	h := &harness{t: t, db: filepath.Join(t.TempDir(), "bss.db"), clk: &clock{now: t0},
+	return newHarnessOn(t, testpeer.SQLite(t), cfg, hsm)
+}
+
+// newHarnessOn is newHarnessHSM with bss's database at db (a SQLite file or
+// a PostgreSQL URL).
+func newHarnessOn(t *testing.T, db string, cfg Config, hsm HSM) *harness {
+	t.Helper()
+	h := &harness{t: t, db: db, clk: &clock{now: t0},
 		pub: &switchPub{Memory: bus.NewMemory()}, cfg: cfg, hsm: hsm,
 		view: hsmView{"02:00:00:00:00:01": {xname: "x3000c0s1b0n0", ip: netip.MustParseAddr("10.1.0.50")},
 			"02:00:00:00:00:02": {xname: "x3000c0s2b0n0"}}}

@@ -14,6 +14,7 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/ipxe/lease"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
@@ -157,8 +158,10 @@ func TestDestination(t *testing.T) {
 	}
 }
 
-func TestRestartKeepsLeases(t *testing.T) {
-	h := newHarness(t, testConfig())
+func TestRestartKeepsLeases(t *testing.T) { pg.EachDB(t, testRestartKeepsLeases) }
+
+func testRestartKeepsLeases(t *testing.T, db testpeer.DB) {
+	h := newHarnessOn(t, db(t), testConfig(), nil)
 	first := h.dora("02:dd:00:00:00:01").YourIPAddr.String()
 	h.restart()
 	// Another client asking for that address gets another one.
@@ -311,8 +314,10 @@ func TestExpireAfterStopDoesNotHang(t *testing.T) {
 	}
 }
 
-func TestEventsSurviveBusOutage(t *testing.T) {
-	h := newHarness(t, testConfig())
+func TestEventsSurviveBusOutage(t *testing.T) { pg.EachDB(t, testEventsSurviveBusOutage) }
+
+func testEventsSurviveBusOutage(t *testing.T, db testpeer.DB) {
+	h := newHarnessOn(t, db(t), testConfig(), nil)
 	h.pub.setDown(true)
 	ack := h.dora("02:33:00:00:00:01") // answered while the bus is down
 	h.restart()                        // and the event is still in the outbox

@@ -18,7 +18,8 @@ import (
 var migrationFiles embed.FS
 
 // Store keeps the leases, the lease events not yet published and the
-// unknown MACs not yet written to HSM, in bss's SQLite database.
+// unknown MACs not yet written to HSM, in bss's database (SQLite or
+// PostgreSQL).
 type Store struct {
 	db      *sqldb.DB
 	nextSeq int64 // next outbox sequence number; only the writer uses it

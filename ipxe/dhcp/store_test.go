@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/bus"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/ipxe/lease"
 )
 
@@ -28,10 +28,14 @@ import (
 // address of their own, and every ACKed lease is in the database when the
 // server stops: a restarted server has them all and hands none out again.
 func TestConcurrentClientsGetDistinctDurableLeases(t *testing.T) {
+	pg.EachDB(t, testConcurrentClientsGetDistinctDurableLeases)
+}
+
+func testConcurrentClientsGetDistinctDurableLeases(t *testing.T, db testpeer.DB) {
 	cfg := testConfig()
 	cfg.Subnets[0] = Subnet{Prefix: netip.MustParsePrefix("10.1.0.0/20"), First: netip.MustParseAddr("10.1.0.10"),
 		Last: netip.MustParseAddr("10.1.15.250"), Lease: time.Hour}
-	h := newHarness(t, cfg)
+	h := newHarnessOn(t, db(t), cfg, nil)
 	const clients, each = 32, 16
 	acked := map[string]string{} // mac -> ip
 	var mu sync.Mutex
@@ -154,6 +158,12 @@ func (h *harness) doraErr(mac string) (string, error) {
 	return ack.YourIPAddr.String(), nil
 }
 
+// pg is the package's PostgreSQL server, started by the first test that
+// asks for a database on it (pg.EachDB).
+var pg = testpeer.NewPostgres()
+
+func TestMain(m *testing.M) { pg.Main(m) }
+
 func openTestStore(t *testing.T, p string) (*sqldb.DB, *Store) {
 	t.Helper()
 	db, err := sqldb.Open(t.Context(), p, nil)
@@ -179,9 +189,10 @@ func commit(l *Lease) *lease.Event {
 
 // TestLeaseExchangeKept: the time of a lease's last exchange and its relay
 // are stored with it (a direct one has no relay).
-func TestLeaseExchangeKept(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "bss.db")
-	_, s := openTestStore(t, p)
+func TestLeaseExchangeKept(t *testing.T) { pg.EachDB(t, testLeaseExchangeKept) }
+
+func testLeaseExchangeKept(t *testing.T, db testpeer.DB) {
+	_, s := openTestStore(t, db(t))
 	relayed, direct := testLease("10.1.0.10", "02:00:00:00:00:0a"), testLease("10.1.0.11", "02:00:00:00:00:0b")
 	relayed.Updated, relayed.Relay = t0.Add(time.Minute), netip.MustParseAddr("10.1.0.1")
 	direct.Updated = t0.Add(2 * time.Minute)
@@ -207,8 +218,10 @@ func TestLeaseExchangeKept(t *testing.T) {
 // TestApplyBatchNetEffect: one transaction's changes land as if applied
 // one by one, in order (an address deleted then leased again is leased,
 // leased then deleted is gone), with all their events in order.
-func TestApplyBatchNetEffect(t *testing.T) {
-	_, s := openTestStore(t, filepath.Join(t.TempDir(), "bss.db"))
+func TestApplyBatchNetEffect(t *testing.T) { pg.EachDB(t, testApplyBatchNetEffect) }
+
+func testApplyBatchNetEffect(t *testing.T, db testpeer.DB) {
+	_, s := openTestStore(t, db(t))
 	a, b, c := testLease("10.1.0.10", "02:00:00:00:00:0a"), testLease("10.1.0.11", "02:00:00:00:00:0b"), testLease("10.1.0.12", "02:00:00:00:00:0c")
 	if _, err := s.Apply(t.Context(), []*Change{{Put: a}, {Put: c}}, 0); err != nil {
 		t.Fatal(err)
@@ -267,8 +280,10 @@ func TestApplyBatchNetEffect(t *testing.T) {
 
 // TestNewMACWithoutEvent: a server without a bus stores no events, and an
 // unknown MAC it leases must still be queued for HSM.
-func TestNewMACWithoutEvent(t *testing.T) {
-	_, s := openTestStore(t, filepath.Join(t.TempDir(), "bss.db"))
+func TestNewMACWithoutEvent(t *testing.T) { pg.EachDB(t, testNewMACWithoutEvent) }
+
+func testNewMACWithoutEvent(t *testing.T, db testpeer.DB) {
+	_, s := openTestStore(t, db(t))
 	l := testLease("10.1.0.20", "02:00:00:00:00:20")
 	rows, err := s.Apply(t.Context(), []*Change{{Put: l, NewMAC: true}}, 0)
 	if err != nil {
@@ -289,8 +304,10 @@ func TestNewMACWithoutEvent(t *testing.T) {
 // TestPartlyPublishedBatchIsKept: an outbox row leaves only once all of
 // its events are published; a restart in between publishes the row again
 // (at least once, never lost).
-func TestPartlyPublishedBatchIsKept(t *testing.T) {
-	_, s := openTestStore(t, filepath.Join(t.TempDir(), "bss.db"))
+func TestPartlyPublishedBatchIsKept(t *testing.T) { pg.EachDB(t, testPartlyPublishedBatchIsKept) }
+
+func testPartlyPublishedBatchIsKept(t *testing.T, db testpeer.DB) {
+	_, s := openTestStore(t, db(t))
 	rows, err := s.Apply(t.Context(), []*Change{
 		{Event: commit(testLease("10.1.0.10", "02:00:00:00:00:0a"))},
 		{Event: commit(testLease("10.1.0.11", "02:00:00:00:00:0b"))},
@@ -317,8 +334,10 @@ func TestPartlyPublishedBatchIsKept(t *testing.T) {
 // TestMigrationKeepsLeasesAndOutbox: a database of the first schema (one
 // event per outbox row, leases in a rowid table) opens with its leases and
 // unpublished events intact.
-func TestMigrationKeepsLeasesAndOutbox(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "bss.db")
+func TestMigrationKeepsLeasesAndOutbox(t *testing.T) { pg.EachDB(t, testMigrationKeepsLeasesAndOutbox) }
+
+func testMigrationKeepsLeasesAndOutbox(t *testing.T, db testpeer.DB) {
+	p := db(t)
 	first, err := migrationFiles.ReadFile("migrations/1001_leases.sql")
 	if err != nil {
 		t.Fatal(err)

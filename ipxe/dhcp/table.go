@@ -52,8 +52,9 @@ type Change struct {
 	NewMAC bool // Put's MAC is unknown and new: write it to HSM
 }
 
-// table is the lease table in memory; SQLite holds its durable copy (Bound
-// and Declined leases), loaded at start. Handler holds mu while it decides.
+// table is the lease table in memory; the database holds its durable copy
+// (Bound and Declined leases), loaded at start. Handler holds mu while it
+// decides.
 type table struct {
 	byIP  map[netip.Addr]*Lease
 	byMAC map[string]*Lease
