@@ -51,9 +51,10 @@ type DaemonConfig struct {
 	MaxConns int
 	// Now is the operators' clock [time.Now].
 	Now func() time.Time
-	// After times bos's checks of the PCS transitions it started and of
-	// its HSM subscription [time.After] (see Config.After).
-	After func(time.Duration) <-chan time.Time
+	// After times bos's checks of the PCS transitions it started
+	// [time.After] (see Config.After); SubscriptionAfter those of its HSM
+	// subscription [time.After].
+	After, SubscriptionAfter func(time.Duration) <-chan time.Time
 	// Auth says how callers' tokens are checked, and the token sent to
 	// HSM, BSS and PCS (never to a manifest's host).
 	Auth auth.Config
@@ -103,7 +104,7 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (d *Daemon, err error) {
 	hc := cfg.Auth.Client(&http.Client{Timeout: cfg.PeerTimeout})
 	h := client.New(cfg.HSMURL, hc, "bos")
 	sc := Config{Now: cfg.Now, Manifests: &http.Client{Timeout: cfg.PeerTimeout}, S3: cfg.S3,
-		FallbackPoll: cfg.FallbackPoll, After: cfg.After, Command: cfg.Command, Log: cfg.Log,
+		FallbackPoll: cfg.FallbackPoll, After: cfg.After, SubscriptionAfter: cfg.SubscriptionAfter, Command: cfg.Command, Log: cfg.Log,
 		TransitionGiveUp: cfg.TransitionGiveUp, TransitionGiveUpChecks: cfg.TransitionGiveUpChecks}
 	if cfg.CFSURL != "" {
 		sc.CFS = NewCFSClient(cfg.CFSURL, hc)

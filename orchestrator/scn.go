@@ -66,7 +66,7 @@ func (s *Service) Subscribe(ctx context.Context, h client.Subscriber, callback s
 	}, Held: func(held bool) {
 		s.subscribed.Store(held)
 		s.Wake() // the poll interval changed
-	}, Regained: func(context.Context) { s.Wake() }, After: s.cfg.After})
+	}, Regained: func(context.Context) { s.Wake() }, After: s.cfg.SubscriptionAfter})
 }
 
 // nextPass is how long the operators may sleep after a pass: the poll

@@ -110,7 +110,7 @@ func TestSubscribeSlowsPoll(t *testing.T) {
 func TestChangedSubscriptionWakes(t *testing.T) {
 	ticks := make(chan time.Time)
 	e := newEnvWith(t, func(cfg *DaemonConfig) {
-		cfg.After = func(time.Duration) <-chan time.Time { return ticks }
+		cfg.SubscriptionAfter = func(time.Duration) <-chan time.Time { return ticks }
 	}, n1)
 	svc := e.daemon.svc
 	e.subscribe(t)

@@ -67,10 +67,13 @@ type Config struct {
 	// PCS must leave unanswered, over TransitionGiveUp at least, before bos
 	// gives up on it (-transition-give-up-checks) [5].
 	TransitionGiveUpChecks int
-	// After times the transition checks and those of bos's HSM
-	// subscription [time.After]; tests inject their own.
-	After func(time.Duration) <-chan time.Time
-	Log   *slog.Logger
+	// After times the transition checks [time.After], SubscriptionAfter
+	// those of bos's HSM subscription [time.After]; tests inject their
+	// own. Two clocks: a test that fires the transition checks' timer must
+	// not have a subscription check take its tick (an operator then slept
+	// through a transition's end).
+	After, SubscriptionAfter func(time.Duration) <-chan time.Time
+	Log                      *slog.Logger
 }
 
 // Service holds BOS's records and runs its operators. Components live in
@@ -130,6 +133,9 @@ func New(ctx context.Context, store *Store, h HSM, b BSS, p PCS, cfg Config) (*S
 	}
 	if cfg.After == nil {
 		cfg.After = time.After
+	}
+	if cfg.SubscriptionAfter == nil {
+		cfg.SubscriptionAfter = time.After
 	}
 	s := &Service{store: store, hsm: h, bss: b, pcs: p, cfs: cfg.CFS, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1),
 		comps: map[string]*Component{}, tracked: newTracker(), overdue: map[string]LastAction{}}
