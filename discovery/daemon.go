@@ -26,8 +26,8 @@ import (
 type DaemonConfig struct {
 	// Listen is the address to bind (":0" picks a free port).
 	Listen string
-	// DB is the SQLite file; CredKeyFile the key sealing BMC passwords in
-	// it (created if absent, mode 0600).
+	// DB is the SQLite file or a postgres:// URL (sqldb.Open); CredKeyFile
+	// the key sealing BMC passwords in it (created if absent, mode 0600).
 	DB, CredKeyFile string
 	// SLSURL and HSMURL are the base URLs of SLS and HSM.
 	SLSURL, HSMURL string

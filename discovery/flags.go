@@ -50,7 +50,7 @@ func RegisterFlags(f *cli.FlagSet) *DaemonFlags { return RegisterFlagsWith(f, RE
 
 // RegisterFlagsWith declares the daemon's flags on f with defaults d.
 func RegisterFlagsWith(f *cli.FlagSet, d Defaults) *DaemonFlags {
-	fl := &DaemonFlags{f: f, listen: f.Listen(d.Listen), db: f.DB(d.DB), Level: f.LogLevel(), Brokers: f.Brokers(),
+	fl := &DaemonFlags{f: f, listen: f.Listen(d.Listen), db: f.DBOrURL(d.DB), Level: f.LogLevel(), Brokers: f.Brokers(),
 		key:    f.String("cred-key-file", d.Key, "`FILE` holding the key that seals BMC passwords in the database (created if absent, mode 0600)"),
 		slsURL: f.URL("sls-url", "http://127.0.0.1:8376", "SLS base `URL`: switches, connectors, Mountain chassis"),
 		hsmURL: f.URL("hsm-url", "http://127.0.0.1:27779", "HSM base `URL`: Ethernet interfaces and RedfishEndpoints are written there"),

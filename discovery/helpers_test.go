@@ -33,6 +33,7 @@ import (
 type suite struct {
 	t     testing.TB
 	dir   string
+	db    string // reds's database: a SQLite file in dir unless a test sets a PostgreSQL URL
 	sls   *slsclient.Client
 	hsm   *client.Client
 	bus   *bus.Memory
@@ -97,6 +98,7 @@ func newSuiteOpts(t testing.TB, hw map[string]any, xnames []string, opts suiteOp
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &suite{t: t, dir: t.TempDir(), bus: bus.NewMemory(), done: make(chan outcome, 1024), stop: cancel, ctx: ctx}
+	s.db = filepath.Join(s.dir, "reds.db")
 	t.Cleanup(s.close)
 	sd, err := layout.StartDaemon(ctx, layout.DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(s.dir, "sls.db")})
 	if err != nil {
@@ -187,7 +189,7 @@ func (s *suite) startService(w Walker, cfg Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.store, err = OpenStore(context.Background(), filepath.Join(s.dir, "reds.db"), box, nil); err != nil {
+	if s.store, err = OpenStore(context.Background(), s.db, box, nil); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.HSM == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/ipxe/lease"
 )
 
@@ -21,9 +22,11 @@ import (
 // database the discovery token still obtains credentials for a MAC whose
 // lease stands (bss publishes no event for its renewals), and not for one
 // whose lease ended before the restart.
-func TestLeasesSurviveRestart(t *testing.T) {
+func TestLeasesSurviveRestart(t *testing.T) { pg.EachDB(t, testLeasesSurviveRestart) }
+
+func testLeasesSurviveRestart(t *testing.T, db testpeer.DB) {
 	dir := t.TempDir()
-	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "reds.db"), CredKeyFile: filepath.Join(dir, "key"),
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: db(t), CredKeyFile: filepath.Join(dir, "key"),
 		SLSURL: "http://127.0.0.1:1", HSMURL: "http://127.0.0.1:1", TokenFile: filepath.Join(dir, "token")}
 	if err := os.WriteFile(cfg.TokenFile, []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -92,10 +95,12 @@ func TestLeasesSurviveRestart(t *testing.T) {
 // so a restarted reds does not take it back; a lease still running (or in
 // its grace: a renewal sends no event) counts and is kept. The clock is
 // injected: nothing waits.
-func TestLeasesSwept(t *testing.T) {
+func TestLeasesSwept(t *testing.T) { pg.EachDB(t, testLeasesSwept) }
+
+func testLeasesSwept(t *testing.T, db testpeer.DB) {
 	dir := t.TempDir()
 	clock := newFakeClock()
-	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: filepath.Join(dir, "reds.db"), CredKeyFile: filepath.Join(dir, "key"),
+	cfg := DaemonConfig{Listen: "127.0.0.1:0", DB: db(t), CredKeyFile: filepath.Join(dir, "key"),
 		SLSURL: "http://127.0.0.1:1", HSMURL: "http://127.0.0.1:1", TokenFile: filepath.Join(dir, "token"),
 		Service: Config{Now: clock.Now, LeaseGrace: time.Hour}}
 	if err := os.WriteFile(cfg.TokenFile, []byte(testToken+"\n"), 0o600); err != nil {

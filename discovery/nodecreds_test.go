@@ -13,6 +13,7 @@ import (
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/sealed"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // TestNodeCredsDroppedAtRegistration: a BMC whose node set, in-band, the
@@ -130,8 +131,10 @@ func proxyBMC(t *testing.T, addr, host string, port int) string {
 // TestRegisterKeepsNewerNodeCreds: registration drops the node-side
 // password provisioning read, not one handed out since (the node may be
 // about to set it).
-func TestRegisterKeepsNewerNodeCreds(t *testing.T) {
-	st := openTestStore(t, filepath.Join(t.TempDir(), "reds.db"))
+func TestRegisterKeepsNewerNodeCreds(t *testing.T) { pg.EachDB(t, testRegisterKeepsNewerNodeCreds) }
+
+func testRegisterKeepsNewerNodeCreds(t *testing.T, db testpeer.DB) {
+	st := openTestStore(t, db(t), testBox(t))
 	ctx := t.Context()
 	const mac = "a4:bf:01:3d:00:01"
 	e := Endpoint{Xname: "x3000c0s1b0", Kind: KindRiver, MAC: mac, IP: "10.254.6.1", User: "root", Password: "first"}
@@ -177,8 +180,10 @@ func TestRegisterKeepsNewerNodeCreds(t *testing.T) {
 // created, which 0004 as first written took for a registration after the
 // hand-out, and deleted it); so is one reds did not log in with, and
 // those of BMCs pending or removed, or unknown.
-func TestNodeCredsMigration(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "reds.db")
+func TestNodeCredsMigration(t *testing.T) { pg.EachDB(t, testNodeCredsMigration) }
+
+func testNodeCredsMigration(t *testing.T, db testpeer.DB) {
+	path := db(t)
 	old := fstest.MapFS{}
 	for _, name := range []string{"0001_init.sql", "0002_leases.sql", "0003_lease_expiry.sql"} {
 		b, err := migrationFiles.ReadFile("migrations/" + name)
@@ -187,14 +192,11 @@ func TestNodeCredsMigration(t *testing.T) {
 		}
 		old[name] = &fstest.MapFile{Data: b}
 	}
-	db, err := sqldb.Open(t.Context(), path, old)
+	first, err := sqldb.Open(t.Context(), path, old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := sealed.LoadKey(filepath.Join(filepath.Dir(path), "reds.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	box := testBox(t)
 	seal := func(id, pw string) []byte {
 		b, err := box.Seal(id, []byte(pw))
 		if err != nil {
@@ -215,21 +217,21 @@ func TestNodeCredsMigration(t *testing.T) {
 		{mac: "mac-removed", state: StateRemoved, own: "pw", node: "pw", updated: 200, created: 100},
 	} {
 		x := fmt.Sprintf("x3000c0s%db0", i+1)
-		if _, err := db.W.ExecContext(t.Context(), `INSERT INTO endpoints (xname, kind, mac, password, state, updated) VALUES (?, 'river', ?, ?, ?, ?)`,
+		if _, err := first.W.ExecContext(t.Context(), `INSERT INTO endpoints (xname, kind, mac, password, state, updated) VALUES (?, 'river', ?, ?, ?, ?)`,
 			x, tt.mac, seal(x, tt.own), tt.state, tt.updated); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.W.ExecContext(t.Context(), `INSERT INTO node_creds (mac, password, created) VALUES (?, ?, ?)`,
+		if _, err := first.W.ExecContext(t.Context(), `INSERT INTO node_creds (mac, password, created) VALUES (?, ?, ?)`,
 			tt.mac, seal(tt.mac, tt.node), tt.created); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.W.ExecContext(t.Context(), `INSERT INTO node_creds (mac, password, created) VALUES ('mac-none', ?, 100)`,
+	if _, err := first.W.ExecContext(t.Context(), `INSERT INTO node_creds (mac, password, created) VALUES ('mac-none', ?, 100)`,
 		seal("mac-none", "pw")); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
-	st := openTestStore(t, path)
+	first.Close()
+	st := openTestStore(t, path, box)
 	rows, err := st.db.R.QueryContext(t.Context(), `SELECT mac FROM node_creds ORDER BY mac`)
 	if err != nil {
 		t.Fatal(err)
@@ -249,14 +251,21 @@ func TestNodeCredsMigration(t *testing.T) {
 	}
 }
 
-// openTestStore opens the store at path with a new key, closed when the
-// test ends.
-func openTestStore(t *testing.T, path string) *Store {
+// testBox is a new key sealing passwords, in t.TempDir.
+func testBox(t *testing.T) *sealed.Box {
 	t.Helper()
-	box, err := sealed.LoadKey(filepath.Join(filepath.Dir(path), "reds.key"))
+	box, err := sealed.LoadKey(filepath.Join(t.TempDir(), "reds.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return box
+}
+
+// openTestStore opens the store at path (a SQLite file or a PostgreSQL
+// URL) sealing with box, closed when the test ends (Close again before is
+// harmless).
+func openTestStore(t *testing.T, path string, box *sealed.Box) *Store {
+	t.Helper()
 	st, err := OpenStore(t.Context(), path, box, nil)
 	if err != nil {
 		t.Fatal(err)

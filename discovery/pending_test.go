@@ -9,17 +9,21 @@ import (
 
 	"github.com/hmsuite/hms/internal/redfishsim"
 	"github.com/hmsuite/hms/internal/sealed"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
 // TestPendingResumedAtStart: an endpoint a stopped reds left pending (its
 // password set on the BMC, HSM never told) is registered when reds starts
 // again, without waiting for a lease event that may never come.
-func TestPendingResumedAtStart(t *testing.T) {
+func TestPendingResumedAtStart(t *testing.T) { pg.EachDB(t, testPendingResumedAtStart) }
+
+func testPendingResumedAtStart(t *testing.T, db testpeer.DB) {
 	x := "x3000c0s1b0"
 	mac := redfishsim.MAC(x, "bmc:eth0")
 	_, addr := simSwitch(t, mac)
 	s := newSuite(t, riverLayout(addr, false, 1), []string{x})
+	s.db = db(t)
 	ctx := t.Context()
 	if err := s.bmcClient(redfishsim.DefaultPassword).SetPassword(ctx, s.bmcs[0].Addr, "root", redfishsim.DefaultPassword, "pending-pw-123456"); err != nil {
 		t.Fatal(err)
@@ -48,7 +52,7 @@ func (s *suite) storeEndpoint(e Endpoint) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := OpenStore(s.ctx, filepath.Join(s.dir, "reds.db"), box, nil)
+	st, err := OpenStore(s.ctx, s.db, box, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,14 +45,16 @@ type Endpoint struct {
 	Updated                          time.Time
 }
 
-// Store keeps the endpoints in SQLite with their passwords sealed.
+// Store keeps the endpoints in SQLite or PostgreSQL with their passwords
+// sealed.
 type Store struct {
 	db  *sqldb.DB
 	box *sealed.Box
 	now func() time.Time
 }
 
-// OpenStore opens (creating if needed) the SQLite file at path; box seals
+// OpenStore opens (creating if needed) the SQLite file at path, or the
+// PostgreSQL database a postgres:// path names (sqldb.Open); box seals
 // the passwords.
 func OpenStore(ctx context.Context, path string, box *sealed.Box, now func() time.Time) (*Store, error) {
 	sub, err := fs.Sub(migrationFiles, "migrations")
