@@ -52,7 +52,7 @@ func (s *Service) checkOne(ctx context.Context, e Endpoint, lost bool) {
 		s.pinAtPresence(ctx, e, key)
 		switch {
 		case lost:
-			if s.restore(ctx, e) && e.State == StateMissing {
+			if s.restore(ctx, e, key) && e.State == StateMissing {
 				// Its component, if HSM kept it, loses its Alert; if not,
 				// HSM's walk makes it anew.
 				_ = s.cfg.HSM.BulkFlagOnly(ctx, []string{e.Xname}, "OK")

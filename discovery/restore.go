@@ -42,8 +42,11 @@ func (s *Service) lostInHSM(ctx context.Context, eps []Endpoint) map[string]bool
 // endpoint POSTed, so HSM walks it. A MAC a worker holds is left to it
 // (its registration answers), and so is an endpoint stored otherwise
 // since the round began; a BMC gone from SLS (the operator removed it)
-// is not restored. It reports whether HSM has the endpoint again.
-func (s *Service) restore(ctx context.Context, e Endpoint) bool {
+// is not restored, nor is one whose address presented key, another TLS
+// key than the one pinned (pin.go): HSM would log in there with the
+// stored password, which the pin keeps from a device spoofing the BMC. It
+// reports whether HSM has the endpoint again.
+func (s *Service) restore(ctx context.Context, e Endpoint, key string) bool {
 	s.mu.Lock()
 	_, busy := s.jobs[e.MAC]
 	s.mu.Unlock()
@@ -56,6 +59,12 @@ func (s *Service) restore(ctx context.Context, e Endpoint) bool {
 		return false
 	}
 	if cur.State != e.State || cur.IP != e.IP {
+		return false
+	}
+	if cur.Key != "" && key != cur.Key {
+		s.keyRefused(cur.Xname, fmt.Errorf("bmc %s presents TLS key sha256:%s, not sha256:%s: %w; not registered again in HSM (DELETE /v1/endpoints/{xname}/tls-key if the BMC's key really changed)",
+			cur.Addr, key, cur.Key, errKeyChanged))
+		s.m.restored.WithLabelValues("error").Inc()
 		return false
 	}
 	in, err := s.inSLS(ctx, e.Xname)

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -77,5 +78,43 @@ func TestRestoreLostEndpoints(t *testing.T) {
 	s.svc.CheckPresence(ctx)
 	if n := testutil.ToFloat64(s.svc.m.restored.WithLabelValues("ok")); n != 2 {
 		t.Errorf("reds_endpoints_restored_total{result=ok} %v, want 2", n)
+	}
+}
+
+// TestRestoreRefusesChangedKey: an endpoint HSM lost is not registered
+// again (HSM would log in with the stored password) when its address
+// presents another TLS key than the one pinned; once an admin clears the
+// pin, the next round pins the key presented and restores it.
+func TestRestoreRefusesChangedKey(t *testing.T) {
+	s := newRiver(t, 1, Config{})
+	ctx := t.Context()
+	x := s.bmcs[0].BMC.Xname()
+	// As if a device spoofing the BMC now answered at its address: the key
+	// presented there is not the one pinned.
+	if err := s.store.ClearKey(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.PinKey(ctx, x, strings.Repeat("0", 64)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.hsm.DeleteRedfishEndpoint(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	s.svc.CheckPresence(ctx)
+	if _, err := s.hsm.RedfishEndpoint(ctx, x); !errors.Is(err, problem.ErrNotFound) {
+		t.Fatalf("%s restored in HSM (%v) although its address presents another TLS key", x, err)
+	}
+	if n := testutil.ToFloat64(s.svc.m.keyChanged); n != 1 {
+		t.Errorf("reds_bmc_tls_key_changed_total %v, want 1", n)
+	}
+	if err := s.store.ClearKey(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	s.svc.CheckPresence(ctx)
+	if _, err := s.hsm.RedfishEndpoint(ctx, x); err != nil {
+		t.Fatalf("%s not restored after its pin was cleared: %v", x, err)
+	}
+	if e, err := s.store.Get(ctx, x); err != nil || e.Key != presentedKey(t, s.bmcs[0].Addr) {
+		t.Errorf("key %q, %v; want the BMC's", e.Key, err)
 	}
 }
