@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -122,6 +123,24 @@ func lockPostgres(ctx context.Context, c *pgx.Conn, name string) error {
 		return fmt.Errorf("open database %s: its collation does not compare text byte by byte; create it with LC_COLLATE 'C' (CREATE DATABASE ... TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C')", name)
 	}
 	return nil
+}
+
+// closeWriter closes the writer pool; on PostgreSQL it first releases the
+// advisory lock on the writer's connection. Closing the connection alone
+// releases it too, but only once the server's backend has noticed and
+// exited, after Close has returned: a store reopened at once on the same
+// database then found it still held (ErrLocked) now and then. Should the
+// unlock fail (the server or the connection gone), closing is all there is
+// left to do, as before.
+func (db *DB) closeWriter() error {
+	if db.pg {
+		// A safety net: the unlock runs on the open connection and answers
+		// at once; only a server that stopped answering takes this long.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = db.W.ExecContext(ctx, `SELECT pg_advisory_unlock(`+strconv.Itoa(advisoryLock)+`)`)
+		cancel()
+	}
+	return db.W.Close()
 }
 
 // pgBusy reports whether err is a PostgreSQL serialization failure or

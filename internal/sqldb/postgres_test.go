@@ -223,6 +223,37 @@ func TestPostgresOpen(t *testing.T) {
 	}
 }
 
+// TestPostgresCloseReleasesTheLock: once Close returns, the advisory lock
+// is free, so a store reopened at once on the database gets it. (Closing
+// the connection alone frees it only when the server's backend exits, which
+// after most Closes it had not yet done.)
+func TestPostgresCloseReleasesTheLock(t *testing.T) {
+	u := pg.Database(t)
+	other, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for i := range 20 {
+		db, err := Open(t.Context(), u, nil)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+		var held int
+		err = other.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+			WHERE l.locktype = 'advisory' AND d.datname = current_database()`).Scan(&held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held != 0 {
+			t.Fatalf("after close %d: the advisory lock is still held", i)
+		}
+	}
+}
+
 // TestPostgresWriteEach checks a failed function is rolled back alone: on
 // PostgreSQL a failed statement aborts the transaction until its savepoint
 // is rolled back.

@@ -222,7 +222,7 @@ func (db *DB) Close() error {
 	db.ckWG.Wait()
 	db.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	db.rstmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
-	err := errors.Join(db.R.Close(), db.W.Close())
+	err := errors.Join(db.R.Close(), db.closeWriter())
 	if db.ck != nil {
 		err = errors.Join(err, db.ck.Close())
 	}
