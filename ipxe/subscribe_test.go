@@ -2,8 +2,11 @@ package ipxe
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,4 +138,65 @@ func TestRestoredSubscriptionRereadsHSM(t *testing.T) {
 			waitFor(t, c, "the read of HSM after the subscription was restored", func() bool { n, ok := c.Node(id); return ok && n.State == "Off" })
 		})
 	}
+}
+
+// TestFailedResyncRetried: a full read of HSM that fails (here the one
+// asked for when the subscription was restored) is tried again with
+// backoff until one succeeds, instead of leaving the cache as stale as the
+// lost SCNs made it until the next periodic resync (an hour here).
+func TestFailedResyncRetried(t *testing.T) {
+	const id = "x3000c0s1b0n0"
+	hc, _ := withHSM(t)
+	flaky := &failingHSM{HSM: NewHSMClient(hc.URL(), nil)}
+	waits := make(chan time.Duration, 1)
+	ticks := make(chan time.Time)
+	h := newHarness(t, func(c *Config) {
+		c.HSM = flaky
+		c.Sync = SyncConfig{Resync: time.Hour, RetryAfter: func(d time.Duration) <-chan time.Time {
+			waits <- d
+			return ticks
+		}}
+	})
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.svc.RunSync(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c := h.svc.cache
+	waitFor(t, c, "the initial read of HSM", func() bool { n, ok := c.Node(id); return ok && n.State == "On" })
+
+	if err := hc.StateData(t.Context(), id, "Off", "", false); err != nil {
+		t.Fatal(err)
+	}
+	flaky.fails.Store(2)
+	h.svc.Resync() // as a restored subscription asks
+	for _, want := range []time.Duration{time.Second, 2 * time.Second} {
+		select {
+		case got := <-waits:
+			if got != want {
+				t.Errorf("retry after %v, want %v", got, want)
+			}
+		case <-time.After(10 * time.Second): // a guard, not a timing
+			t.Fatalf("a failed read was not retried (want a retry after %v)", want)
+		}
+		ticks <- time.Time{}
+	}
+	waitFor(t, c, "the retried read of HSM", func() bool { n, ok := c.Node(id); return ok && n.State == "Off" })
+	select {
+	case d := <-waits:
+		t.Errorf("a retry after %v though the read succeeded", d)
+	default:
+	}
+}
+
+// failingHSM fails its next fails reads of the components.
+type failingHSM struct {
+	HSM
+	fails atomic.Int32
+}
+
+func (f *failingHSM) Components(ctx context.Context, q url.Values) ([]Component, error) {
+	if f.fails.Add(-1) >= 0 {
+		return nil, errors.New("hsm: 503 Service Unavailable")
+	}
+	return f.HSM.Components(ctx, q)
 }

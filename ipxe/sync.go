@@ -27,8 +27,10 @@ type SyncConfig struct {
 	// catching what no SCN reports (new MACs and IPs, deleted nodes).
 	Resync time.Duration
 	// After is the clock of the subscription's checks
-	// (client.HoldConfig.After; nil: time.After).
-	After func(time.Duration) <-chan time.Time
+	// (client.HoldConfig.After; nil: time.After), RetryAfter that of the
+	// retries of a full read that failed (nil: time.After). Two clocks, so
+	// a test's tick meant for one is not taken by the other.
+	After, RetryAfter func(time.Duration) <-chan time.Time
 }
 
 // syncer is the part of the service that talks to HSM: a full read at start
@@ -50,6 +52,9 @@ type syncer struct {
 func newSyncer(hsm HSM, cfg SyncConfig) *syncer {
 	if cfg.Resync <= 0 {
 		cfg.Resync = 5 * time.Minute
+	}
+	if cfg.RetryAfter == nil {
+		cfg.RetryAfter = time.After
 	}
 	return &syncer{hsm: hsm, cfg: cfg, force: make(chan struct{}, 1), waits: make(chan chan error), fetch: make(chan []string, 64),
 		subscribed: make(chan struct{})}
@@ -116,16 +121,34 @@ func (s *Service) RunSync(ctx context.Context) error {
 	s.resyncUntilDone(ctx)
 	t := time.NewTicker(s.sync.cfg.Resync)
 	defer t.Stop()
+	// A full read that fails is tried again with backoff (1 s doubling to
+	// 30 s) until one succeeds, not left to the next Resync: the one after
+	// a restored subscription (Regained) or an overflow of SCNs naming
+	// unknown nodes stands for SCNs lost, which nothing else brings back.
+	var retry <-chan time.Time
+	failed := 0
+	resync := func() error {
+		err := s.resyncOnce(ctx)
+		if err == nil {
+			retry, failed = nil, 0
+			return nil
+		}
+		retry = s.sync.cfg.RetryAfter(min(time.Second<<min(failed, 5), 30*time.Second))
+		failed++
+		return err
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			s.resyncOnce(ctx)
+			resync()
 		case <-s.sync.force:
-			s.resyncOnce(ctx)
+			resync()
+		case <-retry:
+			resync()
 		case done := <-s.sync.waits:
-			done <- s.resyncOnce(ctx)
+			done <- resync()
 		case ids := <-s.sync.fetch:
 			s.fetchNodes(ctx, ids)
 		case key := <-s.lookups:
