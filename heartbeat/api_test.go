@@ -17,16 +17,17 @@ import (
 	"github.com/hmsuite/hms/heartbeat/agent"
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/httpserver/routetest"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // newTestAPI returns a service that is not Run (no deadlines fire) and its handler.
 func newTestAPI(t *testing.T) (*Service, http.Handler) {
 	t.Helper()
-	return newTestAPIOn(t, sqliteDB)
+	return newTestAPIOn(t, testpeer.SQLite)
 }
 
 // newTestAPIOn is newTestAPI on a new database of db.
-func newTestAPIOn(t *testing.T, db newDB) (*Service, http.Handler) {
+func newTestAPIOn(t *testing.T, db testpeer.DB) (*Service, http.Handler) {
 	t.Helper()
 	svc, err := New(t.Context(), Options{
 		DBPath: db(t), HSMURL: "http://127.0.0.1:1", Port: "28500",
@@ -115,9 +116,9 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestBeatsAndStates(t *testing.T) { eachDB(t, testBeatsAndStates) }
+func TestBeatsAndStates(t *testing.T) { pg.EachDB(t, testBeatsAndStates) }
 
-func testBeatsAndStates(t *testing.T, db newDB) {
+func testBeatsAndStates(t *testing.T, db testpeer.DB) {
 	svc, h := newTestAPIOn(t, db)
 	beats := []struct{ path, body string }{
 		{"/heartbeat", `{"Component":"x0c0s0b0n0","Hostname":"nid000001","NID":"1","Status":"OK","TimeStamp":"` + goodTS + `"}`},
@@ -154,9 +155,9 @@ func testBeatsAndStates(t *testing.T, db newDB) {
 	}
 }
 
-func TestParams(t *testing.T) { eachDB(t, testParams) }
+func TestParams(t *testing.T) { pg.EachDB(t, testParams) }
 
-func testParams(t *testing.T, db newDB) {
+func testParams(t *testing.T, db testpeer.DB) {
 	svc, h := newTestAPIOn(t, db)
 	w := call(h, "GET", agent.BasePath+"/params", "")
 	want := agent.Params{Debug: "0", Errtime: "30", Warntime: "10", Interval: "5", Nosm: "0", Port: "28500",
@@ -259,9 +260,9 @@ func TestBadFloodDoesNotBlockGood(t *testing.T) {
 // TestParamsSurviveRestart: what PATCH /params set is applied again when
 // hbtd starts over the same database, on top of the flags; a stored set
 // that no longer fits the new flags is left out, not half applied.
-func TestParamsSurviveRestart(t *testing.T) { eachDB(t, testParamsSurviveRestart) }
+func TestParamsSurviveRestart(t *testing.T) { pg.EachDB(t, testParamsSurviveRestart) }
 
-func testParamsSurviveRestart(t *testing.T, newdb newDB) {
+func testParamsSurviveRestart(t *testing.T, newdb testpeer.DB) {
 	db := newdb(t)
 	open := func(errt time.Duration) (*Service, http.Handler) {
 		t.Helper()
@@ -295,9 +296,9 @@ func testParamsSurviveRestart(t *testing.T, newdb newDB) {
 
 // TestParamsRefusedAreNotStored: a PATCH /params refused for an overflowing
 // timer leaves nothing stored, so a restart does not bring it back.
-func TestParamsRefusedAreNotStored(t *testing.T) { eachDB(t, testParamsRefusedAreNotStored) }
+func TestParamsRefusedAreNotStored(t *testing.T) { pg.EachDB(t, testParamsRefusedAreNotStored) }
 
-func testParamsRefusedAreNotStored(t *testing.T, newdb newDB) {
+func testParamsRefusedAreNotStored(t *testing.T, newdb testpeer.DB) {
 	db := newdb(t)
 	svc, err := New(t.Context(), Options{DBPath: db, HSMURL: "http://127.0.0.1:1", Port: "28500"})
 	if err != nil {

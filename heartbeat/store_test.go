@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // TestStorePendingAcks: a receiver's confirmation clears the pending mark
 // whether it arrives after the transition was written or before (the
 // notifier can be faster than the store writer), and only for that
 // transition, not for a later one of the same node.
-func TestStorePendingAcks(t *testing.T) { eachDB(t, testStorePendingAcks) }
+func TestStorePendingAcks(t *testing.T) { pg.EachDB(t, testStorePendingAcks) }
 
-func testStorePendingAcks(t *testing.T, db newDB) {
+func testStorePendingAcks(t *testing.T, db testpeer.DB) {
 	ctx := t.Context()
 	s, err := OpenStore(ctx, db(t), nil, nil)
 	if err != nil {
@@ -72,9 +73,9 @@ func testStorePendingAcks(t *testing.T, db newDB) {
 // TestStoreRestart: what the store saved (the last transition of each
 // node, with its pending marks, the tracker's alive time and the PATCHed
 // parameters) is what a store opened afresh on the database loads.
-func TestStoreRestart(t *testing.T) { eachDB(t, testStoreRestart) }
+func TestStoreRestart(t *testing.T) { pg.EachDB(t, testStoreRestart) }
 
-func testStoreRestart(t *testing.T, db newDB) {
+func testStoreRestart(t *testing.T, db testpeer.DB) {
 	ctx := t.Context()
 	path := db(t)
 	s, err := OpenStore(ctx, path, nil, nil)

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
-func TestHardwareWrites(t *testing.T) { eachDB(t, testHardwareWrites) }
+func TestHardwareWrites(t *testing.T) { pg.EachDB(t, testHardwareWrites) }
 
-func testHardwareWrites(t *testing.T, db newDB) {
+func testHardwareWrites(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	tests := []struct {
 		name         string
@@ -88,9 +89,9 @@ func testHardwareWrites(t *testing.T, db newDB) {
 	}
 }
 
-func TestHardwareDerivedFields(t *testing.T) { eachDB(t, testHardwareDerivedFields) }
+func TestHardwareDerivedFields(t *testing.T) { pg.EachDB(t, testHardwareDerivedFields) }
 
-func testHardwareDerivedFields(t *testing.T, db newDB) {
+func testHardwareDerivedFields(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	e.do("PUT", "/v1/hardware/x3000c0s1b0", `{"Class":"River"}`)
 	e.do("PUT", "/v1/hardware/x3000c0s1b0n1", `{"Class":"River"}`)
@@ -145,9 +146,9 @@ func mustHardware(t *testing.T, e *testEnv, x string) Hardware {
 	return h
 }
 
-func TestCascadeDelete(t *testing.T) { eachDB(t, testCascadeDelete) }
+func TestCascadeDelete(t *testing.T) { pg.EachDB(t, testCascadeDelete) }
 
-func testCascadeDelete(t *testing.T, db newDB) {
+func testCascadeDelete(t *testing.T, db testpeer.DB) {
 	tests := []struct {
 		name        string
 		del         string
@@ -203,9 +204,9 @@ func testCascadeDelete(t *testing.T, db newDB) {
 	}
 }
 
-func TestSearchHardware(t *testing.T) { eachDB(t, testSearchHardware) }
+func TestSearchHardware(t *testing.T) { pg.EachDB(t, testSearchHardware) }
 
-func testSearchHardware(t *testing.T, db newDB) {
+func testSearchHardware(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	e.loadFile("river.json")
 	tests := []struct {
@@ -302,9 +303,9 @@ func TestJSONEndsWithNewline(t *testing.T) {
 
 // TestBulkHardware: the extension PUT /v1/bulk/hardware stores a list in
 // one go, and a list with a bad object stores nothing.
-func TestBulkHardware(t *testing.T) { eachDB(t, testBulkHardware) }
+func TestBulkHardware(t *testing.T) { pg.EachDB(t, testBulkHardware) }
 
-func testBulkHardware(t *testing.T, db newDB) {
+func testBulkHardware(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	if code, body := e.do("PUT", "/v1/hardware/x3000c0s1b0n0", `{"Class":"River"}`); code != 201 {
 		t.Fatalf("PUT: %d %s", code, body)

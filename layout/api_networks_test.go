@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
-func TestNetworksAPI(t *testing.T) { eachDB(t, testNetworksAPI) }
+func TestNetworksAPI(t *testing.T) { pg.EachDB(t, testNetworksAPI) }
 
-func testNetworksAPI(t *testing.T, db newDB) {
+func testNetworksAPI(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	const hmn = `{"Name":"HMN","FullName":"Hardware Management Network","IPRanges":["10.254.0.0/17"],"Type":"Ethernet",
 		"ExtraProperties":{"CIDR":"10.254.0.0/17","MTU":9000,"VlanRange":[4],"Owner":"ops",
@@ -71,9 +72,9 @@ func testNetworksAPI(t *testing.T, db newDB) {
 	}
 }
 
-func TestSearchNetworks(t *testing.T) { eachDB(t, testSearchNetworks) }
+func TestSearchNetworks(t *testing.T) { pg.EachDB(t, testSearchNetworks) }
 
-func testSearchNetworks(t *testing.T, db newDB) {
+func testSearchNetworks(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	e.loadFile("river.json")
 	tests := []struct {

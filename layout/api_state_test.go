@@ -13,13 +13,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/httpserver/routetest"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func TestLoadStateAtomic(t *testing.T) { eachDB(t, testLoadStateAtomic) }
+func TestLoadStateAtomic(t *testing.T) { pg.EachDB(t, testLoadStateAtomic) }
 
-func testLoadStateAtomic(t *testing.T, db newDB) {
+func testLoadStateAtomic(t *testing.T, db testpeer.DB) {
 	mountain := readTestdata(t, "mountain.json")
 	breakEntry := func(old, new string) []byte {
 		t.Helper()
@@ -85,9 +86,9 @@ func testLoadStateAtomic(t *testing.T, db newDB) {
 	}
 }
 
-func TestLoadStateRequests(t *testing.T) { eachDB(t, testLoadStateRequests) }
+func TestLoadStateRequests(t *testing.T) { pg.EachDB(t, testLoadStateRequests) }
 
-func testLoadStateRequests(t *testing.T, db newDB) {
+func testLoadStateRequests(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	post := func(ctype, body string) (int, string) {
 		req, _ := http.NewRequestWithContext(t.Context(), "POST", e.url+"/v1/loadstate", strings.NewReader(body))
@@ -130,9 +131,9 @@ func testLoadStateRequests(t *testing.T, db newDB) {
 	})
 }
 
-func TestDumpRoundTrip(t *testing.T) { eachDB(t, testDumpRoundTrip) }
+func TestDumpRoundTrip(t *testing.T) { pg.EachDB(t, testDumpRoundTrip) }
 
-func testDumpRoundTrip(t *testing.T, db newDB) {
+func testDumpRoundTrip(t *testing.T, db testpeer.DB) {
 	for _, name := range []string{"river.json", "mountain.json"} {
 		t.Run(name, func(t *testing.T) {
 			e := newTestEnvOn(t, db(t))
@@ -167,9 +168,9 @@ func testDumpRoundTrip(t *testing.T, db newDB) {
 
 // TestVersionCounter: a fresh database has a base version stamped when it
 // was created, with microseconds like every later one.
-func TestVersionCounter(t *testing.T) { eachDB(t, testVersionCounter) }
+func TestVersionCounter(t *testing.T) { pg.EachDB(t, testVersionCounter) }
 
-func testVersionCounter(t *testing.T, db newDB) {
+func testVersionCounter(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	if code, body := e.do("GET", "/v1/version", ""); code != 200 || body != `{"Counter":0,"LastUpdated":"2026-03-04T05:06:07.123456Z"}`+"\n" {
 		t.Fatalf("initial version = %d %s", code, body)

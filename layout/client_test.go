@@ -9,12 +9,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/testpeer"
 	slsclient "github.com/hmsuite/hms/layout/client"
 )
 
-func TestClient(t *testing.T) { eachDB(t, testClient) }
+func TestClient(t *testing.T) { pg.EachDB(t, testClient) }
 
-func testClient(t *testing.T, db newDB) {
+func testClient(t *testing.T, db testpeer.DB) {
 	e := newTestEnvOn(t, db(t))
 	c := slsclient.New(e.url+"/", nil)
 	ctx := t.Context()

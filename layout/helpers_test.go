@@ -23,28 +23,10 @@ import (
 var testNow = time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
 
 // pg is the package's PostgreSQL server, started by the first test that
-// asks for a database on it (eachDB).
+// asks for a database on it (pg.EachDB).
 var pg = testpeer.NewPostgres()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Stop()
-	os.Exit(code)
-}
-
-// newDB returns a new, empty database for one test: a SQLite file or a
-// PostgreSQL URL.
-type newDB func(t *testing.T) string
-
-// eachDB runs fn once on SQLite and once on PostgreSQL (skipped when
-// PostgreSQL is not installed, failed under CI=true): the store's tests,
-// and the API tests that write, hold for both.
-func eachDB(t *testing.T, fn func(t *testing.T, db newDB)) {
-	t.Run("sqlite", func(t *testing.T) {
-		fn(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "sls.db") })
-	})
-	t.Run("postgres", func(t *testing.T) { fn(t, func(t *testing.T) string { return pg.Database(t) }) })
-}
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // testEnv is an SLS API on a real database behind an httptest server.
 type testEnv struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 func openTestStore(t *testing.T, path string, now time.Time) *Store {
@@ -28,9 +29,9 @@ func openTestStore(t *testing.T, path string, now time.Time) *Store {
 
 // TestStoreSurvivesRestart checks that what the index serves is what the
 // database holds: a store reopened on the same file answers the same.
-func TestStoreSurvivesRestart(t *testing.T) { eachDB(t, testStoreSurvivesRestart) }
+func TestStoreSurvivesRestart(t *testing.T) { pg.EachDB(t, testStoreSurvivesRestart) }
 
-func testStoreSurvivesRestart(t *testing.T, db newDB) {
+func testStoreSurvivesRestart(t *testing.T, db testpeer.DB) {
 	path := db(t)
 	s := openTestStore(t, path, testNow)
 	ctx := t.Context()
@@ -69,9 +70,9 @@ func testStoreSurvivesRestart(t *testing.T, db newDB) {
 	}
 }
 
-func TestStoreIndexFollowsWrites(t *testing.T) { eachDB(t, testStoreIndexFollowsWrites) }
+func TestStoreIndexFollowsWrites(t *testing.T) { pg.EachDB(t, testStoreIndexFollowsWrites) }
 
-func testStoreIndexFollowsWrites(t *testing.T, db newDB) {
+func testStoreIndexFollowsWrites(t *testing.T, db testpeer.DB) {
 	s := openTestStore(t, db(t), testNow)
 	ctx := t.Context()
 	put := func(x, extra string) {
@@ -130,9 +131,9 @@ func testStoreIndexFollowsWrites(t *testing.T, db newDB) {
 // committed, each with its own answer: of two POSTs of one object one
 // creates it and the other conflicts; of two PUTs one creates. The counter
 // counts every write, and a reopened store holds them all.
-func TestConcurrentPutsShareCommits(t *testing.T) { eachDB(t, testConcurrentPutsShareCommits) }
+func TestConcurrentPutsShareCommits(t *testing.T) { pg.EachDB(t, testConcurrentPutsShareCommits) }
 
-func testConcurrentPutsShareCommits(t *testing.T, db newDB) {
+func testConcurrentPutsShareCommits(t *testing.T, db testpeer.DB) {
 	path := db(t)
 	s := openTestStore(t, path, testNow)
 	const n = 50
@@ -195,9 +196,9 @@ CREATE TRIGGER refuse_s2 BEFORE INSERT ON hardware FOR EACH ROW EXECUTE FUNCTION
 // the others in its one transaction (the version counted once for each)
 // and refuses that one alone, with its own error; the index serves the
 // stored ones only.
-func TestPutRoundOneFails(t *testing.T) { eachDB(t, testPutRoundOneFails) }
+func TestPutRoundOneFails(t *testing.T) { pg.EachDB(t, testPutRoundOneFails) }
 
-func testPutRoundOneFails(t *testing.T, db newDB) {
+func testPutRoundOneFails(t *testing.T, db testpeer.DB) {
 	path := db(t)
 	s := openTestStore(t, path, testNow)
 	ctx := t.Context()

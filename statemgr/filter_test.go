@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -51,9 +52,9 @@ func listingIDs(t *testing.T, a *hsmtest.Server, query string) (comps, members [
 // same components on /State/Components and /memberships (hms-behavior 5.1:
 // group and partition repeat and negate with "!", /memberships takes the same
 // filters, unknown parameters are ignored).
-func TestFilterListingsAgree(t *testing.T) { eachDB(t, testFilterListingsAgree) }
+func TestFilterListingsAgree(t *testing.T) { pg.EachDB(t, testFilterListingsAgree) }
 
-func testFilterListingsAgree(t *testing.T, db hsmtest.DB) {
+func testFilterListingsAgree(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	all := []string{"x0c0s0b0", "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1"}
@@ -93,9 +94,9 @@ func testFilterListingsAgree(t *testing.T, db hsmtest.DB) {
 
 // TestFilterBadValues: a known filter with a bad value is 400 on every
 // listing, with HSM's detail (hms-messages 1.2, 1.3).
-func TestFilterBadValues(t *testing.T) { eachDB(t, testFilterBadValues) }
+func TestFilterBadValues(t *testing.T) { pg.EachDB(t, testFilterBadValues) }
 
-func testFilterBadValues(t *testing.T, db hsmtest.DB) {
+func testFilterBadValues(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	tests := []struct{ query, detail string }{
@@ -129,9 +130,9 @@ func testFilterBadValues(t *testing.T, db hsmtest.DB) {
 
 // TestFilterBodies: the JSON forms (POST /State/Components/Query, the locks
 // calls) parse with the same parser and select the same components.
-func TestFilterBodies(t *testing.T) { eachDB(t, testFilterBodies) }
+func TestFilterBodies(t *testing.T) { pg.EachDB(t, testFilterBodies) }
 
-func testFilterBodies(t *testing.T, db hsmtest.DB) {
+func testFilterBodies(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	var l hsm.ComponentList
@@ -159,9 +160,9 @@ func testFilterBodies(t *testing.T, db hsmtest.DB) {
 // TestLockStatusFilters: GET /locks/status takes the component filters
 // shipped HSM gives it (type, state, role, subrole) with the same parser and
 // ignores the others.
-func TestLockStatusFilters(t *testing.T) { eachDB(t, testLockStatusFilters) }
+func TestLockStatusFilters(t *testing.T) { pg.EachDB(t, testLockStatusFilters) }
 
-func testLockStatusFilters(t *testing.T, db hsmtest.DB) {
+func testLockStatusFilters(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	seedGroups(t, a)
 	tests := []struct {
@@ -399,9 +400,9 @@ func refEqual(name, v, have string) bool {
 }
 
 // TestIgnoredParamsLogged: an ignored query parameter is named in a debug log line.
-func TestIgnoredParamsLogged(t *testing.T) { eachDB(t, testIgnoredParamsLogged) }
+func TestIgnoredParamsLogged(t *testing.T) { pg.EachDB(t, testIgnoredParamsLogged) }
 
-func testIgnoredParamsLogged(t *testing.T, db hsmtest.DB) {
+func testIgnoredParamsLogged(t *testing.T, db testpeer.DB) {
 	c, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))

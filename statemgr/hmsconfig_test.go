@@ -14,10 +14,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
-
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -27,10 +26,10 @@ import (
 // SubRoles (and Roles) that components, filters and /service/values accept;
 // a broken file is refused and changes nothing.
 func TestHMSConfigExtendsRolesAndSubRoles(t *testing.T) {
-	eachDB(t, testHMSConfigExtendsRolesAndSubRoles)
+	pg.EachDB(t, testHMSConfigExtendsRolesAndSubRoles)
 }
 
-func testHMSConfigExtendsRolesAndSubRoles(t *testing.T, db hsmtest.DB) {
+func testHMSConfigExtendsRolesAndSubRoles(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	node := map[string]any{"Components": []map[string]any{{"ID": "x1c0s0b0n0", "State": "On", "Role": "Application", "SubRole": "login"}}}
 	a.Must(400, "POST", "/State/Components", node)
@@ -91,9 +90,11 @@ func TestWatchHMSConfig(t *testing.T) {
 
 // TestSLSValueOutsideVocabularyWarns: a node's SubRole from SLS that HSM does
 // not know is dropped, as shipped, but with a warning naming it.
-func TestSLSValueOutsideVocabularyWarns(t *testing.T) { eachDB(t, testSLSValueOutsideVocabularyWarns) }
+func TestSLSValueOutsideVocabularyWarns(t *testing.T) {
+	pg.EachDB(t, testSLSValueOutsideVocabularyWarns)
+}
 
-func testSLSValueOutsideVocabularyWarns(t *testing.T, db hsmtest.DB) {
+func testSLSValueOutsideVocabularyWarns(t *testing.T, db testpeer.DB) {
 	sls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"Xname":"x0c0s0b0n1","Type":"comptype_node","ExtraProperties":{"NID":20,"Role":"Application","SubRole":"Login"}}`))
 	}))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hmsuite/hms/internal/httpserver/routetest"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -17,9 +18,9 @@ import (
 
 // TestOpenAPIDocument: the served document lists every route of a daemon
 // with discovery (all of HSM's routes) and no other.
-func TestOpenAPIDocument(t *testing.T) { eachDB(t, testOpenAPIDocument) }
+func TestOpenAPIDocument(t *testing.T) { pg.EachDB(t, testOpenAPIDocument) }
 
-func testOpenAPIDocument(t *testing.T, db hsmtest.DB) {
+func testOpenAPIDocument(t *testing.T, db testpeer.DB) {
 	c, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	creds, err := inventory.NewCreds(make([]byte, 32))
 	if err != nil {
@@ -37,9 +38,9 @@ func testOpenAPIDocument(t *testing.T, db hsmtest.DB) {
 
 // TestListingEndsWithNewline: the hand-rendered component listing ends
 // with a newline like every json.Encoder answer of the shipped HSM.
-func TestListingEndsWithNewline(t *testing.T) { eachDB(t, testListingEndsWithNewline) }
+func TestListingEndsWithNewline(t *testing.T) { pg.EachDB(t, testListingEndsWithNewline) }
 
-func testListingEndsWithNewline(t *testing.T, db hsmtest.DB) {
+func testListingEndsWithNewline(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	for _, path := range []string{"/State/Components", "/State/Components?type=Node"} {
 		if out := a.Must(200, "GET", path, nil); len(out) == 0 || out[len(out)-1] != '\n' {
@@ -48,9 +49,9 @@ func testListingEndsWithNewline(t *testing.T, db hsmtest.DB) {
 	}
 }
 
-func TestServiceEndpoints(t *testing.T) { eachDB(t, testServiceEndpoints) }
+func TestServiceEndpoints(t *testing.T) { pg.EachDB(t, testServiceEndpoints) }
 
-func testServiceEndpoints(t *testing.T, db hsmtest.DB) {
+func testServiceEndpoints(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	if got := a.Must(200, "GET", "/service/ready", nil); !strings.Contains(string(got), `{"code":0,"message":"HSM is healthy"}`) {
 		t.Errorf("/service/ready body %s, want the HSM {code, message} body", got)
@@ -71,9 +72,9 @@ func testServiceEndpoints(t *testing.T, db hsmtest.DB) {
 
 // TestNoDiscoveryNoInventoryRoutes: an API built without a Discovery does
 // not serve RedfishEndpoints, discovery nor the Redfish inventory.
-func TestNoDiscoveryNoInventoryRoutes(t *testing.T) { eachDB(t, testNoDiscoveryNoInventoryRoutes) }
+func TestNoDiscoveryNoInventoryRoutes(t *testing.T) { pg.EachDB(t, testNoDiscoveryNoInventoryRoutes) }
 
-func testNoDiscoveryNoInventoryRoutes(t *testing.T, db hsmtest.DB) {
+func testNoDiscoveryNoInventoryRoutes(t *testing.T, db testpeer.DB) {
 	a := newServerOn(t, db, core.Config{})
 	for _, path := range []string{"/Inventory/RedfishEndpoints", "/Inventory/DiscoveryStatus", "/Inventory/ComponentEndpoints", "/Inventory/Hardware"} {
 		a.Must(404, "GET", path, nil)

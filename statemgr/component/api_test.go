@@ -7,13 +7,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestComponentFilters(t *testing.T) { eachDB(t, testComponentFilters) }
+func TestComponentFilters(t *testing.T) { pg.EachDB(t, testComponentFilters) }
 
-func testComponentFilters(t *testing.T, db hsmtest.DB) {
+func testComponentFilters(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	tests := []struct {
@@ -45,9 +46,9 @@ func testComponentFilters(t *testing.T, db hsmtest.DB) {
 	}
 }
 
-func TestComponentProjectionsAndWire(t *testing.T) { eachDB(t, testComponentProjectionsAndWire) }
+func TestComponentProjectionsAndWire(t *testing.T) { pg.EachDB(t, testComponentProjectionsAndWire) }
 
-func testComponentProjectionsAndWire(t *testing.T, db hsmtest.DB) {
+func testComponentProjectionsAndWire(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	tests := []struct{ query, want string }{
@@ -76,9 +77,9 @@ func testComponentProjectionsAndWire(t *testing.T, db hsmtest.DB) {
 	}
 }
 
-func TestComponentLookups(t *testing.T) { eachDB(t, testComponentLookups) }
+func TestComponentLookups(t *testing.T) { pg.EachDB(t, testComponentLookups) }
 
-func testComponentLookups(t *testing.T, db hsmtest.DB) {
+func testComponentLookups(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	var c hsm.Component
@@ -119,9 +120,9 @@ func listPath(t *testing.T, a *hsmtest.Server, path string) []hsm.Component {
 	return l.Components
 }
 
-func TestComponentBadInput(t *testing.T) { eachDB(t, testComponentBadInput) }
+func TestComponentBadInput(t *testing.T) { pg.EachDB(t, testComponentBadInput) }
 
-func testComponentBadInput(t *testing.T, db hsmtest.DB) {
+func testComponentBadInput(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	big := `{"ComponentIDs":["` + strings.Repeat("x", 9<<20) + `"],"State":"On"}`

@@ -4,14 +4,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestComponentGroupFilters: the group= and partition= component filters read
 // the membership the groups code keeps.
-func TestComponentGroupFilters(t *testing.T) { eachDB(t, testComponentGroupFilters) }
+func TestComponentGroupFilters(t *testing.T) { pg.EachDB(t, testComponentGroupFilters) }
 
-func testComponentGroupFilters(t *testing.T, db hsmtest.DB) {
+func testComponentGroupFilters(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	a.Must(201, "POST", "/groups", map[string]any{"label": "blue", "members": map[string]any{"ids": []string{"x0c0s0b0n0", "x0c0s1b0n0"}}})

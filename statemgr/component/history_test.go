@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/client"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
@@ -41,9 +42,9 @@ func changes(h []hsm.StateChange) []change {
 // TestHistoryRecordsChanges: creation and every State or Flag change are
 // recorded with their time and cause, in the order they happened; writes
 // that change neither record nothing.
-func TestHistoryRecordsChanges(t *testing.T) { eachDB(t, testHistoryRecordsChanges) }
+func TestHistoryRecordsChanges(t *testing.T) { pg.EachDB(t, testHistoryRecordsChanges) }
 
-func testHistoryRecordsChanges(t *testing.T, db hsmtest.DB) {
+func testHistoryRecordsChanges(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(t0)
 	_, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	ctx := t.Context()
@@ -90,9 +91,9 @@ func testHistoryRecordsChanges(t *testing.T, db hsmtest.DB) {
 // rows on from the last one stored (the store numbers them itself, from
 // the largest seq read at open): its first change is recorded, after the
 // ones before the restart, rather than refused for a seq already taken.
-func TestHistoryContinuesAfterRestart(t *testing.T) { eachDB(t, testHistoryContinuesAfterRestart) }
+func TestHistoryContinuesAfterRestart(t *testing.T) { pg.EachDB(t, testHistoryContinuesAfterRestart) }
 
-func testHistoryContinuesAfterRestart(t *testing.T, db hsmtest.DB) {
+func testHistoryContinuesAfterRestart(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(t0)
 	ctx := t.Context()
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{Now: clock.Now})
@@ -136,9 +137,9 @@ func testHistoryContinuesAfterRestart(t *testing.T, db hsmtest.DB) {
 }
 
 // TestHistoryQuery: the filters of the collection and of one xname.
-func TestHistoryQuery(t *testing.T) { eachDB(t, testHistoryQuery) }
+func TestHistoryQuery(t *testing.T) { pg.EachDB(t, testHistoryQuery) }
 
-func testHistoryQuery(t *testing.T, db hsmtest.DB) {
+func testHistoryQuery(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(t0)
 	_, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	ctx := t.Context()
@@ -210,9 +211,9 @@ func transitions(h []hsm.StateChange) []string {
 	return out
 }
 
-func TestHistoryBadQuery(t *testing.T) { eachDB(t, testHistoryBadQuery) }
+func TestHistoryBadQuery(t *testing.T) { pg.EachDB(t, testHistoryBadQuery) }
 
-func testHistoryBadQuery(t *testing.T, db hsmtest.DB) {
+func testHistoryBadQuery(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	for path, detail := range map[string]string{
 		"/State/Components/History?id=x1c9":                           `query parameter id: "x1c9" is not a valid xname`,
@@ -228,9 +229,9 @@ func testHistoryBadQuery(t *testing.T, db hsmtest.DB) {
 
 // TestHistoryCauses: discovery's writes are recorded as Discovery; a store
 // opened with NoHistory records nothing.
-func TestHistoryCauses(t *testing.T) { eachDB(t, testHistoryCauses) }
+func TestHistoryCauses(t *testing.T) { pg.EachDB(t, testHistoryCauses) }
 
-func testHistoryCauses(t *testing.T, db hsmtest.DB) {
+func testHistoryCauses(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	mustOK(t, st.UpsertDiscovered(t.Context(), []hsm.Component{{ID: "x1c0s0b0n0", State: "On"}}, nil))
@@ -250,9 +251,9 @@ func testHistoryCauses(t *testing.T, db hsmtest.DB) {
 
 // TestPruneHistory: the newest Rows changes are kept, the changes of one
 // write together, and none older than Age by the store's clock.
-func TestPruneHistory(t *testing.T) { eachDB(t, testPruneHistory) }
+func TestPruneHistory(t *testing.T) { pg.EachDB(t, testPruneHistory) }
 
-func testPruneHistory(t *testing.T, db hsmtest.DB) {
+func testPruneHistory(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(t0)
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{Now: clock.Now})
 	st := component.NewStore(s)
@@ -315,9 +316,9 @@ func testPruneHistory(t *testing.T, db hsmtest.DB) {
 
 // TestPruneHistoryBatches: more rows than one pruning transaction takes are
 // all pruned, oldest first.
-func TestPruneHistoryBatches(t *testing.T) { eachDB(t, testPruneHistoryBatches) }
+func TestPruneHistoryBatches(t *testing.T) { pg.EachDB(t, testPruneHistoryBatches) }
 
-func testPruneHistoryBatches(t *testing.T, db hsmtest.DB) {
+func testPruneHistoryBatches(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	for i := range 7 {
@@ -335,9 +336,9 @@ func testPruneHistoryBatches(t *testing.T, db hsmtest.DB) {
 // TestHistoryBulkIsOneRowPerChange: a bulk change is stored as one row per
 // distinct change (in pieces of core.HistoryMaxIDs), and each component's
 // changes are read back from it.
-func TestHistoryBulkIsOneRowPerChange(t *testing.T) { eachDB(t, testHistoryBulkIsOneRowPerChange) }
+func TestHistoryBulkIsOneRowPerChange(t *testing.T) { pg.EachDB(t, testHistoryBulkIsOneRowPerChange) }
 
-func testHistoryBulkIsOneRowPerChange(t *testing.T, db hsmtest.DB) {
+func testHistoryBulkIsOneRowPerChange(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	ctx := t.Context()
@@ -364,9 +365,9 @@ func testHistoryBulkIsOneRowPerChange(t *testing.T, db hsmtest.DB) {
 }
 
 // TestHistoryWire: the JSON of an entry, as documented.
-func TestHistoryWire(t *testing.T) { eachDB(t, testHistoryWire) }
+func TestHistoryWire(t *testing.T) { pg.EachDB(t, testHistoryWire) }
 
-func testHistoryWire(t *testing.T, db hsmtest.DB) {
+func testHistoryWire(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(t0)
 	_, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	hsmtest.Do(t, srv, "POST", "/State/Components", `{"Components":[{"ID":"x1c0s0b0n0","State":"Off"}]}`)
@@ -415,9 +416,9 @@ func FuzzHistoryQuery(f *testing.F) {
 // index for small writes and from the ids text for bulk ones (more than
 // core.HistoryIndexMax IDs), is the whole history's changes of those
 // xnames, in the same order, cut at the same limit.
-func TestHistoryOfIDsAsAll(t *testing.T) { eachDB(t, testHistoryOfIDsAsAll) }
+func TestHistoryOfIDsAsAll(t *testing.T) { pg.EachDB(t, testHistoryOfIDsAsAll) }
 
-func testHistoryOfIDsAsAll(t *testing.T, db hsmtest.DB) {
+func testHistoryOfIDsAsAll(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	st := component.NewStore(s)
 	ctx := t.Context()

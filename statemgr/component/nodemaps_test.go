@@ -8,15 +8,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestNodeMapsAndDefaults(t *testing.T) { eachDB(t, testNodeMapsAndDefaults) }
+func TestNodeMapsAndDefaults(t *testing.T) { pg.EachDB(t, testNodeMapsAndDefaults) }
 
-func testNodeMapsAndDefaults(t *testing.T, db hsmtest.DB) {
+func testNodeMapsAndDefaults(t *testing.T, db testpeer.DB) {
 	sls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/hardware/x0c0s0b0n1":

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -33,9 +34,9 @@ func outbox(t *testing.T, s *core.Store) []hsm.SCN {
 
 var ignoreSCNTime = cmpopts.IgnoreFields(hsm.SCN{}, "Timestamp", "Seq")
 
-func TestPatchesAndSCNs(t *testing.T) { eachDB(t, testPatchesAndSCNs) }
+func TestPatchesAndSCNs(t *testing.T) { pg.EachDB(t, testPatchesAndSCNs) }
 
-func testPatchesAndSCNs(t *testing.T, db hsmtest.DB) {
+func testPatchesAndSCNs(t *testing.T, db testpeer.DB) {
 	type req struct {
 		method, path string
 		body         any
@@ -130,9 +131,9 @@ func testPatchesAndSCNs(t *testing.T, db hsmtest.DB) {
 	}
 }
 
-func TestPutPostDelete(t *testing.T) { eachDB(t, testPutPostDelete) }
+func TestPutPostDelete(t *testing.T) { pg.EachDB(t, testPutPostDelete) }
 
-func testPutPostDelete(t *testing.T, db hsmtest.DB) {
+func testPutPostDelete(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	// The cached full listing follows writes.

@@ -3,14 +3,15 @@ package component_test
 import (
 	"testing"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestPartitionComponents: a partition name is a legal component ID, as in
 // the shipped HSM (its lock conformance tests create p9999.9996 and lock it).
-func TestPartitionComponents(t *testing.T) { eachDB(t, testPartitionComponents) }
+func TestPartitionComponents(t *testing.T) { pg.EachDB(t, testPartitionComponents) }
 
-func testPartitionComponents(t *testing.T, db hsmtest.DB) {
+func testPartitionComponents(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	a.Must(204, "POST", "/State/Components", `{"Components":[{"ID":"p9999.9996","State":"Ready"}]}`)
 	a.Exact(200, "GET", "/State/Components/p9999.9996", nil,
@@ -23,9 +24,9 @@ func testPartitionComponents(t *testing.T, db hsmtest.DB) {
 // TestByNIDQueryFilters: POST ByNID/Query applies role, state and the other
 // Query filters to the NID ranges, and answers bad input with the shipped
 // HSM's words.
-func TestByNIDQueryFilters(t *testing.T) { eachDB(t, testByNIDQueryFilters) }
+func TestByNIDQueryFilters(t *testing.T) { pg.EachDB(t, testByNIDQueryFilters) }
 
-func testByNIDQueryFilters(t *testing.T, db hsmtest.DB) {
+func testByNIDQueryFilters(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	hsmtest.Seed(t, a)
 	a.Exact(200, "POST", "/State/Components/ByNID/Query", map[string]any{"NIDRanges": []string{"1-4"}, "role": []string{"service"}, "nidonly": true},
@@ -38,9 +39,9 @@ func testByNIDQueryFilters(t *testing.T, db hsmtest.DB) {
 
 // TestComponentNotFoundWords: the 404s of the component routes say what the
 // shipped HSM says, with no instance.
-func TestComponentNotFoundWords(t *testing.T) { eachDB(t, testComponentNotFoundWords) }
+func TestComponentNotFoundWords(t *testing.T) { pg.EachDB(t, testComponentNotFoundWords) }
 
-func testComponentNotFoundWords(t *testing.T, db hsmtest.DB) {
+func testComponentNotFoundWords(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	a.Exact(404, "GET", "/State/Components/x9c0s0b0n0", nil,
 		`{"type":"about:blank","title":"Not Found","detail":"no such xname.","status":404}`+"\n")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
@@ -14,10 +15,10 @@ import (
 // (their addresses read by key) or more than maxIPLookup (256: the address
 // table read once).
 func TestEthernetAddressesFollowTheirInterface(t *testing.T) {
-	eachDB(t, testEthernetAddressesFollowTheirInterface)
+	pg.EachDB(t, testEthernetAddressesFollowTheirInterface)
 }
 
-func testEthernetAddressesFollowTheirInterface(t *testing.T, db hsmtest.DB) {
+func testEthernetAddressesFollowTheirInterface(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	const n = 300
 	mac := func(i int) string { return fmt.Sprintf("02:00:00:00:%02x:%02x", i>>8, i&0xff) }

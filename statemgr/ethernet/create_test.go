@@ -11,6 +11,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/problem"
 	"github.com/hmsuite/hms/internal/sqldb"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	hsmcore "github.com/hmsuite/hms/statemgr/internal/core"
@@ -21,9 +22,9 @@ import (
 // commits the others in its one transaction and refuses that one alone
 // (with its own error), as it does an ID stored already or taken earlier
 // in the round.
-func TestCreateRoundOneFails(t *testing.T) { eachDB(t, testCreateRoundOneFails) }
+func TestCreateRoundOneFails(t *testing.T) { pg.EachDB(t, testCreateRoundOneFails) }
 
-func testCreateRoundOneFails(t *testing.T, db hsmtest.DB) {
+func testCreateRoundOneFails(t *testing.T, db testpeer.DB) {
 	core, path := hsmtest.NewStoreOn(t, db, hsmcore.Config{})
 	s := ethernet.NewStore(core.DB, time.Now)
 	ctx := t.Context()

@@ -16,15 +16,16 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	hsmcore "github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestEthernetInterfacesAPI(t *testing.T) { eachDB(t, testEthernetInterfacesAPI) }
+func TestEthernetInterfacesAPI(t *testing.T) { pg.EachDB(t, testEthernetInterfacesAPI) }
 
-func testEthernetInterfacesAPI(t *testing.T, db hsmtest.DB) {
+func testEthernetInterfacesAPI(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	body := a.Must(201, "POST", "/Inventory/EthernetInterfaces", map[string]any{
 		"MACAddress": "A4:BF:01:2B:73:10", "Description": "bmc", "ComponentID": "x3000c0s1b0",
@@ -99,9 +100,9 @@ func testEthernetInterfacesAPI(t *testing.T, db hsmtest.DB) {
 // test holds the writer, changes ComponentID in its transaction, and lets
 // go once the PATCH waits for it; a PATCH that had read the interface
 // before waiting wrote the old ComponentID back.
-func TestPatchReadsInItsTransaction(t *testing.T) { eachDB(t, testPatchReadsInItsTransaction) }
+func TestPatchReadsInItsTransaction(t *testing.T) { pg.EachDB(t, testPatchReadsInItsTransaction) }
 
-func testPatchReadsInItsTransaction(t *testing.T, db hsmtest.DB) {
+func testPatchReadsInItsTransaction(t *testing.T, db testpeer.DB) {
 	core, _ := hsmtest.NewStoreOn(t, db, hsmcore.Config{})
 	s := ethernet.NewStore(core.DB, time.Now)
 	if _, err := s.Create(t.Context(), hsm.EthernetInterface{MACAddress: "02:00:00:00:00:01", ComponentID: "x1000c0s0b0n0"}); err != nil {
@@ -148,9 +149,9 @@ func testPatchReadsInItsTransaction(t *testing.T, db hsmtest.DB) {
 
 // TestConcurrentCreates: creates sent at once share transactions, and each
 // gets its own answer: created, or a conflict for a MAC taken.
-func TestConcurrentCreates(t *testing.T) { eachDB(t, testConcurrentCreates) }
+func TestConcurrentCreates(t *testing.T) { pg.EachDB(t, testConcurrentCreates) }
 
-func testConcurrentCreates(t *testing.T, db hsmtest.DB) {
+func testConcurrentCreates(t *testing.T, db testpeer.DB) {
 	core, _ := hsmtest.NewStoreOn(t, db, hsmcore.Config{})
 	s := ethernet.NewStore(core.DB, time.Now)
 	const n = 64
@@ -179,9 +180,9 @@ func testConcurrentCreates(t *testing.T, db hsmtest.DB) {
 // TestBulkCreate: the extension POST /Inventory/EthernetInterfaces/Bulk
 // creates a list in one go; a list with a bad or taken MAC creates
 // nothing.
-func TestBulkCreate(t *testing.T) { eachDB(t, testBulkCreate) }
+func TestBulkCreate(t *testing.T) { pg.EachDB(t, testBulkCreate) }
 
-func testBulkCreate(t *testing.T, db hsmtest.DB) {
+func testBulkCreate(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	a.Must(204, "POST", "/Inventory/EthernetInterfaces/Bulk", []map[string]any{
 		{"MACAddress": "02:00:00:00:00:01", "ComponentID": "x1000c0s0b0n0", "IPAddresses": []map[string]any{{"IPAddress": "10.1.0.1"}}},

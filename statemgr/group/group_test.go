@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
-func TestGroupsAPI(t *testing.T) { eachDB(t, testGroupsAPI) }
+func TestGroupsAPI(t *testing.T) { pg.EachDB(t, testGroupsAPI) }
 
-func testGroupsAPI(t *testing.T, db hsmtest.DB) {
+func testGroupsAPI(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1", "x0c0s0b0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
@@ -69,9 +70,9 @@ func testGroupsAPI(t *testing.T, db hsmtest.DB) {
 	})
 }
 
-func TestExclusiveGroups(t *testing.T) { eachDB(t, testExclusiveGroups) }
+func TestExclusiveGroups(t *testing.T) { pg.EachDB(t, testExclusiveGroups) }
 
-func testExclusiveGroups(t *testing.T, db hsmtest.DB) {
+func testExclusiveGroups(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
@@ -96,9 +97,9 @@ func testExclusiveGroups(t *testing.T, db hsmtest.DB) {
 	})
 }
 
-func TestPartitionsAPI(t *testing.T) { eachDB(t, testPartitionsAPI) }
+func TestPartitionsAPI(t *testing.T) { pg.EachDB(t, testPartitionsAPI) }
 
-func testPartitionsAPI(t *testing.T, db hsmtest.DB) {
+func testPartitionsAPI(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0", "x0c0s1b0n1")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
@@ -137,9 +138,9 @@ func testPartitionsAPI(t *testing.T, db hsmtest.DB) {
 	})
 }
 
-func TestGroupPartitionFilter(t *testing.T) { eachDB(t, testGroupPartitionFilter) }
+func TestGroupPartitionFilter(t *testing.T) { pg.EachDB(t, testGroupPartitionFilter) }
 
-func testGroupPartitionFilter(t *testing.T, db hsmtest.DB) {
+func testGroupPartitionFilter(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s1b0n0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
@@ -154,9 +155,9 @@ func testGroupPartitionFilter(t *testing.T, db hsmtest.DB) {
 	})
 }
 
-func TestMembershipsAPI(t *testing.T) { eachDB(t, testMembershipsAPI) }
+func TestMembershipsAPI(t *testing.T) { pg.EachDB(t, testMembershipsAPI) }
 
-func testMembershipsAPI(t *testing.T, db hsmtest.DB) {
+func testMembershipsAPI(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0", "x0c0s0b0n1", "x0c0s0b0")
 	if _, err := s.DB.W.Exec(`UPDATE components SET nid = 7, state = 'Off' WHERE id = 'x0c0s0b0n1'`); err != nil {
@@ -212,9 +213,9 @@ func testMembershipsAPI(t *testing.T, db hsmtest.DB) {
 
 // TestPartitionRace has many clients claim the same component for different
 // partitions at once: exactly one may win, and the losers create nothing.
-func TestPartitionRace(t *testing.T) { eachDB(t, testPartitionRace) }
+func TestPartitionRace(t *testing.T) { pg.EachDB(t, testPartitionRace) }
 
-func testPartitionRace(t *testing.T, db hsmtest.DB) {
+func testPartitionRace(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, "x0c0s0b0n0")
 	const n = 16
@@ -252,9 +253,9 @@ func testPartitionRace(t *testing.T, db hsmtest.DB) {
 // TestMembershipFilterNULLIsOred: NULL (in no partition / no group) is one
 // more value of its filter, ORed with the named ones; !NULL excludes; a
 // negated NID is refused as on /State/Components.
-func TestMembershipFilterNULLIsOred(t *testing.T) { eachDB(t, testMembershipFilterNULLIsOred) }
+func TestMembershipFilterNULLIsOred(t *testing.T) { pg.EachDB(t, testMembershipFilterNULLIsOred) }
 
-func testMembershipFilterNULLIsOred(t *testing.T, db hsmtest.DB) {
+func testMembershipFilterNULLIsOred(t *testing.T, db testpeer.DB) {
 	_, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "components", Method: "POST", Path: "/State/Components", Status: 204,

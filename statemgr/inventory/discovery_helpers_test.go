@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/redfish"
@@ -48,18 +49,18 @@ func newRFEnv(t testing.TB, cfg DiscoveryConfig) *rfEnv {
 // (real sockets, HTTPS by default).
 func newRFEnvWith(t testing.TB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
 	t.Helper()
-	return newRFEnvDB(t, hsmtest.SQLite, cfg, viaRouter)
+	return newRFEnvDB(t, testpeer.SQLite, cfg, viaRouter)
 }
 
 // newRFEnvOn is newRFEnv on a new database of db. Outside a synctest bubble
 // only: PostgreSQL is reached over a socket.
-func newRFEnvOn(t testing.TB, db hsmtest.DB, cfg DiscoveryConfig) *rfEnv {
+func newRFEnvOn(t testing.TB, db testpeer.DB, cfg DiscoveryConfig) *rfEnv {
 	t.Helper()
 	return newRFEnvDB(t, db, cfg, true)
 }
 
 // newRFEnvDB is newRFEnvWith on a new database of db.
-func newRFEnvDB(t testing.TB, db hsmtest.DB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
+func newRFEnvDB(t testing.TB, db testpeer.DB, cfg DiscoveryConfig, viaRouter bool) *rfEnv {
 	t.Helper()
 	s, path := newTestStoreOn(t, db)
 	creds, err := LoadCredKey(filepath.Join(t.TempDir(), "cred.key"))

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
-	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestWalkClaimsInterfaceDHCPCreatesMeanwhile: DHCP (bss) writes a node's
@@ -17,10 +17,10 @@ import (
 // walk's read and its create, and bss then never named the node (the node
 // lost in the 1,000-node boot storm).
 func TestWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T) {
-	eachDB(t, testWalkClaimsInterfaceDHCPCreatesMeanwhile)
+	pg.EachDB(t, testWalkClaimsInterfaceDHCPCreatesMeanwhile)
 }
 
-func testWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T, db hsmtest.DB) {
+func testWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T, db testpeer.DB) {
 	s, _ := newTestStoreOn(t, db)
 	d := NewDiscovery(s, nil, DiscoveryConfig{})
 	const n = 200
@@ -55,9 +55,9 @@ func testWalkClaimsInterfaceDHCPCreatesMeanwhile(t *testing.T, db hsmtest.DB) {
 
 // TestWalkLeavesNamedInterface: a walk names only unnamed interfaces; one an
 // administrator (or the nodes daemon) pointed at a component stays so.
-func TestWalkLeavesNamedInterface(t *testing.T) { eachDB(t, testWalkLeavesNamedInterface) }
+func TestWalkLeavesNamedInterface(t *testing.T) { pg.EachDB(t, testWalkLeavesNamedInterface) }
 
-func testWalkLeavesNamedInterface(t *testing.T, db hsmtest.DB) {
+func testWalkLeavesNamedInterface(t *testing.T, db testpeer.DB) {
 	s, _ := newTestStoreOn(t, db)
 	d := NewDiscovery(s, nil, DiscoveryConfig{})
 	const mac = "02:00:00:00:aa:01"

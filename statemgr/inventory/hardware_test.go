@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hmsuite/hms/internal/redfishsim"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/redfish"
@@ -22,9 +23,9 @@ import (
 
 // TestHardwareHistory: a FRU swapped at a location between two walks is
 // recorded as Removed (old FRU) and Added (new FRU); an unchanged walk adds nothing.
-func TestHardwareHistory(t *testing.T) { eachDB(t, testHardwareHistory) }
+func TestHardwareHistory(t *testing.T) { pg.EachDB(t, testHardwareHistory) }
 
-func testHardwareHistory(t *testing.T, db hsmtest.DB) {
+func testHardwareHistory(t *testing.T, db testpeer.DB) {
 	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	walk := func(fru string) {
 		t.Helper()
@@ -74,7 +75,7 @@ func testHardwareHistory(t *testing.T, db hsmtest.DB) {
 
 // discoveredEnv is an API whose inventory comes from discovering a simulated
 // BMC bmcX with two nodes (walked at once, not through the queue).
-func discoveredEnv(t *testing.T, db hsmtest.DB, bmcX string) *rfEnv {
+func discoveredEnv(t *testing.T, db testpeer.DB, bmcX string) *rfEnv {
 	t.Helper()
 	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	e.bmc(bmcX, 2, redfishsim.Faults{})
@@ -88,9 +89,9 @@ func discoveredEnv(t *testing.T, db hsmtest.DB, bmcX string) *rfEnv {
 
 // TestInventoryFilters checks the ComponentEndpoints and Hardware filters
 // and deletes after a real discovery.
-func TestInventoryFilters(t *testing.T) { eachDB(t, testInventoryFilters) }
+func TestInventoryFilters(t *testing.T) { pg.EachDB(t, testInventoryFilters) }
 
-func testInventoryFilters(t *testing.T, db hsmtest.DB) {
+func testInventoryFilters(t *testing.T, db testpeer.DB) {
 	const bmcX = "x3000c0s2b0"
 	e := discoveredEnv(t, db, bmcX)
 	count := func(path, key string) int {
@@ -155,7 +156,7 @@ func rfEnvAt(t *testing.T, path string, now func() time.Time) *rfEnv {
 // histEnv is an API whose store runs on a settable clock, with three walks of
 // x3000c0s1b0 an hour apart: p0 holds CPU-A, then CPU-B; p1 holds CPU-C,
 // then CPU-A.
-func histEnv(t *testing.T, db hsmtest.DB) (*rfEnv, []time.Time) {
+func histEnv(t *testing.T, db testpeer.DB) (*rfEnv, []time.Time) {
 	t.Helper()
 	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	e := rfEnvAt(t, db(t), clock.Now)
@@ -182,9 +183,9 @@ func histEnv(t *testing.T, db hsmtest.DB) (*rfEnv, []time.Time) {
 // TestHardwareHistoryFilters checks id, fruid, eventtype and the
 // starttime/endtime window on both history collections and their /{key}
 // forms, and that unknown or malformed filters are refused naming them.
-func TestHardwareHistoryFilters(t *testing.T) { eachDB(t, testHardwareHistoryFilters) }
+func TestHardwareHistoryFilters(t *testing.T) { pg.EachDB(t, testHardwareHistoryFilters) }
 
-func testHardwareHistoryFilters(t *testing.T, db hsmtest.DB) {
+func testHardwareHistoryFilters(t *testing.T, db testpeer.DB) {
 	e, ts := histEnv(t, db)
 	const p0, p1 = "x3000c0s1b0n0p0", "x3000c0s1b0n0p1"
 	ev := func(id, fru, typ string, at int) hsm.HWHistory {
@@ -293,9 +294,9 @@ func wantDeleted(t *testing.T, e *rfEnv, path, msg string) {
 // TestHardwareDeletes: FRUs held by a location cannot be deleted (409, and
 // nothing is deleted), free ones can; history deletes by location, by FRU
 // and all; each delete of nothing is 404.
-func TestHardwareDeletes(t *testing.T) { eachDB(t, testHardwareDeletes) }
+func TestHardwareDeletes(t *testing.T) { pg.EachDB(t, testHardwareDeletes) }
 
-func testHardwareDeletes(t *testing.T, db hsmtest.DB) {
+func testHardwareDeletes(t *testing.T, db testpeer.DB) {
 	e, _ := histEnv(t, db)
 	const p0, p1 = "x3000c0s1b0n0p0", "x3000c0s1b0n0p1"
 	frus := func() int {
@@ -339,10 +340,10 @@ func testHardwareDeletes(t *testing.T, db hsmtest.DB) {
 // checks every HardwareByFRU filter, the refusal to delete a FRU a location
 // holds, and the ServiceEndpoints deletes.
 func TestFRUFiltersAndServiceEndpointDeletes(t *testing.T) {
-	eachDB(t, testFRUFiltersAndServiceEndpointDeletes)
+	pg.EachDB(t, testFRUFiltersAndServiceEndpointDeletes)
 }
 
-func testFRUFiltersAndServiceEndpointDeletes(t *testing.T, db hsmtest.DB) {
+func testFRUFiltersAndServiceEndpointDeletes(t *testing.T, db testpeer.DB) {
 	const bmcX = "x3000c0s2b0"
 	e := discoveredEnv(t, db, bmcX)
 	var cpu []hsm.HWInvByLoc
@@ -462,9 +463,9 @@ func hwCount(t *testing.T, e *rfEnv) (locs, events int) {
 // TestHardwarePost: POST /Inventory/Hardware completes the spec's example
 // entry as discovery would, records FRU changes as a walk does, and refuses
 // a batch with one bad entry whole, naming the field.
-func TestHardwarePost(t *testing.T) { eachDB(t, testHardwarePost) }
+func TestHardwarePost(t *testing.T) { pg.EachDB(t, testHardwarePost) }
 
-func testHardwarePost(t *testing.T, db hsmtest.DB) {
+func testHardwarePost(t *testing.T, db testpeer.DB) {
 	e, _ := histEnv(t, db) // p0 holds CPU-B, p1 CPU-A
 	const nic = `{"ID":"X3000c0s23b4n4h0","HWInventoryByLocationType":"HWInvByLocNodeHsnNic",
 		"HSNNICLocationInfo":{"Id":"HPCNet3","Description":"Shasta Timms NMC REV04 (HSN)"},
@@ -585,9 +586,9 @@ func testHardwarePost(t *testing.T, db hsmtest.DB) {
 // TestHardwareDeleteLocations: DELETE of one location and of all of them
 // answers the count, 404 when there is nothing, 400 for a bad xname, and
 // keeps the FRUs and the history.
-func TestHardwareDeleteLocations(t *testing.T) { eachDB(t, testHardwareDeleteLocations) }
+func TestHardwareDeleteLocations(t *testing.T) { pg.EachDB(t, testHardwareDeleteLocations) }
 
-func testHardwareDeleteLocations(t *testing.T, db hsmtest.DB) {
+func testHardwareDeleteLocations(t *testing.T, db testpeer.DB) {
 	e, _ := histEnv(t, db) // p0 holds CPU-B, p1 CPU-A
 	const p0 = "x3000c0s1b0n0p0"
 	deleted := func(path, msg string) { t.Helper(); wantDeleted(t, e, path, msg) }
@@ -608,9 +609,9 @@ func testHardwareDeleteLocations(t *testing.T, db hsmtest.DB) {
 
 // TestInventoryFilterValues: an invalid xname or type in an inventory
 // filter or path is 400 naming it, as on /State/Components.
-func TestInventoryFilterValues(t *testing.T) { eachDB(t, testInventoryFilterValues) }
+func TestInventoryFilterValues(t *testing.T) { pg.EachDB(t, testInventoryFilterValues) }
 
-func testInventoryFilterValues(t *testing.T, db hsmtest.DB) {
+func testInventoryFilterValues(t *testing.T, db testpeer.DB) {
 	e, _ := histEnv(t, db)
 	for _, tc := range []struct{ method, path, detail string }{
 		{"GET", "/Inventory/Hardware?id=x3000c9", "query parameter id"},
@@ -678,9 +679,9 @@ func hwShape(t *testing.T, body []byte) (xn, format string, shape map[string][]s
 // format and with each filter over a discovered BMC (NodeBMC, NodeEnclosure,
 // two nodes with two CPUs and four DIMMs each) plus posted cabinet,
 // chassis, blade and HSN NIC locations, and n1 in partition p1.
-func TestHardwareQuery(t *testing.T) { eachDB(t, testHardwareQuery) }
+func TestHardwareQuery(t *testing.T) { pg.EachDB(t, testHardwareQuery) }
 
-func testHardwareQuery(t *testing.T, db hsmtest.DB) {
+func testHardwareQuery(t *testing.T, db testpeer.DB) {
 	const b = "x3000c0s2b0"
 	e := discoveredEnv(t, db, b)
 	e.Must(200, "POST", "/Inventory/Hardware", map[string]any{"Hardware": []map[string]any{

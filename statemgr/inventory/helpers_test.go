@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/migrations"
@@ -18,11 +19,11 @@ import (
 // it with the database's path.
 func newTestStore(t testing.TB) (*Store, string) {
 	t.Helper()
-	return newTestStoreOn(t, hsmtest.SQLite)
+	return newTestStoreOn(t, testpeer.SQLite)
 }
 
 // newTestStoreOn is newTestStore on a new database of db.
-func newTestStoreOn(t testing.TB, db hsmtest.DB) (*Store, string) {
+func newTestStoreOn(t testing.TB, db testpeer.DB) (*Store, string) {
 	t.Helper()
 	c, path := hsmtest.NewStoreOn(t, db, core.Config{})
 	return NewStore(c), path

@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/hmsuite/hms/internal/sqldb"
-	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/internal/testpeer"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hmsuite/hms/statemgr/hsm"
 )
 
-func TestRFEndpointsAPI(t *testing.T) { eachDB(t, testRFEndpointsAPI) }
+func TestRFEndpointsAPI(t *testing.T) { pg.EachDB(t, testRFEndpointsAPI) }
 
-func testRFEndpointsAPI(t *testing.T, db hsmtest.DB) {
+func testRFEndpointsAPI(t *testing.T, db testpeer.DB) {
 	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	e.Must(201, "POST", "/Inventory/RedfishEndpoints", hsm.RedfishEndpoint{ID: "x3000c0s1b0", FQDN: "10.1.2.3:8443",
 		User: "root", Password: rfPassword, MACAddr: "AA-BB-CC-DD-EE-01"})

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
+	"github.com/hmsuite/hms/internal/testpeer"
 )
 
 // TestRFEndpointShippedWire pins the shipped HSM's RedfishEndpoint body
@@ -12,9 +12,9 @@ import (
 // TemplateID left out) and its answers to a Hostname/Domain that contradicts
 // the FQDN, a second endpoint on one FQDN, a PUT of a missing endpoint and a
 // bad ?id=.
-func TestRFEndpointShippedWire(t *testing.T) { eachDB(t, testRFEndpointShippedWire) }
+func TestRFEndpointShippedWire(t *testing.T) { pg.EachDB(t, testRFEndpointShippedWire) }
 
-func testRFEndpointShippedWire(t *testing.T, db hsmtest.DB) {
+func testRFEndpointShippedWire(t *testing.T, db testpeer.DB) {
 	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	const ep = "/Inventory/RedfishEndpoints"
 	e.Must(201, "POST", ep, map[string]any{"ID": "x3000c0s1b0", "FQDN": "bmc1.hmn", "User": "root", "Password": "secret"})
@@ -46,9 +46,9 @@ func testRFEndpointShippedWire(t *testing.T, db hsmtest.DB) {
 
 // TestDiscoveryStatusIDs: a DiscoveryStatus ID that is not an unsigned
 // integer is 400, an unknown one 404, with the shipped HSM's words.
-func TestDiscoveryStatusIDs(t *testing.T) { eachDB(t, testDiscoveryStatusIDs) }
+func TestDiscoveryStatusIDs(t *testing.T) { pg.EachDB(t, testDiscoveryStatusIDs) }
 
-func testDiscoveryStatusIDs(t *testing.T, db hsmtest.DB) {
+func testDiscoveryStatusIDs(t *testing.T, db testpeer.DB) {
 	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	e.Must(200, "GET", "/Inventory/DiscoveryStatus/0", nil)
 	e.Problem(400, "GET", "/Inventory/DiscoveryStatus/abc", nil, "DiscoveryStatus ID not an unsigned integer")
@@ -58,9 +58,9 @@ func testDiscoveryStatusIDs(t *testing.T, db hsmtest.DB) {
 
 // TestDiscoveryStatusBody: the status carries ID, Status and
 // LastUpdateTime, and no Details, as the shipped HSM sends it.
-func TestDiscoveryStatusBody(t *testing.T) { eachDB(t, testDiscoveryStatusBody) }
+func TestDiscoveryStatusBody(t *testing.T) { pg.EachDB(t, testDiscoveryStatusBody) }
 
-func testDiscoveryStatusBody(t *testing.T, db hsmtest.DB) {
+func testDiscoveryStatusBody(t *testing.T, db testpeer.DB) {
 	e := newRFEnvOn(t, db, DiscoveryConfig{})
 	got := string(e.Must(200, "GET", "/Inventory/DiscoveryStatus/0", nil))
 	if !strings.HasPrefix(got, `{"ID":0,"Status":"NotStarted","LastUpdateTime":"`) || strings.Contains(got, "Details") {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 	"github.com/hmsuite/hms/statemgr/lock"
@@ -16,9 +17,9 @@ import (
 // writes, and after each compares what the live Store serves from memory
 // (memberships, groups, lock status) with what a Store opened afresh on the
 // same database loads from it.
-func TestIndexesFollowCommits(t *testing.T) { eachDB(t, testIndexesFollowCommits) }
+func TestIndexesFollowCommits(t *testing.T) { pg.EachDB(t, testIndexesFollowCommits) }
 
-func testIndexesFollowCommits(t *testing.T, db hsmtest.DB) {
+func testIndexesFollowCommits(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC))
 	path := db(t)
 	a := openAPIServer(t, path, clock.Now)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -30,9 +31,9 @@ func glColumns(t *testing.T, s *core.Store, id string) (locked, disabled bool) {
 	return locked, disabled
 }
 
-func TestLockUnlockRepairDisable(t *testing.T) { eachDB(t, testLockUnlockRepairDisable) }
+func TestLockUnlockRepairDisable(t *testing.T) { pg.EachDB(t, testLockUnlockRepairDisable) }
 
-func testLockUnlockRepairDisable(t *testing.T, db hsmtest.DB) {
+func testLockUnlockRepairDisable(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.AddComponents(t, s, glN0, glN1, glN2, glN3, "x0c0s0b0")
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
@@ -114,9 +115,9 @@ func glDecode[T any](t *testing.T, body []byte) T {
 	return v
 }
 
-func TestReservations(t *testing.T) { eachDB(t, testReservations) }
+func TestReservations(t *testing.T) { pg.EachDB(t, testReservations) }
 
-func testReservations(t *testing.T, db hsmtest.DB) {
+func testReservations(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	s, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	gs := &glServer{srv: srv}
@@ -235,9 +236,9 @@ type glServer struct{ srv *httptest.Server }
 // TestLocksWithComponentsAPI checks the contract with the components side:
 // lock bits show in /State/Components at once and survive state updates, and
 // Group/partition filters there see memberships made here.
-func TestLocksWithComponentsAPI(t *testing.T) { eachDB(t, testLocksWithComponentsAPI) }
+func TestLocksWithComponentsAPI(t *testing.T) { pg.EachDB(t, testLocksWithComponentsAPI) }
 
-func testLocksWithComponentsAPI(t *testing.T, db hsmtest.DB) {
+func testLocksWithComponentsAPI(t *testing.T, db testpeer.DB) {
 	_, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{
 		{Name: "create components", Method: "POST", Path: "/State/Components", Status: 204,
@@ -281,10 +282,10 @@ func testLocksWithComponentsAPI(t *testing.T, db hsmtest.DB) {
 // from many clients at once leave the components listing agreeing with the
 // table (each op commits and refreshes the index as one step).
 func TestConcurrentLockOpsKeepTheIndexTrue(t *testing.T) {
-	eachDB(t, testConcurrentLockOpsKeepTheIndexTrue)
+	pg.EachDB(t, testConcurrentLockOpsKeepTheIndexTrue)
 }
 
-func testConcurrentLockOpsKeepTheIndexTrue(t *testing.T, db hsmtest.DB) {
+func testConcurrentLockOpsKeepTheIndexTrue(t *testing.T, db testpeer.DB) {
 	s, srv := hsmtest.OpenAPIOn(t, db, nil)
 	hsmtest.RunSteps(t, srv, []hsmtest.Step{{Name: "create", Method: "POST", Path: "/State/Components", Status: 204,
 		Body: `{"Components":[{"ID":"x0c0s0b0n0","State":"Ready"}]}`}})

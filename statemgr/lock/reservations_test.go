@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
@@ -16,9 +17,9 @@ import (
 	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
-func TestReservationExpiry(t *testing.T) { eachDB(t, testReservationExpiry) }
+func TestReservationExpiry(t *testing.T) { pg.EachDB(t, testReservationExpiry) }
 
-func testReservationExpiry(t *testing.T, db hsmtest.DB) {
+func testReservationExpiry(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	s, srv := hsmtest.OpenAPIOn(t, db, clock.Now)
 	gs := &glServer{srv: srv}
@@ -122,10 +123,10 @@ func TestRunReservationReaper(t *testing.T) {
 }
 
 func TestRunReservationReaperRejectsBadInterval(t *testing.T) {
-	eachDB(t, testRunReservationReaperRejectsBadInterval)
+	pg.EachDB(t, testRunReservationReaperRejectsBadInterval)
 }
 
-func testRunReservationReaperRejectsBadInterval(t *testing.T, db hsmtest.DB) {
+func testRunReservationReaperRejectsBadInterval(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.OpenAPIOn(t, db, nil)
 	if err := lock.RunReservationReaper(t.Context(), lock.NewStore(s), 0, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("interval 0 accepted")

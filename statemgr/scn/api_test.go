@@ -3,15 +3,16 @@ package scn_test
 import (
 	"testing"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
 )
 
 // TestSubscriptionsAPI pins HSM's shipped bodies: an integer ID, Roles
 // echoed as sent, a null empty list, PATCH replace touching only the lists
 // it names, and HSM's messages.
-func TestSubscriptionsAPI(t *testing.T) { eachDB(t, testSubscriptionsAPI) }
+func TestSubscriptionsAPI(t *testing.T) { pg.EachDB(t, testSubscriptionsAPI) }
 
-func testSubscriptionsAPI(t *testing.T, db hsmtest.DB) {
+func testSubscriptionsAPI(t *testing.T, db testpeer.DB) {
 	a := hsmtest.NewServerOn(t, db)
 	const s, url = "/Subscriptions/SCN", "http://127.0.0.1:28600/hmi/v1/scn"
 	a.Exact(200, "GET", s, nil, `{"SubscriptionList":null}`+"\n")

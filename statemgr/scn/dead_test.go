@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -89,10 +90,10 @@ func setReady(t *testing.T, s *core.Store, ids []string) {
 // Url again is still 409, and a Subscriber not of the agent@host form keeps
 // HSM's one-subscription-per-POST.
 func TestMovedSubscriberReplacesItsSubscription(t *testing.T) {
-	eachDB(t, testMovedSubscriberReplacesItsSubscription)
+	pg.EachDB(t, testMovedSubscriberReplacesItsSubscription)
 }
 
-func testMovedSubscriberReplacesItsSubscription(t *testing.T, db hsmtest.DB) {
+func testMovedSubscriberReplacesItsSubscription(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx, st := t.Context(), scn.NewStore(s)
 	comps := hsmtest.Nodes(2, 1)

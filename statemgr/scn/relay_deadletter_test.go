@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -80,9 +81,9 @@ func runRelayTo(t *testing.T, s *core.Store, sink http.Handler, states ...string
 // than 408/429) is set aside - stored, listed at
 // /Subscriptions/SCN/deadletters, counted - and later SCNs are delivered;
 // one answered 408, 429 or 5xx is retried until the subscriber takes it.
-func TestRelayDeadLetters(t *testing.T) { eachDB(t, testRelayDeadLetters) }
+func TestRelayDeadLetters(t *testing.T) { pg.EachDB(t, testRelayDeadLetters) }
 
-func testRelayDeadLetters(t *testing.T, db hsmtest.DB) {
+func testRelayDeadLetters(t *testing.T, db testpeer.DB) {
 	for _, tc := range []struct {
 		status int
 		dead   bool
@@ -167,9 +168,9 @@ func testRelayDeadLetters(t *testing.T, db hsmtest.DB) {
 // TestBulkChangeSplitsSCNs: a bulk change of more than scnMaxComponents
 // components is sent as several SCNs of at most that many, with consecutive
 // Seqs, that together carry every component in order.
-func TestBulkChangeSplitsSCNs(t *testing.T) { eachDB(t, testBulkChangeSplitsSCNs) }
+func TestBulkChangeSplitsSCNs(t *testing.T) { pg.EachDB(t, testBulkChangeSplitsSCNs) }
 
-func testBulkChangeSplitsSCNs(t *testing.T, db hsmtest.DB) {
+func testBulkChangeSplitsSCNs(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(2*core.SCNMaxComponents+500, 1)

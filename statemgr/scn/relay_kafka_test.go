@@ -20,9 +20,9 @@ import (
 
 // TestRelayKafka publishes bulk-update SCNs through a real Kafka client to
 // an in-process Kafka-protocol broker (kfake) and reads them back.
-func TestRelayKafka(t *testing.T) { eachDB(t, testRelayKafka) }
+func TestRelayKafka(t *testing.T) { pg.EachDB(t, testRelayKafka) }
 
-func testRelayKafka(t *testing.T, db hsmtest.DB) {
+func testRelayKafka(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(64, 1)
@@ -68,9 +68,9 @@ func testRelayKafka(t *testing.T, db hsmtest.DB) {
 
 // TestRelayKafkaKcat reads what the relay published with kcat (librdkafka),
 // a client that shares no code with ours.
-func TestRelayKafkaKcat(t *testing.T) { eachDB(t, testRelayKafkaKcat) }
+func TestRelayKafkaKcat(t *testing.T) { pg.EachDB(t, testRelayKafkaKcat) }
 
-func testRelayKafkaKcat(t *testing.T, db hsmtest.DB) {
+func testRelayKafkaKcat(t *testing.T, db testpeer.DB) {
 	kcat := testpeer.Require(t, "kcat")
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()

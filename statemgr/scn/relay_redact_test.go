@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -19,9 +20,9 @@ import (
 
 // TestRelayMasksSubscriberPassword: a password in an SCN subscription URL
 // is masked in the log line of every failed delivery.
-func TestRelayMasksSubscriberPassword(t *testing.T) { eachDB(t, testRelayMasksSubscriberPassword) }
+func TestRelayMasksSubscriberPassword(t *testing.T) { pg.EachDB(t, testRelayMasksSubscriberPassword) }
 
-func testRelayMasksSubscriberPassword(t *testing.T, db hsmtest.DB) {
+func testRelayMasksSubscriberPassword(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(1, 1)

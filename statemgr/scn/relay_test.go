@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hmsuite/hms/internal/bus"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -81,9 +82,9 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 // TestOutboxCrash kills the relay between a publish and the cursor update,
 // restarts HSM on the same database, and checks every SCN reaches the bus,
 // exactly once after dedupe by (Seq, xname), in order per component.
-func TestOutboxCrash(t *testing.T) { eachDB(t, testOutboxCrash) }
+func TestOutboxCrash(t *testing.T) { pg.EachDB(t, testOutboxCrash) }
 
-func testOutboxCrash(t *testing.T, db hsmtest.DB) {
+func testOutboxCrash(t *testing.T, db testpeer.DB) {
 	s1, path := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(20, 1)
@@ -170,9 +171,9 @@ func testOutboxCrash(t *testing.T, db hsmtest.DB) {
 // TestRelaySubscriberDownThenUp: a subscriber that fails gets its SCNs, in
 // order, once it answers again, after exponentially growing waits; a
 // subscription created while the relay runs takes effect at once.
-func TestRelaySubscriberDownThenUp(t *testing.T) { eachDB(t, testRelaySubscriberDownThenUp) }
+func TestRelaySubscriberDownThenUp(t *testing.T) { pg.EachDB(t, testRelaySubscriberDownThenUp) }
 
-func testRelaySubscriberDownThenUp(t *testing.T, db hsmtest.DB) {
+func testRelaySubscriberDownThenUp(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(3, 1)

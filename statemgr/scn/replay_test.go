@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -81,9 +82,9 @@ func subscribeReady(t *testing.T, s *core.Store, name, url string) int64 {
 // which compaction kept for the old one meanwhile. A new subscription of
 // another agent on that host, of that agent on another host, or of a
 // name without a port starts at the newest SCN, as before.
-func TestMovedDaemonGetsItsGap(t *testing.T) { eachDB(t, testMovedDaemonGetsItsGap) }
+func TestMovedDaemonGetsItsGap(t *testing.T) { pg.EachDB(t, testMovedDaemonGetsItsGap) }
 
-func testMovedDaemonGetsItsGap(t *testing.T, db hsmtest.DB) {
+func testMovedDaemonGetsItsGap(t *testing.T, db testpeer.DB) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{Now: clock.Now})
 	ctx, st := t.Context(), scn.NewStore(s)

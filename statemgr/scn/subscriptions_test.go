@@ -3,6 +3,7 @@ package scn_test
 import (
 	"testing"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
 	"github.com/hmsuite/hms/statemgr/internal/hsmtest"
@@ -13,10 +14,10 @@ import (
 // its position after its subscription was deleted must not bring the cursor
 // back, or the outbox would never be compacted past it.
 func TestCursorOfDeletedSubscriptionStaysDeleted(t *testing.T) {
-	eachDB(t, testCursorOfDeletedSubscriptionStaysDeleted)
+	pg.EachDB(t, testCursorOfDeletedSubscriptionStaysDeleted)
 }
 
-func testCursorOfDeletedSubscriptionStaysDeleted(t *testing.T, db hsmtest.DB) {
+func testCursorOfDeletedSubscriptionStaysDeleted(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	sub, err := scn.NewStore(s).CreateSubscription(ctx, hsm.Subscription{Subscriber: "gone", Url: "http://127.0.0.1:1/scn", States: []string{hsm.StateOn}})

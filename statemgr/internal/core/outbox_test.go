@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -96,9 +97,9 @@ func TestOutboxTail(t *testing.T) {
 
 // TestOutboxMemoryMatchesDatabase: what consumers read from the in-memory
 // Tail right after the writes is what a restarted HSM reads from SQLite.
-func TestOutboxMemoryMatchesDatabase(t *testing.T) { eachDB(t, testOutboxMemoryMatchesDatabase) }
+func TestOutboxMemoryMatchesDatabase(t *testing.T) { pg.EachDB(t, testOutboxMemoryMatchesDatabase) }
 
-func testOutboxMemoryMatchesDatabase(t *testing.T, db hsmtest.DB) {
+func testOutboxMemoryMatchesDatabase(t *testing.T, db testpeer.DB) {
 	s, path := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	comps := hsmtest.Nodes(4, 1)
@@ -138,9 +139,9 @@ func testOutboxMemoryMatchesDatabase(t *testing.T, db hsmtest.DB) {
 // TestCommitterSurvivesAPanic: a write that panics inside the group commit
 // fails, and the writes after it are committed instead of waiting forever
 // for a leader that is gone.
-func TestCommitterSurvivesAPanic(t *testing.T) { eachDB(t, testCommitterSurvivesAPanic) }
+func TestCommitterSurvivesAPanic(t *testing.T) { pg.EachDB(t, testCommitterSurvivesAPanic) }
 
-func testCommitterSurvivesAPanic(t *testing.T, db hsmtest.DB) {
+func testCommitterSurvivesAPanic(t *testing.T, db testpeer.DB) {
 	s, _ := hsmtest.NewStoreOn(t, db, core.Config{})
 	ctx := t.Context()
 	func() {
@@ -165,9 +166,9 @@ func testCommitterSurvivesAPanic(t *testing.T, db hsmtest.DB) {
 
 // TestEpochIsPerDatabase: a database keeps the epoch it was created with;
 // a new (reset) database gets a later one.
-func TestEpochIsPerDatabase(t *testing.T) { eachDB(t, testEpochIsPerDatabase) }
+func TestEpochIsPerDatabase(t *testing.T) { pg.EachDB(t, testEpochIsPerDatabase) }
 
-func testEpochIsPerDatabase(t *testing.T, db hsmtest.DB) {
+func testEpochIsPerDatabase(t *testing.T, db testpeer.DB) {
 	clock := hsmtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	open := func(path string) int64 {
 		t.Helper()

@@ -2,7 +2,6 @@ package hsmtest
 
 import (
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,24 +10,9 @@ import (
 	"github.com/hmsuite/hms/statemgr/migrations"
 )
 
-// DB returns a new, empty database for one test: a SQLite file or a
-// PostgreSQL URL (core.Open takes either).
-type DB func(t testing.TB) string
-
-// SQLite is the DB of a file in t.TempDir.
-func SQLite(t testing.TB) string { return filepath.Join(t.TempDir(), "hsm.db") }
-
-// EachDB runs fn once on SQLite and once on a database of pg, the test
-// package's PostgreSQL server (skipped when PostgreSQL is not installed,
-// failed under CI=true): the store's tests hold for both.
-func EachDB(t *testing.T, pg *testpeer.Postgres, fn func(t *testing.T, db DB)) {
-	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite) })
-	t.Run("postgres", func(t *testing.T) { fn(t, pg.Database) })
-}
-
 // NewStoreOn opens the shared core over HSM's migrations on a new database
 // of db, closed at cleanup, and returns it with the database's path or URL.
-func NewStoreOn(t testing.TB, db DB, cfg core.Config) (*core.Store, string) {
+func NewStoreOn(t testing.TB, db testpeer.DB, cfg core.Config) (*core.Store, string) {
 	t.Helper()
 	path := db(t)
 	s, err := core.Open(t.Context(), path, migrations.FS, cfg)
@@ -40,20 +24,20 @@ func NewStoreOn(t testing.TB, db DB, cfg core.Config) (*core.Store, string) {
 }
 
 // NewServerOn serves the API over a new store on db.
-func NewServerOn(t testing.TB, db DB) *Server {
+func NewServerOn(t testing.TB, db testpeer.DB) *Server {
 	t.Helper()
 	return NewServerWithOn(t, db, core.Config{})
 }
 
 // NewServerWithOn serves the API over a new store on db opened with cfg.
-func NewServerWithOn(t testing.TB, db DB, cfg core.Config) *Server {
+func NewServerWithOn(t testing.TB, db testpeer.DB, cfg core.Config) *Server {
 	t.Helper()
 	s, _ := NewStoreOn(t, db, cfg)
 	return Serve(t, s)
 }
 
 // OpenAPIOn opens a store on a new database of db and serves its API.
-func OpenAPIOn(t testing.TB, db DB, now func() time.Time) (*core.Store, *httptest.Server) {
+func OpenAPIOn(t testing.TB, db testpeer.DB, now func() time.Time) (*core.Store, *httptest.Server) {
 	t.Helper()
 	s, _ := NewStoreOn(t, db, core.Config{Now: now})
 	srv := httptest.NewServer(Mux(s))

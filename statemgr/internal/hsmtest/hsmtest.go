@@ -20,6 +20,7 @@ import (
 
 	"github.com/hmsuite/hms/internal/httpserver"
 	"github.com/hmsuite/hms/internal/problem"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/statemgr/component"
 	"github.com/hmsuite/hms/statemgr/ethernet"
 	"github.com/hmsuite/hms/statemgr/group"
@@ -32,7 +33,7 @@ import (
 // NewStore is NewStoreOn a SQLite file.
 func NewStore(t testing.TB, cfg core.Config) (*core.Store, string) {
 	t.Helper()
-	return NewStoreOn(t, SQLite, cfg)
+	return NewStoreOn(t, testpeer.SQLite, cfg)
 }
 
 // Server is an HSM API over a store, served by an httptest server.
@@ -54,7 +55,7 @@ func NewServer(t testing.TB) *Server {
 // NewServerWith serves the API over a fresh store opened with cfg.
 func NewServerWith(t testing.TB, cfg core.Config) *Server {
 	t.Helper()
-	return NewServerWithOn(t, SQLite, cfg)
+	return NewServerWithOn(t, testpeer.SQLite, cfg)
 }
 
 // Mux returns the routes of the resource families over s, as the daemon

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hmsuite/hms/internal/testpeer"
 	"github.com/hmsuite/hms/internal/xname"
 	"github.com/hmsuite/hms/statemgr/hsm"
 	"github.com/hmsuite/hms/statemgr/internal/core"
@@ -19,7 +20,7 @@ import (
 // OpenAPI opens a store in a temporary directory and serves its API.
 func OpenAPI(t testing.TB, now func() time.Time) (*core.Store, *httptest.Server) {
 	t.Helper()
-	return OpenAPIOn(t, SQLite, now)
+	return OpenAPIOn(t, testpeer.SQLite, now)
 }
 
 // AddComponents inserts components straight into the table, bypassing the
