@@ -26,9 +26,7 @@ type DaemonFlags struct {
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
 	return &DaemonFlags{f: f,
 		listen: f.Listen(":28500"), Level: f.LogLevel(),
-		// -db is cli's, with hbtd's second choice of database in its help.
-		db: f.String("db", "./hbtd.db",
-			"SQLite database `PATH` (created on first start), or postgres://USER:PASSWORD@HOST/DB for a PostgreSQL database (LC_COLLATE 'C'; tables created on first start)"),
+		db:     f.DBOrURL("./hbtd.db"),
 		hsmURL: f.URL("hsm-url", "http://127.0.0.1:27779", "HSM base `URL` (/hsm/v2 is appended)"),
 		scnIn: f.URL("scn-in-url", "", "`URL` HSM posts SCNs to, telling hbtd of nodes powered off or on "+
 			"(default http://<hostname>:<port>/hmi/v1/scn, loopback when HSM is)"),

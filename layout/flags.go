@@ -22,10 +22,8 @@ type DaemonFlags struct {
 
 // RegisterFlags declares sls's flags on f.
 func RegisterFlags(f *cli.FlagSet) *DaemonFlags {
-	// -db is cli's, with sls's second choice of database in its help.
 	return &DaemonFlags{f: f, listen: f.Listen(":8376"), Level: f.LogLevel(),
-		db: f.String("db", "./sls.db",
-			"SQLite database `PATH` (created on first start), or postgres://USER:PASSWORD@HOST/DB for a PostgreSQL database (LC_COLLATE 'C'; tables created on first start)"),
+		db:        f.DBOrURL("./sls.db"),
 		dumpLimit: f.Int64("max-dump-bytes", DefaultDumpLimit, "largest /loadstate upload accepted, in bytes"),
 		redact: f.String("redact-extra-properties", "",
 			`comma-separated ExtraProperties keys (e.g. Password,SNMPAuthPassword) answered as "" in hardware reads and /dumpstate; stored data is unchanged`),

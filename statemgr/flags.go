@@ -40,9 +40,7 @@ type DaemonFlags struct {
 func RegisterFlags(f *cli.FlagSet, getenv func(string) string) *DaemonFlags {
 	return &DaemonFlags{f: f,
 		listen: f.Listen(":27779"), Level: f.LogLevel(),
-		// -db is cli's, with hsm's second choice of database in its help.
-		db: f.String("db", "./hsm.db",
-			"SQLite database `PATH` (created on first start), or postgres://USER:PASSWORD@HOST/DB for a PostgreSQL database (LC_COLLATE 'C'; tables created on first start)"),
+		db:     f.DBOrURL("./hsm.db"),
 		slsURL: f.URL("sls-url", "", "SLS base `URL` for node NID/Role defaults (empty: NodeMaps only)"),
 		hbtdURL: f.URL("hbtd-url", "",
 			"hbtd base `URL`: a node that turns On (a walk found it powered) is set Ready if hbtd says it heartbeats, as HMS does after a walk (empty: not checked)"),

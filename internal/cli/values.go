@@ -27,13 +27,9 @@ func (f *FlagSet) ListenNamed(name, def, usage string) *string {
 	return p
 }
 
-// DB defines -db PATH, the SQLite file.
-func (f *FlagSet) DB(def string) *string {
-	return f.String("db", def, "SQLite database `PATH` (created on first start)")
-}
-
-// DBOrURL is DB for a daemon also tested on PostgreSQL: -db takes a
-// postgres:// URL too (sqldb.Open).
+// DBOrURL defines -db, the daemon's database: a SQLite file's PATH or a
+// postgres:// URL (sqldb.Open takes either). Every daemon with a database
+// takes it, each tested on both.
 func (f *FlagSet) DBOrURL(def string) *string {
 	return f.String("db", def, "SQLite database `PATH` (created on first start), or postgres://USER:PASSWORD@HOST/DB "+
 		"for a PostgreSQL database (LC_COLLATE 'C'; tables created on first start)")
