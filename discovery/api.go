@@ -100,7 +100,7 @@ func (a *API) deleteTLSKey(w http.ResponseWriter, r *http.Request) {
 			"a BMC's pinned TLS key is cleared only for a caller holding an admin token (reds must check tokens)")
 		return
 	}
-	x := r.PathValue("xname")
+	x := xname.Normalize(r.PathValue("xname"))
 	if err := a.store.ClearKey(r.Context(), x); err != nil {
 		problem.Write(w, r, a.log, err)
 		return
