@@ -99,12 +99,7 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger, reg prometheu
 func (s *Store) Close() error { return s.db.Close() }
 
 // Kind names the database: "SQLite" or "PostgreSQL" (/health's KvStore).
-func (s *Store) Kind() string {
-	if sqldb.IsPostgres(s.db.Path) {
-		return "PostgreSQL"
-	}
-	return "SQLite"
-}
+func (s *Store) Kind() string { return s.db.Engine() }
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }

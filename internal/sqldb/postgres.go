@@ -23,6 +23,15 @@ func IsPostgres(p string) bool {
 	return strings.HasPrefix(p, "postgres://") || strings.HasPrefix(p, "postgresql://")
 }
 
+// Engine names the database d is on: "SQLite" or "PostgreSQL" (what the
+// daemons' health answers show).
+func (d *DB) Engine() string {
+	if d.pg {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
+
 // Display is p as it may be logged: a PostgreSQL URL without its password.
 func Display(p string) string {
 	if !IsPostgres(p) {
